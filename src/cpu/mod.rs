@@ -1,0 +1,452 @@
+//! The CPU reference backend: `f64`, multi-threaded with rayon, deterministic.
+//!
+//! One step runs the same kernels the GPU backend dispatches, under the same names:
+//! `integrate_predict` → (neighbour-list update) → `bond_forces` → `particle_forces`
+//! (gather of bond results through the incidence list, contacts, walls, field) →
+//! `integrate_correct`. Every reduction runs in a fixed order (bond id, neighbour id),
+//! so results do not depend on the number of threads.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::backend::Backend;
+use crate::diagnostics::{self, Diagnostics, Potentials};
+use crate::error::{Error, Result};
+use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault};
+use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_PENDULUM};
+use crate::neighbor::NeighborList;
+use crate::physics::{self, contact, field, BondResult};
+
+/// Minimum items per rayon task: below this the threading overhead dominates.
+const MIN_CHUNK: usize = 256;
+
+/// Forces, moments and per-particle energies from one force evaluation.
+#[derive(Clone, Debug, Default)]
+struct ForceState {
+    force: Vec<DVec3>,
+    moment: Vec<DVec3>,
+    /// Half of every contact pair's energy on each side, per particle.
+    e_contact: Vec<f64>,
+    /// Wall energy per particle.
+    e_wall: Vec<f64>,
+    /// Per-bond results, in bond order.
+    bonds: Vec<BondResult>,
+}
+
+impl ForceState {
+    fn new(n: usize, nb: usize) -> Self {
+        Self {
+            force: vec![DVec3::ZERO; n],
+            moment: vec![DVec3::ZERO; n],
+            e_contact: vec![0.0; n],
+            e_wall: vec![0.0; n],
+            bonds: vec![BondResult::default(); nb],
+        }
+    }
+}
+
+/// The CPU reference simulation.
+#[derive(Clone, Debug)]
+pub struct CpuBackend {
+    model: Model,
+    integrator: IntegratorKind,
+    dt: f64,
+    step: u64,
+    incidence: Incidence,
+    neighbors: NeighborList,
+    forces: ForceState,
+    spare_forces: ForceState,
+    scratch: Vec<Kinematics>,
+    /// Copy of the state before the current step, restored if the step fails.
+    saved: Vec<Kinematics>,
+}
+
+impl CpuBackend {
+    /// Sets up a run of `scene` and evaluates the forces of the initial state.
+    pub fn new(scene: &Scene) -> Result<Self> {
+        Self::from_model(
+            scene.model.clone(),
+            scene.simulation.integrator,
+            scene.simulation.dt,
+        )
+    }
+
+    /// Sets up a run of `model` with integrator `integrator` and time step `dt`.
+    pub fn from_model(model: Model, integrator: IntegratorKind, dt: f64) -> Result<Self> {
+        let n = model.particles.len();
+        let nb = model.bonds.len();
+        let incidence = Incidence::build(n, &model.bonds);
+        let skin = model.contact.map_or(0.0, |c| c.skin);
+        let mut me = Self {
+            model,
+            integrator,
+            dt,
+            step: 0,
+            incidence,
+            neighbors: NeighborList::new(skin),
+            forces: ForceState::new(n, nb),
+            spare_forces: ForceState::new(n, nb),
+            scratch: Vec::with_capacity(n),
+            saved: Vec::with_capacity(n),
+        };
+        if me.model.contact.is_some() {
+            me.neighbors
+                .build(&me.model.particles.position, &me.model.particles.radius);
+        }
+        let mut f = std::mem::take(&mut me.spare_forces);
+        me.evaluate_forces(&mut f)?;
+        me.forces = f;
+        me.spare_forces = ForceState::new(n, nb);
+        Ok(me)
+    }
+
+    /// The model with the current state.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Forces `F` on every particle at the current state.
+    pub fn forces(&self) -> &[DVec3] {
+        &self.forces.force
+    }
+
+    /// Spatial moments `RM` on every particle at the current state.
+    pub fn moments(&self) -> &[DVec3] {
+        &self.forces.moment
+    }
+
+    /// Number of neighbour-list rebuilds so far.
+    pub fn neighbor_builds(&self) -> u64 {
+        self.neighbors.builds
+    }
+
+    /// Time step (s).
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// Advances one step.
+    pub fn step(&mut self) -> Result<()> {
+        let step = self.step + 1;
+        self.integrate_predict(step)?;
+        if self.model.contact.is_some() {
+            self.neighbors
+                .update(&self.model.particles.position, &self.model.particles.radius);
+        }
+        let mut f = std::mem::take(&mut self.spare_forces);
+        if let Err(e) = self.evaluate_forces(&mut f) {
+            self.spare_forces = f;
+            self.restore();
+            return Err(e);
+        }
+        self.spare_forces = std::mem::replace(&mut self.forces, f);
+        self.integrate_correct();
+        self.step = step;
+        Ok(())
+    }
+
+    /// Kernel `integrate_predict`: first half of the step for every particle.
+    fn integrate_predict(&mut self, step: u64) -> Result<()> {
+        let p = &self.model.particles;
+        let (kind, h) = (self.integrator, self.dt);
+        let (force, moment) = (&self.forces.force, &self.forces.moment);
+        self.scratch.resize(
+            p.len(),
+            Kinematics {
+                x: DVec3::ZERO,
+                v: DVec3::ZERO,
+                alpha: DVec3::ZERO,
+                omega: DVec3::ZERO,
+            },
+        );
+        let fault = self
+            .scratch
+            .par_iter_mut()
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .filter_map(|(i, out)| {
+                match integrators::predict(
+                    kind,
+                    h,
+                    body(p, i),
+                    kinematics(p, i),
+                    force[i],
+                    moment[i],
+                ) {
+                    Ok(k) => {
+                        *out = k;
+                        None
+                    }
+                    Err(f) => Some((i, f)),
+                }
+            })
+            .min_by_key(|(i, _)| *i);
+        if let Some((particle, f)) = fault {
+            return Err(match f {
+                StepFault::RotationDomain(value) => Error::RotationStepTooLarge {
+                    step,
+                    particle,
+                    value,
+                },
+                StepFault::HalfTurn => Error::HalfTurn { step, particle },
+            });
+        }
+        // Keep the old state so a failing force evaluation can be undone.
+        self.saved.clear();
+        self.saved.extend((0..p.len()).map(|i| kinematics(p, i)));
+        let p = &mut self.model.particles;
+        for (i, k) in self.scratch.iter().enumerate() {
+            p.position[i] = k.x;
+            p.velocity[i] = k.v;
+            p.rotation[i] = k.alpha;
+            p.angular_velocity[i] = k.omega;
+        }
+        Ok(())
+    }
+
+    fn restore(&mut self) {
+        let p = &mut self.model.particles;
+        for (i, k) in self.saved.iter().enumerate() {
+            p.position[i] = k.x;
+            p.velocity[i] = k.v;
+            p.rotation[i] = k.alpha;
+            p.angular_velocity[i] = k.omega;
+        }
+    }
+
+    /// Kernel `integrate_correct`: second half of the step with the new forces.
+    fn integrate_correct(&mut self) {
+        let (kind, h) = (self.integrator, self.dt);
+        if kind == IntegratorKind::SymplecticEuler {
+            return;
+        }
+        let forces = &self.forces;
+        let p = &mut self.model.particles;
+        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
+        p.velocity
+            .par_iter_mut()
+            .zip(p.angular_velocity.par_iter_mut())
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(i, (v, w))| {
+                let b = Body {
+                    mass: mass[i],
+                    inertia: inertia[i],
+                    held: flags[i] & FLAG_HELD != 0,
+                };
+                (*v, *w) =
+                    integrators::correct(kind, h, b, *v, *w, forces.force[i], forces.moment[i]);
+            });
+    }
+
+    /// Evaluates every force of the current state into `out`.
+    fn evaluate_forces(&self, out: &mut ForceState) -> Result<()> {
+        self.bond_forces(&mut out.bonds)?;
+        self.particle_forces(out);
+        Ok(())
+    }
+
+    /// Kernel `bond_forces`: one [`BondResult`] per bond.
+    fn bond_forces(&self, out: &mut [BondResult]) -> Result<()> {
+        let p = &self.model.particles;
+        let shear = self.model.shear;
+        let fault = out
+            .par_iter_mut()
+            .with_min_len(MIN_CHUNK)
+            .zip(self.model.bonds.par_iter())
+            .enumerate()
+            .filter_map(|(k, (r, b))| {
+                let (i, j) = (b.i as usize, b.j as usize);
+                match physics::bond_forces(
+                    b,
+                    p.position[i],
+                    p.position[j],
+                    p.rotation[i],
+                    p.rotation[j],
+                    shear,
+                ) {
+                    Some(res) => {
+                        *r = res;
+                        None
+                    }
+                    None => Some(k),
+                }
+            })
+            .min();
+        match fault {
+            Some(bond) => {
+                let b = &self.model.bonds[bond];
+                Err(Error::BondHalfTurn {
+                    step: self.step,
+                    bond,
+                    i: b.i,
+                    j: b.j,
+                })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Kernel `particle_forces`: per particle, the gather of bond results (CSR
+    /// incidence, ascending bond id), contacts (neighbour list, ascending id), walls
+    /// and the field.
+    fn particle_forces(&self, out: &mut ForceState) {
+        let m = &self.model;
+        let p = &m.particles;
+        let bonds = &out.bonds;
+        let inc = &self.incidence;
+        let nl = &self.neighbors;
+        let k_pp = m.contact.map(|c| match c.law {
+            ContactLaw::Binder { k_pp } => k_pp,
+        });
+        let gravity = m.gravity;
+        out.force
+            .par_iter_mut()
+            .zip(out.moment.par_iter_mut())
+            .zip(out.e_contact.par_iter_mut().zip(out.e_wall.par_iter_mut()))
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(i, ((f, t), (ec, ew)))| {
+                let mut force = DVec3::ZERO;
+                let mut moment = DVec3::ZERO;
+                for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
+                    let r = &bonds[(e >> 1) as usize];
+                    if e & 1 == 0 {
+                        force += r.force_i;
+                        moment += r.moment_i;
+                    } else {
+                        force -= r.force_i;
+                        moment += r.moment_j;
+                    }
+                }
+                let (x, rad) = (p.position[i], p.radius[i]);
+                let mut e_contact = 0.0;
+                let mut e_wall = 0.0;
+                if let Some(k) = k_pp {
+                    for &j in nl.of(i) {
+                        let j = j as usize;
+                        if let Some((e, fi)) =
+                            contact::binder_pair(k, x, p.position[j], rad, p.radius[j])
+                        {
+                            e_contact += 0.5 * e;
+                            force += fi;
+                        }
+                    }
+                    for w in &m.walls {
+                        if let Some((e, fw)) = contact::binder_wall(w, x, rad) {
+                            e_wall += e;
+                            force += fw;
+                        }
+                    }
+                }
+                if p.flags[i] & FLAG_PENDULUM != 0 {
+                    let (_, ff, mf) =
+                        field::pendulum(p.mass[i], gravity, x, p.rotation[i], p.pendulum_offset[i]);
+                    force += ff;
+                    moment += mf;
+                } else {
+                    force += field::gravity(p.mass[i], gravity, x).1;
+                }
+                *f = force;
+                *t = moment;
+                *ec = e_contact;
+                *ew = e_wall;
+            });
+    }
+
+    fn potentials(&self) -> Potentials {
+        let mut pot = Potentials::default();
+        for r in &self.forces.bonds {
+            pot.bend += r.e_bend;
+            pot.axial += r.e_axial;
+            pot.shear += r.e_shear;
+        }
+        pot.contact = self.forces.e_contact.iter().sum();
+        pot.wall = self.forces.e_wall.iter().sum();
+        pot
+    }
+
+    /// Checks every state value is finite; names the first particle that is not.
+    pub fn check_finite(&self) -> Result<()> {
+        let p = &self.model.particles;
+        let fields: [(&'static str, &Vec<DVec3>); 4] = [
+            ("position", &p.position),
+            ("velocity", &p.velocity),
+            ("rotation", &p.rotation),
+            ("angular_velocity", &p.angular_velocity),
+        ];
+        for i in 0..p.len() {
+            for (name, v) in &fields {
+                if !v[i].is_finite() {
+                    return Err(Error::NonFinite {
+                        step: self.step,
+                        particle: i,
+                        field: name,
+                        value: format!("{:?}", v[i].to_array()),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn body(p: &Particles, i: usize) -> Body {
+    Body {
+        mass: p.mass[i],
+        inertia: p.inertia[i],
+        held: p.flags[i] & FLAG_HELD != 0,
+    }
+}
+
+#[inline]
+fn kinematics(p: &Particles, i: usize) -> Kinematics {
+    Kinematics {
+        x: p.position[i],
+        v: p.velocity[i],
+        alpha: p.rotation[i],
+        omega: p.angular_velocity[i],
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    fn time(&self) -> f64 {
+        self.step as f64 * self.dt
+    }
+
+    fn advance(&mut self, n: u64) -> Result<()> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        self.check_finite()
+    }
+
+    fn diagnostics(&mut self) -> Result<Diagnostics> {
+        let (e_kin, e_rot, momentum, angular_momentum, e_field) =
+            diagnostics::kinematic(&self.model.particles, self.model.gravity);
+        let mut potentials = self.potentials();
+        potentials.field = e_field;
+        Ok(Diagnostics {
+            step: self.step,
+            time: self.time(),
+            e_kin,
+            e_rot,
+            potentials,
+            momentum,
+            angular_momentum,
+        })
+    }
+
+    fn particles(&mut self) -> Result<Particles> {
+        Ok(self.model.particles.clone())
+    }
+}

@@ -1,0 +1,80 @@
+//! Errors, each naming what went wrong and where (field, particle, bond, step).
+
+use std::path::PathBuf;
+
+/// Every failure varidem reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A scene file or scene value is invalid.
+    #[error("scene: {0}")]
+    Scene(String),
+    /// A bond cannot be formed.
+    #[error("scene: {0}")]
+    Bond(#[from] crate::model::BondError),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Map (23) left its domain: `h²‖Ω + h RM/(2J)‖² ≥ 1`.
+    #[error("step {step}, particle {particle}: the time step is too large for the exact rotation update of map (23): h²‖Ω + h·RM/(2J)‖² = {value:.6} ≥ 1; reduce dt")]
+    RotationStepTooLarge {
+        /// Step being computed.
+        step: u64,
+        /// Particle.
+        particle: usize,
+        /// `h²‖w‖²`.
+        value: f64,
+    },
+    /// The attitude update `α ⊕ Δα` met the half-turn singularity of eq. (5).
+    #[error("step {step}, particle {particle}: rotation composition α⊕Δα is singular (α·Δα ≈ 4); reduce dt")]
+    HalfTurn {
+        /// Step being computed.
+        step: u64,
+        /// Particle.
+        particle: usize,
+    },
+    /// A bond's relative rotation reached a half turn (bending strain undefined).
+    #[error("step {step}, bond {bond} ({i}, {j}): the relative rotation of the bonded particles reached a half turn; the bending strain is undefined")]
+    BondHalfTurn {
+        /// Step.
+        step: u64,
+        /// Bond index.
+        bond: usize,
+        /// First particle.
+        i: u32,
+        /// Second particle.
+        j: u32,
+    },
+    /// A state value became NaN or infinite.
+    #[error("step {step}, particle {particle}: {field} is not finite ({value}); the simulation blew up (time step too large or stiffness too high?)")]
+    NonFinite {
+        /// Step.
+        step: u64,
+        /// Particle.
+        particle: usize,
+        /// Which quantity.
+        field: &'static str,
+        /// The value shown.
+        value: String,
+    },
+    /// The requested backend is not available.
+    #[error("backend: {0}")]
+    Backend(String),
+}
+
+/// Result alias.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

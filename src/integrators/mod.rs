@@ -1,0 +1,157 @@
+//! Time integrators of Baker & Gonzalez §2, as per-particle update rules.
+//!
+//! Every scheme is split into a *predict* half (before the new forces are known) and a
+//! *correct* half (after), so one force evaluation per step serves both halves: the
+//! forces computed at the end of step k are reused at the start of step k+1. The CPU
+//! backend and the GPU kernel `integrate.wgsl` implement exactly these functions.
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+use crate::math::rodrigues;
+
+/// Which discrete Lagrangian map advances the system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IntegratorKind {
+    /// Map (25): second order, velocity-Verlet structure, `Δα = hΩ + h²/(2J) RM`.
+    #[default]
+    #[serde(rename = "variational")]
+    Variational,
+    /// Map (23): second order with the exact rotation update
+    /// `Δα = 2h/(1+√(1−h²‖w‖²)) w`, `w = Ω + h/(2J) RM`; requires `h²‖w‖² < 1`.
+    #[serde(rename = "variational-exact")]
+    VariationalExact,
+    /// Map (27): first-order symplectic Euler, `v += h F/m`, `x += h v`, `Δα = hΩ_{k+1}`.
+    #[serde(rename = "symplectic-euler")]
+    SymplecticEuler,
+}
+
+impl IntegratorKind {
+    /// Every integrator, in documentation order.
+    pub const ALL: [IntegratorKind; 3] = [
+        Self::Variational,
+        Self::VariationalExact,
+        Self::SymplecticEuler,
+    ];
+
+    /// The name used in scene files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Variational => "variational",
+            Self::VariationalExact => "variational-exact",
+            Self::SymplecticEuler => "symplectic-euler",
+        }
+    }
+
+    /// Parses a name as written in scene files.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for IntegratorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a particle's predict half failed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepFault {
+    /// Map (23) needs `h²‖Ω + h RM/(2J)‖² < 1`; this is the value found.
+    RotationDomain(f64),
+    /// `α·Δα` is (numerically) 4: the new attitude is a half turn away from
+    /// representability (eq. 5 singular).
+    HalfTurn,
+}
+
+/// Per-particle kinematic state `(x, v, α, Ω)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Kinematics {
+    /// Position.
+    pub x: DVec3,
+    /// Velocity (after predict: the half-step velocity for the variational maps).
+    pub v: DVec3,
+    /// Rodrigues rotation vector.
+    pub alpha: DVec3,
+    /// Spatial angular velocity (after predict: the half-step value for maps 23/25).
+    pub omega: DVec3,
+}
+
+/// Constant per-particle data the update needs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Body {
+    /// Mass.
+    pub mass: f64,
+    /// Scalar moment of inertia.
+    pub inertia: f64,
+    /// Position held fixed.
+    pub held: bool,
+}
+
+/// First half of a step: from `(x_k, v_k, α_k, Ω_k)` and the forces `F_k`, `RM_k` to
+/// `x_{k+1}`, `α_{k+1}` and the intermediate velocities.
+///
+/// * maps (23)/(25): `v ← v + h F/(2m)`, `x ← x + h v`, `Ω ← Ω + h RM/(2J)`,
+///   `Δα = hΩ` (25) or `2h/(1+√(1−h²|Ω|²)) Ω` (23), `α ← α ⊕ Δα`.
+///   Algebraically identical to eqs. (23a/b), (25a/b).
+/// * map (27): `v ← v + h F/m`, `Ω ← Ω + h RM/J`, `x ← x + h v`, `Δα = hΩ`.
+#[inline]
+pub fn predict(
+    kind: IntegratorKind,
+    h: f64,
+    body: Body,
+    s: Kinematics,
+    force: DVec3,
+    moment: DVec3,
+) -> Result<Kinematics, StepFault> {
+    let (kick_v, kick_w) = match kind {
+        IntegratorKind::SymplecticEuler => (h / body.mass, h / body.inertia),
+        _ => (0.5 * h / body.mass, 0.5 * h / body.inertia),
+    };
+    let (x, v) = if body.held {
+        (s.x, DVec3::ZERO)
+    } else {
+        let v = s.v + kick_v * force;
+        (s.x + h * v, v)
+    };
+    let omega = s.omega + kick_w * moment;
+    let dalpha = match kind {
+        IntegratorKind::VariationalExact => {
+            let q = h * h * omega.length_squared();
+            if !(q < 1.0) {
+                return Err(StepFault::RotationDomain(q));
+            }
+            (2.0 * h / (1.0 + (1.0 - q).sqrt())) * omega
+        }
+        _ => h * omega,
+    };
+    let alpha = rodrigues::try_compose(s.alpha, dalpha).ok_or(StepFault::HalfTurn)?;
+    Ok(Kinematics { x, v, alpha, omega })
+}
+
+/// Second half of a step with the new forces `F_{k+1}`, `RM_{k+1}`:
+/// `v ← v + h F/(2m)`, `Ω ← Ω + h RM/(2J)` for maps (23)/(25) (eqs. 25c/d);
+/// nothing for map (27).
+#[inline]
+pub fn correct(
+    kind: IntegratorKind,
+    h: f64,
+    body: Body,
+    v: DVec3,
+    omega: DVec3,
+    force: DVec3,
+    moment: DVec3,
+) -> (DVec3, DVec3) {
+    match kind {
+        IntegratorKind::SymplecticEuler => (v, omega),
+        _ => {
+            let v = if body.held {
+                DVec3::ZERO
+            } else {
+                v + (0.5 * h / body.mass) * force
+            };
+            (v, omega + (0.5 * h / body.inertia) * moment)
+        }
+    }
+}

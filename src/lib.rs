@@ -1,0 +1,24 @@
+//! # varidem
+//!
+//! A discrete element engine for granular materials and particle-binder composites:
+//! spheres that translate and rotate (rescaled Rodrigues rotation vectors), binder bonds
+//! that resist stretching, shearing, bending and twisting, and contacts, advanced by the
+//! explicit variational integrators of Baker & Gonzalez.
+//!
+//! The module tree is the architecture, from the bottom up:
+//! [`math`] (rotations) → [`model`] (particles, bonds, walls) → [`physics`] (laws as
+//! pure functions) → [`integrators`] (the discrete maps) → [`neighbor`] (contact
+//! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
+//! (scenes, CSV) → [`run`] (the driver the CLI calls).
+
+pub mod backend;
+pub mod cpu;
+pub mod diagnostics;
+pub mod error;
+pub mod integrators;
+pub mod math;
+pub mod model;
+pub mod neighbor;
+pub mod physics;
+
+pub use error::{Error, Result};

@@ -1,0 +1,204 @@
+//! Generators for common set-ups: a ring (the torus of Baker & Gonzalez §4.1) and a
+//! bonded lattice block.
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::model::{Bond, BondError, BondStiffness, Model, Particle};
+
+/// A ring ("torus") of `count` equal spheres in point contact on a circle of diameter
+/// `diameter` (`D_p = D_t sin(π/N_p)`, §4.1), each bonded to its two neighbours.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ring {
+    /// Number of particles `N_p`.
+    pub count: usize,
+    /// Diameter `D_t` of the centre line (m).
+    pub diameter: f64,
+    /// Centre (m).
+    pub center: DVec3,
+    /// Unit normal of the ring's plane.
+    pub axis: DVec3,
+    /// Particle mass (kg).
+    pub mass: f64,
+    /// Particle moment of inertia (kg m²); `None`: `2/5 m r²`.
+    pub inertia: Option<f64>,
+    /// Common initial velocity (m/s).
+    pub velocity: DVec3,
+    /// Common initial spatial angular velocity (rad/s).
+    pub angular_velocity: DVec3,
+    /// Bond consecutive particles (closing the ring).
+    pub bond: bool,
+    /// Amplitude of a uniform random velocity added per component, in `[−a, a]` (m/s).
+    pub random_velocity: f64,
+    /// Amplitude of a uniform random angular velocity per component (rad/s).
+    pub random_angular_velocity: f64,
+    /// Seed of the ChaCha8 generator for the random parts.
+    pub seed: u64,
+}
+
+/// Two unit vectors completing `axis` to a right-handed orthonormal frame.
+fn frame(axis: DVec3) -> (DVec3, DVec3) {
+    let n = axis.normalize();
+    let helper = if n.x.abs() < 0.9 { DVec3::X } else { DVec3::Y };
+    let u = (helper - n * helper.dot(n)).normalize();
+    (u, n.cross(u))
+}
+
+impl Ring {
+    /// Particle radius `D_t sin(π/N_p)/2`.
+    pub fn particle_radius(&self) -> f64 {
+        0.5 * self.diameter * (std::f64::consts::PI / self.count as f64).sin()
+    }
+
+    /// Adds the ring's particles (and bonds with stiffness `k`) to `model`.
+    pub fn add_to(&self, model: &mut Model, k: BondStiffness) -> Result<(), BondError> {
+        // Orient the frame so that with axis = z the first particle sits at +x.
+        let (u, w) = if self.axis.normalize().abs_diff_eq(DVec3::Z, 1e-15) {
+            (DVec3::X, DVec3::Y)
+        } else {
+            frame(self.axis)
+        };
+        let r = self.particle_radius();
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut sym = |a: f64| {
+            if a == 0.0 {
+                DVec3::ZERO
+            } else {
+                DVec3::new(
+                    rng.random_range(-a..=a),
+                    rng.random_range(-a..=a),
+                    rng.random_range(-a..=a),
+                )
+            }
+        };
+        let first = model.particles.len() as u32;
+        for n in 0..self.count {
+            let phi = std::f64::consts::TAU * n as f64 / self.count as f64;
+            let x = self.center + 0.5 * self.diameter * (phi.cos() * u + phi.sin() * w);
+            let mut p = Particle::at_rest(x, self.mass, r);
+            if let Some(j) = self.inertia {
+                p.inertia = j;
+            }
+            p.velocity = self.velocity + sym(self.random_velocity);
+            p.angular_velocity = self.angular_velocity + sym(self.random_angular_velocity);
+            model.particles.push(p);
+        }
+        if self.bond && self.count >= 2 {
+            let last = if self.count == 2 { 1 } else { self.count };
+            for n in 0..last {
+                let i = first + n as u32;
+                let j = first + ((n + 1) % self.count) as u32;
+                model
+                    .bonds
+                    .push(Bond::from_current(&model.particles, i, j, k)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A block of particles on a simple cubic lattice, bonded within a cutoff.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Block {
+    /// Centre of the first lattice site (m).
+    pub origin: DVec3,
+    /// Sites along x, y, z.
+    pub counts: [usize; 3],
+    /// Lattice spacing (m).
+    pub spacing: f64,
+    /// Nominal particle radius (m).
+    pub radius: f64,
+    /// Relative radius jitter: radii uniform in `r (1 ± jitter)`.
+    pub radius_jitter: f64,
+    /// Density (kg/m³): mass `ρ 4/3 π r³`, inertia `2/5 m r²`.
+    pub density: f64,
+    /// Common initial velocity (m/s).
+    pub velocity: DVec3,
+    /// Bond every pair whose centre distance is below this (m); 0: no bonds.
+    pub bond_cutoff: f64,
+    /// Seed for the jitter.
+    pub seed: u64,
+}
+
+impl Block {
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.counts.iter().product()
+    }
+
+    /// True when the block has no sites.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds the block's particles and bonds to `model`.
+    pub fn add_to(&self, model: &mut Model, k: BondStiffness) -> Result<(), BondError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let first = model.particles.len();
+        let [nx, ny, nz] = self.counts;
+        for iz in 0..nz {
+            for iy in 0..ny {
+                for ix in 0..nx {
+                    let x =
+                        self.origin + self.spacing * DVec3::new(ix as f64, iy as f64, iz as f64);
+                    let jitter = if self.radius_jitter > 0.0 {
+                        rng.random_range(-self.radius_jitter..=self.radius_jitter)
+                    } else {
+                        0.0
+                    };
+                    let r = self.radius * (1.0 + jitter);
+                    let m = self.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+                    let mut p = Particle::at_rest(x, m, r);
+                    p.velocity = self.velocity;
+                    model.particles.push(p);
+                }
+            }
+        }
+        if self.bond_cutoff > 0.0 {
+            // Neighbours on the lattice within the cutoff: scan the offsets that can reach.
+            let reach = (self.bond_cutoff / self.spacing).ceil() as i64;
+            let idx = |ix: i64, iy: i64, iz: i64| {
+                first + (iz as usize * ny + iy as usize) * nx + ix as usize
+            };
+            for iz in 0..nz as i64 {
+                for iy in 0..ny as i64 {
+                    for ix in 0..nx as i64 {
+                        let a = idx(ix, iy, iz);
+                        for dz in -reach..=reach {
+                            for dy in -reach..=reach {
+                                for dx in -reach..=reach {
+                                    let (jx, jy, jz) = (ix + dx, iy + dy, iz + dz);
+                                    if jx < 0
+                                        || jy < 0
+                                        || jz < 0
+                                        || jx >= nx as i64
+                                        || jy >= ny as i64
+                                        || jz >= nz as i64
+                                    {
+                                        continue;
+                                    }
+                                    let b = idx(jx, jy, jz);
+                                    if b <= a {
+                                        continue;
+                                    }
+                                    let d = model.particles.position[a]
+                                        .distance(model.particles.position[b]);
+                                    if d < self.bond_cutoff {
+                                        model.bonds.push(Bond::from_current(
+                                            &model.particles,
+                                            a as u32,
+                                            b as u32,
+                                            k,
+                                        )?);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,112 @@
+//! The physical model: particles, binder bonds, walls, and the laws that act on them.
+//!
+//! A [`Model`] is everything a backend needs to advance the system; a [`Scene`] adds the
+//! run parameters (time step, number of steps, integrator, output cadence).
+
+mod bonds;
+pub mod generators;
+mod particles;
+mod walls;
+
+pub use bonds::{Bond, BondError, BondStiffness, Incidence};
+pub use particles::{Particle, Particles, FLAG_HELD, FLAG_PENDULUM};
+pub use walls::Wall;
+
+use glam::DVec3;
+use serde::{Deserialize, Serialize};
+
+use crate::integrators::IntegratorKind;
+
+/// Form of the binder shear potential `U^s` (Baker & Gonzalez eq. 53, NOTES).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShearForm {
+    /// Frame-indifferent default: `U^s = ½K^s Σ_{k∈{i,j}} [1 − (R_k u_k)·d̂]²`, each
+    /// particle's attached rest direction against the current bond direction.
+    #[default]
+    Objective,
+    /// Eq. (53) as printed: `U^s = ½K^s [1 − (R_i u_i)·(R_j d̂)]²`. Not invariant under
+    /// rigid rotations; kept only to reproduce the paper.
+    Printed,
+}
+
+/// Particle–particle contact law for touching pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ContactLaw {
+    /// The binder particle-particle law `U^pp = (2/5) K^pp [1 − |x_i−x_j|/(r_i+r_j)]₊^{5/2}`
+    /// of eqs. (56)–(57) (prefactor 2/5 per NOTES), on every touching pair, bonded or
+    /// not, and against walls.
+    Binder {
+        /// `K^pp` (J).
+        k_pp: f64,
+    },
+}
+
+/// Contact parameters (absent: no contact forces).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactParams {
+    /// The law.
+    pub law: ContactLaw,
+    /// Neighbour-list skin (m): pairs closer than `r_i + r_j + skin` are listed, and the
+    /// list is rebuilt once any particle has moved more than `skin/2`.
+    pub skin: f64,
+}
+
+/// Everything a backend needs to advance the system.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Model {
+    /// Particles and their state.
+    pub particles: Particles,
+    /// Binder bonds with their rest states.
+    pub bonds: Vec<Bond>,
+    /// Planar walls.
+    pub walls: Vec<Wall>,
+    /// Shear potential form for every bond.
+    pub shear: ShearForm,
+    /// Contact law, if any.
+    pub contact: Option<ContactParams>,
+    /// Uniform field acceleration `a` (m/s²): `U = −Σ m a·x` (or `−m a·(x + Rρ₀)` for
+    /// pendulum particles).
+    pub gravity: DVec3,
+}
+
+/// How long to run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Duration {
+    /// A number of steps.
+    Steps(u64),
+    /// An end time (s); the step count is `round(t_end/dt)`.
+    EndTime(f64),
+}
+
+/// Run parameters of a scene (`[simulation]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimulationParams {
+    /// Time step `h` (s).
+    pub dt: f64,
+    /// Length of the run.
+    pub duration: Duration,
+    /// Time integrator.
+    pub integrator: IntegratorKind,
+    /// Write an energy row every this many steps.
+    pub output_every: u64,
+}
+
+impl SimulationParams {
+    /// Total number of steps.
+    pub fn steps(&self) -> u64 {
+        match self.duration {
+            Duration::Steps(n) => n,
+            Duration::EndTime(t) => (t / self.dt).round() as u64,
+        }
+    }
+}
+
+/// A complete scene: run parameters and model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// Run parameters.
+    pub simulation: SimulationParams,
+    /// The model.
+    pub model: Model,
+}

@@ -1,0 +1,145 @@
+//! Particle records, stored as structure-of-arrays.
+//!
+//! Every vector field is a `Vec<DVec3>` (three packed `f64`, 24 bytes, no padding), so the
+//! GPU backend uploads each field as a flat `array<real>` of length `3N`: no `vec3`
+//! 16/32-byte stride trap.
+
+use glam::DVec3;
+
+/// Bit in [`Particles::flags`]: the position is held fixed (velocity stays zero), the
+/// rotation remains free.
+pub const FLAG_HELD: u32 = 1;
+/// Bit in [`Particles::flags`]: the field (gravity) acts at `x + R ρ₀` instead of `x`
+/// (pendulum offset `ρ₀` in [`Particles::pendulum_offset`]).
+pub const FLAG_PENDULUM: u32 = 2;
+
+/// The particle set: state (position, velocity, rotation, spatial angular velocity) and
+/// constant properties. SI units throughout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Particles {
+    /// Centre position `x` (m).
+    pub position: Vec<DVec3>,
+    /// Translational velocity `v` (m/s).
+    pub velocity: Vec<DVec3>,
+    /// Rescaled Rodrigues rotation vector `α` (eq. 3), body-to-inertial.
+    pub rotation: Vec<DVec3>,
+    /// Spatial (inertial-frame) angular velocity `Ω = R ω` (rad/s).
+    pub angular_velocity: Vec<DVec3>,
+    /// Mass `m` (kg).
+    pub mass: Vec<f64>,
+    /// Scalar moment of inertia `J` of the sphere (kg m²).
+    pub inertia: Vec<f64>,
+    /// Radius `r = D/2` (m).
+    pub radius: Vec<f64>,
+    /// Body-frame pendulum offset `ρ₀` (m); zero unless [`FLAG_PENDULUM`] is set.
+    pub pendulum_offset: Vec<DVec3>,
+    /// Bit set of `FLAG_*` values.
+    pub flags: Vec<u32>,
+}
+
+/// One particle's data, used to build a [`Particles`] set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Particle {
+    /// Centre position (m).
+    pub position: DVec3,
+    /// Velocity (m/s).
+    pub velocity: DVec3,
+    /// Rodrigues rotation vector `α`.
+    pub rotation: DVec3,
+    /// Spatial angular velocity `Ω` (rad/s).
+    pub angular_velocity: DVec3,
+    /// Mass (kg).
+    pub mass: f64,
+    /// Scalar moment of inertia (kg m²).
+    pub inertia: f64,
+    /// Radius (m).
+    pub radius: f64,
+    /// Position held fixed.
+    pub hold_position: bool,
+    /// Optional body-frame pendulum offset `ρ₀` (m).
+    pub pendulum_offset: Option<DVec3>,
+}
+
+impl Particle {
+    /// A particle at rest at `position` with the solid-sphere inertia `2/5 m r²`.
+    pub fn at_rest(position: DVec3, mass: f64, radius: f64) -> Self {
+        Self {
+            position,
+            velocity: DVec3::ZERO,
+            rotation: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            mass,
+            inertia: 0.4 * mass * radius * radius,
+            radius,
+            hold_position: false,
+            pendulum_offset: None,
+        }
+    }
+}
+
+impl Particles {
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    /// True when there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// Appends one particle and returns its id.
+    pub fn push(&mut self, p: Particle) -> u32 {
+        let id = self.len() as u32;
+        self.position.push(p.position);
+        // A held particle never moves: its velocity is zero by definition.
+        self.velocity.push(if p.hold_position {
+            DVec3::ZERO
+        } else {
+            p.velocity
+        });
+        self.rotation.push(p.rotation);
+        self.angular_velocity.push(p.angular_velocity);
+        self.mass.push(p.mass);
+        self.inertia.push(p.inertia);
+        self.radius.push(p.radius);
+        self.pendulum_offset
+            .push(p.pendulum_offset.unwrap_or(DVec3::ZERO));
+        let mut flags = 0;
+        if p.hold_position {
+            flags |= FLAG_HELD;
+        }
+        if p.pendulum_offset.is_some() {
+            flags |= FLAG_PENDULUM;
+        }
+        self.flags.push(flags);
+        id
+    }
+
+    /// Reads particle `i` back as a [`Particle`].
+    pub fn get(&self, i: usize) -> Particle {
+        Particle {
+            position: self.position[i],
+            velocity: self.velocity[i],
+            rotation: self.rotation[i],
+            angular_velocity: self.angular_velocity[i],
+            mass: self.mass[i],
+            inertia: self.inertia[i],
+            radius: self.radius[i],
+            hold_position: self.is_held(i),
+            pendulum_offset: (self.flags[i] & FLAG_PENDULUM != 0)
+                .then_some(self.pendulum_offset[i]),
+        }
+    }
+
+    /// Whether particle `i` has its position held.
+    #[inline]
+    pub fn is_held(&self, i: usize) -> bool {
+        self.flags[i] & FLAG_HELD != 0
+    }
+
+    /// Largest radius (0 for an empty set).
+    pub fn max_radius(&self) -> f64 {
+        self.radius.iter().copied().fold(0.0, f64::max)
+    }
+}
