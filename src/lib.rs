@@ -16,9 +16,11 @@ pub mod cpu;
 pub mod diagnostics;
 pub mod error;
 pub mod integrators;
+pub mod io;
 pub mod math;
 pub mod model;
 pub mod neighbor;
 pub mod physics;
+pub mod run;
 
 pub use error::{Error, Result};

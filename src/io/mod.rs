@@ -1,0 +1,18 @@
+//! Input and output: TOML scene files ([`scene`]) and the CSV outputs ([`csv`]).
+//!
+//! * a scene file is parsed and validated into a [`Scene`](crate::model::Scene) by
+//!   [`parse_scene`] / [`load_scene`]; every invalid value is reported with its key, its
+//!   value and the allowed range. [`scene_to_toml`] writes a resolved scene back as an
+//!   explicit list of particles, bonds and walls that parses to the same scene.
+//! * `energy.csv` ([`EnergyCsv`]) holds one [`Diagnostics`](crate::diagnostics::Diagnostics)
+//!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
+//!   state of every particle, in a format that round-trips every `f64` bit for bit.
+
+pub mod csv;
+pub mod scene;
+
+pub use csv::{
+    read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
+    FINAL_CSV_HEADER,
+};
+pub use scene::{default_scene, load_scene, parse_scene, scene_to_toml, DEFAULT_SCENE};

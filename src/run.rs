@@ -1,0 +1,322 @@
+//! The driver: advances a backend through a scene, writing `energy.csv` as it goes and
+//! `final.csv` at the end. This is what `varidem run` calls.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::backend::{Backend, BackendKind};
+use crate::cpu::CpuBackend;
+use crate::error::{Error, Result};
+use crate::io::{write_final_csv, EnergyCsv};
+use crate::model::Scene;
+
+/// File name of the energy and momentum time series in the output directory.
+pub const ENERGY_CSV: &str = "energy.csv";
+/// File name of the final particle state in the output directory.
+pub const FINAL_CSV: &str = "final.csv";
+
+/// What a completed run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    /// Name of the backend that ran.
+    pub backend: String,
+    /// Number of particles.
+    pub particles: usize,
+    /// Steps taken.
+    pub steps: u64,
+    /// Simulated time at the end (s).
+    pub time: f64,
+    /// Wall-clock time of the stepping loop, output included.
+    pub wall_time: Duration,
+    /// Throughput: particles × steps / wall time (1/s).
+    pub particle_steps_per_second: f64,
+    /// Path of `energy.csv`.
+    pub energy_csv: PathBuf,
+    /// Path of `final.csv`.
+    pub final_csv: PathBuf,
+}
+
+/// Builds the backend `kind` for `scene`.
+///
+/// A backend that is requested but not available on this machine (its constructor
+/// returns [`Error::Backend`]) falls back to the CPU with a warning, through
+/// [`fallback_to_cpu`]; any other error is returned.
+pub fn make_backend(kind: BackendKind, scene: &Scene) -> Result<Box<dyn Backend>> {
+    match kind {
+        BackendKind::Cpu => cpu_backend(scene),
+        // A device backend plugs in as
+        // `BackendKind::Gpu => fallback_to_cpu("gpu", GpuBackend::new(scene).map(boxed), scene)`.
+    }
+}
+
+fn cpu_backend(scene: &Scene) -> Result<Box<dyn Backend>> {
+    Ok(Box::new(CpuBackend::new(scene)?))
+}
+
+/// Returns the backend `attempt` made for `requested` or, if that backend is not
+/// available ([`Error::Backend`]), logs a warning and returns the CPU backend instead.
+/// Other errors (an invalid scene, say) are returned as they are.
+pub fn fallback_to_cpu(
+    requested: &str,
+    attempt: Result<Box<dyn Backend>>,
+    scene: &Scene,
+) -> Result<Box<dyn Backend>> {
+    match attempt {
+        Err(Error::Backend(why)) => {
+            log::warn!(
+                "the {requested} backend is not available ({why}); falling back to the CPU backend"
+            );
+            cpu_backend(scene)
+        }
+        other => other,
+    }
+}
+
+/// Runs `scene` on `backend`, writing into `out_dir` (created if needed):
+///
+/// * `energy.csv`: the [`Diagnostics`](crate::diagnostics::Diagnostics) header, then a
+///   row at the start, every `output_every` steps and at the last step (once, when the
+///   last step is a multiple of `output_every`); each row is flushed when written.
+/// * `final.csv`: the final state (see [`crate::io::write_final_csv`]).
+///
+/// `backend` should be freshly built from `scene`: the run advances it by
+/// `scene.simulation.steps()` steps from its current state, and the rows carry the
+/// backend's step count and time.
+///
+/// If a step fails, the rows so far are on disk, `final.csv` is written with the
+/// backend's state (that of the last completed step), and the step's error is
+/// returned.
+pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<RunSummary> {
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let energy_path = out_dir.join(ENERGY_CSV);
+    let final_path = out_dir.join(FINAL_CSV);
+    let sim = &scene.simulation;
+    let total = sim.steps();
+    let n = scene.model.particles.len();
+    log::info!(
+        "running {n} particle(s), {} bond(s), {} wall(s) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
+        scene.model.bonds.len(),
+        scene.model.walls.len(),
+        backend.name(),
+        total,
+        sim.dt,
+        sim.integrator,
+        sim.output_every,
+    );
+
+    let start = Instant::now();
+    let first_step = backend.step_count();
+    let stepped = step_and_record(scene, backend, &energy_path, start);
+    let wall_time = start.elapsed();
+    let done = backend.step_count() - first_step;
+
+    let written = backend
+        .particles()
+        .and_then(|p| write_final_csv(&final_path, &p));
+    match (stepped, written) {
+        (Ok(()), Ok(())) => {}
+        (Ok(()), Err(e)) => return Err(e),
+        (Err(e), Ok(())) => {
+            log::error!(
+                "the run failed after {done} of {total} steps; {} holds the state of step {}",
+                final_path.display(),
+                backend.step_count()
+            );
+            return Err(e);
+        }
+        (Err(e), Err(e2)) => {
+            log::error!("the run failed after {done} of {total} steps, and the final state could not be written either: {e2}");
+            return Err(e);
+        }
+    }
+
+    let seconds = wall_time.as_secs_f64();
+    let particle_steps_per_second = if seconds > 0.0 {
+        n as f64 * done as f64 / seconds
+    } else {
+        f64::INFINITY
+    };
+    let summary = RunSummary {
+        backend: backend.name(),
+        particles: n,
+        steps: done,
+        time: backend.time(),
+        wall_time,
+        particle_steps_per_second,
+        energy_csv: energy_path,
+        final_csv: final_path,
+    };
+    log::info!(
+        "done: {} steps in {:.3} s ({:.3e} particle-steps/s)",
+        summary.steps,
+        seconds,
+        summary.particle_steps_per_second
+    );
+    Ok(summary)
+}
+
+/// The stepping loop: advances in chunks up to the next output step, writing a row
+/// after each. Logs progress at every tenth of the run.
+fn step_and_record(
+    scene: &Scene,
+    backend: &mut dyn Backend,
+    energy_path: &Path,
+    start: Instant,
+) -> Result<()> {
+    let total = scene.simulation.steps();
+    let every = scene.simulation.output_every.max(1);
+    let n = scene.model.particles.len() as f64;
+    let mut energy = EnergyCsv::create(energy_path)?;
+    let d = backend.diagnostics()?;
+    energy.write(&d)?;
+    let e0 = d.e_total();
+    log::info!("step 0: t = {:.6} s, E = {:.9e} J", d.time, e0);
+
+    let mut done = 0u64;
+    let mut next_report = 1u64;
+    while done < total {
+        let chunk = (every - done % every).min(total - done);
+        backend.advance(chunk)?;
+        done += chunk;
+        let d = backend.diagnostics()?;
+        energy.write(&d)?;
+        log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
+        // Progress at each tenth of the run (and at the end).
+        if done * 10 >= next_report * total {
+            while done * 10 >= next_report * total {
+                next_report += 1;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            let rate = if secs > 0.0 {
+                n * done as f64 / secs
+            } else {
+                f64::INFINITY
+            };
+            log::info!(
+                "step {} ({}%): t = {:.6} s, E = {:.9e} J (ΔE = {:.3e}), {:.3e} particle-steps/s",
+                d.step,
+                done * 100 / total,
+                d.time,
+                d.e_total(),
+                d.e_total() - e0,
+                rate
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Diagnostics;
+    use crate::io::{parse_scene, read_energy_csv, read_final_csv};
+    use crate::model::Particles;
+
+    const TWO_BALLS: &str = "[simulation]\ndt = 1e-3\nsteps = 25\noutput_every = 10\n\
+        [contact]\nlaw = \"binder\"\nk_pp = 100.0\n\
+        [[particle]]\nposition = [0.0, 0.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n\
+        [[particle]]\nposition = [0.205, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n";
+
+    #[test]
+    fn rows_at_start_every_output_step_and_the_end() {
+        for (steps, every, expected) in [
+            (25u64, 10u64, vec![0.0, 10.0, 20.0, 25.0]),
+            (30, 10, vec![0.0, 10.0, 20.0, 30.0]),
+            (3, 10, vec![0.0, 3.0]),
+            (1, 1, vec![0.0, 1.0]),
+        ] {
+            let text = TWO_BALLS
+                .replace("steps = 25", &format!("steps = {steps}"))
+                .replace("output_every = 10", &format!("output_every = {every}"));
+            let scene = parse_scene(&text).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let mut backend = make_backend(BackendKind::Cpu, &scene).unwrap();
+            let summary = run(&scene, backend.as_mut(), dir.path()).unwrap();
+            assert_eq!(summary.steps, steps);
+            assert_eq!(summary.particles, 2);
+            assert_eq!(summary.time, steps as f64 * 1e-3);
+            let table = read_energy_csv(&summary.energy_csv).unwrap();
+            assert_eq!(table.columns.join(","), Diagnostics::CSV_HEADER);
+            assert_eq!(table.column("step").unwrap(), expected);
+            let rows = read_final_csv(&summary.final_csv).unwrap();
+            let p = backend.particles().unwrap();
+            assert_eq!(rows.len(), 2);
+            for (r, x) in rows.iter().zip(&p.position) {
+                assert_eq!(r.position, *x);
+            }
+        }
+    }
+
+    /// A backend that fails at a given step, to check what a failed run leaves behind.
+    struct Failing {
+        step: u64,
+        fail_at: u64,
+        particles: Particles,
+    }
+
+    impl Backend for Failing {
+        fn name(&self) -> String {
+            "failing".into()
+        }
+        fn step_count(&self) -> u64 {
+            self.step
+        }
+        fn time(&self) -> f64 {
+            self.step as f64
+        }
+        fn advance(&mut self, n: u64) -> Result<()> {
+            for _ in 0..n {
+                if self.step + 1 == self.fail_at {
+                    return Err(Error::HalfTurn {
+                        step: self.fail_at,
+                        particle: 0,
+                    });
+                }
+                self.step += 1;
+                self.particles.position[0].x = self.step as f64;
+            }
+            Ok(())
+        }
+        fn diagnostics(&mut self) -> Result<Diagnostics> {
+            Ok(Diagnostics {
+                step: self.step,
+                time: self.time(),
+                ..Diagnostics::default()
+            })
+        }
+        fn particles(&mut self) -> Result<Particles> {
+            Ok(self.particles.clone())
+        }
+    }
+
+    #[test]
+    fn a_failed_run_keeps_its_rows_and_writes_the_last_good_state() {
+        let scene = parse_scene(&TWO_BALLS.replace("steps = 25", "steps = 100")).unwrap();
+        let mut backend = Failing {
+            step: 0,
+            fail_at: 37,
+            particles: scene.model.particles.clone(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let err = run(&scene, &mut backend, dir.path()).unwrap_err();
+        assert!(matches!(err, Error::HalfTurn { step: 37, .. }), "{err}");
+        let table = read_energy_csv(&dir.path().join(ENERGY_CSV)).unwrap();
+        assert_eq!(table.column("step").unwrap(), [0.0, 10.0, 20.0, 30.0]);
+        let rows = read_final_csv(&dir.path().join(FINAL_CSV)).unwrap();
+        assert_eq!(rows[0].position.x, 36.0, "state of the last completed step");
+    }
+
+    #[test]
+    fn an_unavailable_backend_falls_back_to_the_cpu() {
+        let scene = parse_scene(TWO_BALLS).unwrap();
+        let attempt = Err(Error::Backend("no adapter".into()));
+        let b = fallback_to_cpu("gpu", attempt, &scene).unwrap();
+        assert_eq!(b.name(), "cpu");
+        let attempt = Err(Error::Scene("bad".into()));
+        assert!(matches!(
+            fallback_to_cpu("gpu", attempt, &scene),
+            Err(Error::Scene(_))
+        ));
+    }
+}

@@ -1,0 +1,167 @@
+//! The `varidem` binary end to end: `run` writes energy.csv with the documented header
+//! and cadence and a final.csv equal bit for bit to the library's own run of the same
+//! scene; bad scenes fail with exit code 1 and one line naming the key.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use varidem::backend::Backend;
+use varidem::cpu::CpuBackend;
+use varidem::io::{parse_scene, read_energy_csv, read_final_csv, FINAL_CSV_HEADER};
+
+fn varidem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_varidem"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the varidem binary runs")
+}
+
+fn scenes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+}
+
+/// `scenes/pendulum.toml` shortened to `steps` steps with an energy row every `every`.
+fn short_pendulum(steps: i64, every: i64) -> String {
+    let text = std::fs::read_to_string(scenes().join("pendulum.toml")).unwrap();
+    let mut doc: toml::Table = toml::from_str(&text).unwrap();
+    let sim = doc["simulation"].as_table_mut().unwrap();
+    assert!(sim.remove("t_end").is_some(), "pendulum.toml gives t_end");
+    sim.insert("steps".into(), steps.into());
+    sim.insert("output_every".into(), every.into());
+    toml::to_string(&doc).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_writes_energy_rows_and_a_bitwise_final_state() {
+    let dir = tempfile::tempdir().unwrap();
+    for (steps, every, expected) in [
+        (50, 20, vec![0.0, 20.0, 40.0, 50.0]),
+        (40, 20, vec![0.0, 20.0, 40.0]),
+    ] {
+        let text = short_pendulum(steps, every);
+        let scene_path = dir.path().join(format!("pendulum-{steps}.toml"));
+        std::fs::write(&scene_path, &text).unwrap();
+        let out = dir.path().join(format!("out-{steps}"));
+        let o = varidem(&[
+            "run",
+            scene_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ]);
+        assert!(o.status.success(), "varidem run failed: {}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains(&format!("{steps} steps")), "{stdout}");
+        assert!(
+            stdout.contains("energy.csv") && stdout.contains("final.csv"),
+            "{stdout}"
+        );
+
+        let energy_text = std::fs::read_to_string(out.join("energy.csv")).unwrap();
+        assert!(energy_text
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with("step,t,e_kin,e_rot,e_pot,e_total,px,py,pz,lx,ly,lz"));
+        let energy = read_energy_csv(&out.join("energy.csv")).unwrap();
+        assert_eq!(energy.column("step").unwrap(), expected);
+        let t = energy.column("t").unwrap();
+        assert_eq!(*t.last().unwrap(), steps as f64 * 1e-3);
+        // The pendulum's energy is nearly conserved over 50 steps.
+        let e = energy.column("e_total").unwrap();
+        assert!((e[e.len() - 1] - e[0]).abs() < 1e-6, "{e:?}");
+
+        let final_text = std::fs::read_to_string(out.join("final.csv")).unwrap();
+        assert_eq!(final_text.lines().next().unwrap(), FINAL_CSV_HEADER);
+        let rows = read_final_csv(&out.join("final.csv")).unwrap();
+
+        // The same scene, run by the library in one call.
+        let scene = parse_scene(&text).unwrap();
+        let mut cpu = CpuBackend::new(&scene).unwrap();
+        cpu.advance(steps as u64).unwrap();
+        let p = cpu.particles().unwrap();
+        assert_eq!(rows.len(), p.len());
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(r.id as usize, i);
+            for (a, b) in [
+                (r.position, p.position[i]),
+                (r.velocity, p.velocity[i]),
+                (r.rotation, p.rotation[i]),
+                (r.angular_velocity, p.angular_velocity[i]),
+            ] {
+                for (x, y) in a.to_array().into_iter().zip(b.to_array()) {
+                    assert_eq!(x.to_bits(), y.to_bits(), "particle {i}: {x:e} vs {y:e}");
+                }
+            }
+        }
+        // The pendulum has rotated away from its initial attitude.
+        assert_ne!(rows[0].rotation, scene.model.particles.rotation[0]);
+    }
+}
+
+#[test]
+fn bad_scenes_fail_with_one_line_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            short_pendulum(50, 20).replace("mass = 1.0", "mass = -1.0"),
+            "particle[0].mass = -1: must be > 0 and finite",
+        ),
+        (
+            short_pendulum(50, 20).replace("[simulation]", "[simulation]\ntimestep = 1.0"),
+            "unknown field `timestep`",
+        ),
+    ];
+    for (k, (text, expected)) in cases.iter().enumerate() {
+        assert!(text.contains("-1.0") || text.contains("timestep"), "{text}");
+        let path = dir.path().join(format!("bad-{k}.toml"));
+        std::fs::write(&path, text).unwrap();
+        for args in [
+            vec![
+                "run",
+                path.to_str().unwrap(),
+                "--out",
+                dir.path().to_str().unwrap(),
+            ],
+            vec!["check", path.to_str().unwrap()],
+        ] {
+            let o = varidem(&args);
+            assert_eq!(o.status.code(), Some(1), "{args:?}");
+            let err = stderr(&o);
+            let line = err
+                .lines()
+                .find(|l| l.starts_with("error: "))
+                .unwrap_or_else(|| panic!("no error line in {err:?}"));
+            assert!(line.contains(expected), "{line:?} lacks {expected:?}");
+            assert!(
+                line.contains(&format!("bad-{k}.toml")),
+                "{line:?} lacks the file"
+            );
+        }
+    }
+    // A missing file is an error too.
+    let o = varidem(&["check", dir.path().join("nope.toml").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("nope.toml"));
+}
+
+#[test]
+fn check_prints_the_scene_contents() {
+    let o = varidem(&[
+        "check",
+        scenes().join("torus-impact.toml").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("80 particles, 80 bonds, 1 wall,")
+            && stdout.contains("35000 steps (t_end = 35 s)"),
+        "{stdout}"
+    );
+}
