@@ -1,1 +1,2 @@
+//! Placeholder, replaced by the CPU step benchmark.
 fn main() {}

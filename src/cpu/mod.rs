@@ -17,30 +17,54 @@ use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FL
 use crate::neighbor::NeighborList;
 use crate::physics::{self, contact, field, BondResult};
 
-/// Minimum items per rayon task: below this the threading overhead dominates.
+/// Below this many items a kernel runs on the calling thread: waking the rayon pool
+/// costs more than it saves. Results are identical either way (each item is computed
+/// independently and written to its own slot).
+const PAR_THRESHOLD: usize = 2048;
+/// Minimum items per rayon task.
 const MIN_CHUNK: usize = 256;
+
+/// Runs `f` for every index and stores the result in `out[i]`: the CPU analogue of a
+/// one-invocation-per-item GPU dispatch.
+fn dispatch<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync + Send) {
+    if out.len() < PAR_THRESHOLD {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(i);
+        }
+    } else {
+        out.par_iter_mut()
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(i, o)| *o = f(i));
+    }
+}
+
+/// What `particle_forces` produces for one particle.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ParticleForce {
+    /// Total force `F` (N).
+    pub force: DVec3,
+    /// Total spatial moment `RM` (N m).
+    pub moment: DVec3,
+    /// Half of each contact pair's energy (J): summed over particles this is `U^pp`.
+    pub e_contact: f64,
+    /// Wall contact energy (J).
+    pub e_wall: f64,
+}
 
 /// Forces, moments and per-particle energies from one force evaluation.
 #[derive(Clone, Debug, Default)]
 struct ForceState {
-    force: Vec<DVec3>,
-    moment: Vec<DVec3>,
-    /// Half of every contact pair's energy on each side, per particle.
-    e_contact: Vec<f64>,
-    /// Wall energy per particle.
-    e_wall: Vec<f64>,
+    particles: Vec<ParticleForce>,
     /// Per-bond results, in bond order.
-    bonds: Vec<BondResult>,
+    bonds: Vec<Option<BondResult>>,
 }
 
 impl ForceState {
     fn new(n: usize, nb: usize) -> Self {
         Self {
-            force: vec![DVec3::ZERO; n],
-            moment: vec![DVec3::ZERO; n],
-            e_contact: vec![0.0; n],
-            e_wall: vec![0.0; n],
-            bonds: vec![BondResult::default(); nb],
+            particles: vec![ParticleForce::default(); n],
+            bonds: vec![None; nb],
         }
     }
 }
@@ -56,7 +80,7 @@ pub struct CpuBackend {
     neighbors: NeighborList,
     forces: ForceState,
     spare_forces: ForceState,
-    scratch: Vec<Kinematics>,
+    predicted: Vec<Result<Kinematics, StepFault>>,
     /// Copy of the state before the current step, restored if the step fails.
     saved: Vec<Kinematics>,
 }
@@ -86,7 +110,7 @@ impl CpuBackend {
             neighbors: NeighborList::new(skin),
             forces: ForceState::new(n, nb),
             spare_forces: ForceState::new(n, nb),
-            scratch: Vec::with_capacity(n),
+            predicted: Vec::with_capacity(n),
             saved: Vec::with_capacity(n),
         };
         if me.model.contact.is_some() {
@@ -94,7 +118,7 @@ impl CpuBackend {
                 .build(&me.model.particles.position, &me.model.particles.radius);
         }
         let mut f = std::mem::take(&mut me.spare_forces);
-        me.evaluate_forces(&mut f)?;
+        me.evaluate_forces(&mut f, 0)?;
         me.forces = f;
         me.spare_forces = ForceState::new(n, nb);
         Ok(me)
@@ -105,14 +129,9 @@ impl CpuBackend {
         &self.model
     }
 
-    /// Forces `F` on every particle at the current state.
-    pub fn forces(&self) -> &[DVec3] {
-        &self.forces.force
-    }
-
-    /// Spatial moments `RM` on every particle at the current state.
-    pub fn moments(&self) -> &[DVec3] {
-        &self.forces.moment
+    /// Force, moment and contact energies of every particle at the current state.
+    pub fn particle_forces(&self) -> &[ParticleForce] {
+        &self.forces.particles
     }
 
     /// Number of neighbour-list rebuilds so far.
@@ -134,7 +153,7 @@ impl CpuBackend {
                 .update(&self.model.particles.position, &self.model.particles.radius);
         }
         let mut f = std::mem::take(&mut self.spare_forces);
-        if let Err(e) = self.evaluate_forces(&mut f) {
+        if let Err(e) = self.evaluate_forces(&mut f, step) {
             self.spare_forces = f;
             self.restore();
             return Err(e);
@@ -149,39 +168,24 @@ impl CpuBackend {
     fn integrate_predict(&mut self, step: u64) -> Result<()> {
         let p = &self.model.particles;
         let (kind, h) = (self.integrator, self.dt);
-        let (force, moment) = (&self.forces.force, &self.forces.moment);
-        self.scratch.resize(
-            p.len(),
-            Kinematics {
-                x: DVec3::ZERO,
-                v: DVec3::ZERO,
-                alpha: DVec3::ZERO,
-                omega: DVec3::ZERO,
-            },
-        );
-        let fault = self
-            .scratch
-            .par_iter_mut()
-            .with_min_len(MIN_CHUNK)
+        let forces = &self.forces.particles;
+        self.predicted.resize(p.len(), Err(StepFault::HalfTurn));
+        dispatch(&mut self.predicted, |i| {
+            integrators::predict(
+                kind,
+                h,
+                body(p, i),
+                kinematics(p, i),
+                forces[i].force,
+                forces[i].moment,
+            )
+        });
+        if let Some((particle, f)) = self
+            .predicted
+            .iter()
             .enumerate()
-            .filter_map(|(i, out)| {
-                match integrators::predict(
-                    kind,
-                    h,
-                    body(p, i),
-                    kinematics(p, i),
-                    force[i],
-                    moment[i],
-                ) {
-                    Ok(k) => {
-                        *out = k;
-                        None
-                    }
-                    Err(f) => Some((i, f)),
-                }
-            })
-            .min_by_key(|(i, _)| *i);
-        if let Some((particle, f)) = fault {
+            .find_map(|(i, r)| r.err().map(|f| (i, f)))
+        {
             return Err(match f {
                 StepFault::RotationDomain(value) => Error::RotationStepTooLarge {
                     step,
@@ -195,11 +199,13 @@ impl CpuBackend {
         self.saved.clear();
         self.saved.extend((0..p.len()).map(|i| kinematics(p, i)));
         let p = &mut self.model.particles;
-        for (i, k) in self.scratch.iter().enumerate() {
-            p.position[i] = k.x;
-            p.velocity[i] = k.v;
-            p.rotation[i] = k.alpha;
-            p.angular_velocity[i] = k.omega;
+        for (i, k) in self.predicted.iter().enumerate() {
+            if let Ok(k) = k {
+                p.position[i] = k.x;
+                p.velocity[i] = k.v;
+                p.rotation[i] = k.alpha;
+                p.angular_velocity[i] = k.omega;
+            }
         }
         Ok(())
     }
@@ -220,64 +226,52 @@ impl CpuBackend {
         if kind == IntegratorKind::SymplecticEuler {
             return;
         }
-        let forces = &self.forces;
+        let forces = &self.forces.particles;
         let p = &mut self.model.particles;
-        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
-        p.velocity
-            .par_iter_mut()
-            .zip(p.angular_velocity.par_iter_mut())
-            .with_min_len(MIN_CHUNK)
-            .enumerate()
-            .for_each(|(i, (v, w))| {
-                let b = Body {
-                    mass: mass[i],
-                    inertia: inertia[i],
-                    held: flags[i] & FLAG_HELD != 0,
-                };
-                (*v, *w) =
-                    integrators::correct(kind, h, b, *v, *w, forces.force[i], forces.moment[i]);
-            });
+        for (i, f) in forces.iter().enumerate() {
+            let b = body(p, i);
+            (p.velocity[i], p.angular_velocity[i]) = integrators::correct(
+                kind,
+                h,
+                b,
+                p.velocity[i],
+                p.angular_velocity[i],
+                f.force,
+                f.moment,
+            );
+        }
     }
 
     /// Evaluates every force of the current state into `out`.
-    fn evaluate_forces(&self, out: &mut ForceState) -> Result<()> {
-        self.bond_forces(&mut out.bonds)?;
-        self.particle_forces(out);
+    fn evaluate_forces(&self, out: &mut ForceState, step: u64) -> Result<()> {
+        self.bond_forces(&mut out.bonds, step)?;
+        let bonds = &out.bonds;
+        dispatch(&mut out.particles, |i| self.particle_force(bonds, i));
         Ok(())
     }
 
     /// Kernel `bond_forces`: one [`BondResult`] per bond.
-    fn bond_forces(&self, out: &mut [BondResult]) -> Result<()> {
+    fn bond_forces(&self, out: &mut [Option<BondResult>], step: u64) -> Result<()> {
         let p = &self.model.particles;
         let shear = self.model.shear;
-        let fault = out
-            .par_iter_mut()
-            .with_min_len(MIN_CHUNK)
-            .zip(self.model.bonds.par_iter())
-            .enumerate()
-            .filter_map(|(k, (r, b))| {
-                let (i, j) = (b.i as usize, b.j as usize);
-                match physics::bond_forces(
-                    b,
-                    p.position[i],
-                    p.position[j],
-                    p.rotation[i],
-                    p.rotation[j],
-                    shear,
-                ) {
-                    Some(res) => {
-                        *r = res;
-                        None
-                    }
-                    None => Some(k),
-                }
-            })
-            .min();
-        match fault {
+        let bonds = &self.model.bonds;
+        dispatch(out, |k| {
+            let b = &bonds[k];
+            let (i, j) = (b.i as usize, b.j as usize);
+            physics::bond_forces(
+                b,
+                p.position[i],
+                p.position[j],
+                p.rotation[i],
+                p.rotation[j],
+                shear,
+            )
+        });
+        match out.iter().position(Option::is_none) {
             Some(bond) => {
-                let b = &self.model.bonds[bond];
+                let b = &bonds[bond];
                 Err(Error::BondHalfTurn {
-                    step: self.step,
+                    step,
                     bond,
                     i: b.i,
                     j: b.j,
@@ -287,82 +281,75 @@ impl CpuBackend {
         }
     }
 
-    /// Kernel `particle_forces`: per particle, the gather of bond results (CSR
+    /// Kernel `particle_forces` for particle `i`: the gather of bond results (CSR
     /// incidence, ascending bond id), contacts (neighbour list, ascending id), walls
     /// and the field.
-    fn particle_forces(&self, out: &mut ForceState) {
+    fn particle_force(&self, bonds: &[Option<BondResult>], i: usize) -> ParticleForce {
         let m = &self.model;
         let p = &m.particles;
-        let bonds = &out.bonds;
         let inc = &self.incidence;
-        let nl = &self.neighbors;
-        let k_pp = m.contact.map(|c| match c.law {
-            ContactLaw::Binder { k_pp } => k_pp,
-        });
-        let gravity = m.gravity;
-        out.force
-            .par_iter_mut()
-            .zip(out.moment.par_iter_mut())
-            .zip(out.e_contact.par_iter_mut().zip(out.e_wall.par_iter_mut()))
-            .with_min_len(MIN_CHUNK)
-            .enumerate()
-            .for_each(|(i, ((f, t), (ec, ew)))| {
-                let mut force = DVec3::ZERO;
-                let mut moment = DVec3::ZERO;
-                for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
-                    let r = &bonds[(e >> 1) as usize];
-                    if e & 1 == 0 {
-                        force += r.force_i;
-                        moment += r.moment_i;
-                    } else {
-                        force -= r.force_i;
-                        moment += r.moment_j;
-                    }
+        let mut force = DVec3::ZERO;
+        let mut moment = DVec3::ZERO;
+        for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
+            let Some(r) = &bonds[(e >> 1) as usize] else {
+                continue;
+            };
+            if e & 1 == 0 {
+                force += r.force_i;
+                moment += r.moment_i;
+            } else {
+                force -= r.force_i;
+                moment += r.moment_j;
+            }
+        }
+        let (x, rad) = (p.position[i], p.radius[i]);
+        let mut e_contact = 0.0;
+        let mut e_wall = 0.0;
+        if let Some(c) = &m.contact {
+            let ContactLaw::Binder { k_pp } = c.law;
+            for &j in self.neighbors.of(i) {
+                let j = j as usize;
+                if let Some((e, fi)) =
+                    contact::binder_pair(k_pp, x, p.position[j], rad, p.radius[j])
+                {
+                    e_contact += 0.5 * e;
+                    force += fi;
                 }
-                let (x, rad) = (p.position[i], p.radius[i]);
-                let mut e_contact = 0.0;
-                let mut e_wall = 0.0;
-                if let Some(k) = k_pp {
-                    for &j in nl.of(i) {
-                        let j = j as usize;
-                        if let Some((e, fi)) =
-                            contact::binder_pair(k, x, p.position[j], rad, p.radius[j])
-                        {
-                            e_contact += 0.5 * e;
-                            force += fi;
-                        }
-                    }
-                    for w in &m.walls {
-                        if let Some((e, fw)) = contact::binder_wall(w, x, rad) {
-                            e_wall += e;
-                            force += fw;
-                        }
-                    }
+            }
+            for w in &m.walls {
+                if let Some((e, fw)) = contact::binder_wall(w, x, rad) {
+                    e_wall += e;
+                    force += fw;
                 }
-                if p.flags[i] & FLAG_PENDULUM != 0 {
-                    let (_, ff, mf) =
-                        field::pendulum(p.mass[i], gravity, x, p.rotation[i], p.pendulum_offset[i]);
-                    force += ff;
-                    moment += mf;
-                } else {
-                    force += field::gravity(p.mass[i], gravity, x).1;
-                }
-                *f = force;
-                *t = moment;
-                *ec = e_contact;
-                *ew = e_wall;
-            });
+            }
+        }
+        if p.flags[i] & FLAG_PENDULUM != 0 {
+            let (_, ff, mf) =
+                field::pendulum(p.mass[i], m.gravity, x, p.rotation[i], p.pendulum_offset[i]);
+            force += ff;
+            moment += mf;
+        } else {
+            force += field::gravity(p.mass[i], m.gravity, x).1;
+        }
+        ParticleForce {
+            force,
+            moment,
+            e_contact,
+            e_wall,
+        }
     }
 
     fn potentials(&self) -> Potentials {
         let mut pot = Potentials::default();
-        for r in &self.forces.bonds {
+        for r in self.forces.bonds.iter().flatten() {
             pot.bend += r.e_bend;
             pot.axial += r.e_axial;
             pot.shear += r.e_shear;
         }
-        pot.contact = self.forces.e_contact.iter().sum();
-        pot.wall = self.forces.e_wall.iter().sum();
+        for f in &self.forces.particles {
+            pot.contact += f.e_contact;
+            pot.wall += f.e_wall;
+        }
         pot
     }
 

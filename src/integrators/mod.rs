@@ -119,7 +119,7 @@ pub fn predict(
     let dalpha = match kind {
         IntegratorKind::VariationalExact => {
             let q = h * h * omega.length_squared();
-            if !(q < 1.0) {
+            if q >= 1.0 || q.is_nan() {
                 return Err(StepFault::RotationDomain(q));
             }
             (2.0 * h / (1.0 + (1.0 - q).sqrt())) * omega

@@ -73,7 +73,7 @@ pub fn compose(a1: DVec3, a2: DVec3) -> DVec3 {
 pub fn try_compose(a1: DVec3, a2: DVec3) -> Option<DVec3> {
     let d = a1.dot(a2);
     let den = 4.0 - d;
-    if !(den.abs() > COMPOSE_SINGULAR_TOL * (4.0 + d.abs())) {
+    if den.abs() <= COMPOSE_SINGULAR_TOL * (4.0 + d.abs()) || den.is_nan() {
         return None;
     }
     Some((4.0 / den) * (a1 + a2 - 0.5 * a1.cross(a2)))

@@ -116,7 +116,7 @@ impl Bond {
         let (iu, ju) = (i as usize, j as usize);
         let d = particles.position[ju] - particles.position[iu];
         let length = d.length();
-        if !(length > 0.0) {
+        if length <= 0.0 || length.is_nan() {
             return Err(BondError::ZeroLength { i, j, length });
         }
         let dir = d / length;

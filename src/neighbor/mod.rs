@@ -64,11 +64,16 @@ impl NeighborList {
     /// (or there was none). Returns whether it rebuilt.
     pub fn update(&mut self, position: &[DVec3], radius: &[f64]) -> bool {
         let half = 0.5 * self.skin;
+        let moved = |(x, r): (&DVec3, &DVec3)| x.distance_squared(*r) > half * half;
         let stale = self.reference.len() != position.len()
-            || position
-                .par_iter()
-                .zip(self.reference.par_iter())
-                .any(|(x, r)| x.distance_squared(*r) > half * half);
+            || if position.len() < 4096 {
+                position.iter().zip(&self.reference).any(moved)
+            } else {
+                position
+                    .par_iter()
+                    .zip(self.reference.par_iter())
+                    .any(moved)
+            };
         if stale {
             self.build(position, radius);
         }

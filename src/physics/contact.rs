@@ -19,7 +19,7 @@ pub fn binder_pair(k: f64, x_i: DVec3, x_j: DVec3, r_i: f64, r_j: f64) -> Option
     let d = x_i - x_j;
     let dist2 = d.length_squared();
     let reach = r_i + r_j;
-    if !(dist2 < reach * reach) {
+    if dist2 >= reach * reach || dist2.is_nan() {
         return None;
     }
     let dist = dist2.sqrt();
@@ -41,7 +41,7 @@ pub fn binder_pair(k: f64, x_i: DVec3, x_j: DVec3, r_i: f64, r_j: f64) -> Option
 #[inline]
 pub fn binder_wall(wall: &Wall, x: DVec3, r: f64) -> Option<(f64, DVec3)> {
     let h = wall.distance(x);
-    if !(h < r) {
+    if h >= r || h.is_nan() {
         return None;
     }
     let s = 1.0 - h / r;
