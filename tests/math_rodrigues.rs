@@ -13,13 +13,16 @@ use varidem::math::rodrigues::{self, *};
 const TOL: f64 = 1e-13;
 
 fn rotvec() -> impl Strategy<Value = DVec3> {
-    (-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0, 0.0f64..0.9 * std::f64::consts::PI).prop_filter_map(
-        "nonzero axis",
-        |(x, y, z, t)| {
+    (
+        -1.0f64..1.0,
+        -1.0f64..1.0,
+        -1.0f64..1.0,
+        0.0f64..0.9 * std::f64::consts::PI,
+    )
+        .prop_filter_map("nonzero axis", |(x, y, z, t)| {
             let n = DVec3::new(x, y, z);
             (n.length() > 1e-3).then(|| n.normalize() * t)
-        },
-    )
+        })
 }
 
 fn quat(theta: DVec3) -> DQuat {

@@ -74,9 +74,17 @@ struct BondCase {
 }
 
 fn bond_case() -> impl Strategy<Value = BondCase> {
-    (v3(1.0), v3(1.0), rot(), rot(), v3(0.3), v3(0.3), rot(), rot()).prop_filter_map(
-        "separated",
-        |(x0i, d0, a0i, a0j, dxi, dxj, dai, daj)| {
+    (
+        v3(1.0),
+        v3(1.0),
+        rot(),
+        rot(),
+        v3(0.3),
+        v3(0.3),
+        rot(),
+        rot(),
+    )
+        .prop_filter_map("separated", |(x0i, d0, a0i, a0j, dxi, dxj, dai, daj)| {
             let x0j = x0i + d0 + d0.signum() * 0.5;
             let mut p = Particles::default();
             let mut pi = Particle::at_rest(x0i, 1.0, 0.1);
@@ -85,13 +93,28 @@ fn bond_case() -> impl Strategy<Value = BondCase> {
             pj.rotation = a0j;
             p.push(pi);
             p.push(pj);
-            let bond = Bond::from_current(&p, 0, 1, BondStiffness { bend: 3.0, axial: 50.0, shear: 40.0 }).ok()?;
+            let bond = Bond::from_current(
+                &p,
+                0,
+                1,
+                BondStiffness {
+                    bend: 3.0,
+                    axial: 50.0,
+                    shear: 40.0,
+                },
+            )
+            .ok()?;
             // Perturb the state: strains up to ~0.5 rad and 30 % stretch.
             let ai = compose(a0i, 0.3 * dai);
             let aj = compose(a0j, 0.3 * daj);
-            Some(BondCase { bond, xi: x0i + dxi, xj: x0j + dxj, ai, aj })
-        },
-    )
+            Some(BondCase {
+                bond,
+                xi: x0i + dxi,
+                xj: x0j + dxj,
+                ai,
+                aj,
+            })
+        })
 }
 
 proptest! {
@@ -214,13 +237,35 @@ fn rest_state_is_unstrained() {
     b.rotation = from_rotation_vector(DVec3::new(-2.5, 0.3, 0.1)).unwrap();
     p.push(a);
     p.push(b);
-    let bond = Bond::from_current(&p, 0, 1, BondStiffness { bend: 10.0, axial: 200.0, shear: 200.0 }).unwrap();
+    let bond = Bond::from_current(
+        &p,
+        0,
+        1,
+        BondStiffness {
+            bend: 10.0,
+            axial: 200.0,
+            shear: 200.0,
+        },
+    )
+    .unwrap();
     for form in [ShearForm::Objective, ShearForm::Printed] {
-        let r = binder::bond_forces(&bond, p.position[0], p.position[1], p.rotation[0], p.rotation[1], form).unwrap();
+        let r = binder::bond_forces(
+            &bond,
+            p.position[0],
+            p.position[1],
+            p.rotation[0],
+            p.rotation[1],
+            form,
+        )
+        .unwrap();
         let e = r.e_bend + r.e_axial + r.e_shear;
         if form == ShearForm::Objective {
             assert!(e < 1e-26, "{form:?}: {e}");
-            assert!(r.force_i.length() < 1e-12 && r.moment_i.length() < 1e-12 && r.moment_j.length() < 1e-12);
+            assert!(
+                r.force_i.length() < 1e-12
+                    && r.moment_i.length() < 1e-12
+                    && r.moment_j.length() < 1e-12
+            );
         } else {
             // The printed form is only unstrained at rest when R₀ = I (it is not objective).
             assert!(r.e_bend < 1e-26 && r.e_axial < 1e-26);

@@ -20,7 +20,10 @@ fn rho(b: &CpuBackend) -> DVec3 {
 /// a random walk of ~1e-16 per step: ~1e-14 after 10⁴ steps.
 #[test]
 fn pendulum_invariants_conserved_to_rounding() {
-    for kind in [IntegratorKind::Variational, IntegratorKind::VariationalExact] {
+    for kind in [
+        IntegratorKind::Variational,
+        IntegratorKind::VariationalExact,
+    ] {
         let mut worst_dot = 0.0f64;
         let mut worst_norm = 0.0f64;
         common::run_with(&common::pendulum(), kind, 1e-3, 10_000, |b| {
@@ -31,7 +34,10 @@ fn pendulum_invariants_conserved_to_rounding() {
         });
         println!("{kind}: max |Rρ₀·Ω| = {worst_dot:.3e}, max |‖Rρ₀‖ − 1| = {worst_norm:.3e}");
         assert!(worst_dot <= 1e-13, "{kind}: Rρ₀·Ω drifted to {worst_dot:e}");
-        assert!(worst_norm <= 1e-13, "{kind}: ‖Rρ₀‖ drifted by {worst_norm:e}");
+        assert!(
+            worst_norm <= 1e-13,
+            "{kind}: ‖Rρ₀‖ drifted by {worst_norm:e}"
+        );
     }
 }
 
@@ -69,7 +75,10 @@ fn pendulum_energy_error_orders() {
         let errs: Vec<f64> = hs.iter().map(|&h| energy_error(kind, h)).collect();
         let slope = common::loglog_slope(&hs, &errs);
         println!("{kind}: E-errors {errs:?}, slope {slope:.3}");
-        assert!((slope - order).abs() <= 0.1, "{kind}: energy error slope {slope} (errors {errs:?}), expected {order}");
+        assert!(
+            (slope - order).abs() <= 0.1,
+            "{kind}: energy error slope {slope} (errors {errs:?}), expected {order}"
+        );
     }
 }
 
@@ -111,7 +120,10 @@ fn pendulum_trajectory_error_orders() {
             .collect();
         let slope = common::loglog_slope(&hs, &errs);
         println!("{kind}: trajectory errors {errs:?}, slope {slope:.3}");
-        assert!((slope - order).abs() <= 0.1, "{kind}: trajectory error slope {slope} (errors {errs:?}), expected {order}");
+        assert!(
+            (slope - order).abs() <= 0.1,
+            "{kind}: trajectory error slope {slope} (errors {errs:?}), expected {order}"
+        );
     }
 }
 
@@ -125,7 +137,10 @@ fn exact_map_reports_too_large_step() {
     let before = b.model().particles.clone();
     let err = b.advance(1).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("step 1") && msg.contains("particle 0") && msg.contains("map (23)"), "{msg}");
+    assert!(
+        msg.contains("step 1") && msg.contains("particle 0") && msg.contains("map (23)"),
+        "{msg}"
+    );
     assert_eq!(b.model().particles, before);
     assert_eq!(b.step_count(), 0);
 }

@@ -51,14 +51,26 @@ pub fn torus(wall: bool, random: bool) -> Model {
         ring.random_velocity = 0.1;
         ring.random_angular_velocity = 0.5;
     }
-    ring.add_to(&mut m, BondStiffness { bend: 10.0, axial: 200.0, shear: 200.0 }).unwrap();
+    ring.add_to(
+        &mut m,
+        BondStiffness {
+            bend: 10.0,
+            axial: 200.0,
+            shear: 200.0,
+        },
+    )
+    .unwrap();
     m.shear = ShearForm::Objective;
     m.contact = Some(ContactParams {
         law: ContactLaw::Binder { k_pp: 2100.0 },
         skin: 0.1 * ring.particle_radius(),
     });
     if wall {
-        m.walls.push(Wall { point: DVec3::ZERO, normal: DVec3::X, stiffness: 2100.0 });
+        m.walls.push(Wall {
+            point: DVec3::ZERO,
+            normal: DVec3::X,
+            stiffness: 2100.0,
+        });
     }
     m
 }
