@@ -10,7 +10,9 @@ use varidem::integrators::IntegratorKind;
 use varidem::model::{Model, ShearForm};
 
 fn scene_model(name: &str) -> Model {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name);
     varidem::io::load_scene(&path).unwrap().model
 }
 
@@ -107,4 +109,3 @@ fn torus_impact_energy_bounded_1e5_steps() {
     assert!(max <= 2e-2, "energy error {max:e}");
     assert!(drift.abs() <= 1e-2, "energy drift {drift:e}");
 }
-
