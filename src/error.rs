@@ -61,9 +61,23 @@ pub enum Error {
         /// The value shown.
         value: String,
     },
-    /// The requested backend is not available.
+    /// The requested backend is not available or failed.
     #[error("backend: {0}")]
     Backend(String),
+    /// No usable GPU adapter.
+    #[error("gpu: {0}")]
+    NoAdapter(String),
+    /// The problem does not fit the device.
+    #[error("gpu: the problem does not fit the device: {0}")]
+    DeviceTooSmall(String),
+    /// A GPU kernel reported an error (overflow, non-finite value, ...).
+    #[error("step {step}: {message}")]
+    Kernel {
+        /// Step at which it occurred.
+        step: u64,
+        /// What happened, naming the particle or bond.
+        message: String,
+    },
 }
 
 /// Result alias.

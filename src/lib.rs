@@ -15,6 +15,7 @@ pub mod backend;
 pub mod cpu;
 pub mod diagnostics;
 pub mod error;
+pub mod gpu;
 pub mod integrators;
 pub mod io;
 pub mod math;

@@ -8,7 +8,10 @@ use varidem::integrators::IntegratorKind;
 use varidem::model::generators::bonded_block;
 
 fn run(threads: usize) -> varidem::model::Particles {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     pool.install(|| {
         // 8 000 particles: above the sequential threshold, so the rayon path runs.
         let model = bonded_block(8_000).unwrap();

@@ -1,0 +1,99 @@
+// Physical laws as pure functions: the WGSL twins of src/physics/{binder,contact,field}.rs.
+// Moments are spatial (RM). Equation numbers: Baker & Gonzalez.
+
+fn vlen(v: vec3<real>) -> real { return sqrt(dot(v, v)); }
+
+// Per-bond result: F_i (F_j = −F_i), RM_i, RM_j, U^m, U^a, U^s.
+struct BondResult {
+    force_i: vec3<real>,
+    moment_i: vec3<real>,
+    moment_j: vec3<real>,
+    e_bend: real,
+    e_axial: real,
+    e_shear: real,
+    ok: bool,
+}
+
+// All binder potentials of one bond (eqs. 44-55; objective shear per NOTES).
+fn bond_law(b: Bond, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: vec3<real>, printed: bool) -> BondResult {
+    var r: BondResult;
+    // Bending/torsion: γ = (−α_i) ⊕ c₀ ⊕ α_j, θ = 2 atan(|γ|/2) γ/|γ|, RM_i = K^m θ.
+    let c0 = vec3<real>(b.rest_rotation_x, b.rest_rotation_y, b.rest_rotation_z);
+    let g1 = try_compose(-ai, c0);
+    let g2 = try_compose(g1.value, aj);
+    r.ok = g1.ok && g2.ok;
+    let theta = to_rotation_vector(g2.value);
+    r.e_bend = 0.5 * b.k_bend * dot(theta, theta);
+    let m_bend = b.k_bend * theta;
+    // Axial: U^a = ½K^a (|d|/L₀ − 1)², d = x_j − x_i.
+    let d = xj - xi;
+    let len = vlen(d);
+    let strain = len / b.rest_length - 1.0;
+    let f_axial = (b.k_axial * strain / (b.rest_length * len)) * d;
+    r.e_axial = 0.5 * b.k_axial * strain * strain;
+    let e = d / len;
+    let ui = vec3<real>(b.rest_dir_i_x, b.rest_dir_i_y, b.rest_dir_i_z);
+    if (printed) {
+        // Eq. (53) as printed: c = 1 − (R_i u_i)·(R_j ê).
+        let a = rotate(ai, ui);
+        let bb = rotate(aj, e);
+        let c = 1.0 - dot(a, bb);
+        let g = rotate_inverse(aj, a);
+        let f_j = (b.k_shear * c / len) * (g - e * dot(g, e));
+        let m = (b.k_shear * c) * cross(a, bb);
+        r.e_shear = 0.5 * b.k_shear * c * c;
+        r.force_i = f_axial - f_j;
+        r.moment_i = m_bend + m;
+        r.moment_j = -m - m_bend;
+    } else {
+        // Objective: U^s = ½K^s Σ_k c_k², c_k = 1 − (R_k u_k)·ê.
+        let uj = vec3<real>(b.rest_dir_j_x, b.rest_dir_j_y, b.rest_dir_j_z);
+        let a_i = rotate(ai, ui);
+        let a_j = rotate(aj, uj);
+        let c_i = 1.0 - dot(a_i, e);
+        let c_j = 1.0 - dot(a_j, e);
+        let p_i = a_i - e * dot(a_i, e);
+        let p_j = a_j - e * dot(a_j, e);
+        let f_j = (b.k_shear / len) * (c_i * p_i + c_j * p_j);
+        r.e_shear = 0.5 * b.k_shear * (c_i * c_i + c_j * c_j);
+        r.force_i = f_axial - f_j;
+        r.moment_i = m_bend + (b.k_shear * c_i) * cross(a_i, e);
+        r.moment_j = (b.k_shear * c_j) * cross(a_j, e) - m_bend;
+    }
+    return r;
+}
+
+// U^pp of eqs. (56)-(57), prefactor 2/5: returns (F_i, U) with U < 0 when not touching.
+// Symmetric in i and j but for the sign of d, so the two sides cancel bitwise.
+struct PairResult { force: vec3<real>, energy: real, touching: bool }
+
+fn binder_pair(k: real, xi: vec3<real>, xj: vec3<real>, ri: real, rj: real) -> PairResult {
+    var out: PairResult;
+    let d = xi - xj;
+    let dist2 = dot(d, d);
+    let reach = ri + rj;
+    out.touching = dist2 < reach * reach;
+    if (!out.touching) { return out; }
+    let dist = sqrt(dist2);
+    let s = 1.0 - dist / reach;
+    let s32 = s * sqrt(s);
+    out.energy = 0.4 * k * s * s32;
+    if (dist > 0.0) {
+        out.force = (k * s32 / (reach * dist)) * d;
+    }
+    return out;
+}
+
+// The wall as a zero-diameter partner on the plane: R = r, |d| = signed distance h.
+fn binder_wall(w: Wall, x: vec3<real>, r: real) -> PairResult {
+    var out: PairResult;
+    let n = vec3<real>(w.normal_x, w.normal_y, w.normal_z);
+    let h = dot(x - vec3<real>(w.point_x, w.point_y, w.point_z), n);
+    out.touching = h < r;
+    if (!out.touching) { return out; }
+    let s = 1.0 - h / r;
+    let s32 = s * sqrt(s);
+    out.energy = 0.4 * w.stiffness * s * s32;
+    out.force = (w.stiffness * s32 / r) * n;
+    return out;
+}

@@ -1,0 +1,137 @@
+// Shared layout of every varidem kernel: the parameter block, the records, and the
+// buffers (group 0). The host prepends `alias real = f32|f64;` and the constants WG
+// (workgroup size), MAX_NEIGHBORS (private neighbour-list capacity) and MAX_REAL.
+// The Rust twins of these structs live in src/gpu/layout.rs; tests/gpu_layout.rs checks
+// sizes and offsets with naga.
+
+// Run parameters, one uniform block. Size is a multiple of 16 in both precisions.
+struct Params {
+    n_particles: u32,
+    n_bonds: u32,
+    n_walls: u32,
+    n_buckets: u32,
+    bucket_capacity: u32,
+    max_neighbors: u32,
+    // Bit 0: contacts on. Bit 1: printed shear form. Bit 2: energies wanted this step.
+    flags: u32,
+    // 0 = variational (map 25), 1 = variational-exact (map 23), 2 = symplectic-euler (27).
+    integrator: u32,
+    dt: real,
+    k_pp: real,
+    skin: real,
+    inv_cell: real,
+    gravity_x: real,
+    gravity_y: real,
+    gravity_z: real,
+    pad0: real,
+}
+
+// A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
+struct Bond {
+    i: u32,
+    j: u32,
+    k_bend: real,
+    k_axial: real,
+    k_shear: real,
+    rest_length: real,
+    rest_dir_i_x: real,
+    rest_dir_i_y: real,
+    rest_dir_i_z: real,
+    rest_dir_j_x: real,
+    rest_dir_j_y: real,
+    rest_dir_j_z: real,
+    rest_rotation_x: real,
+    rest_rotation_y: real,
+    rest_rotation_z: real,
+}
+
+// A planar wall: point, unit normal, stiffness.
+struct Wall {
+    point_x: real,
+    point_y: real,
+    point_z: real,
+    normal_x: real,
+    normal_y: real,
+    normal_z: real,
+    stiffness: real,
+    pad0: real,
+}
+
+// Status words (u32), shared with the host (src/gpu/mod.rs STATUS_*).
+const STATUS_STEP: u32 = 0u;       // steps completed
+const STATUS_ERROR: u32 = 1u;      // bit set of error codes (0: no error)
+const STATUS_REBUILD: u32 = 2u;    // neighbour list stale
+const STATUS_BUILDS: u32 = 3u;     // neighbour-list builds so far
+const STATUS_MAX_NEIGHBORS: u32 = 4u;
+const STATUS_FIRST_INDEX: u32 = 8u; // + code: lowest particle/bond index with that error
+const ERR_ROTATION_DOMAIN: u32 = 0u;
+const ERR_HALF_TURN: u32 = 1u;
+const ERR_BOND_HALF_TURN: u32 = 2u;
+const ERR_BUCKET_OVERFLOW: u32 = 3u;
+const ERR_NEIGHBOR_OVERFLOW: u32 = 4u;
+const ERR_NON_FINITE: u32 = 5u;
+
+const FLAG_HELD: u32 = 1u;
+const FLAG_PENDULUM: u32 = 2u;
+const PARAM_CONTACT: u32 = 1u;
+const PARAM_PRINTED_SHEAR: u32 = 2u;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> pos: array<real>;
+@group(0) @binding(3) var<storage, read_write> vel: array<real>;
+@group(0) @binding(4) var<storage, read_write> rot: array<real>;
+@group(0) @binding(5) var<storage, read_write> omega: array<real>;
+@group(0) @binding(6) var<storage, read_write> force: array<real>;
+@group(0) @binding(7) var<storage, read_write> moment: array<real>;
+@group(0) @binding(8) var<storage, read> pend: array<real>;
+// Per particle: mass, inertia, radius.
+@group(0) @binding(9) var<storage, read> props: array<real>;
+@group(0) @binding(10) var<storage, read> pflags: array<u32>;
+// Per particle: half of its contact pairs' energy, its wall energy.
+@group(0) @binding(11) var<storage, read_write> penergy: array<real>;
+@group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
+@group(0) @binding(13) var<storage, read> bonds: array<Bond>;
+// Per bond: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
+@group(0) @binding(14) var<storage, read_write> bond_out: array<real>;
+// CSR incidence: offsets[0..=N] then entries 2·bond + side.
+@group(0) @binding(15) var<storage, read> incidence: array<u32>;
+@group(0) @binding(16) var<storage, read> walls: array<Wall>;
+@group(0) @binding(17) var<storage, read_write> bucket_count: array<atomic<u32>>;
+@group(0) @binding(18) var<storage, read_write> bucket_items: array<u32>;
+// Per particle a row of 1 + max_neighbors: count, then ascending ids.
+@group(0) @binding(19) var<storage, read_write> neighbors: array<u32>;
+@group(0) @binding(20) var<storage, read_write> partials: array<real>;
+@group(0) @binding(21) var<storage, read_write> result: array<real>;
+
+fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
+fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }
+fn get_vel(i: u32) -> vec3<real> { return vec3<real>(vel[3u * i], vel[3u * i + 1u], vel[3u * i + 2u]); }
+fn set_vel(i: u32, v: vec3<real>) { vel[3u * i] = v.x; vel[3u * i + 1u] = v.y; vel[3u * i + 2u] = v.z; }
+fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
+fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }
+fn get_omega(i: u32) -> vec3<real> { return vec3<real>(omega[3u * i], omega[3u * i + 1u], omega[3u * i + 2u]); }
+fn set_omega(i: u32, v: vec3<real>) { omega[3u * i] = v.x; omega[3u * i + 1u] = v.y; omega[3u * i + 2u] = v.z; }
+fn get_force(i: u32) -> vec3<real> { return vec3<real>(force[3u * i], force[3u * i + 1u], force[3u * i + 2u]); }
+fn set_force(i: u32, v: vec3<real>) { force[3u * i] = v.x; force[3u * i + 1u] = v.y; force[3u * i + 2u] = v.z; }
+fn get_moment(i: u32) -> vec3<real> { return vec3<real>(moment[3u * i], moment[3u * i + 1u], moment[3u * i + 2u]); }
+fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u] = v.y; moment[3u * i + 2u] = v.z; }
+fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
+fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
+fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
+fn mass_of(i: u32) -> real { return props[3u * i]; }
+fn inertia_of(i: u32) -> real { return props[3u * i + 1u]; }
+fn radius_of(i: u32) -> real { return props[3u * i + 2u]; }
+fn gravity() -> vec3<real> { return vec3<real>(params.gravity_x, params.gravity_y, params.gravity_z); }
+
+// An error stops every later kernel; the lowest index per code is kept (deterministic).
+fn raise(code: u32, index: u32) {
+    atomicOr(&status[STATUS_ERROR], 1u << code);
+    atomicMin(&status[STATUS_FIRST_INDEX + code], index);
+}
+
+fn failed() -> bool { return atomicLoad(&status[STATUS_ERROR]) != 0u; }
+
+fn finite3(v: vec3<real>) -> bool {
+    return all(v == v) && all(abs(v) <= vec3<real>(MAX_REAL));
+}

@@ -1,0 +1,102 @@
+// Neighbour finding on the GPU: a hashed uniform grid of fixed-capacity buckets, rebuilt
+// only when integrate_predict has flagged a particle that moved more than skin/2. The
+// twin of src/neighbor/mod.rs: the same cell edge (2 r_max + skin), the same cutoff
+// (r_i + r_j + skin) and the same output, each particle's neighbours in ascending id.
+// Bucket slots are claimed with integer atomics in arbitrary order; sorting each list
+// makes the result deterministic.
+
+fn rebuilding() -> bool { return atomicLoad(&status[STATUS_REBUILD]) != 0u && !failed(); }
+
+fn cell_of(x: vec3<real>) -> vec3<i32> { return vec3<i32>(floor(x * params.inv_cell)); }
+
+fn bucket_of(c: vec3<i32>) -> u32 {
+    let h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u) ^ (bitcast<u32>(c.z) * 83492791u);
+    return h & (params.n_buckets - 1u);
+}
+
+@compute @workgroup_size(WG)
+fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= params.n_buckets || !rebuilding()) { return; }
+    atomicStore(&bucket_count[gid.x], 0u);
+}
+
+@compute @workgroup_size(WG)
+fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || !rebuilding()) { return; }
+    let b = bucket_of(cell_of(get_pos(i)));
+    let slot = atomicAdd(&bucket_count[b], 1u);
+    if (slot < params.bucket_capacity) {
+        bucket_items[b * params.bucket_capacity + slot] = i;
+    } else {
+        raise(ERR_BUCKET_OVERFLOW, i);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || !rebuilding()) { return; }
+    let x = get_pos(i);
+    let r = radius_of(i);
+    let c = cell_of(x);
+    var seen: array<u32, 27>;
+    var nseen = 0u;
+    var list: array<u32, MAX_NEIGHBORS>;
+    var n = 0u;
+    var overflow = false;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            for (var dx = -1; dx <= 1; dx++) {
+                let b = bucket_of(c + vec3<i32>(dx, dy, dz));
+                var dup = false;
+                for (var q = 0u; q < nseen; q++) {
+                    if (seen[q] == b) { dup = true; }
+                }
+                if (dup) { continue; }
+                seen[nseen] = b;
+                nseen++;
+                let count = min(atomicLoad(&bucket_count[b]), params.bucket_capacity);
+                for (var s = 0u; s < count; s++) {
+                    let j = bucket_items[b * params.bucket_capacity + s];
+                    if (j == i) { continue; }
+                    let d = x - get_pos(j);
+                    let reach = r + radius_of(j) + params.skin;
+                    if (dot(d, d) < reach * reach) {
+                        if (n >= params.max_neighbors) {
+                            overflow = true;
+                            continue;
+                        }
+                        // Insertion into the ascending list.
+                        var p = n;
+                        while (p > 0u && list[p - 1u] > j) {
+                            list[p] = list[p - 1u];
+                            p--;
+                        }
+                        list[p] = j;
+                        n++;
+                    }
+                }
+            }
+        }
+    }
+    if (overflow) {
+        raise(ERR_NEIGHBOR_OVERFLOW, i);
+        return;
+    }
+    let row = i * (params.max_neighbors + 1u);
+    neighbors[row] = n;
+    for (var s = 0u; s < n; s++) {
+        neighbors[row + 1u + s] = list[s];
+    }
+    set_ref(i, x);
+    atomicMax(&status[STATUS_MAX_NEIGHBORS], n);
+}
+
+// One invocation after neighbor_build: the list is fresh again.
+@compute @workgroup_size(1)
+fn grid_finish() {
+    if (!rebuilding()) { return; }
+    atomicStore(&status[STATUS_REBUILD], 0u);
+    atomicAdd(&status[STATUS_BUILDS], 1u);
+}

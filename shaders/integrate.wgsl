@@ -1,0 +1,74 @@
+// Integrators (Baker & Gonzalez maps 23, 25, 27) split into predict and correct halves:
+// the twin of src/integrators/mod.rs and the kernels integrate_predict /
+// integrate_correct of src/cpu/mod.rs.
+
+// One invocation: counts the step (stops counting once an error is raised).
+@compute @workgroup_size(1)
+fn step_begin() {
+    if (failed()) { return; }
+    atomicAdd(&status[STATUS_STEP], 1u);
+}
+
+@compute @workgroup_size(WG)
+fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    let h = params.dt;
+    let m = mass_of(i);
+    let jj = inertia_of(i);
+    let f = get_force(i);
+    let t = get_moment(i);
+    let euler = params.integrator == 2u;
+    let kv = select(0.5 * h / m, h / m, euler);
+    let kw = select(0.5 * h / jj, h / jj, euler);
+    let held = (pflags[i] & FLAG_HELD) != 0u;
+    var x = get_pos(i);
+    var v = vec3<real>(0.0);
+    if (!held) {
+        v = get_vel(i) + kv * f;
+        x = x + h * v;
+    }
+    let w = get_omega(i) + kw * t;
+    var da = h * w;
+    if (params.integrator == 1u) {
+        let q = h * h * dot(w, w);
+        if (!(q < 1.0)) {
+            raise(ERR_ROTATION_DOMAIN, i);
+            return;
+        }
+        da = (2.0 * h / (1.0 + sqrt(1.0 - q))) * w;
+    }
+    let a = try_compose(get_rot(i), da);
+    if (!a.ok) {
+        raise(ERR_HALF_TURN, i);
+        return;
+    }
+    if (!(finite3(x) && finite3(v) && finite3(a.value) && finite3(w))) {
+        raise(ERR_NON_FINITE, i);
+        return;
+    }
+    set_pos(i, x);
+    set_vel(i, v);
+    set_rot(i, a.value);
+    set_omega(i, w);
+    if ((params.flags & PARAM_CONTACT) != 0u) {
+        let moved = x - get_ref(i);
+        let half = 0.5 * params.skin;
+        if (dot(moved, moved) > half * half) {
+            atomicOr(&status[STATUS_REBUILD], 1u);
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed() || params.integrator == 2u) { return; }
+    let h = params.dt;
+    if ((pflags[i] & FLAG_HELD) == 0u) {
+        set_vel(i, get_vel(i) + (0.5 * h / mass_of(i)) * get_force(i));
+    } else {
+        set_vel(i, vec3<real>(0.0));
+    }
+    set_omega(i, get_omega(i) + (0.5 * h / inertia_of(i)) * get_moment(i));
+}

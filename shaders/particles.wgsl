@@ -1,0 +1,61 @@
+// Kernel particle_forces: per particle, the gather of bond results through the CSR
+// incidence list (ascending bond id), contacts over the neighbour list (ascending id),
+// walls and the field. The twin of CpuBackend::particle_force.
+
+fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
+
+@compute @workgroup_size(WG)
+fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    var f = vec3<real>(0.0);
+    var t = vec3<real>(0.0);
+    let first = incidence[i];
+    let last = incidence[i + 1u];
+    let base = params.n_particles + 1u;
+    for (var k = first; k < last; k++) {
+        let e = incidence[base + k];
+        let o = 12u * (e >> 1u);
+        if ((e & 1u) == 0u) {
+            f += bond_vec(o);
+            t += bond_vec(o + 3u);
+        } else {
+            f -= bond_vec(o);
+            t += bond_vec(o + 6u);
+        }
+    }
+    let x = get_pos(i);
+    let r = radius_of(i);
+    var e_contact = real(0.0);
+    var e_wall = real(0.0);
+    if ((params.flags & PARAM_CONTACT) != 0u) {
+        let row = i * (params.max_neighbors + 1u);
+        let n = neighbors[row];
+        for (var s = 0u; s < n; s++) {
+            let j = neighbors[row + 1u + s];
+            let c = binder_pair(params.k_pp, x, get_pos(j), r, radius_of(j));
+            if (c.touching) {
+                e_contact += 0.5 * c.energy;
+                f += c.force;
+            }
+        }
+        for (var w = 0u; w < params.n_walls; w++) {
+            let c = binder_wall(walls[w], x, r);
+            if (c.touching) {
+                e_wall += c.energy;
+                f += c.force;
+            }
+        }
+    }
+    let m = mass_of(i);
+    let g = gravity();
+    f += m * g;
+    if ((pflags[i] & FLAG_PENDULUM) != 0u) {
+        // U = −m a·(x + Rρ₀): moment m (Rρ₀) × a.
+        t += m * cross(rotate(get_rot(i), get_pend(i)), g);
+    }
+    set_force(i, f);
+    set_moment(i, t);
+    penergy[2u * i] = e_contact;
+    penergy[2u * i + 1u] = e_wall;
+}

@@ -1,0 +1,161 @@
+//! Device acquisition: adapter listing and choice (discrete > integrated > virtual >
+//! software, overridable by name), and a device requested with the adapter's own limits
+//! and features rather than WebGPU defaults.
+
+use crate::error::{Error, Result};
+
+/// Environment variable naming the adapter to use (a case-insensitive substring of its
+/// name), like `--adapter`.
+pub const ADAPTER_ENV: &str = "VARIDEM_ADAPTER";
+
+/// What `varidem info` shows about an adapter.
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    /// Adapter name.
+    pub name: String,
+    /// Graphics API backend.
+    pub backend: String,
+    /// Device type (discrete, integrated, virtual, cpu, other).
+    pub device_type: String,
+    /// Driver and driver info.
+    pub driver: String,
+    /// `SHADER_F64` support.
+    pub f64: bool,
+    /// Largest storage-buffer binding (bytes).
+    pub max_storage_binding: u64,
+    /// Largest buffer (bytes).
+    pub max_buffer: u64,
+    /// Storage buffers per shader stage.
+    pub max_storage_buffers_per_stage: u32,
+    /// Invocations per workgroup.
+    pub max_invocations_per_workgroup: u32,
+    /// Workgroup memory (bytes).
+    pub max_workgroup_storage: u32,
+}
+
+fn rank(t: wgpu::DeviceType) -> u32 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+fn summary(a: &wgpu::Adapter) -> AdapterSummary {
+    let info = a.get_info();
+    let limits = a.limits();
+    AdapterSummary {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
+        f64: a.features().contains(wgpu::Features::SHADER_F64),
+        max_storage_binding: limits.max_storage_buffer_binding_size as u64,
+        max_buffer: limits.max_buffer_size,
+        max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
+        max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+        max_workgroup_storage: limits.max_compute_workgroup_storage_size,
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+fn adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    let mut all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    // Stable preference: device type, then name.
+    all.sort_by_key(|a| {
+        let i = a.get_info();
+        (rank(i.device_type), i.name)
+    });
+    all
+}
+
+/// Every adapter this machine offers, in preference order.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    adapters(&instance()).iter().map(summary).collect()
+}
+
+/// One device and its queue, for one simulation.
+#[derive(Debug)]
+pub struct GpuContext {
+    /// The adapter.
+    pub adapter: wgpu::Adapter,
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// Adapter description.
+    pub summary: AdapterSummary,
+}
+
+impl GpuContext {
+    /// Picks an adapter (`name` or `$VARIDEM_ADAPTER`: the first whose name contains it,
+    /// case-insensitively; otherwise the most capable) and opens a device with the
+    /// adapter's limits and its `SHADER_F64` feature if present.
+    pub fn new(name: Option<&str>) -> Result<Self> {
+        let instance = instance();
+        let all = adapters(&instance);
+        if all.is_empty() {
+            return Err(Error::NoAdapter(
+                "no GPU adapter found (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)".into(),
+            ));
+        }
+        let wanted = name
+            .map(str::to_string)
+            .or_else(|| std::env::var(ADAPTER_ENV).ok());
+        let adapter = match &wanted {
+            Some(w) => {
+                let lw = w.to_lowercase();
+                all.into_iter()
+                    .find(|a| a.get_info().name.to_lowercase().contains(&lw))
+                    .ok_or_else(|| {
+                        Error::NoAdapter(format!(
+                            "no adapter matches '{w}'; available: {}",
+                            list_adapters()
+                                .iter()
+                                .map(|a| a.name.clone())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?
+            }
+            None => all
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::NoAdapter("no adapter".into()))?,
+        };
+        let features = adapter.features() & wgpu::Features::SHADER_F64;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("varidem"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| {
+            Error::Backend(format!(
+                "requesting a device from {}: {e}",
+                adapter.get_info().name
+            ))
+        })?;
+        let summary = summary(&adapter);
+        Ok(Self {
+            adapter,
+            device,
+            queue,
+            summary,
+        })
+    }
+
+    /// Whether kernels can be built in `f64`.
+    pub fn has_f64(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SHADER_F64)
+    }
+}

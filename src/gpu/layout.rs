@@ -1,0 +1,162 @@
+//! Host twins of the WGSL records in `shaders/common/layout.wgsl`: `#[repr(C)]`, `Pod`,
+//! scalar fields only (no `vec3`, so no 16/32-byte padding trap), in an `f32` and an
+//! `f64` flavour. `tests/gpu_layout.rs` checks sizes and offsets against naga's layout.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::model::{Bond, Wall};
+
+/// A floating-point type a kernel can be built in.
+pub trait Real: Pod + Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    /// Conversion from the reference `f64` (rounding to nearest for `f32`).
+    fn from_f64(v: f64) -> Self;
+    /// Conversion to `f64` (exact).
+    fn to_f64(self) -> f64;
+}
+
+impl Real for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Real for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// `struct Params` (uniform). 8 `u32` then 8 reals: 64 bytes in f32, 96 in f64, both
+/// multiples of 16 as uniform blocks require.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Params<R: Real> {
+    /// Number of particles.
+    pub n_particles: u32,
+    /// Number of bonds.
+    pub n_bonds: u32,
+    /// Number of walls.
+    pub n_walls: u32,
+    /// Number of grid buckets (a power of two).
+    pub n_buckets: u32,
+    /// Slots per bucket.
+    pub bucket_capacity: u32,
+    /// Neighbour-list capacity per particle.
+    pub max_neighbors: u32,
+    /// Bit 0 contacts on, bit 1 printed shear.
+    pub flags: u32,
+    /// 0 map (25), 1 map (23), 2 map (27).
+    pub integrator: u32,
+    /// Time step.
+    pub dt: R,
+    /// `K^pp`.
+    pub k_pp: R,
+    /// Neighbour skin.
+    pub skin: R,
+    /// 1 / cell edge.
+    pub inv_cell: R,
+    /// Field acceleration x.
+    pub gravity_x: R,
+    /// Field acceleration y.
+    pub gravity_y: R,
+    /// Field acceleration z.
+    pub gravity_z: R,
+    /// Padding to a multiple of 16 bytes.
+    pub pad0: R,
+}
+
+/// `struct Bond` in either precision; in `f64` it has exactly the layout of
+/// [`crate::model::Bond`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BondRecord<R: Real> {
+    /// First particle.
+    pub i: u32,
+    /// Second particle.
+    pub j: u32,
+    /// `K^m`.
+    pub k_bend: R,
+    /// `K^a`.
+    pub k_axial: R,
+    /// `K^s`.
+    pub k_shear: R,
+    /// Rest length.
+    pub rest_length: R,
+    /// Rest direction in i's body frame.
+    pub rest_dir_i: [R; 3],
+    /// Rest direction in j's body frame.
+    pub rest_dir_j: [R; 3],
+    /// Rest relative rotation `c₀`.
+    pub rest_rotation: [R; 3],
+}
+
+impl<R: Real> From<&Bond> for BondRecord<R> {
+    fn from(b: &Bond) -> Self {
+        let v = |a: glam::DVec3| [R::from_f64(a.x), R::from_f64(a.y), R::from_f64(a.z)];
+        Self {
+            i: b.i,
+            j: b.j,
+            k_bend: R::from_f64(b.k_bend),
+            k_axial: R::from_f64(b.k_axial),
+            k_shear: R::from_f64(b.k_shear),
+            rest_length: R::from_f64(b.rest_length),
+            rest_dir_i: v(b.rest_dir_i),
+            rest_dir_j: v(b.rest_dir_j),
+            rest_rotation: v(b.rest_rotation),
+        }
+    }
+}
+
+/// `struct Wall`: point, unit normal, stiffness, padding.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WallRecord<R: Real> {
+    /// Point on the plane.
+    pub point: [R; 3],
+    /// Unit normal.
+    pub normal: [R; 3],
+    /// Stiffness.
+    pub stiffness: R,
+    /// Padding.
+    pub pad0: R,
+}
+
+impl<R: Real> From<&Wall> for WallRecord<R> {
+    fn from(w: &Wall) -> Self {
+        let v = |a: glam::DVec3| [R::from_f64(a.x), R::from_f64(a.y), R::from_f64(a.z)];
+        Self {
+            point: v(w.point),
+            normal: v(w.normal),
+            stiffness: R::from_f64(w.stiffness),
+            pad0: R::default(),
+        }
+    }
+}
+
+// SAFETY: `#[repr(C)]`, every field is `u32` or `R` (f32/f64) or an array of `R`, and the
+// `u32` fields come first in even numbers, so no instantiation has padding; the size
+// assertions below check it for both precisions, and tests/gpu_layout.rs checks every
+// offset against naga's layout of the WGSL structs.
+unsafe impl<R: Real> Zeroable for Params<R> {}
+unsafe impl<R: Real> Pod for Params<R> {}
+unsafe impl<R: Real> Zeroable for BondRecord<R> {}
+unsafe impl<R: Real> Pod for BondRecord<R> {}
+unsafe impl<R: Real> Zeroable for WallRecord<R> {}
+unsafe impl<R: Real> Pod for WallRecord<R> {}
+
+const _: () = {
+    use std::mem::size_of;
+    assert!(size_of::<Params<f32>>() == 32 + 8 * 4);
+    assert!(size_of::<Params<f64>>() == 32 + 8 * 8);
+    assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
+    assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
+    assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());
+    assert!(size_of::<WallRecord<f32>>() == 8 * 4);
+    assert!(size_of::<WallRecord<f64>>() == 8 * 8);
+};

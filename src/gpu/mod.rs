@@ -1,0 +1,702 @@
+//! The GPU backend: wgpu host code driving the WGSL kernels in `shaders/`.
+//!
+//! One step is a fixed sequence of dispatches in one compute pass, mirroring the CPU
+//! reference kernel for kernel: `step_begin`, `integrate_predict`, (`grid_clear`,
+//! `grid_insert`, `neighbor_build`, `grid_finish`: no-ops unless a particle moved more
+//! than skin/2), `bond_forces`, `particle_forces`, `integrate_correct`. Many steps are
+//! encoded per submission; nothing is read back between output steps. Energies and
+//! momenta are reduced on the GPU (deterministic tree) only when asked for.
+//! No float atomics anywhere: results are bitwise reproducible on one adapter.
+
+pub mod context;
+pub mod layout;
+pub mod shaders;
+
+use std::collections::BTreeMap;
+
+use glam::DVec3;
+
+use crate::backend::Backend;
+use crate::diagnostics::{Diagnostics, Potentials};
+use crate::error::{Error, Result};
+use crate::integrators::IntegratorKind;
+use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
+use context::GpuContext;
+use layout::{BondRecord, Params, Real, WallRecord};
+use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
+
+/// Floating-point precision of the kernels.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// 32-bit: the default on GPUs.
+    #[default]
+    F32,
+    /// 64-bit: needs `SHADER_F64`; matches the CPU reference to ~1e-12.
+    F64,
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+        })
+    }
+}
+
+/// Status word indices (see `shaders/common/layout.wgsl`).
+const STATUS_STEP: usize = 0;
+const STATUS_ERROR: usize = 1;
+const STATUS_REBUILD: usize = 2;
+const STATUS_BUILDS: usize = 3;
+const STATUS_MAX_NEIGHBORS: usize = 4;
+const STATUS_FIRST_INDEX: usize = 8;
+const STATUS_WORDS: usize = 16;
+const ERR_NAMES: [&str; 6] = [
+    "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
+    "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
+    "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
+    "grid bucket overflow (too many particles hash to one cell; lower the density of the grid or raise bucket_capacity) at particle",
+    "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [contact] max_neighbors or lower the skin) at particle",
+    "a state value is not finite (blow-up: time step too large or stiffness too high?) at particle",
+];
+
+/// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
+mod bind {
+    pub(super) const PARAMS: u32 = 0;
+    pub(super) const STATUS: u32 = 1;
+    pub(super) const POS: u32 = 2;
+    pub(super) const VEL: u32 = 3;
+    pub(super) const ROT: u32 = 4;
+    pub(super) const OMEGA: u32 = 5;
+    pub(super) const FORCE: u32 = 6;
+    pub(super) const MOMENT: u32 = 7;
+    pub(super) const PEND: u32 = 8;
+    pub(super) const PROPS: u32 = 9;
+    pub(super) const PFLAGS: u32 = 10;
+    pub(super) const PENERGY: u32 = 11;
+    pub(super) const REF_POS: u32 = 12;
+    pub(super) const BONDS: u32 = 13;
+    pub(super) const BOND_OUT: u32 = 14;
+    pub(super) const INCIDENCE: u32 = 15;
+    pub(super) const WALLS: u32 = 16;
+    pub(super) const BUCKET_COUNT: u32 = 17;
+    pub(super) const BUCKET_ITEMS: u32 = 18;
+    pub(super) const NEIGHBORS: u32 = 19;
+    pub(super) const PARTIALS: u32 = 20;
+    pub(super) const RESULT: u32 = 21;
+    pub(super) const COUNT: usize = 22;
+}
+
+/// GPU run options.
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Adapter name (substring); `None`: `$VARIDEM_ADAPTER` or the best adapter.
+    pub adapter: Option<String>,
+    /// Kernel precision.
+    pub precision: Precision,
+    /// Neighbour-list capacity per particle (default 32, at most 64).
+    pub max_neighbors: Option<u32>,
+    /// Slots per grid bucket (default 16).
+    pub bucket_capacity: Option<u32>,
+}
+
+/// A compiled kernel: its pipeline, bind group and what it is dispatched over.
+#[derive(Debug)]
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+}
+
+/// Steps encoded per command buffer.
+const STEPS_PER_SUBMIT: u64 = 64;
+
+/// The GPU simulation, generic over the kernel precision.
+#[derive(Debug)]
+pub struct GpuBackend {
+    ctx: GpuContext,
+    precision: Precision,
+    model: Model,
+    integrator: IntegratorKind,
+    dt: f64,
+    buffers: Vec<wgpu::Buffer>,
+    kernels: BTreeMap<&'static str, Kernel>,
+    n: u32,
+    nb: u32,
+    n_buckets: u32,
+    contact: bool,
+    max_neighbors: u32,
+    steps: u64,
+}
+
+fn groups(n: u32) -> u32 {
+    n.div_ceil(WORKGROUP_SIZE).max(1)
+}
+
+fn flat<R: Real>(v: &[DVec3]) -> Vec<R> {
+    v.iter()
+        .flat_map(|a| [R::from_f64(a.x), R::from_f64(a.y), R::from_f64(a.z)])
+        .collect()
+}
+
+impl GpuBackend {
+    /// Opens a device and uploads `scene`.
+    pub fn new(scene: &Scene, options: &GpuOptions) -> Result<Self> {
+        let ctx = GpuContext::new(options.adapter.as_deref())?;
+        Self::with_context(
+            ctx,
+            scene.model.clone(),
+            scene.simulation.integrator,
+            scene.simulation.dt,
+            options,
+        )
+    }
+
+    /// Sets up `model` on an existing context (tests pass their own).
+    pub fn with_context(
+        ctx: GpuContext,
+        model: Model,
+        integrator: IntegratorKind,
+        dt: f64,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        if options.precision == Precision::F64 && !ctx.has_f64() {
+            return Err(Error::Backend(format!(
+                "adapter {} has no SHADER_F64 support; use --precision f32",
+                ctx.summary.name
+            )));
+        }
+        match options.precision {
+            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options),
+            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options),
+        }
+    }
+
+    fn build<R: Real>(
+        ctx: GpuContext,
+        model: Model,
+        integrator: IntegratorKind,
+        dt: f64,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let p = &model.particles;
+        let n = p.len() as u32;
+        let nb = model.bonds.len() as u32;
+        let contact = model.contact.is_some();
+        let max_neighbors = options.max_neighbors.unwrap_or(32).min(MAX_NEIGHBORS);
+        let bucket_capacity = options.bucket_capacity.unwrap_or(16);
+        let n_buckets = (n as usize).next_power_of_two().max(64) as u32;
+        let r_max = p.max_radius();
+        let (k_pp, skin) = match model.contact {
+            Some(c) => {
+                let ContactLaw::Binder { k_pp } = c.law;
+                (k_pp, c.skin)
+            }
+            None => (0.0, 0.0),
+        };
+        let cell = 2.0 * r_max + skin;
+        let params = Params::<R> {
+            n_particles: n,
+            n_bonds: nb,
+            n_walls: model.walls.len() as u32,
+            n_buckets,
+            bucket_capacity,
+            max_neighbors,
+            flags: u32::from(contact)
+                | if model.shear == ShearForm::Printed {
+                    2
+                } else {
+                    0
+                },
+            integrator: match integrator {
+                IntegratorKind::Variational => 0,
+                IntegratorKind::VariationalExact => 1,
+                IntegratorKind::SymplecticEuler => 2,
+            },
+            dt: R::from_f64(dt),
+            k_pp: R::from_f64(k_pp),
+            skin: R::from_f64(skin),
+            inv_cell: R::from_f64(if cell > 0.0 { 1.0 / cell } else { 0.0 }),
+            gravity_x: R::from_f64(model.gravity.x),
+            gravity_y: R::from_f64(model.gravity.y),
+            gravity_z: R::from_f64(model.gravity.z),
+            pad0: R::default(),
+        };
+        let props: Vec<R> = (0..p.len())
+            .flat_map(|i| {
+                [
+                    R::from_f64(p.mass[i]),
+                    R::from_f64(p.inertia[i]),
+                    R::from_f64(p.radius[i]),
+                ]
+            })
+            .collect();
+        let inc = Incidence::build(p.len(), &model.bonds);
+        let incidence: Vec<u32> = inc
+            .offsets
+            .iter()
+            .chain(inc.entries.iter())
+            .copied()
+            .collect();
+        let bonds: Vec<BondRecord<R>> = model.bonds.iter().map(BondRecord::from).collect();
+        let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
+        let mut status = [0u32; STATUS_WORDS];
+        status[STATUS_REBUILD] = u32::from(contact);
+        for w in &mut status[STATUS_FIRST_INDEX..] {
+            *w = u32::MAX;
+        }
+        let rs = std::mem::size_of::<R>() as u64;
+        let n3 = 3 * n as u64 * rs;
+        let reduce_groups = groups(n.max(nb)) as u64;
+        let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
+        // (binding, label, contents, usage is uniform)
+        let contents: Vec<(u32, &str, Vec<u8>)> = vec![
+            (bind::PARAMS, "params", bytemuck::bytes_of(&params).to_vec()),
+            (
+                bind::STATUS,
+                "status",
+                bytemuck::cast_slice(&status).to_vec(),
+            ),
+            (
+                bind::POS,
+                "pos",
+                bytemuck::cast_slice(&flat::<R>(&p.position)).to_vec(),
+            ),
+            (
+                bind::VEL,
+                "vel",
+                bytemuck::cast_slice(&flat::<R>(&p.velocity)).to_vec(),
+            ),
+            (
+                bind::ROT,
+                "rot",
+                bytemuck::cast_slice(&flat::<R>(&p.rotation)).to_vec(),
+            ),
+            (
+                bind::OMEGA,
+                "omega",
+                bytemuck::cast_slice(&flat::<R>(&p.angular_velocity)).to_vec(),
+            ),
+            (bind::FORCE, "force", zeros(n3)),
+            (bind::MOMENT, "moment", zeros(n3)),
+            (
+                bind::PEND,
+                "pend",
+                bytemuck::cast_slice(&flat::<R>(&p.pendulum_offset)).to_vec(),
+            ),
+            (bind::PROPS, "props", bytemuck::cast_slice(&props).to_vec()),
+            (
+                bind::PFLAGS,
+                "pflags",
+                bytemuck::cast_slice(&p.flags).to_vec(),
+            ),
+            (bind::PENERGY, "penergy", zeros(2 * n as u64 * rs)),
+            (bind::REF_POS, "ref_pos", zeros(n3)),
+            (bind::BONDS, "bonds", bytemuck::cast_slice(&bonds).to_vec()),
+            (bind::BOND_OUT, "bond_out", zeros(12 * nb as u64 * rs)),
+            (
+                bind::INCIDENCE,
+                "incidence",
+                bytemuck::cast_slice(&incidence).to_vec(),
+            ),
+            (bind::WALLS, "walls", bytemuck::cast_slice(&walls).to_vec()),
+            (
+                bind::BUCKET_COUNT,
+                "bucket_count",
+                zeros(if contact { 4 * n_buckets as u64 } else { 0 }),
+            ),
+            (
+                bind::BUCKET_ITEMS,
+                "bucket_items",
+                zeros(if contact {
+                    4 * n_buckets as u64 * bucket_capacity as u64
+                } else {
+                    0
+                }),
+            ),
+            (
+                bind::NEIGHBORS,
+                "neighbors",
+                zeros(if contact {
+                    4 * n as u64 * (max_neighbors as u64 + 1)
+                } else {
+                    0
+                }),
+            ),
+            (bind::PARTIALS, "partials", zeros(16 * reduce_groups * rs)),
+            (bind::RESULT, "result", zeros(16 * rs)),
+        ];
+        debug_assert_eq!(contents.len(), bind::COUNT);
+
+        // Does the problem fit the device?
+        let limits = ctx.device.limits();
+        let total: u64 = contents.iter().map(|c| c.2.len() as u64).sum();
+        for (_, label, data) in &contents {
+            let size = data.len() as u64;
+            if size > limits.max_storage_buffer_binding_size as u64 || size > limits.max_buffer_size
+            {
+                return Err(Error::DeviceTooSmall(format!(
+                    "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {} bytes per storage buffer; total device memory needed ≈ {:.1} MiB",
+                    ctx.summary.name,
+                    (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size),
+                    total as f64 / 1048576.0
+                )));
+            }
+        }
+
+        let device = &ctx.device;
+        let buffers: Vec<wgpu::Buffer> = contents
+            .iter()
+            .map(|(b, label, data)| {
+                let usage = if *b == bind::PARAMS {
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+                } else {
+                    wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_DST
+                        | wgpu::BufferUsages::COPY_SRC
+                };
+                // Zero-sized bindings are not allowed: pad to one 256-byte block.
+                let size = (data.len() as u64)
+                    .max(256)
+                    .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+                let buf = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                });
+                if !data.is_empty() {
+                    let padded = data
+                        .len()
+                        .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize);
+                    let mut bytes = data.clone();
+                    bytes.resize(padded, 0);
+                    ctx.queue.write_buffer(&buf, 0, &bytes);
+                }
+                Ok(buf)
+            })
+            .collect::<Result<_>>()?;
+
+        let precision = if rs == 8 {
+            Precision::F64
+        } else {
+            Precision::F32
+        };
+        let mut kernels = BTreeMap::new();
+        for file in shaders::KERNEL_FILES {
+            let source = shaders::compose(file.source, precision);
+            let (module_ir, info) = shaders::validate(&source, precision)
+                .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(file.name),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            for &ep in file.entry_points {
+                let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
+                    Error::Backend(format!("entry point {ep} missing in {}", file.name))
+                })?;
+                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(ep),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(ep),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+                let entries: Vec<wgpu::BindGroupEntry> = used
+                    .iter()
+                    .map(|&b| wgpu::BindGroupEntry {
+                        binding: b,
+                        resource: buffers[b as usize].as_entire_binding(),
+                    })
+                    .collect();
+                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(ep),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                });
+                kernels.insert(
+                    ep,
+                    Kernel {
+                        pipeline,
+                        bind_group,
+                    },
+                );
+            }
+        }
+
+        let mut me = Self {
+            ctx,
+            precision,
+            model,
+            integrator,
+            dt,
+            buffers,
+            kernels,
+            n,
+            nb,
+            n_buckets,
+            contact,
+            max_neighbors,
+            steps: 0,
+        };
+        // Forces of the initial state (and the first neighbour list).
+        let mut encoder = me.encoder();
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("init"),
+                timestamp_writes: None,
+            });
+            me.encode_forces(&mut pass);
+        }
+        me.ctx.queue.submit([encoder.finish()]);
+        me.check_status()?;
+        Ok(me)
+    }
+
+    /// The adapter this backend runs on.
+    pub fn adapter_name(&self) -> &str {
+        &self.ctx.summary.name
+    }
+
+    /// Kernel precision.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    fn encoder(&self) -> wgpu::CommandEncoder {
+        self.ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("varidem"),
+            })
+    }
+
+    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, name: &str, groups: u32) {
+        let k = &self.kernels[name];
+        pass.set_pipeline(&k.pipeline);
+        pass.set_bind_group(0, &k.bind_group, &[]);
+        pass.dispatch_workgroups(groups, 1, 1);
+    }
+
+    /// Grid (when stale), bond forces and particle forces.
+    fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if self.contact {
+            self.dispatch(pass, "grid_clear", groups(self.n_buckets));
+            self.dispatch(pass, "grid_insert", groups(self.n));
+            self.dispatch(pass, "neighbor_build", groups(self.n));
+            self.dispatch(pass, "grid_finish", 1);
+        }
+        if self.nb > 0 {
+            self.dispatch(pass, "bond_forces", groups(self.nb));
+        }
+        self.dispatch(pass, "particle_forces", groups(self.n));
+    }
+
+    fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.dispatch(pass, "step_begin", 1);
+        self.dispatch(pass, "integrate_predict", groups(self.n));
+        self.encode_forces(pass);
+        if self.integrator != IntegratorKind::SymplecticEuler {
+            self.dispatch(pass, "integrate_correct", groups(self.n));
+        }
+    }
+
+    /// Copies `buffer`'s first `bytes` to the host (blocking).
+    fn read(&self, binding: u32, bytes: u64) -> Result<Vec<u8>> {
+        let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.encoder();
+        encoder.copy_buffer_to_buffer(&self.buffers[binding as usize], 0, &staging, 0, bytes);
+        self.ctx.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Backend(format!("device lost or timed out: {e}")))?;
+        rx.recv()
+            .map_err(|e| Error::Backend(format!("readback: {e}")))?
+            .map_err(|e| Error::Backend(format!("readback: {e}")))?;
+        let data = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Backend(format!("readback: {e}")))?
+            .to_vec();
+        staging.unmap();
+        Ok(data)
+    }
+
+    fn read_reals(&self, binding: u32, count: usize) -> Result<Vec<f64>> {
+        let rs = match self.precision {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        };
+        let raw = self.read(binding, (count * rs) as u64)?;
+        Ok(match self.precision {
+            Precision::F32 => bytemuck::cast_slice::<u8, f32>(&raw[..count * 4])
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            Precision::F64 => bytemuck::pod_collect_to_vec::<u8, f64>(&raw[..count * 8]),
+        })
+    }
+
+    fn read_vec3(&self, binding: u32) -> Result<Vec<DVec3>> {
+        let v = self.read_reals(binding, 3 * self.n as usize)?;
+        Ok(v.chunks_exact(3)
+            .map(|c| DVec3::new(c[0], c[1], c[2]))
+            .collect())
+    }
+
+    fn status(&self) -> Result<[u32; STATUS_WORDS]> {
+        let raw = self.read(bind::STATUS, 4 * STATUS_WORDS as u64)?;
+        let mut s = [0u32; STATUS_WORDS];
+        s.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(
+            &raw[..4 * STATUS_WORDS],
+        ));
+        Ok(s)
+    }
+
+    /// Reads the status words; turns a raised kernel error into [`Error::Kernel`].
+    fn check_status(&mut self) -> Result<()> {
+        let s = self.status()?;
+        self.steps = s[STATUS_STEP] as u64;
+        let bits = s[STATUS_ERROR];
+        if bits == 0 {
+            return Ok(());
+        }
+        let code = bits.trailing_zeros() as usize;
+        let index = s[STATUS_FIRST_INDEX + code];
+        let what = ERR_NAMES
+            .get(code)
+            .copied()
+            .unwrap_or("unknown kernel error at");
+        let mut message = format!("{what} {index}");
+        if code == 2 {
+            if let Some(b) = self.model.bonds.get(index as usize) {
+                message.push_str(&format!(" ({}, {})", b.i, b.j));
+            }
+        }
+        Err(Error::Kernel {
+            step: self.steps,
+            message,
+        })
+    }
+
+    /// Neighbour-list builds so far and the largest list seen.
+    pub fn neighbor_stats(&self) -> Result<(u32, u32)> {
+        let s = self.status()?;
+        Ok((s[STATUS_BUILDS], s[STATUS_MAX_NEIGHBORS]))
+    }
+
+    /// Forces and moments of the current state (for parity tests).
+    pub fn forces(&self) -> Result<(Vec<DVec3>, Vec<DVec3>)> {
+        Ok((self.read_vec3(bind::FORCE)?, self.read_vec3(bind::MOMENT)?))
+    }
+
+    /// Each particle's neighbour list (for parity tests); empty without contacts.
+    pub fn neighbor_lists(&self) -> Result<Vec<Vec<u32>>> {
+        if !self.contact {
+            return Ok(Vec::new());
+        }
+        let row = self.max_neighbors as usize + 1;
+        let raw = self.read(bind::NEIGHBORS, 4 * (self.n as usize * row) as u64)?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&raw[..4 * self.n as usize * row]);
+        Ok(words
+            .chunks_exact(row)
+            .map(|r| r[1..1 + r[0] as usize].to_vec())
+            .collect())
+    }
+}
+
+impl Backend for GpuBackend {
+    fn name(&self) -> String {
+        format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
+    }
+
+    fn step_count(&self) -> u64 {
+        self.steps
+    }
+
+    fn time(&self) -> f64 {
+        self.steps as f64 * self.dt
+    }
+
+    fn advance(&mut self, n: u64) -> Result<()> {
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(STEPS_PER_SUBMIT);
+            let mut encoder = self.encoder();
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("steps"),
+                    timestamp_writes: None,
+                });
+                for _ in 0..batch {
+                    self.encode_step(&mut pass);
+                }
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+            left -= batch;
+        }
+        self.check_status()
+    }
+
+    fn diagnostics(&mut self) -> Result<Diagnostics> {
+        let mut encoder = self.encoder();
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("reduce"),
+                timestamp_writes: None,
+            });
+            self.dispatch(&mut pass, "reduce_partials", groups(self.n.max(self.nb)));
+            self.dispatch(&mut pass, "reduce_final", 1);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        let q = self.read_reals(bind::RESULT, 16)?;
+        Ok(Diagnostics {
+            step: self.steps,
+            time: self.time(),
+            e_kin: q[0],
+            e_rot: q[1],
+            momentum: DVec3::new(q[2], q[3], q[4]),
+            angular_momentum: DVec3::new(q[5], q[6], q[7]),
+            potentials: Potentials {
+                field: q[8],
+                contact: q[9],
+                wall: q[10],
+                bend: q[11],
+                axial: q[12],
+                shear: q[13],
+            },
+        })
+    }
+
+    fn particles(&mut self) -> Result<Particles> {
+        let mut p = self.model.particles.clone();
+        p.position = self.read_vec3(bind::POS)?;
+        p.velocity = self.read_vec3(bind::VEL)?;
+        p.rotation = self.read_vec3(bind::ROT)?;
+        p.angular_velocity = self.read_vec3(bind::OMEGA)?;
+        Ok(p)
+    }
+}
