@@ -7,9 +7,33 @@ use crate::model::Particles;
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
-    /// The `f64` CPU reference (multi-threaded, deterministic).
+    /// The GPU if there is a hardware adapter (or one is named with `--adapter` or
+    /// `$VARIDEM_ADAPTER`), the CPU otherwise; falls back to the CPU with a warning if
+    /// the GPU backend cannot be set up.
     #[default]
+    Auto,
+    /// The `f64` CPU reference (multi-threaded, deterministic).
     Cpu,
+    /// The wgpu backend (`f32` or `f64` kernels); falls back to the CPU with a warning
+    /// if there is no usable adapter.
+    Gpu,
+}
+
+impl BackendKind {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A simulation advancing on some device.

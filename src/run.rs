@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use crate::backend::{Backend, BackendKind};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
+use crate::gpu::context::{list_adapters, ADAPTER_ENV};
+use crate::gpu::{GpuBackend, GpuOptions, Precision};
 use crate::io::{write_final_csv, EnergyCsv};
 use crate::model::Scene;
 
@@ -36,16 +38,61 @@ pub struct RunSummary {
     pub final_csv: PathBuf,
 }
 
-/// Builds the backend `kind` for `scene`.
+/// The GPU options for `scene`: `precision` (the command line's) overrides the scene's
+/// `[simulation] precision`, which overrides the default (`f32`); the neighbour-list
+/// and bucket capacities are the scene's; `adapter` names the adapter (`None`:
+/// `$VARIDEM_ADAPTER` or the most capable one).
+pub fn gpu_options(
+    scene: &Scene,
+    precision: Option<Precision>,
+    adapter: Option<&str>,
+) -> GpuOptions {
+    let sim = &scene.simulation;
+    GpuOptions {
+        adapter: adapter.map(str::to_owned),
+        precision: precision.or(sim.precision).unwrap_or_default(),
+        max_neighbors: sim.gpu_max_neighbors,
+        bucket_capacity: sim.gpu_bucket_capacity,
+    }
+}
+
+/// Builds the backend `kind` for `scene`; `gpu` configures the GPU backend (see
+/// [`gpu_options`]) and is ignored by the CPU backend.
 ///
-/// A backend that is requested but not available on this machine (its constructor
-/// returns [`Error::Backend`]) falls back to the CPU with a warning, through
-/// [`fallback_to_cpu`]; any other error is returned.
-pub fn make_backend(kind: BackendKind, scene: &Scene) -> Result<Box<dyn Backend>> {
+/// * [`BackendKind::Cpu`] never touches the GPU.
+/// * [`BackendKind::Gpu`] builds the GPU backend; if it is not available on this
+///   machine (no adapter, no adapter matching the requested name, no `f64` support for
+///   `f64` kernels, a device that cannot be opened or is too small), it falls back to
+///   the CPU with a warning, through [`fallback_to_cpu`].
+/// * [`BackendKind::Auto`] does the same, except that when no adapter is named
+///   (`gpu.adapter`, `$VARIDEM_ADAPTER`) and every adapter is a software rasteriser
+///   (lavapipe/llvmpipe, device type `Cpu`) it runs on the CPU backend, which is faster
+///   and `f64`, without trying the GPU.
+///
+/// Any other error (an invalid scene, say) is returned.
+pub fn make_backend(
+    kind: BackendKind,
+    scene: &Scene,
+    gpu: &GpuOptions,
+) -> Result<Box<dyn Backend>> {
     match kind {
         BackendKind::Cpu => cpu_backend(scene),
-        // A device backend plugs in as
-        // `BackendKind::Gpu => fallback_to_cpu("gpu", GpuBackend::new(scene).map(boxed), scene)`.
+        BackendKind::Gpu => fallback_to_cpu("gpu", gpu_backend(scene, gpu), scene),
+        BackendKind::Auto => {
+            let named = gpu.adapter.is_some() || std::env::var_os(ADAPTER_ENV).is_some();
+            if !named {
+                let adapters = list_adapters();
+                if !adapters.is_empty() && adapters.iter().all(|a| a.device_type == "Cpu") {
+                    let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
+                    log::info!(
+                        "only software GPU adapters ({}): running on the CPU backend (--backend gpu runs on them anyway)",
+                        names.join(", ")
+                    );
+                    return cpu_backend(scene);
+                }
+            }
+            fallback_to_cpu("gpu", gpu_backend(scene, gpu), scene)
+        }
     }
 }
 
@@ -53,8 +100,13 @@ fn cpu_backend(scene: &Scene) -> Result<Box<dyn Backend>> {
     Ok(Box::new(CpuBackend::new(scene)?))
 }
 
+fn gpu_backend(scene: &Scene, gpu: &GpuOptions) -> Result<Box<dyn Backend>> {
+    Ok(Box::new(GpuBackend::new(scene, gpu)?))
+}
+
 /// Returns the backend `attempt` made for `requested` or, if that backend is not
-/// available ([`Error::Backend`]), logs a warning and returns the CPU backend instead.
+/// available on this machine ([`Error::NoAdapter`], [`Error::Backend`],
+/// [`Error::DeviceTooSmall`]), logs a warning and returns the CPU backend instead.
 /// Other errors (an invalid scene, say) are returned as they are.
 pub fn fallback_to_cpu(
     requested: &str,
@@ -62,9 +114,13 @@ pub fn fallback_to_cpu(
     scene: &Scene,
 ) -> Result<Box<dyn Backend>> {
     match attempt {
-        Err(Error::Backend(why)) => {
+        Err(Error::NoAdapter(why)) => {
+            log::warn!("no GPU adapter ({why}): falling back to the CPU backend");
+            cpu_backend(scene)
+        }
+        Err(e @ (Error::Backend(_) | Error::DeviceTooSmall(_))) => {
             log::warn!(
-                "the {requested} backend is not available ({why}); falling back to the CPU backend"
+                "the {requested} backend is not available ({e}): falling back to the CPU backend"
             );
             cpu_backend(scene)
         }
@@ -231,7 +287,8 @@ mod tests {
                 .replace("output_every = 10", &format!("output_every = {every}"));
             let scene = parse_scene(&text).unwrap();
             let dir = tempfile::tempdir().unwrap();
-            let mut backend = make_backend(BackendKind::Cpu, &scene).unwrap();
+            let mut backend =
+                make_backend(BackendKind::Cpu, &scene, &GpuOptions::default()).unwrap();
             let summary = run(&scene, backend.as_mut(), dir.path()).unwrap();
             assert_eq!(summary.steps, steps);
             assert_eq!(summary.particles, 2);
@@ -313,10 +370,40 @@ mod tests {
         let attempt = Err(Error::Backend("no adapter".into()));
         let b = fallback_to_cpu("gpu", attempt, &scene).unwrap();
         assert_eq!(b.name(), "cpu");
+        let attempt = Err(Error::NoAdapter("none here".into()));
+        let b = fallback_to_cpu("gpu", attempt, &scene).unwrap();
+        assert_eq!(b.name(), "cpu");
         let attempt = Err(Error::Scene("bad".into()));
         assert!(matches!(
             fallback_to_cpu("gpu", attempt, &scene),
             Err(Error::Scene(_))
         ));
+    }
+
+    #[test]
+    fn a_gpu_request_for_a_missing_adapter_runs_on_the_cpu() {
+        let scene = parse_scene(TWO_BALLS).unwrap();
+        let options = GpuOptions {
+            adapter: Some("no adapter is called this 7f3a".into()),
+            ..GpuOptions::default()
+        };
+        for kind in [BackendKind::Gpu, BackendKind::Auto] {
+            let b = make_backend(kind, &scene, &options).unwrap();
+            assert_eq!(b.name(), "cpu", "{kind}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_precision_overrides_the_scene() {
+        let mut scene = parse_scene(TWO_BALLS).unwrap();
+        assert_eq!(gpu_options(&scene, None, None).precision, Precision::F32);
+        scene.simulation.precision = Some(Precision::F64);
+        scene.simulation.gpu_max_neighbors = Some(12);
+        let o = gpu_options(&scene, None, Some("llvm"));
+        assert_eq!(o.precision, Precision::F64);
+        assert_eq!(o.max_neighbors, Some(12));
+        assert_eq!(o.adapter.as_deref(), Some("llvm"));
+        let o = gpu_options(&scene, Some(Precision::F32), None);
+        assert_eq!(o.precision, Precision::F32);
     }
 }

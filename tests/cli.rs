@@ -165,3 +165,159 @@ fn check_prints_the_scene_contents() {
         "{stdout}"
     );
 }
+
+#[test]
+fn info_lists_the_cpu_threads_and_the_adapters() {
+    let o = varidem(&["info"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("CPU backend: f64 reference, "), "{stdout}");
+    let adapters = varidem::gpu::context::list_adapters();
+    if adapters.is_empty() {
+        assert!(stdout.contains("no GPU adapter found"), "{stdout}");
+        assert!(stdout.contains("mesa-vulkan-drivers"), "{stdout}");
+    } else {
+        assert!(
+            stdout.contains(&format!("GPU adapters: {}", adapters.len())),
+            "{stdout}"
+        );
+        for a in &adapters {
+            assert!(stdout.contains(&a.name), "{stdout} lacks {}", a.name);
+        }
+        for key in [
+            "backend:",
+            "device type:",
+            "driver:",
+            "f64 (SHADER_F64):",
+            "max storage-buffer binding size:",
+            "max buffer size:",
+            "storage buffers per stage:",
+            "max invocations per workgroup:",
+            "workgroup memory:",
+        ] {
+            assert!(stdout.contains(key), "{stdout} lacks {key}");
+        }
+    }
+}
+
+/// The number after `key` on the line of `text` that starts with it.
+fn value_after(text: &str, key: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("no line starting {key:?} in {text}"));
+    line[key.len()..]
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+#[test]
+fn bench_prints_the_throughput_of_the_bonded_block() {
+    let o = varidem(&["bench", "--n", "1000", "--steps", "5", "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("particle-steps/s: ")),
+        "{stdout}"
+    );
+    assert!(value_after(&stdout, "particle-steps/s: ") > 0.0, "{stdout}");
+    assert!(value_after(&stdout, "bond-steps/s: ") > 0.0, "{stdout}");
+    assert_eq!(value_after(&stdout, "particles: "), 1000.0, "{stdout}");
+    assert!(value_after(&stdout, "bonds: ") > 0.0, "{stdout}");
+    assert!(stdout.contains("backend: cpu"), "{stdout}");
+
+    // f32 on the CPU: it still runs (in f64), with a warning.
+    let o = varidem(&[
+        "bench",
+        "--n",
+        "8",
+        "--steps",
+        "1",
+        "--backend",
+        "cpu",
+        "--precision",
+        "f32",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the CPU backend is the f64 reference"));
+}
+
+#[test]
+fn run_on_the_gpu_in_f64_or_falls_back_to_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = short_pendulum(30, 10);
+    let scene_path = dir.path().join("pendulum.toml");
+    std::fs::write(&scene_path, &text).unwrap();
+    let out = dir.path().join("out");
+    let o = varidem(&[
+        "run",
+        scene_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "gpu",
+        "--precision",
+        "f64",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "varidem run failed: {err}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let on_gpu = stdout.contains("on the gpu (") && stdout.contains(", f64) backend");
+    let fell_back =
+        stdout.contains("on the cpu backend") && err.contains("falling back to the CPU backend");
+    assert!(
+        on_gpu || fell_back,
+        "neither on the GPU nor a warned fallback:\n{stdout}\n{err}"
+    );
+
+    let energy = read_energy_csv(&out.join("energy.csv")).unwrap();
+    assert_eq!(energy.column("step").unwrap(), [0.0, 10.0, 20.0, 30.0]);
+    let rows = read_final_csv(&out.join("final.csv")).unwrap();
+    let scene = parse_scene(&text).unwrap();
+    let mut cpu = CpuBackend::new(&scene).unwrap();
+    cpu.advance(30).unwrap();
+    let p = cpu.particles().unwrap();
+    assert_eq!(rows.len(), p.len());
+    // f64 kernels follow the f64 reference closely (the GPU parity tests are tighter).
+    for (r, (a, w)) in rows.iter().zip(p.rotation.iter().zip(&p.angular_velocity)) {
+        assert!((r.rotation - *a).length() <= 1e-9, "{r:?} vs {a}");
+        assert!((r.angular_velocity - *w).length() <= 1e-9, "{r:?} vs {w}");
+    }
+}
+
+#[test]
+fn an_unknown_precision_fails_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = short_pendulum(10, 10).replace("[simulation]", "[simulation]\nprecision = \"f16\"");
+    assert!(text.contains("f16"), "{text}");
+    let path = dir.path().join("f16.toml");
+    std::fs::write(&path, text).unwrap();
+    for args in [
+        vec![
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ],
+        vec!["check", path.to_str().unwrap()],
+        vec!["bench", path.to_str().unwrap(), "--backend", "cpu"],
+    ] {
+        let o = varidem(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("no error line in {err:?}"));
+        assert!(
+            line.contains("f16.toml")
+                && line.contains(
+                    "simulation.precision = \"f16\": unknown precision (allowed: \"f32\", \"f64\")"
+                ),
+            "{line:?}"
+        );
+    }
+}

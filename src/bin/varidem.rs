@@ -1,22 +1,38 @@
-//! `varidem`: run or check a scene from the command line.
+//! `varidem`: run, check or benchmark a scene, and list the GPU adapters, from the command line.
 //!
 //! ```text
-//! varidem run [SCENE] [--out DIR] [--backend cpu]   # no SCENE: the built-in torus impact
-//! varidem check SCENE                               # parse and validate, print counts
+//! varidem run [SCENE] [--out DIR] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
+//!                                   # no SCENE: the built-in torus impact
+//! varidem check SCENE               # parse and validate, print counts
+//! varidem info                      # CPU threads and GPU adapters with their limits
+//! varidem bench [SCENE] [--n N] [--steps S] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
+//!                                   # timed steps: particle-steps/s and bond-steps/s
 //! ```
 //!
 //! Errors print one line `error: ...` to stderr and exit with code 1.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use varidem::backend::BackendKind;
+use varidem::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
+use varidem::gpu::Precision;
+use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
-use varidem::model::{Duration, Scene};
-use varidem::run::{make_backend, run};
+use varidem::model::generators::bonded_block;
+use varidem::model::{Duration, Scene, SimulationParams};
+use varidem::run::{gpu_options, make_backend, run};
 use varidem::Result;
+
+/// Particles in the default `bench` block.
+const BENCH_DEFAULT_N: usize = 10_000;
+/// Time step of the `bench` block (s): ω h ≈ 0.25 for its stiffest mode.
+const BENCH_DT: f64 = 1e-7;
+/// Most warm-up steps `bench` takes before timing.
+const BENCH_WARMUP: u64 = 10;
 
 /// Discrete element simulation of granular materials and particle-binder composites.
 #[derive(Debug, Parser)]
@@ -36,15 +52,66 @@ enum Command {
         /// Output directory (created if needed).
         #[arg(long, value_name = "DIR", default_value = "out")]
         out: PathBuf,
-        /// Backend to run on.
-        #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
-        backend: BackendKind,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Load and validate a scene, and print what it contains.
     Check {
         /// Scene file (TOML).
         scene: PathBuf,
     },
+    /// Show the CPU thread count and every GPU adapter with the limits that matter.
+    Info,
+    /// Time steps of a bonded lattice block (or of a scene) and print the throughput.
+    Bench {
+        /// Scene file (TOML) to time instead of the bonded block (ignored if --n is given).
+        scene: Option<PathBuf>,
+        /// Particles in the bonded lattice block (rounded to a near-cubic lattice)
+        /// [default: 10000].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        n: Option<u64>,
+        /// Timed steps (after min(10, S) untimed warm-up steps).
+        #[arg(long, value_name = "S", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+        steps: u64,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+}
+
+/// Where to run: shared by `run` and `bench`.
+#[derive(Debug, Args)]
+struct DeviceArgs {
+    /// Backend: auto (the GPU if there is a hardware adapter or one is named, else the
+    /// CPU), cpu (the f64 reference) or gpu. A GPU that is not available falls back to
+    /// the CPU with a warning.
+    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+    backend: BackendKind,
+    /// GPU kernel precision; overrides the scene's [simulation] precision [default:
+    /// f32]. f64 needs an adapter with SHADER_F64. The CPU backend is always f64.
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
+    /// GPU adapter: a case-insensitive substring of its name (see `varidem info`);
+    /// default $VARIDEM_ADAPTER, else the most capable adapter.
+    #[arg(long, value_name = "NAME")]
+    adapter: Option<String>,
+}
+
+impl DeviceArgs {
+    /// Builds the backend for `scene`, warning about options the CPU backend ignores.
+    fn backend(&self, scene: &Scene) -> Result<Box<dyn varidem::backend::Backend>> {
+        if self.backend == BackendKind::Cpu {
+            if self.precision == Some(Precision::F32) {
+                log::warn!(
+                    "--precision f32 applies to the GPU backend only: the CPU backend is the f64 reference"
+                );
+            }
+            if let Some(a) = &self.adapter {
+                log::warn!("--adapter {a} is ignored by the CPU backend");
+            }
+        }
+        let options = gpu_options(scene, self.precision, self.adapter.as_deref());
+        make_backend(self.backend, scene, &options)
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -74,7 +141,7 @@ fn describe(scene: &Scene) -> String {
     )
 }
 
-fn run_command(scene: Option<&Path>, out: &Path, backend: BackendKind) -> Result<()> {
+fn run_command(scene: Option<&Path>, out: &Path, device: &DeviceArgs) -> Result<()> {
     let scene = match scene {
         Some(path) => load_scene(path)?,
         None => {
@@ -84,7 +151,7 @@ fn run_command(scene: Option<&Path>, out: &Path, backend: BackendKind) -> Result
             default_scene()
         }
     };
-    let mut backend = make_backend(backend, &scene)?;
+    let mut backend = device.backend(&scene)?;
     let summary = run(&scene, backend.as_mut(), out)?;
     println!(
         "{} steps (t = {} s) of {} particles on the {} backend in {:.3} s: {:.3e} particle-steps/s",
@@ -100,18 +167,177 @@ fn run_command(scene: Option<&Path>, out: &Path, backend: BackendKind) -> Result
     Ok(())
 }
 
+/// `bytes` with a binary-prefixed size alongside.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut x = n as f64;
+    let mut unit = "";
+    for u in UNITS {
+        if x < 1024.0 {
+            break;
+        }
+        x /= 1024.0;
+        unit = u;
+    }
+    if unit.is_empty() {
+        format!("{n} bytes")
+    } else {
+        format!("{n} bytes ({x:.1} {unit})")
+    }
+}
+
+fn print_adapter(k: usize, a: &AdapterSummary) {
+    println!("  [{k}] {}", a.name);
+    let rows = [
+        ("backend", a.backend.clone()),
+        ("device type", a.device_type.clone()),
+        ("driver", a.driver.clone()),
+        (
+            "f64 (SHADER_F64)",
+            if a.f64 { "yes" } else { "no" }.to_owned(),
+        ),
+        (
+            "max storage-buffer binding size",
+            bytes(a.max_storage_binding),
+        ),
+        ("max buffer size", bytes(a.max_buffer)),
+        (
+            "storage buffers per stage",
+            a.max_storage_buffers_per_stage.to_string(),
+        ),
+        (
+            "max invocations per workgroup",
+            a.max_invocations_per_workgroup.to_string(),
+        ),
+        (
+            "workgroup memory",
+            bytes(u64::from(a.max_workgroup_storage)),
+        ),
+    ];
+    for (key, value) in rows {
+        println!("      {:<33}{value}", format!("{key}:"));
+    }
+}
+
+fn info_command() {
+    println!("varidem {}", env!("CARGO_PKG_VERSION"));
+    println!(
+        "CPU backend: f64 reference, {} thread(s) (rayon; set RAYON_NUM_THREADS to change)",
+        rayon::current_num_threads()
+    );
+    let adapters = list_adapters();
+    if adapters.is_empty() {
+        println!("no GPU adapter found: the GPU backend falls back to the CPU");
+        println!(
+            "hint: without a GPU, install Mesa's software Vulkan driver (lavapipe), e.g. apt-get install mesa-vulkan-drivers"
+        );
+        return;
+    }
+    println!(
+        "GPU adapters: {} (in order of preference; --adapter NAME or ${ADAPTER_ENV} picks another)",
+        adapters.len()
+    );
+    if let Ok(wanted) = std::env::var(ADAPTER_ENV) {
+        println!("{ADAPTER_ENV} = {wanted:?}");
+    }
+    for (k, a) in adapters.iter().enumerate() {
+        print_adapter(k, a);
+    }
+}
+
+/// The scene `bench` times: `scene`, or the bonded block of `n` particles if `n` is
+/// given or there is no scene.
+fn bench_scene(scene: Option<&Path>, n: Option<u64>, steps: u64) -> Result<Scene> {
+    match (scene, n) {
+        (Some(path), None) => load_scene(path),
+        (path, n) => {
+            if let Some(path) = path {
+                log::warn!(
+                    "--n is given: timing the bonded block, not {}",
+                    path.display()
+                );
+            }
+            let n = n.map_or(BENCH_DEFAULT_N, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            });
+            let model = bonded_block(n)?;
+            Ok(Scene {
+                simulation: SimulationParams {
+                    dt: BENCH_DT,
+                    duration: Duration::Steps(steps),
+                    integrator: IntegratorKind::Variational,
+                    output_every: steps,
+                    precision: None,
+                    gpu_max_neighbors: None,
+                    gpu_bucket_capacity: None,
+                },
+                model,
+            })
+        }
+    }
+}
+
+fn bench_command(
+    scene: Option<&Path>,
+    n: Option<u64>,
+    steps: u64,
+    device: &DeviceArgs,
+) -> Result<()> {
+    let scene = bench_scene(scene, n, steps)?;
+    let particles = scene.model.particles.len();
+    let bonds = scene.model.bonds.len();
+    log::info!("setting up {particles} particle(s), {bonds} bond(s)");
+    let mut backend = device.backend(&scene)?;
+    let warmup = steps.min(BENCH_WARMUP);
+    log::info!(
+        "warm-up: {warmup} step(s) on the {} backend",
+        backend.name()
+    );
+    backend.advance(warmup)?;
+    log::info!("timing {steps} step(s)");
+    let start = Instant::now();
+    backend.advance(steps)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let rate = |count: usize| {
+        if seconds > 0.0 {
+            count as f64 * steps as f64 / seconds
+        } else {
+            f64::INFINITY
+        }
+    };
+    println!("backend: {}", backend.name());
+    println!("particles: {particles}");
+    println!("bonds: {bonds}");
+    println!("steps: {steps} (after {warmup} warm-up)");
+    println!("wall time: {seconds:.6} s");
+    println!("particle-steps/s: {:.2e}", rate(particles));
+    println!("bond-steps/s: {:.2e}", rate(bonds));
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    // wgpu probes every graphics API when listing adapters; EGL initialisation failing
+    // on a machine without a display is expected, not worth an error line.
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("info,wgpu_hal::gles::egl=off"),
+    )
+    .init();
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Run {
-            scene,
-            out,
-            backend,
-        } => run_command(scene.as_deref(), out, *backend),
+        Command::Run { scene, out, device } => run_command(scene.as_deref(), out, device),
         Command::Check { scene } => load_scene(scene).map(|s| {
             println!("{}: {}", scene.display(), describe(&s));
         }),
+        Command::Info => {
+            info_command();
+            Ok(())
+        }
+        Command::Bench {
+            scene,
+            n,
+            steps,
+            device,
+        } => bench_command(scene.as_deref(), *n, *steps, device),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

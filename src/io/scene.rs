@@ -10,6 +10,10 @@
 //! integrator = "variational"  # | "variational-exact" | "symplectic-euler"
 //! output_every = 100          # energy.csv cadence; default round(steps/100), at least 1
 //! gravity = [0.0, 0.0, 0.0]   # field acceleration a (m/s²) on every particle
+//! precision = "f32"           # GPU kernel precision, "f32" | "f64"; default f32 (the
+//!                             # CPU backend is always f64); --precision overrides it
+//! max_neighbors = 32          # GPU neighbour-list capacity per particle, 1..=64
+//! bucket_capacity = 16        # GPU grid-bucket capacity, >= 1
 //!
 //! [binder]                    # defaults for every bond; needed only by bonds that use them
 //! k_bend = 10.0               # K^m (N m/rad²)
@@ -57,6 +61,8 @@ use glam::DVec3;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::gpu::shaders::MAX_NEIGHBORS;
+use crate::gpu::Precision;
 use crate::integrators::IntegratorKind;
 use crate::model::generators::{Block, Ring};
 use crate::model::{
@@ -76,6 +82,9 @@ const SHEAR_FORMS: [(&str, ShearForm); 2] = [
     ("objective", ShearForm::Objective),
     ("printed", ShearForm::Printed),
 ];
+
+/// The GPU kernel precisions a scene may name in `[simulation] precision`.
+const PRECISIONS: [(&str, Precision); 2] = [("f32", Precision::F32), ("f64", Precision::F64)];
 
 /// Largest number of steps a run may have (`2^53`: every step index is exact in `f64`).
 const MAX_STEPS: u64 = 1 << 53;
@@ -124,6 +133,12 @@ struct SimulationSection {
     output_every: Option<i64>,
     #[serde(default)]
     gravity: Option<Vec3>,
+    #[serde(default)]
+    precision: Option<String>,
+    #[serde(default)]
+    max_neighbors: Option<i64>,
+    #[serde(default)]
+    bucket_capacity: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -307,6 +322,14 @@ fn positive_int(key: &str, v: i64) -> Result<u64> {
         .ok_or_else(|| scene_error(format!("{key} = {v}: must be >= 1")))
 }
 
+/// An integer in `1..=max`, as a `u32`.
+fn int_in(key: &str, v: i64, max: u32) -> Result<u32> {
+    u32::try_from(v)
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| scene_error(format!("{key} = {v}: must be in 1..={max}")))
+}
+
 fn seed(key: &str, v: i64) -> Result<u64> {
     u64::try_from(v).map_err(|_| scene_error(format!("{key} = {v}: must be >= 0")))
 }
@@ -377,11 +400,39 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
             ))
         })?,
     };
+    let precision = match &s.precision {
+        None => None,
+        Some(name) => Some(
+            PRECISIONS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|&(_, p)| p)
+                .ok_or_else(|| {
+                    let allowed: Vec<String> =
+                        PRECISIONS.iter().map(|(n, _)| format!("{n:?}")).collect();
+                    scene_error(format!(
+                        "simulation.precision = {name:?}: unknown precision (allowed: {})",
+                        allowed.join(", ")
+                    ))
+                })?,
+        ),
+    };
+    let gpu_max_neighbors = s
+        .max_neighbors
+        .map(|k| int_in("simulation.max_neighbors", k, MAX_NEIGHBORS))
+        .transpose()?;
+    let gpu_bucket_capacity = s
+        .bucket_capacity
+        .map(|k| int_in("simulation.bucket_capacity", k, u32::MAX))
+        .transpose()?;
     let mut params = SimulationParams {
         dt,
         duration,
         integrator,
         output_every: 1,
+        precision,
+        gpu_max_neighbors,
+        gpu_bucket_capacity,
     };
     params.output_every = match s.output_every {
         Some(k) => positive_int("simulation.output_every", k)?,
@@ -852,6 +903,15 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     let _ = writeln!(s, "integrator = \"{}\"", sim.integrator.name());
     let _ = writeln!(s, "output_every = {}", sim.output_every);
     let _ = writeln!(s, "gravity = {}", toml_vec(m.gravity));
+    if let Some(p) = sim.precision {
+        let _ = writeln!(s, "precision = \"{p}\"");
+    }
+    if let Some(k) = sim.gpu_max_neighbors {
+        let _ = writeln!(s, "max_neighbors = {k}");
+    }
+    if let Some(k) = sim.gpu_bucket_capacity {
+        let _ = writeln!(s, "bucket_capacity = {k}");
+    }
 
     let shear = SHEAR_FORMS
         .iter()
@@ -965,6 +1025,9 @@ mod tests {
             s.simulation.output_every, 1,
             "round(10/100) = 0 → at least 1"
         );
+        assert_eq!(s.simulation.precision, None);
+        assert_eq!(s.simulation.gpu_max_neighbors, None);
+        assert_eq!(s.simulation.gpu_bucket_capacity, None);
         let m = &s.model;
         assert_eq!(m.gravity, DVec3::ZERO);
         assert_eq!(m.contact, None);
@@ -976,6 +1039,18 @@ mod tests {
         assert_eq!(p.angular_velocity, DVec3::ZERO);
         assert_eq!(p.inertia, 0.4 * 1.0 * 0.1 * 0.1);
         assert!(!p.hold_position && p.pendulum_offset.is_none());
+    }
+
+    #[test]
+    fn gpu_keys_are_read_from_simulation() {
+        let s = parse_scene(&MINIMAL.replace(
+            "steps = 10",
+            "steps = 10\nprecision = \"f32\"\nmax_neighbors = 64\nbucket_capacity = 1",
+        ))
+        .unwrap();
+        assert_eq!(s.simulation.precision, Some(Precision::F32));
+        assert_eq!(s.simulation.gpu_max_neighbors, Some(64));
+        assert_eq!(s.simulation.gpu_bucket_capacity, Some(1));
     }
 
     #[test]
@@ -1125,7 +1200,7 @@ mod tests {
 
     #[test]
     fn out_of_range_values_are_named() {
-        let cases: [(&str, &str, &str); 14] = [
+        let cases: [(&str, &str, &str); 19] = [
             ("dt = 1e-3", "dt = 0.0", "simulation.dt = 0: must be > 0 and finite"),
             ("dt = 1e-3", "dt = nan", "simulation.dt = NaN: must be > 0"),
             ("steps = 10", "steps = -5", "simulation.steps = -5: must be >= 1"),
@@ -1137,6 +1212,11 @@ mod tests {
             ("steps = 10", "steps = 10\noutput_every = 0", "simulation.output_every = 0: must be >= 1"),
             ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\")"),
             ("steps = 10", "steps = 10\ngravity = [0.0, inf, 0.0]", "simulation.gravity = [0, inf, 0]: every component must be finite"),
+            ("steps = 10", "steps = 10\nprecision = \"f16\"", "simulation.precision = \"f16\": unknown precision (allowed: \"f32\", \"f64\")"),
+            ("steps = 10", "steps = 10\nmax_neighbors = 0", "simulation.max_neighbors = 0: must be in 1..=64"),
+            ("steps = 10", "steps = 10\nmax_neighbors = 65", "simulation.max_neighbors = 65: must be in 1..=64"),
+            ("steps = 10", "steps = 10\nbucket_capacity = 0", "simulation.bucket_capacity = 0: must be in 1..=4294967295"),
+            ("steps = 10", "steps = 10\nbucket_capacity = -3", "simulation.bucket_capacity = -3: must be in 1..=4294967295"),
             ("radius = 0.1", "radius = -0.5", "particle[0].radius = -0.5: must be > 0 and finite"),
             ("radius = 0.1", "radius = 0.1\ninertia = 0.0", "particle[0].inertia = 0: must be > 0 and finite"),
             ("radius = 0.1", "radius = 0.1\nhold_position = true\nvelocity = [1.0, 0.0, 0.0]", "particle[0].velocity = [1, 0, 0]: must be zero when hold_position = true"),
@@ -1361,6 +1441,7 @@ mod tests {
     fn a_scene_with_every_feature_round_trips() {
         let text = "[simulation]\ndt = 2.5e-4\nsteps = 123\nintegrator = \"symplectic-euler\"\n\
             output_every = 7\ngravity = [0.1, -9.81, 1e-300]\n\
+            precision = \"f64\"\nmax_neighbors = 48\nbucket_capacity = 24\n\
             [binder]\nk_bend = 0.3\nk_axial = 1e5\nk_shear = 7.0\nshear = \"printed\"\n\
             [contact]\nlaw = \"binder\"\nk_pp = 12.5\n\
             [[particle]]\nposition = [0.1, 0.2, 0.3]\nvelocity = [-0.0, 1e-20, 3.0]\n\
@@ -1377,6 +1458,9 @@ mod tests {
             radius_jitter = 0.1\ndensity = 2500.0\nvelocity = [0.0, 0.0, -1.0]\nbond_cutoff = 0.75\nseed = 3\n";
         let scene = parse_scene(text).unwrap();
         assert_eq!(scene.model.particles.len(), 2 + 12 + 12);
+        assert_eq!(scene.simulation.precision, Some(Precision::F64));
+        assert_eq!(scene.simulation.gpu_max_neighbors, Some(48));
+        assert_eq!(scene.simulation.gpu_bucket_capacity, Some(24));
         assert_round_trip(&scene);
     }
 

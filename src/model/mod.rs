@@ -90,6 +90,14 @@ pub struct SimulationParams {
     pub integrator: IntegratorKind,
     /// Write an energy row every this many steps.
     pub output_every: u64,
+    /// Kernel precision for GPU runs (`precision`); `None`: the GPU default (`f32`).
+    /// The CPU backend always computes in `f64`.
+    pub precision: Option<crate::gpu::Precision>,
+    /// GPU neighbour-list capacity per particle (`max_neighbors`); `None`: the GPU
+    /// default (32).
+    pub gpu_max_neighbors: Option<u32>,
+    /// GPU grid-bucket capacity (`bucket_capacity`); `None`: the GPU default (16).
+    pub gpu_bucket_capacity: Option<u32>,
 }
 
 impl SimulationParams {
