@@ -25,10 +25,10 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     var x = get_pos(i);
     var v = vec3<real>(0.0);
     if (!held) {
-        v = get_vel(i) + kv * f;
-        x = x + h * v;
+        v = comp_add(1u, i, get_vel(i), kv * f);
+        x = comp_add(0u, i, x, h * v);
     }
-    let w = get_omega(i) + kw * t;
+    let w = comp_add(2u, i, get_omega(i), kw * t);
     var da = h * w;
     if (params.integrator == 1u) {
         let q = h * h * dot(w, w);
@@ -66,9 +66,9 @@ fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= params.n_particles || failed() || params.integrator == 2u) { return; }
     let h = params.dt;
     if ((pflags[i] & FLAG_HELD) == 0u) {
-        set_vel(i, get_vel(i) + (0.5 * h / mass_of(i)) * get_force(i));
+        set_vel(i, comp_add(1u, i, get_vel(i), (0.5 * h / mass_of(i)) * get_force(i)));
     } else {
         set_vel(i, vec3<real>(0.0));
     }
-    set_omega(i, get_omega(i) + (0.5 * h / inertia_of(i)) * get_moment(i));
+    set_omega(i, comp_add(2u, i, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
 }

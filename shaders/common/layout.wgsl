@@ -23,7 +23,8 @@ struct Params {
     gravity_x: real,
     gravity_y: real,
     gravity_z: real,
-    pad0: real,
+    // Always 1: hides the compensation algebra from the compiler (see comp_add).
+    one: real,
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
@@ -103,6 +104,10 @@ const PARAM_PRINTED_SHEAR: u32 = 2u;
 @group(0) @binding(19) var<storage, read_write> neighbors: array<u32>;
 @group(0) @binding(20) var<storage, read_write> partials: array<real>;
 @group(0) @binding(21) var<storage, read_write> result: array<real>;
+// Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
+// that per-step rounding does not accumulate in the state (momentum conservation and
+// contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
+@group(0) @binding(22) var<storage, read_write> comp: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }
@@ -119,6 +124,22 @@ fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u]
 fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
 fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
 fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
+// Compensated x + d (Kahan): `comp` holds the rounding lost so far, negated; row k
+// (0: x, 1: v, 2: Ω) of particle i.
+fn comp_add(k: u32, i: u32, x: vec3<real>, d: vec3<real>) -> vec3<real> {
+    if (!COMPENSATE) { return x + d; }
+    let o = 9u * i + 3u * k;
+    let c = vec3<real>(comp[o], comp[o + 1u], comp[o + 2u]);
+    let y = d - c;
+    let t = x + y;
+    // Kahan's c = (t − x) − y is 0 in real arithmetic, and shader compilers that treat
+    // float math as inexact (Mesa's NIR) fold it away. Multiplying by a uniform that is
+    // 1 at run time keeps the algebra opaque while computing the same IEEE values.
+    let c2 = (t * params.one - x) - y;
+    comp[o] = c2.x; comp[o + 1u] = c2.y; comp[o + 2u] = c2.z;
+    return t;
+}
+
 fn mass_of(i: u32) -> real { return props[3u * i]; }
 fn inertia_of(i: u32) -> real { return props[3u * i + 1u]; }
 fn radius_of(i: u32) -> real { return props[3u * i + 2u]; }

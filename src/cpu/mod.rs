@@ -134,6 +134,15 @@ impl CpuBackend {
         &self.forces.particles
     }
 
+    /// Neighbours of particle `i` in the current contact list (ascending ids).
+    pub fn neighbor_list(&self, i: usize) -> &[u32] {
+        if self.model.contact.is_some() {
+            self.neighbors.of(i)
+        } else {
+            &[]
+        }
+    }
+
     /// Number of neighbour-list rebuilds so far.
     pub fn neighbor_builds(&self) -> u64 {
         self.neighbors.builds

@@ -54,7 +54,7 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
             .trim()
             .to_string(),
         f64: a.features().contains(wgpu::Features::SHADER_F64),
-        max_storage_binding: limits.max_storage_buffer_binding_size as u64,
+        max_storage_binding: limits.max_storage_buffer_binding_size,
         max_buffer: limits.max_buffer_size,
         max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
         max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,

@@ -67,8 +67,9 @@ pub struct Params<R: Real> {
     pub gravity_y: R,
     /// Field acceleration z.
     pub gravity_z: R,
-    /// Padding to a multiple of 16 bytes.
-    pub pad0: R,
+    /// Always 1 (keeps the compensated updates opaque to shader compilers); also pads
+    /// the block to a multiple of 16 bytes.
+    pub one: R,
 }
 
 /// `struct Bond` in either precision; in `f64` it has exactly the layout of

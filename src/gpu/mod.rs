@@ -67,8 +67,8 @@ const ERR_NAMES: [&str; 6] = [
     "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
     "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
     "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
-    "grid bucket overflow (too many particles hash to one cell; lower the density of the grid or raise bucket_capacity) at particle",
-    "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [contact] max_neighbors or lower the skin) at particle",
+    "grid bucket overflow (too many particles hash to one cell; lower the density of the grid or raise [simulation] bucket_capacity) at particle",
+    "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [simulation] max_neighbors or lower the skin) at particle",
     "a state value is not finite (blow-up: time step too large or stiffness too high?) at particle",
 ];
 
@@ -96,7 +96,8 @@ mod bind {
     pub(super) const NEIGHBORS: u32 = 19;
     pub(super) const PARTIALS: u32 = 20;
     pub(super) const RESULT: u32 = 21;
-    pub(super) const COUNT: usize = 22;
+    pub(super) const COMP: u32 = 22;
+    pub(super) const COUNT: usize = 23;
 }
 
 /// GPU run options.
@@ -231,7 +232,7 @@ impl GpuBackend {
             gravity_x: R::from_f64(model.gravity.x),
             gravity_y: R::from_f64(model.gravity.y),
             gravity_z: R::from_f64(model.gravity.z),
-            pad0: R::default(),
+            one: R::from_f64(1.0),
         };
         let props: Vec<R> = (0..p.len())
             .flat_map(|i| {
@@ -336,6 +337,7 @@ impl GpuBackend {
             ),
             (bind::PARTIALS, "partials", zeros(16 * reduce_groups * rs)),
             (bind::RESULT, "result", zeros(16 * rs)),
+            (bind::COMP, "comp", zeros(if rs == 4 { 3 * n3 } else { 0 })),
         ];
         debug_assert_eq!(contents.len(), bind::COUNT);
 
@@ -344,12 +346,11 @@ impl GpuBackend {
         let total: u64 = contents.iter().map(|c| c.2.len() as u64).sum();
         for (_, label, data) in &contents {
             let size = data.len() as u64;
-            if size > limits.max_storage_buffer_binding_size as u64 || size > limits.max_buffer_size
-            {
+            if size > limits.max_storage_buffer_binding_size || size > limits.max_buffer_size {
                 return Err(Error::DeviceTooSmall(format!(
                     "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {} bytes per storage buffer; total device memory needed ≈ {:.1} MiB",
                     ctx.summary.name,
-                    (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size),
+                    limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
                     total as f64 / 1048576.0
                 )));
             }

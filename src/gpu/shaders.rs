@@ -72,12 +72,13 @@ pub const KERNEL_FILES: [KernelFile; 5] = [
 
 /// The generated header: precision alias and constants.
 pub fn header(precision: Precision) -> String {
-    let (ty, max) = match precision {
-        Precision::F32 => ("f32", "3.4028234663852886e38"),
-        Precision::F64 => ("f64", "1.7976931348623157e308"),
+    // f32 builds compensate the state updates (see `comp` in layout.wgsl).
+    let (ty, max, compensate) = match precision {
+        Precision::F32 => ("f32", "3.4028234663852886e38", true),
+        Precision::F64 => ("f64", "1.7976931348623157e308", false),
     };
     format!(
-        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\n"
+        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\nconst COMPENSATE: bool = {compensate};\n"
     )
 }
 

@@ -1,0 +1,167 @@
+//! The WGSL Rodrigues helpers (`shaders/common/rodrigues.wgsl`) against their CPU twins
+//! in `src/math/rodrigues.rs`, on random inputs, through a small test kernel.
+//!
+//! In f64, `atan_real` (argument reduction + odd polynomial, NOTES: Vulkan's atan is
+//! undefined for f64) must match libm's `atan` to 1e-15 relative; composition and
+//! rotation use only +, −, ×, ÷ and must match to a few ulps.
+
+mod gpu_common;
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use varidem::gpu::shaders::{header, COMMON};
+use varidem::gpu::Precision;
+use varidem::math::rodrigues;
+
+const KERNEL: &str = r#"
+@group(0) @binding(0) var<storage, read> xs: array<f64>;
+@group(0) @binding(1) var<storage, read_write> ys: array<f64>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= arrayLength(&xs) / 7u) { return; }
+    let s = xs[7u * i];
+    let a = vec3<f64>(xs[7u * i + 1u], xs[7u * i + 2u], xs[7u * i + 3u]);
+    let b = vec3<f64>(xs[7u * i + 4u], xs[7u * i + 5u], xs[7u * i + 6u]);
+    let c = try_compose(a, b);
+    let r = rotate(a, b);
+    let t = to_rotation_vector(a);
+    let o = 11u * i;
+    ys[o] = atan_real(s);
+    ys[o + 1u] = c.value.x; ys[o + 2u] = c.value.y; ys[o + 3u] = c.value.z;
+    ys[o + 4u] = r.x; ys[o + 5u] = r.y; ys[o + 6u] = r.z;
+    ys[o + 7u] = t.x; ys[o + 8u] = t.y; ys[o + 9u] = t.z;
+    ys[o + 10u] = select(f64(0.0), f64(1.0), c.ok);
+}
+"#;
+
+fn run_kernel(ctx: &varidem::gpu::context::GpuContext, input: &[f64], outputs: usize) -> Vec<f64> {
+    use wgpu::util::DeviceExt;
+    let device = &ctx.device;
+    let src = format!("{}{}{}", header(Precision::F64), COMMON[1].1, KERNEL);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("test_math"),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("test_math"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let xs = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("xs"),
+        contents: bytemuck::cast_slice(input),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let size = (outputs * 8) as u64;
+    let ys = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("ys"),
+        size,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("staging"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("test_math"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: xs.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: ys.as_entire_binding(),
+            },
+        ],
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups((input.len() / 7).div_ceil(64) as u32, 1, 1);
+    }
+    enc.copy_buffer_to_buffer(&ys, 0, &staging, 0, size);
+    ctx.queue.submit([enc.finish()]);
+    staging
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let out = bytemuck::pod_collect_to_vec(&staging.slice(..).get_mapped_range().unwrap());
+    out
+}
+
+#[test]
+fn wgsl_rodrigues_matches_cpu() {
+    let Some(ctx) = gpu_common::context("wgsl_rodrigues_matches_cpu") else {
+        return;
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let n = 4096;
+    let mut input = Vec::with_capacity(7 * n);
+    for k in 0..n {
+        // atan arguments over 12 decades, both signs, plus exact special values.
+        let s = match k {
+            0 => 0.0,
+            1 => 1.0,
+            2 => -1.0,
+            3 => 1e-300,
+            _ => rng.random_range(-1.0..1.0f64).signum() * 10f64.powf(rng.random_range(-6.0..6.0)),
+        };
+        let mag = 10f64.powf(rng.random_range(-5.0..2.0));
+        let a = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        ) * mag;
+        let b = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
+        input.extend([s, a.x, a.y, a.z, b.x, b.y, b.z]);
+    }
+    let out = run_kernel(&ctx, &input, 11 * n);
+    let (mut worst_atan, mut worst_theta, mut worst_vec) = (0.0f64, 0.0f64, 0.0f64);
+    for k in 0..n {
+        let x = &input[7 * k..7 * k + 7];
+        let y = &out[11 * k..11 * k + 11];
+        let s = x[0];
+        let (a, b) = (DVec3::new(x[1], x[2], x[3]), DVec3::new(x[4], x[5], x[6]));
+        let rel = |g: f64, c: f64| {
+            if c == 0.0 {
+                g.abs()
+            } else {
+                ((g - c) / c).abs()
+            }
+        };
+        worst_atan = worst_atan.max(rel(y[0], s.atan()));
+        let c = rodrigues::try_compose(a, b);
+        assert_eq!(y[10] == 1.0, c.is_some(), "half-turn check differs at {k}");
+        let vrel = |g: DVec3, c: DVec3| (g - c).length() / c.length().max(1e-300);
+        if let Some(c) = c {
+            worst_vec = worst_vec.max(vrel(DVec3::new(y[1], y[2], y[3]), c));
+        }
+        worst_vec = worst_vec.max(vrel(DVec3::new(y[4], y[5], y[6]), rodrigues::rotate(a, b)));
+        worst_theta = worst_theta.max(vrel(
+            DVec3::new(y[7], y[8], y[9]),
+            rodrigues::to_rotation_vector(a),
+        ));
+    }
+    println!(
+        "atan {worst_atan:.2e}, rotation vector {worst_theta:.2e}, compose/rotate {worst_vec:.2e}"
+    );
+    assert!(worst_atan <= 1e-15, "atan_real: {worst_atan:e}");
+    assert!(worst_theta <= 1e-15, "to_rotation_vector: {worst_theta:e}");
+    assert!(worst_vec <= 1e-14, "compose/rotate: {worst_vec:e}");
+}

@@ -1,0 +1,144 @@
+//! Shader checks that need no adapter: every kernel file validates with naga in f32 and
+//! f64, and every WGSL record has the size and field offsets of its Rust twin.
+
+use std::mem::{offset_of, size_of};
+
+use varidem::gpu::layout::{BondRecord, Params, WallRecord};
+use varidem::gpu::shaders::{compose, used_bindings, validate, KERNEL_FILES};
+use varidem::gpu::Precision;
+
+#[test]
+fn every_kernel_validates_in_both_precisions() {
+    for precision in [Precision::F32, Precision::F64] {
+        for file in KERNEL_FILES {
+            let src = compose(file.source, precision);
+            let (module, info) = validate(&src, precision)
+                .unwrap_or_else(|e| panic!("{} ({precision}):\n{e}", file.name));
+            for ep in file.entry_points {
+                let used = used_bindings(&module, &info, ep)
+                    .unwrap_or_else(|| panic!("{}: no entry point {ep}", file.name));
+                assert!(!used.is_empty(), "{ep} uses no binding");
+            }
+            assert_eq!(
+                module.entry_points.len(),
+                file.entry_points.len(),
+                "{}: entry point list out of date",
+                file.name
+            );
+        }
+    }
+}
+
+/// (name, offset) of every member of the WGSL struct `name`, and its size.
+fn wgsl_struct(name: &str, precision: Precision) -> (Vec<(String, u32)>, u32) {
+    let src = compose(KERNEL_FILES[0].source, precision);
+    let (module, _) = validate(&src, precision).unwrap();
+    for (_, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name) {
+            if let naga::TypeInner::Struct { members, span } = &ty.inner {
+                return (
+                    members
+                        .iter()
+                        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                        .collect(),
+                    *span,
+                );
+            }
+        }
+    }
+    panic!("no struct {name}");
+}
+
+macro_rules! check_layout {
+    ($wgsl:expr, $ty:ty, $prec:expr, $rs:expr, [$(($field:literal, $rust:ident $(, $k:literal)?)),* $(,)?]) => {{
+        let (members, span) = wgsl_struct($wgsl, $prec);
+        assert_eq!(span as usize, size_of::<$ty>(), "{} ({}) size", $wgsl, $prec);
+        let expect: Vec<(&str, usize)> = vec![$(($field, offset_of!($ty, $rust) $(+ $k * $rs)?)),*];
+        assert_eq!(members.len(), expect.len(), "{} ({}) member count", $wgsl, $prec);
+        for ((name, off), (ename, eoff)) in members.iter().zip(&expect) {
+            assert_eq!(name, ename, "{} ({}) member order", $wgsl, $prec);
+            assert_eq!(*off as usize, *eoff, "{} ({}) offset of {name}", $wgsl, $prec);
+        }
+    }};
+}
+
+fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
+    check_layout!(
+        "Params",
+        Params<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("n_particles", n_particles),
+            ("n_bonds", n_bonds),
+            ("n_walls", n_walls),
+            ("n_buckets", n_buckets),
+            ("bucket_capacity", bucket_capacity),
+            ("max_neighbors", max_neighbors),
+            ("flags", flags),
+            ("integrator", integrator),
+            ("dt", dt),
+            ("k_pp", k_pp),
+            ("skin", skin),
+            ("inv_cell", inv_cell),
+            ("gravity_x", gravity_x),
+            ("gravity_y", gravity_y),
+            ("gravity_z", gravity_z),
+            ("one", one),
+        ]
+    );
+    check_layout!(
+        "Bond",
+        BondRecord<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("i", i),
+            ("j", j),
+            ("k_bend", k_bend),
+            ("k_axial", k_axial),
+            ("k_shear", k_shear),
+            ("rest_length", rest_length),
+            ("rest_dir_i_x", rest_dir_i, 0),
+            ("rest_dir_i_y", rest_dir_i, 1),
+            ("rest_dir_i_z", rest_dir_i, 2),
+            ("rest_dir_j_x", rest_dir_j, 0),
+            ("rest_dir_j_y", rest_dir_j, 1),
+            ("rest_dir_j_z", rest_dir_j, 2),
+            ("rest_rotation_x", rest_rotation, 0),
+            ("rest_rotation_y", rest_rotation, 1),
+            ("rest_rotation_z", rest_rotation, 2),
+        ]
+    );
+    check_layout!(
+        "Wall",
+        WallRecord<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("point_x", point, 0),
+            ("point_y", point, 1),
+            ("point_z", point, 2),
+            ("normal_x", normal, 0),
+            ("normal_y", normal, 1),
+            ("normal_z", normal, 2),
+            ("stiffness", stiffness),
+            ("pad0", pad0),
+        ]
+    );
+}
+
+#[test]
+fn records_match_wgsl_layout() {
+    check_all::<f32>(Precision::F32);
+    check_all::<f64>(Precision::F64);
+    // The f64 bond record is the model's own record, uploaded as is.
+    assert_eq!(
+        size_of::<BondRecord<f64>>(),
+        size_of::<varidem::model::Bond>()
+    );
+    assert_eq!(
+        offset_of!(BondRecord<f64>, rest_rotation),
+        offset_of!(varidem::model::Bond, rest_rotation)
+    );
+}
