@@ -112,6 +112,16 @@ impl DeviceArgs {
         let options = gpu_options(scene, self.precision, self.adapter.as_deref());
         make_backend(self.backend, scene, &options)
     }
+
+    /// As [`DeviceArgs::backend`], but `--backend gpu` that cannot run is an error, not
+    /// a fallback: a benchmark must measure the backend it names.
+    fn backend_exact(&self, scene: &Scene) -> Result<Box<dyn varidem::backend::Backend>> {
+        if self.backend == BackendKind::Gpu {
+            let options = gpu_options(scene, self.precision, self.adapter.as_deref());
+            return Ok(Box::new(varidem::gpu::GpuBackend::new(scene, &options)?));
+        }
+        self.backend(scene)
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -287,7 +297,7 @@ fn bench_command(
     let particles = scene.model.particles.len();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
-    let mut backend = device.backend(&scene)?;
+    let mut backend = device.backend_exact(&scene)?;
     let warmup = steps.min(BENCH_WARMUP);
     log::info!(
         "warm-up: {warmup} step(s) on the {} backend",

@@ -63,7 +63,13 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
 }
 
 fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    // Compute needs the primary APIs (Vulkan, Metal, DX12); probing OpenGL/EGL on a
+    // headless machine only prints errors. `WGPU_BACKEND` still overrides.
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = wgpu::Backends::PRIMARY;
+    }
+    wgpu::Instance::new(desc)
 }
 
 fn adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {

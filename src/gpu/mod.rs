@@ -107,7 +107,7 @@ pub struct GpuOptions {
     pub adapter: Option<String>,
     /// Kernel precision.
     pub precision: Precision,
-    /// Neighbour-list capacity per particle (default 32, at most 64).
+    /// Neighbour-list capacity per particle (default [`DEFAULT_MAX_NEIGHBORS`], at most 64).
     pub max_neighbors: Option<u32>,
     /// Slots per grid bucket (default 16).
     pub bucket_capacity: Option<u32>,
@@ -119,6 +119,11 @@ struct Kernel {
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
 }
+
+/// Default neighbour-list capacity: a monodisperse packing has at most 12 touching
+/// neighbours, plus the skin's margin; 24 keeps the list of 10⁶ particles (100 MB)
+/// under lavapipe's 128 MiB storage-binding limit.
+pub const DEFAULT_MAX_NEIGHBORS: u32 = 24;
 
 /// Steps encoded per command buffer.
 const STEPS_PER_SUBMIT: u64 = 64;
@@ -139,6 +144,13 @@ pub struct GpuBackend {
     contact: bool,
     max_neighbors: u32,
     steps: u64,
+}
+
+/// Environment variable: `1` compiles the kernels with wgpu's runtime bounds checks.
+pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
+
+fn checked_shaders() -> bool {
+    std::env::var(CHECKED_ENV).is_ok_and(|v| v == "1")
 }
 
 fn groups(n: u32) -> u32 {
@@ -195,7 +207,10 @@ impl GpuBackend {
         let n = p.len() as u32;
         let nb = model.bonds.len() as u32;
         let contact = model.contact.is_some();
-        let max_neighbors = options.max_neighbors.unwrap_or(32).min(MAX_NEIGHBORS);
+        let max_neighbors = options
+            .max_neighbors
+            .unwrap_or(DEFAULT_MAX_NEIGHBORS)
+            .min(MAX_NEIGHBORS);
         let bucket_capacity = options.bucket_capacity.unwrap_or(16);
         let n_buckets = (n as usize).next_power_of_two().max(64) as u32;
         let r_max = p.max_radius();
@@ -399,10 +414,22 @@ impl GpuBackend {
             let source = shaders::compose(file.source, precision);
             let (module_ir, info) = shaders::validate(&source, precision)
                 .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(file.name),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            };
+            let module = if checked_shaders() {
+                device.create_shader_module(desc)
+            } else {
+                // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
+                // which are the sizes of the buffers allocated above (n, bonds, buckets ×
+                // capacity, rows of max_neighbors + 1); the GPU tests run the same kernels
+                // with runtime checks on (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
+                unsafe {
+                    device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+                }
+            };
             for &ep in file.entry_points {
                 let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
                     Error::Backend(format!("entry point {ep} missing in {}", file.name))

@@ -9,7 +9,7 @@ use crate::gpu::Precision;
 
 /// Workgroup size of every per-item kernel (defined once, here; the header passes it to
 /// WGSL as `WG`).
-pub const WORKGROUP_SIZE: u32 = 64;
+pub const WORKGROUP_SIZE: u32 = 128;
 /// Capacity of a particle's private neighbour list in `neighbor_build` (`MAX_NEIGHBORS`):
 /// the upper bound for the scene's `max_neighbors`.
 pub const MAX_NEIGHBORS: u32 = 64;

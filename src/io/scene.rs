@@ -1076,7 +1076,12 @@ mod tests {
         names.sort();
         assert_eq!(
             names,
-            ["block-impact.toml", "pendulum.toml", "torus-free.toml", "torus-impact.toml"]
+            [
+                "block-impact.toml",
+                "pendulum.toml",
+                "torus-free.toml",
+                "torus-impact.toml"
+            ]
         );
     }
 
