@@ -1,15 +1,16 @@
-// Kernel bond_forces: one invocation per bond, results into bond_out. The twin of
-// CpuBackend::bond_forces.
+// Per-bond kernels, dispatched once per bond chunk. The twins of CpuBackend::bond_forces
+// and of the bond loop of CpuBackend::particle_force.
 
+// Kernel bond_forces: one invocation per bond of the chunk, results into bond_out.
 @compute @workgroup_size(WG)
 fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = gid.x;
-    if (k >= params.n_bonds || failed()) { return; }
+    if (k >= chunk.n_bonds || failed()) { return; }
     let b = bonds[k];
     let r = bond_law(b, get_pos(b.i), get_pos(b.j), get_rot(b.i), get_rot(b.j),
                      (params.flags & PARAM_PRINTED_SHEAR) != 0u);
     if (!r.ok) {
-        raise(ERR_BOND_HALF_TURN, k);
+        raise(ERR_BOND_HALF_TURN, chunk.bond_base + k);
         return;
     }
     let o = 12u * k;
@@ -17,4 +18,37 @@ fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     bond_out[o + 3u] = r.moment_i.x; bond_out[o + 4u] = r.moment_i.y; bond_out[o + 5u] = r.moment_i.z;
     bond_out[o + 6u] = r.moment_j.x; bond_out[o + 7u] = r.moment_j.y; bond_out[o + 8u] = r.moment_j.z;
     bond_out[o + 9u] = r.e_bend; bond_out[o + 10u] = r.e_axial; bond_out[o + 11u] = r.e_shear;
+}
+
+fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
+
+// Kernel bond_gather: per particle, adds the chunk's bond results in ascending bond id
+// to the running force and moment (chunks are contiguous id ranges, so the summation
+// order is that of the CPU gather).
+@compute @workgroup_size(WG)
+fn bond_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles) { return; }
+    var f = vec3<real>(0.0);
+    var t = vec3<real>(0.0);
+    if (chunk.first == 0u) {
+        f = get_force(i);
+        t = get_moment(i);
+    }
+    let first = incidence[i];
+    let last = incidence[i + 1u];
+    let base = params.n_particles + 1u;
+    for (var k = first; k < last; k++) {
+        let e = incidence[base + k];
+        let o = 12u * (e >> 1u);
+        if ((e & 1u) == 0u) {
+            f += bond_vec(o);
+            t += bond_vec(o + 3u);
+        } else {
+            f -= bond_vec(o);
+            t += bond_vec(o + 6u);
+        }
+    }
+    set_force(i, f);
+    set_moment(i, t);
 }

@@ -1,28 +1,17 @@
-// Kernel particle_forces: per particle, the gather of bond results through the CSR
-// incidence list (ascending bond id), contacts over the neighbour list (ascending id),
-// walls and the field. The twin of CpuBackend::particle_force.
-
-fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
+// Kernel particle_forces: per particle, after bond_gather has summed the bond results,
+// contacts over the neighbour list (ascending id), walls and the field. With
+// bond_gather, the twin of CpuBackend::particle_force.
 
 @compute @workgroup_size(WG)
 fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
+    // Bond contributions were summed by bond_gather (chunk by chunk).
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
-    let first = incidence[i];
-    let last = incidence[i + 1u];
-    let base = params.n_particles + 1u;
-    for (var k = first; k < last; k++) {
-        let e = incidence[base + k];
-        let o = 12u * (e >> 1u);
-        if ((e & 1u) == 0u) {
-            f += bond_vec(o);
-            t += bond_vec(o + 3u);
-        } else {
-            f -= bond_vec(o);
-            t += bond_vec(o + 6u);
-        }
+    if (params.n_bonds > 0u) {
+        f = get_force(i);
+        t = get_moment(i);
     }
     let x = get_pos(i);
     let r = radius_of(i);

@@ -28,11 +28,6 @@ fn contributions(i: u32) -> array<real, 16> {
         q[9] = penergy[2u * i];
         q[10] = penergy[2u * i + 1u];
     }
-    if (i < params.n_bonds) {
-        q[11] = bond_out[12u * i + 9u];
-        q[12] = bond_out[12u * i + 10u];
-        q[13] = bond_out[12u * i + 11u];
-    }
     return q;
 }
 
@@ -49,7 +44,7 @@ fn tree(lid: u32) {
     workgroupBarrier();
 }
 
-// Pass 1: one partial sum per workgroup over max(N, bonds) items.
+// Pass 1a: one partial sum per workgroup over the particles.
 @compute @workgroup_size(WG)
 fn reduce_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
                    @builtin(workgroup_id) wid: vec3<u32>) {
@@ -62,10 +57,30 @@ fn reduce_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local
     }
 }
 
+// Pass 1b, per bond chunk: partial sums of the bond energies after the particles'.
+@compute @workgroup_size(WG)
+fn reduce_bond_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+                        @builtin(workgroup_id) wid: vec3<u32>) {
+    var q: array<real, 16>;
+    let k = gid.x;
+    if (k < chunk.n_bonds) {
+        q[11] = bond_out[12u * k + 9u];
+        q[12] = bond_out[12u * k + 10u];
+        q[13] = bond_out[12u * k + 11u];
+    }
+    scratch[lid.x] = q;
+    tree(lid.x);
+    if (lid.x == 0u) {
+        for (var j = 0u; j < NQ; j++) {
+            partials[(chunk.partial_base + wid.x) * NQ + j] = scratch[0][j];
+        }
+    }
+}
+
 // Pass 2: one workgroup folds the partials (thread t takes t, t+WG, … in order).
 @compute @workgroup_size(WG)
 fn reduce_final(@builtin(local_invocation_id) lid: vec3<u32>) {
-    let count = (max(params.n_particles, params.n_bonds) + WG - 1u) / WG;
+    let count = params.n_partials;
     var acc: array<real, 16>;
     for (var p = lid.x; p < count; p += WG) {
         for (var k = 0u; k < NQ; k++) {

@@ -53,6 +53,7 @@ pub fn gpu_options(
         precision: precision.or(sim.precision).unwrap_or_default(),
         max_neighbors: sim.gpu_max_neighbors,
         bucket_capacity: sim.gpu_bucket_capacity,
+        max_chunk_bonds: None,
     }
 }
 

@@ -77,6 +77,10 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("max_neighbors", max_neighbors),
             ("flags", flags),
             ("integrator", integrator),
+            ("n_partials", n_partials),
+            ("pad_u0", pad_u0),
+            ("pad_u1", pad_u1),
+            ("pad_u2", pad_u2),
             ("dt", dt),
             ("k_pp", k_pp),
             ("skin", skin),
@@ -130,6 +134,30 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
 
 #[test]
 fn records_match_wgsl_layout() {
+    check_layout!(
+        "Chunk",
+        varidem::gpu::layout::Chunk,
+        Precision::F32,
+        4,
+        [
+            ("n_bonds", n_bonds),
+            ("first", first),
+            ("partial_base", partial_base),
+            ("bond_base", bond_base)
+        ]
+    );
+    check_layout!(
+        "Chunk",
+        varidem::gpu::layout::Chunk,
+        Precision::F32,
+        4,
+        [
+            ("n_bonds", n_bonds),
+            ("first", first),
+            ("partial_base", partial_base),
+            ("bond_base", bond_base),
+        ]
+    );
     check_all::<f32>(Precision::F32);
     check_all::<f64>(Precision::F64);
     // The f64 bond record is the model's own record, uploaded as is.

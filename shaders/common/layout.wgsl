@@ -16,6 +16,11 @@ struct Params {
     flags: u32,
     // 0 = variational (map 25), 1 = variational-exact (map 23), 2 = symplectic-euler (27).
     integrator: u32,
+    // Number of partial sums reduce_final folds (particle groups + every bond chunk's).
+    n_partials: u32,
+    pad_u0: u32,
+    pad_u1: u32,
+    pad_u2: u32,
     dt: real,
     k_pp: real,
     skin: real,
@@ -25,6 +30,19 @@ struct Params {
     gravity_z: real,
     // Always 1: hides the compensation algebra from the compiler (see comp_add).
     one: real,
+}
+
+// One chunk of the bond set. Bonds are split into chunks whose buffers each fit one
+// storage binding (max_storage_buffer_binding_size); per-bond kernels run per chunk.
+struct Chunk {
+    // Bonds in this chunk.
+    n_bonds: u32,
+    // 1 for the first chunk: bond_gather starts the force sums from zero.
+    first: u32,
+    // First partial-sum slot of this chunk's bond energies (reduce_bond_partials).
+    partial_base: u32,
+    // Global id of the chunk's first bond.
+    bond_base: u32,
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
@@ -92,10 +110,12 @@ const PARAM_PRINTED_SHEAR: u32 = 2u;
 // Per particle: half of its contact pairs' energy, its wall energy.
 @group(0) @binding(11) var<storage, read_write> penergy: array<real>;
 @group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
+// The chunk's bonds (bindings 13, 14, 15 and 23 are bound per chunk).
 @group(0) @binding(13) var<storage, read> bonds: array<Bond>;
-// Per bond: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
+// Per bond of the chunk: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
 @group(0) @binding(14) var<storage, read_write> bond_out: array<real>;
-// CSR incidence: offsets[0..=N] then entries 2·bond + side.
+// The chunk's CSR incidence: offsets[0..=N] then entries 2·(bond in chunk) + side,
+// ascending bond id per particle.
 @group(0) @binding(15) var<storage, read> incidence: array<u32>;
 @group(0) @binding(16) var<storage, read> walls: array<Wall>;
 @group(0) @binding(17) var<storage, read_write> bucket_count: array<atomic<u32>>;
@@ -108,6 +128,7 @@ const PARAM_PRINTED_SHEAR: u32 = 2u;
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
 @group(0) @binding(22) var<storage, read_write> comp: array<real>;
+@group(0) @binding(23) var<uniform> chunk: Chunk;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }

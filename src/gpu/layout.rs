@@ -32,7 +32,7 @@ impl Real for f64 {
     }
 }
 
-/// `struct Params` (uniform). 8 `u32` then 8 reals: 64 bytes in f32, 96 in f64, both
+/// `struct Params` (uniform). 12 `u32` then 8 reals: 80 bytes in f32, 112 in f64, both
 /// multiples of 16 as uniform blocks require.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -53,6 +53,14 @@ pub struct Params<R: Real> {
     pub flags: u32,
     /// 0 map (25), 1 map (23), 2 map (27).
     pub integrator: u32,
+    /// Partial sums folded by `reduce_final`.
+    pub n_partials: u32,
+    /// Padding.
+    pub pad_u0: u32,
+    /// Padding.
+    pub pad_u1: u32,
+    /// Padding.
+    pub pad_u2: u32,
     /// Time step.
     pub dt: R,
     /// `K^pp`.
@@ -70,6 +78,20 @@ pub struct Params<R: Real> {
     /// Always 1 (keeps the compensated updates opaque to shader compilers); also pads
     /// the block to a multiple of 16 bytes.
     pub one: R,
+}
+
+/// `struct Chunk` (uniform): one chunk of the bond set.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Chunk {
+    /// Bonds in the chunk.
+    pub n_bonds: u32,
+    /// 1 for the first chunk.
+    pub first: u32,
+    /// First partial-sum slot of the chunk's bond energies.
+    pub partial_base: u32,
+    /// Global id of the chunk's first bond.
+    pub bond_base: u32,
 }
 
 /// `struct Bond` in either precision; in `f64` it has exactly the layout of
@@ -153,8 +175,9 @@ unsafe impl<R: Real> Pod for WallRecord<R> {}
 
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<Params<f32>>() == 32 + 8 * 4);
-    assert!(size_of::<Params<f64>>() == 32 + 8 * 8);
+    assert!(size_of::<Params<f32>>() == 48 + 8 * 4);
+    assert!(size_of::<Params<f64>>() == 48 + 8 * 8);
+    assert!(size_of::<Chunk>() == 16);
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
     assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use context::GpuContext;
-use layout::{BondRecord, Params, Real, WallRecord};
+use layout::{BondRecord, Chunk, Params, Real, WallRecord};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
@@ -97,7 +97,8 @@ mod bind {
     pub(super) const PARTIALS: u32 = 20;
     pub(super) const RESULT: u32 = 21;
     pub(super) const COMP: u32 = 22;
-    pub(super) const COUNT: usize = 23;
+    pub(super) const CHUNK: u32 = 23;
+    pub(super) const COUNT: usize = 24;
 }
 
 /// GPU run options.
@@ -111,14 +112,23 @@ pub struct GpuOptions {
     pub max_neighbors: Option<u32>,
     /// Slots per grid bucket (default 16).
     pub bucket_capacity: Option<u32>,
+    /// Bonds per chunk (default: as many as fit one storage binding); tests set it small
+    /// to exercise chunking.
+    pub max_chunk_bonds: Option<u32>,
 }
 
 /// A compiled kernel: its pipeline, bind group and what it is dispatched over.
 #[derive(Debug)]
 struct Kernel {
     pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
+    /// One bind group, or one per bond chunk for the kernels in [`CHUNKED`].
+    bind_groups: Vec<wgpu::BindGroup>,
 }
+
+/// Kernels bound and dispatched once per bond chunk.
+const CHUNKED: [&str; 3] = ["bond_forces", "bond_gather", "reduce_bond_partials"];
+/// Bindings that differ per bond chunk.
+const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
 
 /// Default neighbour-list capacity: a monodisperse packing has at most 12 touching
 /// neighbours, plus the skin's margin; 24 keeps the list of 10⁶ particles (100 MB)
@@ -139,8 +149,9 @@ pub struct GpuBackend {
     buffers: Vec<wgpu::Buffer>,
     kernels: BTreeMap<&'static str, Kernel>,
     n: u32,
-    nb: u32,
     n_buckets: u32,
+    /// Bond count of each chunk.
+    chunks: Vec<u32>,
     contact: bool,
     max_neighbors: u32,
     steps: u64,
@@ -222,6 +233,24 @@ impl GpuBackend {
             None => (0.0, 0.0),
         };
         let cell = 2.0 * r_max + skin;
+        let rs = std::mem::size_of::<R>() as u64;
+        // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
+        let limits = ctx.device.limits();
+        let max_bind = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let per_bond = (std::mem::size_of::<BondRecord<R>>() as u64).max(12 * rs);
+        let chunk_len = options
+            .max_chunk_bonds
+            .map(u64::from)
+            .unwrap_or(max_bind / per_bond)
+            .max(1) as usize;
+        let bond_chunks: Vec<&[crate::model::Bond]> = model.bonds.chunks(chunk_len).collect();
+        let n_partials = groups(n)
+            + bond_chunks
+                .iter()
+                .map(|c| groups(c.len() as u32))
+                .sum::<u32>();
         let params = Params::<R> {
             n_particles: n,
             n_bonds: nb,
@@ -240,6 +269,10 @@ impl GpuBackend {
                 IntegratorKind::VariationalExact => 1,
                 IntegratorKind::SymplecticEuler => 2,
             },
+            n_partials,
+            pad_u0: 0,
+            pad_u1: 0,
+            pad_u2: 0,
             dt: R::from_f64(dt),
             k_pp: R::from_f64(k_pp),
             skin: R::from_f64(skin),
@@ -258,23 +291,13 @@ impl GpuBackend {
                 ]
             })
             .collect();
-        let inc = Incidence::build(p.len(), &model.bonds);
-        let incidence: Vec<u32> = inc
-            .offsets
-            .iter()
-            .chain(inc.entries.iter())
-            .copied()
-            .collect();
-        let bonds: Vec<BondRecord<R>> = model.bonds.iter().map(BondRecord::from).collect();
         let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
         let mut status = [0u32; STATUS_WORDS];
         status[STATUS_REBUILD] = u32::from(contact);
         for w in &mut status[STATUS_FIRST_INDEX..] {
             *w = u32::MAX;
         }
-        let rs = std::mem::size_of::<R>() as u64;
         let n3 = 3 * n as u64 * rs;
-        let reduce_groups = groups(n.max(nb)) as u64;
         let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
         // (binding, label, contents, usage is uniform)
         let contents: Vec<(u32, &str, Vec<u8>)> = vec![
@@ -319,13 +342,11 @@ impl GpuBackend {
             ),
             (bind::PENERGY, "penergy", zeros(2 * n as u64 * rs)),
             (bind::REF_POS, "ref_pos", zeros(n3)),
-            (bind::BONDS, "bonds", bytemuck::cast_slice(&bonds).to_vec()),
-            (bind::BOND_OUT, "bond_out", zeros(12 * nb as u64 * rs)),
-            (
-                bind::INCIDENCE,
-                "incidence",
-                bytemuck::cast_slice(&incidence).to_vec(),
-            ),
+            // Bindings 13-15 and 23 are bound per chunk (below); placeholders keep the
+            // table indexed by binding.
+            (bind::BONDS, "bonds (per chunk)", Vec::new()),
+            (bind::BOND_OUT, "bond_out (per chunk)", Vec::new()),
+            (bind::INCIDENCE, "incidence (per chunk)", Vec::new()),
             (bind::WALLS, "walls", bytemuck::cast_slice(&walls).to_vec()),
             (
                 bind::BUCKET_COUNT,
@@ -350,16 +371,77 @@ impl GpuBackend {
                     0
                 }),
             ),
-            (bind::PARTIALS, "partials", zeros(16 * reduce_groups * rs)),
+            (
+                bind::PARTIALS,
+                "partials",
+                zeros(16 * n_partials as u64 * rs),
+            ),
             (bind::RESULT, "result", zeros(16 * rs)),
             (bind::COMP, "comp", zeros(if rs == 4 { 3 * n3 } else { 0 })),
+            (bind::CHUNK, "chunk (per chunk)", Vec::new()),
         ];
+        // Per chunk: bonds, bond_out, incidence, chunk uniform.
+        let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 4]> = Vec::new();
+        let mut bond_base = 0u32;
+        let mut partial_base = groups(n);
+        for (c, bonds) in bond_chunks.iter().enumerate() {
+            let records: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
+            let inc = Incidence::build(p.len(), bonds);
+            let incidence: Vec<u32> = inc
+                .offsets
+                .iter()
+                .chain(inc.entries.iter())
+                .copied()
+                .collect();
+            let info = Chunk {
+                n_bonds: bonds.len() as u32,
+                first: u32::from(c == 0),
+                partial_base,
+                bond_base,
+            };
+            chunk_contents.push([
+                (
+                    bind::BONDS,
+                    format!("bonds[{c}]"),
+                    bytemuck::cast_slice(&records).to_vec(),
+                ),
+                (
+                    bind::BOND_OUT,
+                    format!("bond_out[{c}]"),
+                    zeros(12 * bonds.len() as u64 * rs),
+                ),
+                (
+                    bind::INCIDENCE,
+                    format!("incidence[{c}]"),
+                    bytemuck::cast_slice(&incidence).to_vec(),
+                ),
+                (
+                    bind::CHUNK,
+                    format!("chunk[{c}]"),
+                    bytemuck::bytes_of(&info).to_vec(),
+                ),
+            ]);
+            bond_base += bonds.len() as u32;
+            partial_base += groups(bonds.len() as u32);
+        }
         debug_assert_eq!(contents.len(), bind::COUNT);
 
         // Does the problem fit the device?
-        let limits = ctx.device.limits();
-        let total: u64 = contents.iter().map(|c| c.2.len() as u64).sum();
-        for (_, label, data) in &contents {
+        let total: u64 = contents.iter().map(|c| c.2.len() as u64).sum::<u64>()
+            + chunk_contents
+                .iter()
+                .flatten()
+                .map(|c| c.2.len() as u64)
+                .sum::<u64>();
+        let chunk_refs = chunk_contents
+            .iter()
+            .flatten()
+            .map(|(b, l, d)| (*b, l.as_str(), d));
+        for (_, label, data) in contents
+            .iter()
+            .map(|(b, l, d)| (*b, *l, d))
+            .chain(chunk_refs)
+        {
             let size = data.len() as u64;
             if size > limits.max_storage_buffer_binding_size || size > limits.max_buffer_size {
                 return Err(Error::DeviceTooSmall(format!(
@@ -372,37 +454,46 @@ impl GpuBackend {
         }
 
         let device = &ctx.device;
+        let make = |b: u32, label: &str, data: &Vec<u8>| -> wgpu::Buffer {
+            let usage = if b == bind::PARAMS || b == bind::CHUNK {
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+            } else {
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC
+            };
+            // Zero-sized bindings are not allowed: pad to one 256-byte block.
+            let size = (data.len() as u64)
+                .max(256)
+                .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            let buf = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            });
+            if !data.is_empty() {
+                let padded = data
+                    .len()
+                    .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize);
+                let mut bytes = data.clone();
+                bytes.resize(padded, 0);
+                ctx.queue.write_buffer(&buf, 0, &bytes);
+            }
+            buf
+        };
         let buffers: Vec<wgpu::Buffer> = contents
             .iter()
-            .map(|(b, label, data)| {
-                let usage = if *b == bind::PARAMS {
-                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-                } else {
-                    wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_DST
-                        | wgpu::BufferUsages::COPY_SRC
-                };
-                // Zero-sized bindings are not allowed: pad to one 256-byte block.
-                let size = (data.len() as u64)
-                    .max(256)
-                    .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-                let buf = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size,
-                    usage,
-                    mapped_at_creation: false,
-                });
-                if !data.is_empty() {
-                    let padded = data
-                        .len()
-                        .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize);
-                    let mut bytes = data.clone();
-                    bytes.resize(padded, 0);
-                    ctx.queue.write_buffer(&buf, 0, &bytes);
-                }
-                Ok(buf)
+            .map(|(b, label, data)| make(*b, label, data))
+            .collect();
+        let chunk_buffers: Vec<Vec<wgpu::Buffer>> = chunk_contents
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|(b, label, data)| make(*b, label, data))
+                    .collect()
             })
-            .collect::<Result<_>>()?;
+            .collect();
 
         let precision = if rs == 8 {
             Precision::F64
@@ -442,28 +533,45 @@ impl GpuBackend {
                     compilation_options: Default::default(),
                     cache: None,
                 });
-                let entries: Vec<wgpu::BindGroupEntry> = used
-                    .iter()
-                    .map(|&b| wgpu::BindGroupEntry {
-                        binding: b,
-                        resource: buffers[b as usize].as_entire_binding(),
+                let layout = pipeline.get_bind_group_layout(0);
+                let group = |chunk: Option<&Vec<wgpu::Buffer>>| {
+                    let entries: Vec<wgpu::BindGroupEntry> = used
+                        .iter()
+                        .map(|&b| {
+                            let buffer = match (chunk, CHUNK_BINDINGS.iter().position(|&x| x == b))
+                            {
+                                (Some(c), Some(k)) => &c[k],
+                                _ => &buffers[b as usize],
+                            };
+                            wgpu::BindGroupEntry {
+                                binding: b,
+                                resource: buffer.as_entire_binding(),
+                            }
+                        })
+                        .collect();
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some(ep),
+                        layout: &layout,
+                        entries: &entries,
                     })
-                    .collect();
-                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(ep),
-                    layout: &pipeline.get_bind_group_layout(0),
-                    entries: &entries,
-                });
+                };
+                let bind_groups = if CHUNKED.contains(&ep) {
+                    chunk_buffers.iter().map(|c| group(Some(c))).collect()
+                } else {
+                    vec![group(None)]
+                };
                 kernels.insert(
                     ep,
                     Kernel {
                         pipeline,
-                        bind_group,
+                        bind_groups,
                     },
                 );
             }
         }
 
+        let chunks: Vec<u32> = bond_chunks.iter().map(|c| c.len() as u32).collect();
+        drop(bond_chunks);
         let mut me = Self {
             ctx,
             precision,
@@ -473,8 +581,8 @@ impl GpuBackend {
             buffers,
             kernels,
             n,
-            nb,
             n_buckets,
+            chunks,
             contact,
             max_neighbors,
             steps: 0,
@@ -512,9 +620,21 @@ impl GpuBackend {
     }
 
     fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, name: &str, groups: u32) {
+        self.dispatch_chunk(pass, name, 0, groups);
+    }
+
+    /// Dispatches `name` with the bind group of bond chunk `chunk` (0 for unchunked
+    /// kernels).
+    fn dispatch_chunk(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        name: &str,
+        chunk: usize,
+        groups: u32,
+    ) {
         let k = &self.kernels[name];
         pass.set_pipeline(&k.pipeline);
-        pass.set_bind_group(0, &k.bind_group, &[]);
+        pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
         pass.dispatch_workgroups(groups, 1, 1);
     }
 
@@ -526,8 +646,9 @@ impl GpuBackend {
             self.dispatch(pass, "neighbor_build", groups(self.n));
             self.dispatch(pass, "grid_finish", 1);
         }
-        if self.nb > 0 {
-            self.dispatch(pass, "bond_forces", groups(self.nb));
+        for (c, &len) in self.chunks.iter().enumerate() {
+            self.dispatch_chunk(pass, "bond_forces", c, groups(len));
+            self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
         }
         self.dispatch(pass, "particle_forces", groups(self.n));
     }
@@ -696,7 +817,10 @@ impl Backend for GpuBackend {
                 label: Some("reduce"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, "reduce_partials", groups(self.n.max(self.nb)));
+            self.dispatch(&mut pass, "reduce_partials", groups(self.n));
+            for (c, &len) in self.chunks.iter().enumerate() {
+                self.dispatch_chunk(&mut pass, "reduce_bond_partials", c, groups(len));
+            }
             self.dispatch(&mut pass, "reduce_final", 1);
         }
         self.ctx.queue.submit([encoder.finish()]);

@@ -51,7 +51,7 @@ pub const KERNEL_FILES: [KernelFile; 5] = [
     KernelFile {
         name: "bonds.wgsl",
         source: include_str!("../../shaders/bonds.wgsl"),
-        entry_points: &["bond_forces"],
+        entry_points: &["bond_forces", "bond_gather"],
     },
     KernelFile {
         name: "particles.wgsl",
@@ -66,7 +66,7 @@ pub const KERNEL_FILES: [KernelFile; 5] = [
     KernelFile {
         name: "reduce.wgsl",
         source: include_str!("../../shaders/reduce.wgsl"),
-        entry_points: &["reduce_partials", "reduce_final"],
+        entry_points: &["reduce_partials", "reduce_bond_partials", "reduce_final"],
     },
 ];
 
