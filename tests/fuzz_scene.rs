@@ -1,0 +1,76 @@
+//! The scene parser never panics: arbitrary text, and valid scenes with random edits
+//! (bytes replaced, lines dropped or duplicated, numbers swapped for extreme values),
+//! must give either a scene or an error.
+
+use proptest::prelude::*;
+use varidem::io::parse_scene;
+
+const SCENES: [&str; 4] = [
+    include_str!("../scenes/torus-impact.toml"),
+    include_str!("../scenes/torus-free.toml"),
+    include_str!("../scenes/pendulum.toml"),
+    include_str!("../scenes/block-impact.toml"),
+];
+
+/// Values that stress validation: non-finite, huge, negative, zero, wrong types.
+const NASTY: [&str; 14] = [
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1e308",
+    "0",
+    "-1",
+    "1e-320",
+    "\"x\"",
+    "[]",
+    "[1.0]",
+    "[nan, 0.0, 0.0]",
+    "18446744073709551616",
+    "-9223372036854775809",
+];
+
+fn parse_no_panic(text: &str) {
+    let r = std::panic::catch_unwind(|| {
+        let _ = parse_scene(text);
+    });
+    assert!(r.is_ok(), "parse_scene panicked on:\n{text}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn arbitrary_text(text in "\\PC{0,400}") {
+        parse_no_panic(&text);
+    }
+
+    #[test]
+    fn edited_scenes(which in 0usize..4, edits in prop::collection::vec((0usize..10_000, 0usize..4, 0usize..NASTY.len()), 1..6)) {
+        let mut lines: Vec<String> = SCENES[which].lines().map(str::to_string).collect();
+        for (pos, kind, nasty) in edits {
+            if lines.is_empty() { break; }
+            let at = pos % lines.len();
+            match kind {
+                0 => { lines.remove(at); }
+                1 => { let l = lines[at].clone(); lines.insert(at, l); }
+                2 => {
+                    // Replace the value of a `key = value` line.
+                    if let Some(eq) = lines[at].find('=') {
+                        lines[at] = format!("{}= {}", &lines[at][..eq], NASTY[nasty]);
+                    }
+                }
+                _ => {
+                    // Overwrite one character.
+                    let mut chars: Vec<char> = lines[at].chars().collect();
+                    if !chars.is_empty() {
+                        let c = pos % chars.len();
+                        chars[c] = ['[', ']', '=', '"', '#', '0', '-', '.'][nasty % 8];
+                        lines[at] = chars.into_iter().collect();
+                    }
+                }
+            }
+        }
+        parse_no_panic(&lines.join("\n"));
+    }
+}
