@@ -1,5 +1,7 @@
 //! The interface every backend (CPU reference, GPU) implements, and backend selection.
 
+use glam::DVec3;
+
 use crate::diagnostics::Diagnostics;
 use crate::error::Result;
 use crate::model::Particles;
@@ -36,6 +38,29 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
+/// One output frame: the state at a step and the per-particle and per-bond quantities
+/// the VTK output shows (see [`crate::io::vtk`]). Vectors are indexed by particle id,
+/// `bond_energy` by bond id.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Frame {
+    /// Step index of the state.
+    pub step: u64,
+    /// Simulated time of the state (s).
+    pub time: f64,
+    /// The particle state (positions, velocities, rotations, angular velocities, radii).
+    pub particles: Particles,
+    /// Total force on each particle (N): bonds, contacts, walls and field.
+    pub force: Vec<DVec3>,
+    /// Total spatial moment `RM` on each particle (N m).
+    pub moment: Vec<DVec3>,
+    /// Number of touching contacts of each particle, walls included: partners `j` with
+    /// `|x_i − x_j| < r_i + r_j` and walls closer than `r_i`. Zero for every particle
+    /// when the scene has no `[contact]` (nothing touches then).
+    pub contact_count: Vec<u32>,
+    /// Strain energy `U^m + U^a + U^s` of each bond (J).
+    pub bond_energy: Vec<f64>,
+}
+
 /// A simulation advancing on some device.
 pub trait Backend {
     /// Short name for logs and `run.toml`.
@@ -50,4 +75,7 @@ pub trait Backend {
     fn diagnostics(&mut self) -> Result<Diagnostics>;
     /// A copy of the current particle state.
     fn particles(&mut self) -> Result<Particles>;
+    /// The current state with forces, moments, contact counts and bond energies, for
+    /// the VTK output.
+    fn frame(&mut self) -> Result<Frame>;
 }

@@ -1,5 +1,6 @@
-//! The driver: advances a backend through a scene, writing `energy.csv` as it goes and
-//! `final.csv` at the end. This is what `varidem run` calls.
+//! The driver: advances a backend through a scene, writing `energy.csv` (and, unless
+//! turned off, the VTK frames and `particles.pvd`) as it goes and `final.csv` at the end.
+//! This is what `varidem run` calls.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
 use crate::gpu::context::{list_adapters, ADAPTER_ENV};
 use crate::gpu::{GpuBackend, GpuOptions, Precision};
-use crate::io::{write_final_csv, EnergyCsv};
+use crate::io::{write_final_csv, EnergyCsv, VtkSeries};
 use crate::model::Scene;
 
 /// File name of the energy and momentum time series in the output directory.
@@ -36,6 +37,22 @@ pub struct RunSummary {
     pub energy_csv: PathBuf,
     /// Path of `final.csv`.
     pub final_csv: PathBuf,
+    /// Path of `particles.pvd`, the VTK time series (`None` when VTK output was off).
+    pub pvd: Option<PathBuf>,
+}
+
+/// Optional outputs of [`run_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputOptions {
+    /// Write a VTK PolyData frame (`vtk/particles_<step>.vtp`) with every `energy.csv`
+    /// row and keep `particles.pvd` up to date (see [`crate::io::vtk`]). Default on.
+    pub vtk: bool,
+}
+
+impl Default for OutputOptions {
+    fn default() -> Self {
+        Self { vtk: true }
+    }
 }
 
 /// The GPU options for `scene`: `precision` (the command line's) overrides the scene's
@@ -129,11 +146,19 @@ pub fn fallback_to_cpu(
     }
 }
 
+/// Runs `scene` on `backend` with the default [`OutputOptions`] (VTK output on): see
+/// [`run_with`].
+pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<RunSummary> {
+    run_with(scene, backend, out_dir, &OutputOptions::default())
+}
+
 /// Runs `scene` on `backend`, writing into `out_dir` (created if needed):
 ///
 /// * `energy.csv`: the [`Diagnostics`](crate::diagnostics::Diagnostics) header, then a
 ///   row at the start, every `output_every` steps and at the last step (once, when the
 ///   last step is a multiple of `output_every`); each row is flushed when written.
+/// * with `options.vtk`, at the same steps, `vtk/particles_<step>.vtp` and
+///   `particles.pvd`, rewritten after every frame (see [`crate::io::vtk`]).
 /// * `final.csv`: the final state (see [`crate::io::write_final_csv`]).
 ///
 /// `backend` should be freshly built from `scene`: the run advances it by
@@ -143,7 +168,12 @@ pub fn fallback_to_cpu(
 /// If a step fails, the rows so far are on disk, `final.csv` is written with the
 /// backend's state (that of the last completed step), and the step's error is
 /// returned.
-pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<RunSummary> {
+pub fn run_with(
+    scene: &Scene,
+    backend: &mut dyn Backend,
+    out_dir: &Path,
+    options: &OutputOptions,
+) -> Result<RunSummary> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let energy_path = out_dir.join(ENERGY_CSV);
     let final_path = out_dir.join(FINAL_CSV);
@@ -161,9 +191,14 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
         sim.output_every,
     );
 
+    let mut vtk = if options.vtk {
+        Some(VtkSeries::create(out_dir, &scene.model.bonds)?)
+    } else {
+        None
+    };
     let start = Instant::now();
     let first_step = backend.step_count();
-    let stepped = step_and_record(scene, backend, &energy_path, start);
+    let stepped = step_and_record(scene, backend, &energy_path, vtk.as_mut(), start);
     let wall_time = start.elapsed();
     let done = backend.step_count() - first_step;
 
@@ -202,6 +237,7 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
         particle_steps_per_second,
         energy_csv: energy_path,
         final_csv: final_path,
+        pvd: vtk.map(|v| v.pvd_path()),
     };
     log::info!(
         "done: {} steps in {:.3} s ({:.3e} particle-steps/s)",
@@ -213,11 +249,12 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
 }
 
 /// The stepping loop: advances in chunks up to the next output step, writing a row
-/// after each. Logs progress at every tenth of the run.
+/// (and a VTK frame, with `vtk`) after each. Logs progress at every tenth of the run.
 fn step_and_record(
     scene: &Scene,
     backend: &mut dyn Backend,
     energy_path: &Path,
+    mut vtk: Option<&mut VtkSeries>,
     start: Instant,
 ) -> Result<()> {
     let total = scene.simulation.steps();
@@ -226,6 +263,9 @@ fn step_and_record(
     let mut energy = EnergyCsv::create(energy_path)?;
     let d = backend.diagnostics()?;
     energy.write(&d)?;
+    if let Some(v) = vtk.as_deref_mut() {
+        v.write(&backend.frame()?)?;
+    }
     let e0 = d.e_total();
     log::info!("step 0: t = {:.6} s, E = {:.9e} J", d.time, e0);
 
@@ -237,6 +277,9 @@ fn step_and_record(
         done += chunk;
         let d = backend.diagnostics()?;
         energy.write(&d)?;
+        if let Some(v) = vtk.as_deref_mut() {
+            v.write(&backend.frame()?)?;
+        }
         log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
         // Progress at each tenth of the run (and at the end).
         if done * 10 >= next_report * total {
@@ -266,9 +309,11 @@ fn step_and_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::Frame;
     use crate::diagnostics::Diagnostics;
     use crate::io::{parse_scene, read_energy_csv, read_final_csv};
     use crate::model::Particles;
+    use glam::DVec3;
 
     const TWO_BALLS: &str = "[simulation]\ndt = 1e-3\nsteps = 25\noutput_every = 10\n\
         [contact]\nlaw = \"binder\"\nk_pp = 100.0\n\
@@ -346,6 +391,18 @@ mod tests {
         fn particles(&mut self) -> Result<Particles> {
             Ok(self.particles.clone())
         }
+        fn frame(&mut self) -> Result<Frame> {
+            let n = self.particles.len();
+            Ok(Frame {
+                step: self.step,
+                time: self.time(),
+                particles: self.particles.clone(),
+                force: vec![DVec3::ZERO; n],
+                moment: vec![DVec3::ZERO; n],
+                contact_count: vec![0; n],
+                bond_energy: Vec::new(),
+            })
+        }
     }
 
     #[test]
@@ -363,6 +420,23 @@ mod tests {
         assert_eq!(table.column("step").unwrap(), [0.0, 10.0, 20.0, 30.0]);
         let rows = read_final_csv(&dir.path().join(FINAL_CSV)).unwrap();
         assert_eq!(rows[0].position.x, 36.0, "state of the last completed step");
+        let pvd = std::fs::read_to_string(dir.path().join(crate::io::PVD_FILE)).unwrap();
+        assert_eq!(pvd.matches("<DataSet ").count(), 4, "{pvd}");
+        assert!(pvd.contains("file=\"vtk/particles_00000030.vtp\""), "{pvd}");
+        assert!(dir.path().join("vtk/particles_00000030.vtp").is_file());
+    }
+
+    #[test]
+    fn vtk_output_can_be_turned_off() {
+        let scene = parse_scene(TWO_BALLS).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = make_backend(BackendKind::Cpu, &scene, &GpuOptions::default()).unwrap();
+        let options = OutputOptions { vtk: false };
+        let summary = run_with(&scene, backend.as_mut(), dir.path(), &options).unwrap();
+        assert_eq!(summary.pvd, None);
+        assert!(!dir.path().join(crate::io::PVD_FILE).exists());
+        assert!(!dir.path().join(crate::io::VTK_DIR).exists());
+        assert!(summary.energy_csv.is_file() && summary.final_csv.is_file());
     }
 
     #[test]

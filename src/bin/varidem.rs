@@ -1,7 +1,7 @@
 //! `varidem`: run, check or benchmark a scene, and list the GPU adapters, from the command line.
 //!
 //! ```text
-//! varidem run [SCENE] [--out DIR] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
+//! varidem run [SCENE] [--out DIR] [--no-vtk] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
 //!                                   # no SCENE: the built-in torus impact
 //! varidem check SCENE               # parse and validate, print counts
 //! varidem info                      # CPU threads and GPU adapters with their limits
@@ -24,7 +24,7 @@ use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::bonded_block;
 use varidem::model::{Duration, Scene, SimulationParams};
-use varidem::run::{gpu_options, make_backend, run};
+use varidem::run::{gpu_options, make_backend, run_with, OutputOptions};
 use varidem::Result;
 
 /// Particles in the default `bench` block.
@@ -44,7 +44,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a scene, writing energy.csv and final.csv into the output directory.
+    /// Run a scene, writing energy.csv, final.csv and the ParaView time series
+    /// (particles.pvd, vtk/) into the output directory.
     Run {
         /// Scene file (TOML). Without it, the built-in torus impact (Baker & Gonzalez
         /// §4.1, scenes/torus-impact.toml) runs.
@@ -52,6 +53,10 @@ enum Command {
         /// Output directory (created if needed).
         #[arg(long, value_name = "DIR", default_value = "out")]
         out: PathBuf,
+        /// Do not write the ParaView output (DIR/vtk/particles_<step>.vtp and
+        /// DIR/particles.pvd).
+        #[arg(long)]
+        no_vtk: bool,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -151,7 +156,12 @@ fn describe(scene: &Scene) -> String {
     )
 }
 
-fn run_command(scene: Option<&Path>, out: &Path, device: &DeviceArgs) -> Result<()> {
+fn run_command(
+    scene: Option<&Path>,
+    out: &Path,
+    output: &OutputOptions,
+    device: &DeviceArgs,
+) -> Result<()> {
     let scene = match scene {
         Some(path) => load_scene(path)?,
         None => {
@@ -162,7 +172,7 @@ fn run_command(scene: Option<&Path>, out: &Path, device: &DeviceArgs) -> Result<
         }
     };
     let mut backend = device.backend(&scene)?;
-    let summary = run(&scene, backend.as_mut(), out)?;
+    let summary = run_with(&scene, backend.as_mut(), out, output)?;
     println!(
         "{} steps (t = {} s) of {} particles on the {} backend in {:.3} s: {:.3e} particle-steps/s",
         summary.steps,
@@ -174,6 +184,9 @@ fn run_command(scene: Option<&Path>, out: &Path, device: &DeviceArgs) -> Result<
     );
     println!("energy: {}", summary.energy_csv.display());
     println!("final state: {}", summary.final_csv.display());
+    if let Some(pvd) = &summary.pvd {
+        println!("paraview: {}", pvd.display());
+    }
     Ok(())
 }
 
@@ -334,7 +347,17 @@ fn main() -> ExitCode {
     .init();
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Run { scene, out, device } => run_command(scene.as_deref(), out, device),
+        Command::Run {
+            scene,
+            out,
+            no_vtk,
+            device,
+        } => run_command(
+            scene.as_deref(),
+            out,
+            &OutputOptions { vtk: !no_vtk },
+            device,
+        ),
         Command::Check { scene } => load_scene(scene).map(|s| {
             println!("{}: {}", scene.display(), describe(&s));
         }),

@@ -9,12 +9,12 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Frame};
 use crate::diagnostics::{self, Diagnostics, Potentials};
 use crate::error::{Error, Result};
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault};
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_PENDULUM};
-use crate::neighbor::NeighborList;
+use crate::neighbor::{self, NeighborList};
 use crate::physics::{self, contact, field, BondResult};
 
 /// Below this many items a kernel runs on the calling thread: waking the rayon pool
@@ -132,6 +132,30 @@ impl CpuBackend {
     /// Force, moment and contact energies of every particle at the current state.
     pub fn particle_forces(&self) -> &[ParticleForce] {
         &self.forces.particles
+    }
+
+    /// Binder result of every bond at the current state, in bond order (forces, moments
+    /// and the energies `U^m`, `U^a`, `U^s`).
+    pub fn bond_results(&self) -> impl ExactSizeIterator<Item = BondResult> + '_ {
+        self.forces.bonds.iter().map(|r| r.unwrap_or_default())
+    }
+
+    /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
+    /// order.
+    pub fn bond_energies(&self) -> Vec<f64> {
+        self.bond_results()
+            .map(|r| r.e_bend + r.e_axial + r.e_shear)
+            .collect()
+    }
+
+    /// Touching contacts of every particle at the current state, walls included (see
+    /// [`Frame::contact_count`]); all zero without contacts.
+    pub fn contact_counts(&self) -> Vec<u32> {
+        let p = &self.model.particles;
+        if self.model.contact.is_none() {
+            return vec![0; p.len()];
+        }
+        neighbor::contact_counts(&self.neighbors, &p.position, &p.radius, &self.model.walls)
     }
 
     /// Neighbours of particle `i` in the current contact list (ascending ids).
@@ -444,5 +468,18 @@ impl Backend for CpuBackend {
 
     fn particles(&mut self) -> Result<Particles> {
         Ok(self.model.particles.clone())
+    }
+
+    fn frame(&mut self) -> Result<Frame> {
+        let f = &self.forces.particles;
+        Ok(Frame {
+            step: self.step,
+            time: self.time(),
+            particles: self.model.particles.clone(),
+            force: f.iter().map(|f| f.force).collect(),
+            moment: f.iter().map(|f| f.moment).collect(),
+            contact_count: self.contact_counts(),
+            bond_energy: self.bond_energies(),
+        })
     }
 }

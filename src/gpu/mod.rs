@@ -16,11 +16,12 @@ use std::collections::BTreeMap;
 
 use glam::DVec3;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Frame};
 use crate::diagnostics::{Diagnostics, Potentials};
 use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
+use crate::neighbor::{contact_counts, NeighborList};
 use context::GpuContext;
 use layout::{BondRecord, Chunk, Params, Real, WallRecord};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -147,6 +148,8 @@ pub struct GpuBackend {
     integrator: IntegratorKind,
     dt: f64,
     buffers: Vec<wgpu::Buffer>,
+    /// Per bond chunk, the buffers of [`CHUNK_BINDINGS`] in that order.
+    chunk_buffers: Vec<Vec<wgpu::Buffer>>,
     kernels: BTreeMap<&'static str, Kernel>,
     n: u32,
     n_buckets: u32,
@@ -579,6 +582,7 @@ impl GpuBackend {
             integrator,
             dt,
             buffers,
+            chunk_buffers,
             kernels,
             n,
             n_buckets,
@@ -662,8 +666,14 @@ impl GpuBackend {
         }
     }
 
-    /// Copies `buffer`'s first `bytes` to the host (blocking).
+    /// Copies the first `bytes` of the buffer bound at `binding` to the host (blocking).
     fn read(&self, binding: u32, bytes: u64) -> Result<Vec<u8>> {
+        self.read_buffer(&self.buffers[binding as usize], bytes)
+    }
+
+    /// Copies the first `bytes` of `buffer` (rounded up to the copy alignment) to the
+    /// host (blocking).
+    fn read_buffer(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
         let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -672,7 +682,7 @@ impl GpuBackend {
             mapped_at_creation: false,
         });
         let mut encoder = self.encoder();
-        encoder.copy_buffer_to_buffer(&self.buffers[binding as usize], 0, &staging, 0, bytes);
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         self.ctx.queue.submit([encoder.finish()]);
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -695,11 +705,16 @@ impl GpuBackend {
     }
 
     fn read_reals(&self, binding: u32, count: usize) -> Result<Vec<f64>> {
+        self.read_buffer_reals(&self.buffers[binding as usize], count)
+    }
+
+    /// The first `count` reals of `buffer`, widened to `f64`.
+    fn read_buffer_reals(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<f64>> {
         let rs = match self.precision {
             Precision::F32 => 4,
             Precision::F64 => 8,
         };
-        let raw = self.read(binding, (count * rs) as u64)?;
+        let raw = self.read_buffer(buffer, (count * rs) as u64)?;
         Ok(match self.precision {
             Precision::F32 => bytemuck::cast_slice::<u8, f32>(&raw[..count * 4])
                 .iter()
@@ -760,6 +775,25 @@ impl GpuBackend {
     /// Forces and moments of the current state (for parity tests).
     pub fn forces(&self) -> Result<(Vec<DVec3>, Vec<DVec3>)> {
         Ok((self.read_vec3(bind::FORCE)?, self.read_vec3(bind::MOMENT)?))
+    }
+
+    /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
+    /// order: read from each chunk's `bond_out` (12 reals per bond, the energies at
+    /// offsets 9, 10 and 11).
+    pub fn bond_energies(&self) -> Result<Vec<f64>> {
+        let slot = CHUNK_BINDINGS
+            .iter()
+            .position(|&b| b == bind::BOND_OUT)
+            .ok_or_else(|| Error::Backend("bond_out is not a per-chunk binding".into()))?;
+        let mut out = Vec::with_capacity(self.model.bonds.len());
+        for (buffers, &len) in self.chunk_buffers.iter().zip(&self.chunks) {
+            if len == 0 {
+                continue;
+            }
+            let r = self.read_buffer_reals(&buffers[slot], 12 * len as usize)?;
+            out.extend(r.chunks_exact(12).map(|b| b[9] + b[10] + b[11]));
+        }
+        Ok(out)
     }
 
     /// Each particle's neighbour list (for parity tests); empty without contacts.
@@ -850,5 +884,34 @@ impl Backend for GpuBackend {
         p.rotation = self.read_vec3(bind::ROT)?;
         p.angular_velocity = self.read_vec3(bind::OMEGA)?;
         Ok(p)
+    }
+
+    /// Reads back the state, forces, moments and bond energies; counts the contacts on
+    /// the host from the read-back positions (a cell grid with no skin).
+    fn frame(&mut self) -> Result<Frame> {
+        let particles = self.particles()?;
+        let (force, moment) = self.forces()?;
+        let bond_energy = self.bond_energies()?;
+        let contact_count = if self.contact {
+            let mut list = NeighborList::new(0.0);
+            list.build(&particles.position, &particles.radius);
+            contact_counts(
+                &list,
+                &particles.position,
+                &particles.radius,
+                &self.model.walls,
+            )
+        } else {
+            vec![0; particles.len()]
+        };
+        Ok(Frame {
+            step: self.steps,
+            time: self.time(),
+            particles,
+            force,
+            moment,
+            contact_count,
+            bond_energy,
+        })
     }
 }

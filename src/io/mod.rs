@@ -1,4 +1,5 @@
-//! Input and output: TOML scene files ([`scene`]) and the CSV outputs ([`csv`]).
+//! Input and output: TOML scene files ([`scene`]), the CSV outputs ([`csv`]) and the
+//! VTK outputs for ParaView ([`vtk`]).
 //!
 //! * a scene file is parsed and validated into a [`Scene`](crate::model::Scene) by
 //!   [`parse_scene`] / [`load_scene`]; every invalid value is reported with its key, its
@@ -7,12 +8,16 @@
 //! * `energy.csv` ([`EnergyCsv`]) holds one [`Diagnostics`](crate::diagnostics::Diagnostics)
 //!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
 //!   state of every particle, in a format that round-trips every `f64` bit for bit.
+//! * the ParaView output ([`vtk`]): one VTK XML PolyData file per output step in `vtk/`
+//!   and the `particles.pvd` collection ([`VtkSeries`]).
 
 pub mod csv;
 pub mod scene;
+pub mod vtk;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
     FINAL_CSV_HEADER,
 };
 pub use scene::{default_scene, load_scene, parse_scene, scene_to_toml, DEFAULT_SCENE};
+pub use vtk::{VtkSeries, PVD_FILE, VTK_DIR};

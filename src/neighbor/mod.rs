@@ -11,6 +11,8 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use crate::model::Wall;
+
 /// A full (both directions) neighbour list in CSR form with its rebuild bookkeeping.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NeighborList {
@@ -164,6 +166,36 @@ impl NeighborList {
     }
 }
 
+/// Number of touching contacts of every particle: partners `j` in `list` with
+/// `|x_i − x_j| < r_i + r_j` (the test of the contact law,
+/// [`crate::physics::contact::binder_pair`]) plus walls closer than `r_i`
+/// ([`crate::physics::contact::binder_wall`]).
+///
+/// `list` must hold every pair within reach at `position` (built or updated there with
+/// any skin ≥ 0).
+pub fn contact_counts(
+    list: &NeighborList,
+    position: &[DVec3],
+    radius: &[f64],
+    walls: &[Wall],
+) -> Vec<u32> {
+    (0..position.len())
+        .map(|i| {
+            let (x, r) = (position[i], radius[i]);
+            let pairs = list
+                .of(i)
+                .iter()
+                .filter(|&&j| {
+                    let reach = r + radius[j as usize];
+                    x.distance_squared(position[j as usize]) < reach * reach
+                })
+                .count();
+            let touching_walls = walls.iter().filter(|w| w.distance(x) < r).count();
+            (pairs + touching_walls) as u32
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +224,26 @@ mod tests {
                 .collect();
             assert_eq!(list.of(i), expect.as_slice(), "particle {i}");
         }
+    }
+
+    /// Touching pairs and walls are counted; a pair within the skin but apart is not.
+    #[test]
+    fn counts_touching_pairs_and_walls() {
+        let pos = [
+            DVec3::new(0.05, 0.0, 0.0),
+            DVec3::new(0.249, 0.0, 0.0),
+            DVec3::new(0.45, 0.0, 0.0),
+        ];
+        let rad = [0.1; 3];
+        let wall = Wall {
+            point: DVec3::ZERO,
+            normal: DVec3::X,
+            stiffness: 1.0,
+        };
+        let mut list = NeighborList::new(0.05);
+        list.build(&pos, &rad);
+        assert_eq!(list.of(1), [0, 2], "1 and 2 are within the skin");
+        assert_eq!(contact_counts(&list, &pos, &rad, &[wall]), [2, 1, 0]);
+        assert_eq!(contact_counts(&list, &pos, &rad, &[]), [1, 1, 0]);
     }
 }
