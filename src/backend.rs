@@ -3,7 +3,9 @@
 use glam::DVec3;
 
 use crate::diagnostics::Diagnostics;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::gpu::Precision;
+use crate::integrators::IntegratorKind;
 use crate::model::Particles;
 
 /// Which backend to run on.
@@ -61,6 +63,93 @@ pub struct Frame {
     pub bond_energy: Vec<f64>,
 }
 
+/// The dynamic state of a backend between two steps: with the model (particles'
+/// constant properties, bonds with their rest states, walls, laws), everything the next
+/// step depends on. A checkpoint ([`crate::checkpoint`]) stores one.
+///
+/// What is not in it is rebuilt, to the same bits, when a backend is restored
+/// (`CpuBackend::from_snapshot`, `GpuBackend::restore`):
+/// * the forces and moments of the current state, which depend only on positions and
+///   rotations and are recomputed by the same kernels;
+/// * the neighbour list and grid. The list is rebuilt at once from the current
+///   positions. It may then hold other far pairs than the uninterrupted run's list
+///   (which was built earlier), but both hold every touching pair (the Verlet-skin
+///   guarantee, on which the uninterrupted run's correctness rests too), pairs that do
+///   not touch contribute nothing (no `+ 0`: they are skipped), and each list is summed
+///   in ascending id: the forces are the same bits. Later rebuilds may happen at other
+///   steps, with the same effect. (A GPU list filled to `max_neighbors` by far pairs
+///   could overflow in one run and not in the other; overflow stops a run with an
+///   error, never with other bits.)
+/// * no random-number generator runs after set-up (seeded velocities are drawn when
+///   the scene is built), so there is no generator state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateSnapshot {
+    /// The backend that took it: [`BackendKind::Cpu`] or [`BackendKind::Gpu`].
+    pub backend: BackendKind,
+    /// Its full name ([`Backend::name`]), e.g. `gpu (llvmpipe ..., f32)`.
+    pub backend_name: String,
+    /// Arithmetic of the state: `f64` for the CPU backend, the kernel precision for
+    /// the GPU backend (an `f32` state is stored exactly, widened to `f64`).
+    pub precision: Precision,
+    /// Steps completed.
+    pub step: u64,
+    /// The integrator advancing the state.
+    pub integrator: IntegratorKind,
+    /// Its time step (s).
+    pub dt: f64,
+    /// Positions `x`, indexed by particle id.
+    pub position: Vec<DVec3>,
+    /// Velocities `v`.
+    pub velocity: Vec<DVec3>,
+    /// Rotation vectors `α`.
+    pub rotation: Vec<DVec3>,
+    /// Spatial angular velocities `Ω`.
+    pub angular_velocity: Vec<DVec3>,
+    /// Kahan compensation terms of the `f32` GPU kernels: 9 per particle (rows x, v, Ω
+    /// of three components, the `comp` buffer as it is on the device). Empty for the
+    /// CPU and `f64` GPU backends, which do not compensate.
+    pub compensation: Vec<f32>,
+}
+
+impl StateSnapshot {
+    /// Checks the arrays have `n` entries each (and the compensation none or `9n`).
+    pub fn check_len(&self, n: usize) -> Result<()> {
+        let fields = [
+            ("position", self.position.len()),
+            ("velocity", self.velocity.len()),
+            ("rotation", self.rotation.len()),
+            ("angular_velocity", self.angular_velocity.len()),
+        ];
+        for (name, len) in fields {
+            if len != n {
+                return Err(Error::Snapshot(format!(
+                    "{name} has {len} entries but the model has {n} particles"
+                )));
+            }
+        }
+        let c = self.compensation.len();
+        if c != 0 && c != 9 * n {
+            return Err(Error::Snapshot(format!(
+                "{c} compensation terms for {n} particles (expected 0 or {})",
+                9 * n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the snapshot's kinematic state into `particles`.
+    pub fn apply_to(&self, particles: &mut Particles) -> Result<()> {
+        self.check_len(particles.len())?;
+        particles.position.clone_from(&self.position);
+        particles.velocity.clone_from(&self.velocity);
+        particles.rotation.clone_from(&self.rotation);
+        particles
+            .angular_velocity
+            .clone_from(&self.angular_velocity);
+        Ok(())
+    }
+}
+
 /// A simulation advancing on some device.
 pub trait Backend {
     /// Short name for logs and `run.toml`.
@@ -78,4 +167,12 @@ pub trait Backend {
     /// The current state with forces, moments, contact counts and bond energies, for
     /// the VTK output.
     fn frame(&mut self) -> Result<Frame>;
+    /// A snapshot of the dynamic state for a checkpoint ([`StateSnapshot`]). The
+    /// default is an error: the backend cannot be checkpointed.
+    fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        Err(Error::Snapshot(format!(
+            "the {} backend cannot write checkpoints",
+            self.name()
+        )))
+    }
 }

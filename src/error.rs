@@ -70,6 +70,18 @@ pub enum Error {
     /// The problem does not fit the device.
     #[error("gpu: the problem does not fit the device: {0}")]
     DeviceTooSmall(String),
+    /// A checkpoint file cannot be written, read or trusted (bad header, unknown
+    /// format version, checksum mismatch, corrupt contents).
+    #[error("checkpoint {}: {message}", path.display())]
+    Checkpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A state snapshot does not fit the model or backend it is restored into.
+    #[error("snapshot: {0}")]
+    Snapshot(String),
     /// A GPU kernel reported an error (overflow, non-finite value, ...).
     #[error("step {step}: {message}")]
     Kernel {

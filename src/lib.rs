@@ -9,9 +9,11 @@
 //! [`math`] (rotations) → [`model`] (particles, bonds, walls) → [`physics`] (laws as
 //! pure functions) → [`integrators`] (the discrete maps) → [`neighbor`] (contact
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
-//! (scenes, CSV) → [`run`] (the driver the CLI calls).
+//! (scenes, CSV) → [`run`] (the driver the CLI calls) and [`checkpoint`] (its
+//! checkpoints and restarts).
 
 pub mod backend;
+pub mod checkpoint;
 pub mod cpu;
 pub mod diagnostics;
 pub mod error;

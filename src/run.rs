@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, BackendKind};
+use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
 use crate::gpu::context::{list_adapters, ADAPTER_ENV};
@@ -47,11 +48,18 @@ pub struct OutputOptions {
     /// Write a VTK PolyData frame (`vtk/particles_<step>.vtp`) with every `energy.csv`
     /// row and keep `particles.pvd` up to date (see [`crate::io::vtk`]). Default on.
     pub vtk: bool,
+    /// Write a checkpoint ([`crate::checkpoint`]) into `checkpoints/` every this many
+    /// steps (at every multiple of it, the last step included when it is one).
+    /// Default `None`: no checkpoints.
+    pub checkpoint_every: Option<u64>,
 }
 
 impl Default for OutputOptions {
     fn default() -> Self {
-        Self { vtk: true }
+        Self {
+            vtk: true,
+            checkpoint_every: None,
+        }
     }
 }
 
@@ -93,9 +101,21 @@ pub fn make_backend(
     scene: &Scene,
     gpu: &GpuOptions,
 ) -> Result<Box<dyn Backend>> {
+    select_backend(kind, gpu, || cpu_backend(scene), || gpu_backend(scene, gpu))
+}
+
+/// The choice of [`make_backend`] with the backends built by `cpu` and `gpu`: the
+/// resume of a checkpoint ([`crate::checkpoint::make_backend`]) builds them from a
+/// snapshot instead of a scene.
+pub fn select_backend(
+    kind: BackendKind,
+    gpu: &GpuOptions,
+    cpu: impl Fn() -> Result<Box<dyn Backend>>,
+    make_gpu: impl FnOnce() -> Result<Box<dyn Backend>>,
+) -> Result<Box<dyn Backend>> {
     match kind {
-        BackendKind::Cpu => cpu_backend(scene),
-        BackendKind::Gpu => fallback_to_cpu("gpu", gpu_backend(scene, gpu), scene),
+        BackendKind::Cpu => cpu(),
+        BackendKind::Gpu => fallback_with("gpu", make_gpu(), cpu),
         BackendKind::Auto => {
             let named = gpu.adapter.is_some() || std::env::var_os(ADAPTER_ENV).is_some();
             if !named {
@@ -106,10 +126,10 @@ pub fn make_backend(
                         "only software GPU adapters ({}): running on the CPU backend (--backend gpu runs on them anyway)",
                         names.join(", ")
                     );
-                    return cpu_backend(scene);
+                    return cpu();
                 }
             }
-            fallback_to_cpu("gpu", gpu_backend(scene, gpu), scene)
+            fallback_with("gpu", make_gpu(), cpu)
         }
     }
 }
@@ -131,16 +151,25 @@ pub fn fallback_to_cpu(
     attempt: Result<Box<dyn Backend>>,
     scene: &Scene,
 ) -> Result<Box<dyn Backend>> {
+    fallback_with(requested, attempt, || cpu_backend(scene))
+}
+
+/// [`fallback_to_cpu`] with the CPU backend built by `cpu`.
+fn fallback_with(
+    requested: &str,
+    attempt: Result<Box<dyn Backend>>,
+    cpu: impl FnOnce() -> Result<Box<dyn Backend>>,
+) -> Result<Box<dyn Backend>> {
     match attempt {
         Err(Error::NoAdapter(why)) => {
             log::warn!("no GPU adapter ({why}): falling back to the CPU backend");
-            cpu_backend(scene)
+            cpu()
         }
         Err(e @ (Error::Backend(_) | Error::DeviceTooSmall(_))) => {
             log::warn!(
                 "the {requested} backend is not available ({e}): falling back to the CPU backend"
             );
-            cpu_backend(scene)
+            cpu()
         }
         other => other,
     }
@@ -158,12 +187,21 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
 ///   row at the start, every `output_every` steps and at the last step (once, when the
 ///   last step is a multiple of `output_every`); each row is flushed when written.
 /// * with `options.vtk`, at the same steps, `vtk/particles_<step>.vtp` and
-///   `particles.pvd`, rewritten after every frame (see [`crate::io::vtk`]).
+///   `particles.pvd`, rewritten after every frame (see [`crate::io::vtk`]; a resumed
+///   run keeps the frames of earlier steps, [`VtkSeries::resume`]).
 /// * `final.csv`: the final state (see [`crate::io::write_final_csv`]).
 ///
-/// `backend` should be freshly built from `scene`: the run advances it by
-/// `scene.simulation.steps()` steps from its current state, and the rows carry the
-/// backend's step count and time.
+/// * with `options.checkpoint_every = Some(k)`, at every step that is a multiple of
+///   `k`, `checkpoints/checkpoint_<step>.vdc` ([`crate::checkpoint`]), after that
+///   step's other outputs.
+///
+/// The run advances `backend` from its current step to `scene.simulation.steps()`,
+/// and the rows carry the backend's step count and time. A backend at step 0 (freshly
+/// built from `scene`) starts a new `energy.csv`. A backend past step 0 (restored from
+/// a checkpoint of `scene`) continues the run: `energy.csv` keeps its rows of earlier
+/// steps and drops those of later ones (see [`EnergyCsv::resume`]), the rows from the
+/// backend's step on are written, and the outputs end up as those of a run that never
+/// stopped.
 ///
 /// If a step fails, the rows so far are on disk, `final.csv` is written with the
 /// backend's state (that of the last completed step), and the step's error is
@@ -191,14 +229,25 @@ pub fn run_with(
         sim.output_every,
     );
 
-    let mut vtk = if options.vtk {
-        Some(VtkSeries::create(out_dir, &scene.model.bonds)?)
-    } else {
-        None
+    let mut vtk = match (options.vtk, backend.step_count()) {
+        (false, _) => None,
+        (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),
+        (true, step) => Some(VtkSeries::resume(out_dir, &scene.model.bonds, step)?),
     };
     let start = Instant::now();
     let first_step = backend.step_count();
-    let stepped = step_and_record(scene, backend, &energy_path, vtk.as_mut(), start);
+    let checkpoints = options
+        .checkpoint_every
+        .filter(|&k| k > 0)
+        .map(|k| (k, out_dir));
+    let stepped = step_and_record(
+        scene,
+        backend,
+        &energy_path,
+        vtk.as_mut(),
+        checkpoints,
+        start,
+    );
     let wall_time = start.elapsed();
     let done = backend.step_count() - first_step;
 
@@ -248,59 +297,97 @@ pub fn run_with(
     Ok(summary)
 }
 
-/// The stepping loop: advances in chunks up to the next output step, writing a row
-/// (and a VTK frame, with `vtk`) after each. Logs progress at every tenth of the run.
+/// The stepping loop: advances in chunks up to the next output or checkpoint step,
+/// writing a row (and a VTK frame, with `vtk`) at each output step and a checkpoint
+/// (with `checkpoints = Some((interval, out_dir))`) at each checkpoint step. Logs
+/// progress at every tenth of the run.
 fn step_and_record(
     scene: &Scene,
     backend: &mut dyn Backend,
     energy_path: &Path,
     mut vtk: Option<&mut VtkSeries>,
+    checkpoints: Option<(u64, &Path)>,
     start: Instant,
 ) -> Result<()> {
     let total = scene.simulation.steps();
     let every = scene.simulation.output_every.max(1);
     let n = scene.model.particles.len() as f64;
-    let mut energy = EnergyCsv::create(energy_path)?;
-    let d = backend.diagnostics()?;
-    energy.write(&d)?;
-    if let Some(v) = vtk.as_deref_mut() {
-        v.write(&backend.frame()?)?;
+    let first = backend.step_count();
+    if first > total {
+        return Err(Error::Snapshot(format!(
+            "the backend is at step {first}, past the scene's last step {total}"
+        )));
     }
-    let e0 = d.e_total();
-    log::info!("step 0: t = {:.6} s, E = {:.9e} J", d.time, e0);
-
-    let mut done = 0u64;
-    let mut next_report = 1u64;
-    while done < total {
-        let chunk = (every - done % every).min(total - done);
-        backend.advance(chunk)?;
-        done += chunk;
-        let d = backend.diagnostics()?;
+    let is_output = |step: u64| step % every == 0 || step == total;
+    // A fresh run starts energy.csv; a resumed one continues it.
+    let (mut energy, replaced) = if first == 0 {
+        (EnergyCsv::create(energy_path)?, None)
+    } else {
+        EnergyCsv::resume(energy_path, first)?
+    };
+    let d = backend.diagnostics()?;
+    if is_output(first) {
         energy.write(&d)?;
         if let Some(v) = vtk.as_deref_mut() {
             v.write(&backend.frame()?)?;
         }
-        log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
-        // Progress at each tenth of the run (and at the end).
-        if done * 10 >= next_report * total {
-            while done * 10 >= next_report * total {
-                next_report += 1;
-            }
-            let secs = start.elapsed().as_secs_f64();
-            let rate = if secs > 0.0 {
-                n * done as f64 / secs
-            } else {
-                f64::INFINITY
-            };
-            log::info!(
-                "step {} ({}%): t = {:.6} s, E = {:.9e} J (ΔE = {:.3e}), {:.3e} particle-steps/s",
-                d.step,
-                done * 100 / total,
-                d.time,
-                d.e_total(),
-                d.e_total() - e0,
-                rate
+        if replaced.as_ref().is_some_and(|old| *old != d.csv_row()) {
+            log::warn!(
+                "{}: the row of step {first} written before differs from the one of the resumed state: the file may come from another run",
+                energy_path.display()
             );
+        }
+    }
+    let e0 = d.e_total();
+    log::info!("step {first}: t = {:.6} s, E = {:.9e} J", d.time, e0);
+
+    let span = total - first;
+    let mut step = first;
+    let mut next_report = 1u64;
+    while step < total {
+        let mut next = (step / every + 1) * every;
+        if let Some((k, _)) = checkpoints {
+            next = next.min((step / k + 1) * k);
+        }
+        let next = next.min(total);
+        backend.advance(next - step)?;
+        step = next;
+        if is_output(step) {
+            let d = backend.diagnostics()?;
+            energy.write(&d)?;
+            if let Some(v) = vtk.as_deref_mut() {
+                v.write(&backend.frame()?)?;
+            }
+            log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
+            // Progress at each tenth of the run (and at the end).
+            let done = step - first;
+            if done * 10 >= next_report * span {
+                while done * 10 >= next_report * span {
+                    next_report += 1;
+                }
+                let secs = start.elapsed().as_secs_f64();
+                let rate = if secs > 0.0 {
+                    n * done as f64 / secs
+                } else {
+                    f64::INFINITY
+                };
+                log::info!(
+                    "step {} ({}%): t = {:.6} s, E = {:.9e} J (ΔE = {:.3e}), {:.3e} particle-steps/s",
+                    d.step,
+                    done * 100 / span,
+                    d.time,
+                    d.e_total(),
+                    d.e_total() - e0,
+                    rate
+                );
+            }
+        }
+        if let Some((k, out_dir)) = checkpoints {
+            if step % k == 0 {
+                let path = checkpoint_path(out_dir, step);
+                Checkpoint::take(scene, backend, Some(k))?.write(&path)?;
+                log::info!("step {step}: checkpoint {}", path.display());
+            }
         }
     }
     Ok(())
@@ -431,7 +518,10 @@ mod tests {
         let scene = parse_scene(TWO_BALLS).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut backend = make_backend(BackendKind::Cpu, &scene, &GpuOptions::default()).unwrap();
-        let options = OutputOptions { vtk: false };
+        let options = OutputOptions {
+            vtk: false,
+            ..OutputOptions::default()
+        };
         let summary = run_with(&scene, backend.as_mut(), dir.path(), &options).unwrap();
         assert_eq!(summary.pvd, None);
         assert!(!dir.path().join(crate::io::PVD_FILE).exists());

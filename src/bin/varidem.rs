@@ -3,6 +3,9 @@
 //! ```text
 //! varidem run [SCENE] [--out DIR] [--no-vtk] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
 //!                                   # no SCENE: the built-in torus impact
+//!                                   # --checkpoint-every N: DIR/checkpoints/checkpoint_<step>.vdc
+//! varidem resume CHECKPOINT --out DIR [--backend ...] [--precision ...] [--adapter NAME]
+//!                                   # continue a run from a checkpoint to the scene's end
 //! varidem check SCENE               # parse and validate, print counts
 //! varidem info                      # CPU threads and GPU adapters with their limits
 //! varidem bench [SCENE] [--n N] [--steps S] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
@@ -18,13 +21,14 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 
 use varidem::backend::BackendKind;
+use varidem::checkpoint::{self, Checkpoint};
 use varidem::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
 use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::bonded_block;
 use varidem::model::{Duration, Scene, SimulationParams};
-use varidem::run::{gpu_options, make_backend, run_with, OutputOptions};
+use varidem::run::{gpu_options, make_backend, run_with, OutputOptions, RunSummary};
 use varidem::Result;
 
 /// Particles in the default `bench` block.
@@ -57,8 +61,42 @@ enum Command {
         /// DIR/particles.pvd).
         #[arg(long)]
         no_vtk: bool,
+        /// Write a checkpoint every N steps into DIR/checkpoints/
+        /// (checkpoint_<step>.vdc), from which `varidem resume` continues the run.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        checkpoint_every: Option<u64>,
         #[command(flatten)]
         device: DeviceArgs,
+    },
+    /// Continue a run from a checkpoint to the end of its scene, writing the same
+    /// outputs as `run`. Into the run's own directory, energy.csv is cut after the
+    /// checkpoint's step and continued; into a new directory, it holds the rows from
+    /// the checkpoint's step on.
+    Resume {
+        /// Checkpoint file (DIR/checkpoints/checkpoint_<step>.vdc).
+        checkpoint: PathBuf,
+        /// Output directory (created if needed).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Do not write the ParaView output (DIR/vtk/particles_<step>.vtp and
+        /// DIR/particles.pvd).
+        #[arg(long)]
+        no_vtk: bool,
+        /// Write a checkpoint every N steps [default: the interval of the run that wrote
+        /// the checkpoint].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        checkpoint_every: Option<u64>,
+        /// Backend [default: the one that wrote the checkpoint]: auto, cpu or gpu. Only
+        /// the same backend, adapter and precision continue the run bit for bit.
+        #[arg(long, value_enum)]
+        backend: Option<BackendKind>,
+        /// GPU kernel precision [default: the checkpoint's].
+        #[arg(long, value_enum)]
+        precision: Option<Precision>,
+        /// GPU adapter: a case-insensitive substring of its name; default
+        /// $VARIDEM_ADAPTER, else the most capable adapter.
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
     },
     /// Load and validate a scene, and print what it contains.
     Check {
@@ -173,6 +211,40 @@ fn run_command(
     };
     let mut backend = device.backend(&scene)?;
     let summary = run_with(&scene, backend.as_mut(), out, output)?;
+    print_summary(&summary);
+    Ok(())
+}
+
+/// What `varidem resume` was asked for.
+struct ResumeArgs<'a> {
+    checkpoint: &'a Path,
+    out: &'a Path,
+    output: OutputOptions,
+    backend: Option<BackendKind>,
+    precision: Option<Precision>,
+    adapter: Option<&'a str>,
+}
+
+fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
+    let checkpoint = Checkpoint::read(a.checkpoint)?;
+    log::info!(
+        "resuming {} at step {} of {} (written by the {} backend)",
+        a.checkpoint.display(),
+        checkpoint.state.step,
+        checkpoint.scene.simulation.steps(),
+        checkpoint.state.backend_name
+    );
+    let mut backend = checkpoint::make_backend(&checkpoint, a.backend, a.precision, a.adapter)?;
+    let output = OutputOptions {
+        checkpoint_every: a.output.checkpoint_every.or(checkpoint.checkpoint_every),
+        ..a.output
+    };
+    let summary = run_with(&checkpoint.scene, backend.as_mut(), a.out, &output)?;
+    print_summary(&summary);
+    Ok(())
+}
+
+fn print_summary(summary: &RunSummary) {
     println!(
         "{} steps (t = {} s) of {} particles on the {} backend in {:.3} s: {:.3e} particle-steps/s",
         summary.steps,
@@ -187,7 +259,6 @@ fn run_command(
     if let Some(pvd) = &summary.pvd {
         println!("paraview: {}", pvd.display());
     }
-    Ok(())
 }
 
 /// `bytes` with a binary-prefixed size alongside.
@@ -351,13 +422,36 @@ fn main() -> ExitCode {
             scene,
             out,
             no_vtk,
+            checkpoint_every,
             device,
         } => run_command(
             scene.as_deref(),
             out,
-            &OutputOptions { vtk: !no_vtk },
+            &OutputOptions {
+                vtk: !no_vtk,
+                checkpoint_every: *checkpoint_every,
+            },
             device,
         ),
+        Command::Resume {
+            checkpoint,
+            out,
+            no_vtk,
+            checkpoint_every,
+            backend,
+            precision,
+            adapter,
+        } => resume_command(&ResumeArgs {
+            checkpoint,
+            out,
+            output: OutputOptions {
+                vtk: !no_vtk,
+                checkpoint_every: *checkpoint_every,
+            },
+            backend: *backend,
+            precision: *precision,
+            adapter: adapter.as_deref(),
+        }),
         Command::Check { scene } => load_scene(scene).map(|s| {
             println!("{}: {}", scene.display(), describe(&s));
         }),

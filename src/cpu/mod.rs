@@ -10,8 +10,10 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::backend::{Backend, Frame};
+use crate::backend::{BackendKind, StateSnapshot};
 use crate::diagnostics::{self, Diagnostics, Potentials};
 use crate::error::{Error, Result};
+use crate::gpu::Precision;
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault};
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_PENDULUM};
 use crate::neighbor::{self, NeighborList};
@@ -97,6 +99,24 @@ impl CpuBackend {
 
     /// Sets up a run of `model` with integrator `integrator` and time step `dt`.
     pub fn from_model(model: Model, integrator: IntegratorKind, dt: f64) -> Result<Self> {
+        Self::set_up(model, integrator, dt, 0)
+    }
+
+    /// Restores a run from a checkpoint: `model` (constant properties, bonds with their
+    /// rest states, walls, laws) in the state of `snapshot`, at its step, with its
+    /// integrator and time step. The neighbour list is built and the forces are
+    /// evaluated from that state, which gives the same bits as the run that took the
+    /// snapshot (see [`StateSnapshot`]).
+    ///
+    /// A snapshot of the `f32` GPU backend restores its state exactly (every `f32` is
+    /// an `f64`); its Kahan compensation terms have no use in `f64` and are dropped.
+    pub fn from_snapshot(mut model: Model, snapshot: &StateSnapshot) -> Result<Self> {
+        snapshot.apply_to(&mut model.particles)?;
+        Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)
+    }
+
+    /// Builds the backend at step `step` and evaluates the forces of the model's state.
+    fn set_up(model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
         let n = model.particles.len();
         let nb = model.bonds.len();
         let incidence = Incidence::build(n, &model.bonds);
@@ -105,7 +125,7 @@ impl CpuBackend {
             model,
             integrator,
             dt,
-            step: 0,
+            step,
             incidence,
             neighbors: NeighborList::new(skin),
             forces: ForceState::new(n, nb),
@@ -118,7 +138,7 @@ impl CpuBackend {
                 .build(&me.model.particles.position, &me.model.particles.radius);
         }
         let mut f = std::mem::take(&mut me.spare_forces);
-        me.evaluate_forces(&mut f, 0)?;
+        me.evaluate_forces(&mut f, step)?;
         me.forces = f;
         me.spare_forces = ForceState::new(n, nb);
         Ok(me)
@@ -448,6 +468,23 @@ impl Backend for CpuBackend {
             self.step()?;
         }
         self.check_finite()
+    }
+
+    fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        let p = &self.model.particles;
+        Ok(StateSnapshot {
+            backend: BackendKind::Cpu,
+            backend_name: self.name(),
+            precision: Precision::F64,
+            step: self.step,
+            integrator: self.integrator,
+            dt: self.dt,
+            position: p.position.clone(),
+            velocity: p.velocity.clone(),
+            rotation: p.rotation.clone(),
+            angular_velocity: p.angular_velocity.clone(),
+            compensation: Vec::new(),
+        })
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use glam::DVec3;
 
 use crate::backend::{Backend, Frame};
+use crate::backend::{BackendKind, StateSnapshot};
 use crate::diagnostics::{Diagnostics, Potentials};
 use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
@@ -198,24 +199,92 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
     ) -> Result<Self> {
+        Self::set_up(ctx, model, integrator, dt, options, 0, &[])
+    }
+
+    /// Opens a device (`options.adapter`, as [`GpuBackend::new`]) and restores a run
+    /// from a checkpoint there: see [`GpuBackend::restore`].
+    pub fn from_snapshot(
+        model: Model,
+        snapshot: &StateSnapshot,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let ctx = GpuContext::new(options.adapter.as_deref())?;
+        Self::restore(ctx, model, snapshot, options)
+    }
+
+    /// Restores a run from a checkpoint on an existing context: uploads `model`
+    /// (constant properties, bonds with their rest states, walls, laws) in the state of
+    /// `snapshot`, sets the step counter to its step, uploads its Kahan compensation
+    /// terms, and computes the neighbour list and the forces with the usual set-up
+    /// dispatches. Restored on the adapter and in the precision that took the
+    /// snapshot, the run goes on with the same bits as if it had not stopped (see
+    /// [`StateSnapshot`]).
+    ///
+    /// In another precision the state is converted (an `f64` state rounded to `f32`
+    /// starts with zero compensation; `f32` compensation terms are dropped in `f64`):
+    /// the run goes on, but not bit for bit.
+    pub fn restore(
+        ctx: GpuContext,
+        mut model: Model,
+        snapshot: &StateSnapshot,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        snapshot.apply_to(&mut model.particles)?;
+        let comp = match options.precision {
+            Precision::F32 => snapshot.compensation.as_slice(),
+            Precision::F64 => &[],
+        };
+        Self::set_up(
+            ctx,
+            model,
+            snapshot.integrator,
+            snapshot.dt,
+            options,
+            snapshot.step,
+            comp,
+        )
+    }
+
+    /// Checks the adapter supports `options.precision` and builds the backend at step
+    /// `step` with Kahan terms `comp` (`f32` only; empty: zero).
+    fn set_up(
+        ctx: GpuContext,
+        model: Model,
+        integrator: IntegratorKind,
+        dt: f64,
+        options: &GpuOptions,
+        step: u64,
+        comp: &[f32],
+    ) -> Result<Self> {
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
                 "adapter {} has no SHADER_F64 support; use --precision f32",
                 ctx.summary.name
             )));
         }
+        let start = u32::try_from(step).map_err(|_| {
+            Error::Snapshot(format!(
+                "step {step} does not fit the GPU backend's 32-bit step counter"
+            ))
+        })?;
         match options.precision {
-            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options),
-            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options),
+            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options, start, comp),
+            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options, start, comp),
         }
     }
 
+    /// Uploads everything, compiles the kernels and evaluates the forces of the
+    /// model's state. `start` is the initial step count; `comp` the initial Kahan terms
+    /// (used in `f32` when it has 9 per particle, zero otherwise).
     fn build<R: Real>(
         ctx: GpuContext,
         model: Model,
         integrator: IntegratorKind,
         dt: f64,
         options: &GpuOptions,
+        start: u32,
+        comp: &[f32],
     ) -> Result<Self> {
         let p = &model.particles;
         let n = p.len() as u32;
@@ -296,6 +365,7 @@ impl GpuBackend {
             .collect();
         let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
         let mut status = [0u32; STATUS_WORDS];
+        status[STATUS_STEP] = start;
         status[STATUS_REBUILD] = u32::from(contact);
         for w in &mut status[STATUS_FIRST_INDEX..] {
             *w = u32::MAX;
@@ -380,7 +450,17 @@ impl GpuBackend {
                 zeros(16 * n_partials as u64 * rs),
             ),
             (bind::RESULT, "result", zeros(16 * rs)),
-            (bind::COMP, "comp", zeros(if rs == 4 { 3 * n3 } else { 0 })),
+            (
+                bind::COMP,
+                "comp",
+                if rs != 4 {
+                    Vec::new()
+                } else if comp.len() == 9 * n as usize {
+                    bytemuck::cast_slice(comp).to_vec()
+                } else {
+                    zeros(3 * n3)
+                },
+            ),
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
         ];
         // Per chunk: bonds, bond_out, incidence, chunk uniform.
@@ -822,6 +902,31 @@ impl Backend for GpuBackend {
 
     fn time(&self) -> f64 {
         self.steps as f64 * self.dt
+    }
+
+    /// Reads back the state and, in `f32`, the Kahan compensation terms.
+    fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        let compensation = match self.precision {
+            Precision::F32 => {
+                let count = 9 * self.n as usize;
+                let raw = self.read(bind::COMP, 4 * count as u64)?;
+                bytemuck::pod_collect_to_vec::<u8, f32>(&raw[..4 * count])
+            }
+            Precision::F64 => Vec::new(),
+        };
+        Ok(StateSnapshot {
+            backend: BackendKind::Gpu,
+            backend_name: self.name(),
+            precision: self.precision,
+            step: self.steps,
+            integrator: self.integrator,
+            dt: self.dt,
+            position: self.read_vec3(bind::POS)?,
+            velocity: self.read_vec3(bind::VEL)?,
+            rotation: self.read_vec3(bind::ROT)?,
+            angular_velocity: self.read_vec3(bind::OMEGA)?,
+            compensation,
+        })
     }
 
     fn advance(&mut self, n: u64) -> Result<()> {

@@ -5,7 +5,7 @@
 //! the same `f64` bits; `-0.0`, subnormals, infinities and NaN included.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use glam::DVec3;
@@ -155,6 +155,75 @@ impl EnergyCsv {
         };
         me.line(Diagnostics::CSV_HEADER)?;
         Ok(me)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step`: keeps the header
+    /// and every complete row of a step before `step`, removes what follows (the rows
+    /// of an earlier continuation past `step`, a half-written last line) and appends
+    /// from there. A missing or empty file is created with the header.
+    ///
+    /// Returns the writer and the removed row of step `step` itself, if there was one
+    /// (the resumed run writes it again and can compare).
+    ///
+    /// Fails, naming the file, when its first line is not [`Diagnostics::CSV_HEADER`].
+    pub fn resume(path: &Path, step: u64) -> Result<(Self, Option<String>)> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) if !b.is_empty() => b,
+            Ok(_) => return Ok((Self::create(path)?, None)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Self::create(path)?, None))
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let header = format!("{}\n", Diagnostics::CSV_HEADER);
+        if !bytes.starts_with(header.as_bytes()) {
+            return Err(invalid_data(
+                path,
+                format!(
+                    "cannot continue it: its first line is not the energy.csv header {:?}",
+                    Diagnostics::CSV_HEADER
+                ),
+            ));
+        }
+        // Keep complete rows of steps before `step`.
+        let mut keep = header.len();
+        let mut kept = 0usize;
+        let mut replaced = None;
+        while let Some(end) = bytes[keep..].iter().position(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(&bytes[keep..keep + end]);
+            match line.split(',').next().and_then(|f| f.parse::<u64>().ok()) {
+                Some(s) if s < step => {
+                    keep += end + 1;
+                    kept += 1;
+                }
+                Some(s) if s == step => {
+                    replaced = Some(line.into_owned());
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let dropped = bytes[keep..].iter().filter(|&&b| b == b'\n').count();
+        if dropped > 0 || keep < bytes.len() {
+            log::info!(
+                "{}: continuing after the {kept} row(s) before step {step}; {dropped} later row(s) removed",
+                path.display()
+            );
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        file.set_len(keep as u64)
+            .and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()))
+            .map_err(|e| Error::io(path, e))?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                writer: BufWriter::new(file),
+            },
+            replaced,
+        ))
     }
 
     fn line(&mut self, text: &str) -> Result<()> {
@@ -344,5 +413,57 @@ mod tests {
         assert_eq!(table.column("py").unwrap(), [-2.0, -2.0]);
         assert!(table.column("nope").is_none());
         drop(w);
+    }
+
+    /// A resumed run keeps the rows before its step, drops the rest (a half-written
+    /// line included) and hands back the row of its own step; a missing file is
+    /// created; a file that is not an energy.csv is refused.
+    #[test]
+    fn energy_csv_resumes_after_the_rows_before_the_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("energy.csv");
+        let row = |step: u64| Diagnostics {
+            step,
+            time: step as f64 * 1e-3,
+            e_kin: step as f64,
+            ..Diagnostics::default()
+        };
+        let mut w = EnergyCsv::create(&path).unwrap();
+        for s in [0, 10, 20, 30] {
+            w.write(&row(s)).unwrap();
+        }
+        drop(w);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("40,4.0e-2,");
+        std::fs::write(&path, &text).unwrap();
+
+        let (mut w, replaced) = EnergyCsv::resume(&path, 20).unwrap();
+        assert_eq!(replaced, Some(row(20).csv_row()));
+        w.write(&row(20)).unwrap();
+        w.write(&row(25)).unwrap();
+        drop(w);
+        let table = read_energy_csv(&path).unwrap();
+        assert_eq!(table.column("step").unwrap(), [0.0, 10.0, 20.0, 25.0]);
+
+        let (_, replaced) = EnergyCsv::resume(&path, 15).unwrap();
+        assert_eq!(replaced, None);
+        assert_eq!(
+            read_energy_csv(&path).unwrap().column("step").unwrap(),
+            [0.0, 10.0]
+        );
+
+        let fresh = dir.path().join("new.csv");
+        let (w, replaced) = EnergyCsv::resume(&fresh, 20).unwrap();
+        drop(w);
+        assert_eq!(replaced, None);
+        assert_eq!(
+            std::fs::read_to_string(&fresh).unwrap(),
+            format!("{}\n", Diagnostics::CSV_HEADER)
+        );
+
+        let other = dir.path().join("other.csv");
+        std::fs::write(&other, "a,b\n1,2\n").unwrap();
+        let err = EnergyCsv::resume(&other, 20).unwrap_err().to_string();
+        assert!(err.contains("other.csv") && err.contains("header"), "{err}");
     }
 }

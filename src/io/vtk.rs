@@ -79,6 +79,41 @@ impl VtkSeries {
         })
     }
 
+    /// Continues the series of a run resumed at step `step` (from a checkpoint) in
+    /// `out_dir`: the frames of earlier steps listed in an existing `particles.pvd` are
+    /// kept, those of `step` and later are dropped (the resumed run writes them again).
+    /// Without a `particles.pvd`, this is [`VtkSeries::create`]. Resumed in the run's
+    /// own directory, the collection thus ends up as if the run had never stopped.
+    pub fn resume(out_dir: &Path, bonds: &[Bond], step: u64) -> Result<Self> {
+        let mut me = Self::create(out_dir, bonds)?;
+        let pvd = me.pvd_path();
+        let text = match std::fs::read_to_string(&pvd) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(me),
+            Err(e) => return Err(Error::io(&pvd, e)),
+        };
+        for line in text.lines() {
+            let (Some(time), Some(file)) = (attribute(line, "timestep"), attribute(line, "file"))
+            else {
+                continue;
+            };
+            let frame_step = file
+                .strip_prefix(VTK_DIR)
+                .and_then(|f| f.strip_prefix("/particles_"))
+                .and_then(|f| f.strip_suffix(".vtp"))
+                .and_then(|f| f.parse::<u64>().ok());
+            if let (Some(s), Ok(time)) = (frame_step, time.parse::<f64>()) {
+                if s < step {
+                    me.entries.push(PvdEntry {
+                        time,
+                        file: file.to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(me)
+    }
+
     /// Path of the `.pvd` collection.
     pub fn pvd_path(&self) -> PathBuf {
         self.out_dir.join(PVD_FILE)
@@ -105,6 +140,15 @@ impl VtkSeries {
         write_pvd(&self.pvd_path(), &self.entries)?;
         Ok(path)
     }
+}
+
+/// The value of attribute `name` in one line of XML (no entities: the `.pvd` we write
+/// has none in its times and frame names).
+fn attribute<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = line.find(&key)? + key.len();
+    let len = line[start..].find('"')?;
+    Some(&line[start..start + len])
 }
 
 /// Writes the collection `entries` to `path`, through a temporary file renamed over it,

@@ -1,0 +1,559 @@
+//! Checkpoint and restart: a run resumed from a checkpoint writes the same bytes as the
+//! run that never stopped (CPU, GPU f64 and GPU f32 with its Kahan terms), and damaged
+//! or foreign checkpoint files are refused with an error naming the file.
+//!
+//! Two scenes exercise every piece of state a step depends on:
+//! * the torus impact (80 bonded particles, contacts between neighbours and with the
+//!   wall from step ≈ 50 on, a neighbour-list rebuild every few steps) cut to 600
+//!   steps;
+//! * a seeded random cluster (60 jittered spheres, 329 bonds, random velocities and
+//!   spins, gravity, a floor, 1000 steps), in which the neighbour list rebuilt at the
+//!   resume holds other far pairs than the uninterrupted run's list at that step
+//!   (asserted): the forces are still the same bits, because only touching pairs
+//!   contribute and each list is summed in ascending id.
+
+mod gpu_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use varidem::backend::{Backend, BackendKind};
+use varidem::checkpoint::{self, checkpoint_path, Checkpoint, FORMAT_VERSION, MAGIC};
+use varidem::cpu::CpuBackend;
+use varidem::diagnostics::Diagnostics;
+use varidem::gpu::context::GpuContext;
+use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::integrators::IntegratorKind;
+use varidem::io::load_scene;
+use varidem::model::generators::Block;
+use varidem::model::{
+    BondStiffness, ContactLaw, ContactParams, Duration, Model, Scene, SimulationParams, Wall,
+};
+use varidem::run::{run_with, OutputOptions, ENERGY_CSV, FINAL_CSV};
+
+/// `scenes/torus-impact.toml` cut to 600 steps, an energy row every `every`.
+fn torus(every: u64) -> Scene {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/torus-impact.toml");
+    let mut scene = load_scene(&path).unwrap();
+    scene.simulation.duration = Duration::Steps(600);
+    scene.simulation.output_every = every;
+    scene
+}
+
+/// A seeded random bonded cluster (as in `gpu_parity`): a 5×4×3 jittered block with
+/// random velocities and spins, gravity, contacts and a floor; 1000 steps of 2·10⁻⁴ s,
+/// an energy row every 50.
+fn cluster() -> Scene {
+    let seed = 7;
+    let mut m = Model::default();
+    Block {
+        origin: DVec3::new(0.3, -0.2, 0.1),
+        counts: [5, 4, 3],
+        spacing: 0.1,
+        radius: 0.05,
+        radius_jitter: 0.05,
+        density: 1000.0,
+        velocity: DVec3::ZERO,
+        bond_cutoff: 0.15,
+        seed,
+    }
+    .add_to(
+        &mut m,
+        BondStiffness {
+            bend: 0.01,
+            axial: 2.0,
+            shear: 1.0,
+        },
+    )
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for i in 0..m.particles.len() {
+        m.particles.velocity[i] = DVec3::new(
+            rng.random_range(-0.3..0.3),
+            rng.random_range(-0.3..0.3),
+            rng.random_range(-0.3..0.3),
+        );
+        m.particles.angular_velocity[i] = DVec3::new(
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+        );
+    }
+    m.gravity = DVec3::new(0.0, 0.0, -9.81);
+    m.contact = Some(ContactParams {
+        law: ContactLaw::Binder { k_pp: 50.0 },
+        skin: 0.01,
+    });
+    m.walls.push(Wall {
+        point: DVec3::ZERO,
+        normal: DVec3::Z,
+        stiffness: 50.0,
+    });
+    Scene {
+        simulation: SimulationParams {
+            dt: 2e-4,
+            duration: Duration::Steps(1000),
+            integrator: IntegratorKind::Variational,
+            output_every: 50,
+            precision: None,
+            gpu_max_neighbors: None,
+            gpu_bucket_capacity: None,
+        },
+        model: m,
+    }
+}
+
+fn options(checkpoint_every: Option<u64>) -> OutputOptions {
+    OutputOptions {
+        vtk: false,
+        checkpoint_every,
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The header and the rows of `energy.csv` at `dir` from step `from` on.
+fn energy_from(dir: &Path, from: u64) -> String {
+    let text = String::from_utf8(read(&dir.join(ENERGY_CSV))).unwrap();
+    let mut out = format!("{}\n", Diagnostics::CSV_HEADER);
+    for line in text.lines().skip(1) {
+        let step: u64 = line.split(',').next().unwrap().parse().unwrap();
+        if step >= from {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The whole restart check for one backend:
+///
+/// 1. a run without checkpoints (`plain`) and one with a checkpoint every `every_ck`
+///    steps (`ck`) write the same `energy.csv` and `final.csv`;
+/// 2. resumed from the checkpoint of step `resume_at` into a new directory, the run
+///    writes the same `final.csv`, and an `energy.csv` whose rows are those of the
+///    uninterrupted run from `resume_at` on;
+/// 3. resumed into a copy of the checkpointed run's directory (a restart in place),
+///    it writes the same `energy.csv` and `final.csv` as the uninterrupted run, and
+///    the checkpoints after `resume_at` again, byte for byte.
+fn check_restart(
+    test: &str,
+    scene: &Scene,
+    every_ck: u64,
+    resume_at: u64,
+    fresh: &dyn Fn(&Scene) -> Box<dyn Backend>,
+    restore: &dyn Fn(&Checkpoint) -> Box<dyn Backend>,
+) {
+    let steps = scene.simulation.steps();
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    let ck = tmp.path().join("ck");
+    run_with(scene, fresh(scene).as_mut(), &plain, &options(None)).unwrap();
+    run_with(scene, fresh(scene).as_mut(), &ck, &options(Some(every_ck))).unwrap();
+    for file in [ENERGY_CSV, FINAL_CSV] {
+        assert!(
+            read(&plain.join(file)) == read(&ck.join(file)),
+            "{test}: {file} differs with checkpoints on"
+        );
+    }
+    let written: Vec<u64> = (1..=steps / every_ck).map(|k| k * every_ck).collect();
+    for &s in &written {
+        assert!(checkpoint_path(&ck, s).is_file(), "{test}: checkpoint {s}");
+    }
+    assert!(!checkpoint_path(&ck, 0).exists());
+
+    let path = checkpoint_path(&ck, resume_at);
+    let c = Checkpoint::read(&path).unwrap();
+    assert_eq!(c.state.step, resume_at);
+    assert_eq!(c.checkpoint_every, Some(every_ck));
+    assert_eq!(
+        c.scene, *scene,
+        "{test}: the checkpoint holds the scene as at step 0"
+    );
+
+    // Into a new directory.
+    let fresh_dir = tmp.path().join("resumed");
+    let mut b = restore(&c);
+    assert_eq!(b.step_count(), resume_at);
+    run_with(&c.scene, b.as_mut(), &fresh_dir, &options(None)).unwrap();
+    assert!(
+        read(&plain.join(FINAL_CSV)) == read(&fresh_dir.join(FINAL_CSV)),
+        "{test}: final.csv of the resumed run differs"
+    );
+    assert_eq!(
+        String::from_utf8(read(&fresh_dir.join(ENERGY_CSV))).unwrap(),
+        energy_from(&plain, resume_at),
+        "{test}: energy.csv of the resumed run"
+    );
+
+    // In place, after a "crash" that left rows past the checkpoint and half a line.
+    let in_place = tmp.path().join("in-place");
+    copy_dir(&ck, &in_place);
+    {
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(in_place.join(ENERGY_CSV))
+            .unwrap();
+        f.write_all(b"999,1.0e0,2.").unwrap();
+    }
+    std::fs::remove_file(in_place.join(FINAL_CSV)).unwrap();
+    let mut b = restore(&c);
+    run_with(
+        &c.scene,
+        b.as_mut(),
+        &in_place,
+        &options(c.checkpoint_every),
+    )
+    .unwrap();
+    for file in [ENERGY_CSV, FINAL_CSV] {
+        assert!(
+            read(&plain.join(file)) == read(&in_place.join(file)),
+            "{test}: {file} of the run resumed in place differs"
+        );
+    }
+    for &s in written.iter().filter(|&&s| s > resume_at) {
+        assert!(
+            read(&checkpoint_path(&ck, s)) == read(&checkpoint_path(&in_place, s)),
+            "{test}: checkpoint {s} written after the resume differs"
+        );
+    }
+}
+
+fn cpu_fresh(scene: &Scene) -> Box<dyn Backend> {
+    Box::new(CpuBackend::new(scene).unwrap())
+}
+
+fn cpu_restore(c: &Checkpoint) -> Box<dyn Backend> {
+    Box::new(CpuBackend::from_snapshot(c.scene.model.clone(), &c.state).unwrap())
+}
+
+/// Checkpoints at output steps (every 150, rows every 30), resumed at step 300.
+#[test]
+fn cpu_resume_is_bitwise() {
+    check_restart("cpu", &torus(30), 150, 300, &cpu_fresh, &cpu_restore);
+}
+
+/// Checkpoints between output steps (every 130, rows every 40), resumed at 390: the
+/// new directory's energy.csv starts at the next row, 400.
+#[test]
+fn cpu_resume_between_output_steps_is_bitwise() {
+    let scene = torus(40);
+    check_restart("cpu, unaligned", &scene, 130, 390, &cpu_fresh, &cpu_restore);
+}
+
+/// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the
+/// uninterrupted run's.
+#[test]
+fn cpu_cluster_resume_is_bitwise() {
+    let scene = cluster();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(400).unwrap();
+    let b = CpuBackend::from_snapshot(scene.model.clone(), &a.checkpoint_state().unwrap()).unwrap();
+    let n = scene.model.particles.len();
+    let differ = (0..n)
+        .filter(|&i| a.neighbor_list(i) != b.neighbor_list(i))
+        .count();
+    assert!(
+        differ > 0,
+        "the resumed list should hold other far pairs (the case this test is for)"
+    );
+    assert_eq!(a.particle_forces(), b.particle_forces());
+    check_restart("cpu cluster", &scene, 200, 400, &cpu_fresh, &cpu_restore);
+}
+
+fn gpu_check(test: &str, precision: Precision) {
+    let Some(ctx) = gpu_common::context(test) else {
+        return;
+    };
+    if precision == Precision::F64 && !ctx.has_f64() {
+        if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            panic!("{test}: VARIDEM_REQUIRE_GPU=1 but the adapter has no SHADER_F64");
+        }
+        eprintln!("SKIPPED {test}: the adapter has no SHADER_F64");
+        return;
+    }
+    drop(ctx);
+    let opts = GpuOptions {
+        precision,
+        ..GpuOptions::default()
+    };
+    let context = || GpuContext::new(None).unwrap();
+    let fresh = |scene: &Scene| -> Box<dyn Backend> {
+        Box::new(
+            GpuBackend::with_context(
+                context(),
+                scene.model.clone(),
+                scene.simulation.integrator,
+                scene.simulation.dt,
+                &opts,
+            )
+            .unwrap(),
+        )
+    };
+    let restore = |c: &Checkpoint| -> Box<dyn Backend> {
+        assert_eq!(c.state.backend, BackendKind::Gpu);
+        assert_eq!(c.state.precision, precision);
+        let n = c.scene.model.particles.len();
+        match precision {
+            Precision::F32 => {
+                assert_eq!(c.state.compensation.len(), 9 * n);
+                assert!(
+                    c.state.compensation.iter().any(|&x| x != 0.0),
+                    "the Kahan terms are stored"
+                );
+            }
+            Precision::F64 => assert!(c.state.compensation.is_empty()),
+        }
+        Box::new(GpuBackend::restore(context(), c.scene.model.clone(), &c.state, &opts).unwrap())
+    };
+    check_restart(test, &torus(30), 150, 300, &fresh, &restore);
+    check_restart(test, &cluster(), 200, 400, &fresh, &restore);
+}
+
+#[test]
+fn gpu_f64_resume_is_bitwise() {
+    gpu_check("gpu_f64_resume_is_bitwise", Precision::F64);
+}
+
+/// In f32 the Kahan compensation terms are part of the state: without them the resumed
+/// run would differ in the last bits (checked below).
+#[test]
+fn gpu_f32_resume_is_bitwise() {
+    gpu_check("gpu_f32_resume_is_bitwise", Precision::F32);
+}
+
+/// Dropping the f32 compensation terms changes the continuation: they are state.
+#[test]
+fn gpu_f32_compensation_matters() {
+    let test = "gpu_f32_compensation_matters";
+    let Some(ctx) = gpu_common::context(test) else {
+        return;
+    };
+    let scene = torus(100);
+    let opts = GpuOptions::default();
+    let model = scene.model.clone();
+    let (integrator, dt) = (scene.simulation.integrator, scene.simulation.dt);
+    let mut g = GpuBackend::with_context(ctx, model.clone(), integrator, dt, &opts).unwrap();
+    g.advance(200).unwrap();
+    let snap = g.checkpoint_state().unwrap();
+    g.advance(200).unwrap();
+    let expected = g.particles().unwrap();
+    let mut with =
+        GpuBackend::restore(GpuContext::new(None).unwrap(), model.clone(), &snap, &opts).unwrap();
+    with.advance(200).unwrap();
+    assert_eq!(with.particles().unwrap(), expected);
+    let mut without_comp = snap.clone();
+    without_comp.compensation.clear();
+    let mut without =
+        GpuBackend::restore(GpuContext::new(None).unwrap(), model, &without_comp, &opts).unwrap();
+    without.advance(200).unwrap();
+    assert_ne!(without.particles().unwrap(), expected);
+}
+
+/// A checkpoint of the CPU run at step 150 of the torus.
+fn cpu_checkpoint(dir: &Path) -> PathBuf {
+    let scene = torus(50);
+    run_with(&scene, cpu_fresh(&scene).as_mut(), dir, &options(Some(150))).unwrap();
+    checkpoint_path(dir, 150)
+}
+
+#[test]
+fn a_corrupted_checkpoint_is_rejected_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = cpu_checkpoint(tmp.path());
+    let mut bytes = read(&path);
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::read(&path).unwrap_err().to_string();
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("checksum"), "{err}");
+}
+
+#[test]
+fn an_unknown_format_version_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = cpu_checkpoint(tmp.path());
+    let mut bytes = read(&path);
+    let v = MAGIC.len();
+    bytes[v..v + 4].copy_from_slice(&(FORMAT_VERSION + 98).to_le_bytes());
+    // A valid checksum, so that only the version is wrong.
+    let n = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..n]);
+    bytes[n..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::read(&path).unwrap_err().to_string();
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(
+        err.contains(&format!(
+            "unknown checkpoint format version {}",
+            FORMAT_VERSION + 98
+        )),
+        "{err}"
+    );
+
+    std::fs::write(&path, b"not a checkpoint at all").unwrap();
+    let err = Checkpoint::read(&path).unwrap_err().to_string();
+    assert!(err.contains("not a varidem checkpoint"), "{err}");
+}
+
+/// Bond rest states are stored, not re-derived: a checkpoint whose scene has altered
+/// rest states restores them.
+#[test]
+fn bond_rest_states_are_stored_exactly() {
+    let scene = torus(100);
+    let mut c = Checkpoint::take(&scene, cpu_fresh(&scene).as_mut(), None).unwrap();
+    c.scene.model.bonds[3].rest_length *= 1.0 + f64::EPSILON;
+    c.scene.model.bonds[5].rest_rotation.x = 1e-300;
+    let back = Checkpoint::from_bytes(&c.to_bytes(), Path::new("mem.vdc")).unwrap();
+    assert_eq!(back.scene.model.bonds, c.scene.model.bonds);
+}
+
+/// `make_backend` defaults to the backend that wrote the checkpoint.
+#[test]
+fn resume_defaults_to_the_recorded_backend() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Checkpoint::read(&cpu_checkpoint(tmp.path())).unwrap();
+    let b = checkpoint::make_backend(&c, None, None, None).unwrap();
+    assert_eq!(b.name(), "cpu");
+    assert_eq!(b.step_count(), 150);
+}
+
+// ---------------------------------------------------------------------------------------
+// The command line.
+// ---------------------------------------------------------------------------------------
+
+fn varidem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_varidem"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the varidem binary runs")
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "varidem failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn cli_run_with_checkpoints_and_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene_path = tmp.path().join("torus.toml");
+    std::fs::write(&scene_path, varidem::io::scene_to_toml(&torus(50))).unwrap();
+    let scene_arg = scene_path.to_str().unwrap();
+    let full = tmp.path().join("full");
+    let ck = tmp.path().join("ck");
+    let resumed = tmp.path().join("resumed");
+    ok(&varidem(&[
+        "run",
+        scene_arg,
+        "--out",
+        full.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]));
+    ok(&varidem(&[
+        "run",
+        scene_arg,
+        "--out",
+        ck.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--checkpoint-every",
+        "200",
+    ]));
+    let mut names: Vec<String> = std::fs::read_dir(ck.join(checkpoint::CHECKPOINT_DIR))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "checkpoint_00000200.vdc",
+            "checkpoint_00000400.vdc",
+            "checkpoint_00000600.vdc"
+        ]
+    );
+    let cp = checkpoint_path(&ck, 400);
+    ok(&varidem(&[
+        "resume",
+        cp.to_str().unwrap(),
+        "--out",
+        resumed.to_str().unwrap(),
+    ]));
+    assert!(read(&full.join(FINAL_CSV)) == read(&resumed.join(FINAL_CSV)));
+    let frame = |dir: &Path, step: u64| dir.join(format!("vtk/particles_{step:08}.vtp"));
+    for step in (400..=600).step_by(50) {
+        assert!(
+            read(&frame(&full, step)) == read(&frame(&resumed, step)),
+            "frame {step}"
+        );
+    }
+    assert!(!frame(&resumed, 350).exists());
+    assert_eq!(
+        String::from_utf8(read(&resumed.join(ENERGY_CSV))).unwrap(),
+        energy_from(&full, 400)
+    );
+    // The resumed run goes on checkpointing at the recorded interval.
+    assert!(read(&checkpoint_path(&ck, 600)) == read(&checkpoint_path(&resumed, 600)));
+
+    // In place: energy.csv is cut after step 400 and continued.
+    ok(&varidem(&[
+        "resume",
+        cp.to_str().unwrap(),
+        "--out",
+        ck.to_str().unwrap(),
+    ]));
+    assert!(read(&full.join(ENERGY_CSV)) == read(&ck.join(ENERGY_CSV)));
+    assert!(read(&full.join(FINAL_CSV)) == read(&ck.join(FINAL_CSV)));
+    // The ParaView series too: particles.pvd lists every frame again.
+    assert!(read(&full.join("particles.pvd")) == read(&ck.join("particles.pvd")));
+    for step in (0..=600).step_by(50) {
+        assert!(
+            read(&frame(&full, step)) == read(&frame(&ck, step)),
+            "frame {step}"
+        );
+    }
+
+    // A damaged checkpoint: exit code 1, one line naming the file and the checksum.
+    let mut bytes = read(&cp);
+    let k = bytes.len() / 3;
+    bytes[k] ^= 0x80;
+    std::fs::write(&cp, &bytes).unwrap();
+    let o = varidem(&[
+        "resume",
+        cp.to_str().unwrap(),
+        "--out",
+        resumed.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("checkpoint_00000400.vdc"), "{err}");
+    assert!(err.contains("checksum"), "{err}");
+}
