@@ -197,7 +197,8 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
 ///
 /// The run advances `backend` from its current step to `scene.simulation.steps()`,
 /// and the rows carry the backend's step count and time. A backend at step 0 (freshly
-/// built from `scene`) starts a new `energy.csv`. A backend past step 0 (restored from
+/// built from `scene`) starts a new `energy.csv`. `DIR/run.toml` records how the run was
+/// made (see [`write_run_record`]). A backend past step 0 (restored from
 /// a checkpoint of `scene`) continues the run: `energy.csv` keeps its rows of earlier
 /// steps and drops those of later ones (see [`EnergyCsv::resume`]), the rows from the
 /// backend's step on are written, and the outputs end up as those of a run that never
@@ -213,6 +214,7 @@ pub fn run_with(
     options: &OutputOptions,
 ) -> Result<RunSummary> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    write_run_record(scene, backend, out_dir)?;
     let energy_path = out_dir.join(ENERGY_CSV);
     let final_path = out_dir.join(FINAL_CSV);
     let sim = &scene.simulation;
@@ -391,6 +393,26 @@ fn step_and_record(
         }
     }
     Ok(())
+}
+
+/// File name of the reproducibility record.
+pub const RUN_RECORD: &str = "run.toml";
+
+/// Writes `DIR/run.toml`: the varidem version, the backend (with adapter and precision),
+/// the step the run starts from, then the full resolved scene (every particle, bond and
+/// wall with its rest state's source configuration) as `io::scene_to_toml` writes it.
+/// The scene part, without the `[run]` table, is a valid scene file.
+pub fn write_run_record(scene: &Scene, backend: &dyn Backend, out_dir: &Path) -> Result<()> {
+    let path = out_dir.join(RUN_RECORD);
+    let text = format!(
+        "# varidem reproducibility record: rerun with the scene below (drop the [run] table)\n\
+         [run]\nvaridem_version = \"{}\"\nbackend = \"{}\"\nstart_step = {}\n\n{}",
+        env!("CARGO_PKG_VERSION"),
+        backend.name().replace('"', "'"),
+        backend.step_count(),
+        crate::io::scene_to_toml(scene)
+    );
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
 }
 
 #[cfg(test)]
