@@ -52,6 +52,9 @@ pub struct OutputOptions {
     /// steps (at every multiple of it, the last step included when it is one).
     /// Default `None`: no checkpoints.
     pub checkpoint_every: Option<u64>,
+    /// Show a progress bar on stderr (simulated time, ETA, particle-steps/s), updated at
+    /// every output step. Default off; the CLI turns it on when stderr is a terminal.
+    pub progress: bool,
 }
 
 impl Default for OutputOptions {
@@ -59,8 +62,20 @@ impl Default for OutputOptions {
         Self {
             vtk: true,
             checkpoint_every: None,
+            progress: false,
         }
     }
+}
+
+fn progress_bar(first: u64, total: u64, dt: f64) -> Option<indicatif::ProgressBar> {
+    let bar = indicatif::ProgressBar::new(total);
+    let style =
+        indicatif::ProgressStyle::with_template("{bar:40} step {pos}/{len} t = {msg} ETA {eta}")
+            .ok()?;
+    bar.set_style(style);
+    bar.set_position(first);
+    bar.set_message(format!("{:.4} s", first as f64 * dt));
+    Some(bar)
 }
 
 /// The GPU options for `scene`: `precision` (the command line's) overrides the scene's
@@ -249,6 +264,7 @@ pub fn run_with(
         vtk.as_mut(),
         checkpoints,
         start,
+        options.progress,
     );
     let wall_time = start.elapsed();
     let done = backend.step_count() - first_step;
@@ -310,7 +326,9 @@ fn step_and_record(
     mut vtk: Option<&mut VtkSeries>,
     checkpoints: Option<(u64, &Path)>,
     start: Instant,
+    progress: bool,
 ) -> Result<()> {
+    let sim = &scene.simulation;
     let total = scene.simulation.steps();
     let every = scene.simulation.output_every.max(1);
     let n = scene.model.particles.len() as f64;
@@ -344,6 +362,9 @@ fn step_and_record(
     log::info!("step {first}: t = {:.6} s, E = {:.9e} J", d.time, e0);
 
     let span = total - first;
+    let bar = progress
+        .then(|| progress_bar(first, total, sim.dt))
+        .flatten();
     let mut step = first;
     let mut next_report = 1u64;
     while step < total {
@@ -354,6 +375,19 @@ fn step_and_record(
         let next = next.min(total);
         backend.advance(next - step)?;
         step = next;
+        if let Some(b) = &bar {
+            let secs = start.elapsed().as_secs_f64();
+            let rate = if secs > 0.0 {
+                n * (step - first) as f64 / secs
+            } else {
+                0.0
+            };
+            b.set_position(step);
+            b.set_message(format!(
+                "{:.4} s, {rate:.3e} particle-steps/s",
+                step as f64 * sim.dt
+            ));
+        }
         if is_output(step) {
             let d = backend.diagnostics()?;
             energy.write(&d)?;
@@ -391,6 +425,9 @@ fn step_and_record(
                 log::info!("step {step}: checkpoint {}", path.display());
             }
         }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     Ok(())
 }

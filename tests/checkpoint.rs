@@ -111,6 +111,7 @@ fn options(checkpoint_every: Option<u64>) -> OutputOptions {
     OutputOptions {
         vtk: false,
         checkpoint_every,
+        progress: false,
     }
 }
 

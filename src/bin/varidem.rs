@@ -61,6 +61,9 @@ enum Command {
         /// DIR/particles.pvd).
         #[arg(long)]
         no_vtk: bool,
+        /// No progress bar (it is shown only when stderr is a terminal anyway).
+        #[arg(long)]
+        quiet: bool,
         /// Write a checkpoint every N steps into DIR/checkpoints/
         /// (checkpoint_<step>.vdc), from which `varidem resume` continues the run.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -82,6 +85,9 @@ enum Command {
         /// DIR/particles.pvd).
         #[arg(long)]
         no_vtk: bool,
+        /// No progress bar (it is shown only when stderr is a terminal anyway).
+        #[arg(long)]
+        quiet: bool,
         /// Write a checkpoint every N steps [default: the interval of the run that wrote
         /// the checkpoint].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -409,6 +415,13 @@ fn bench_command(
     Ok(())
 }
 
+/// A progress bar only for a person watching: not with `--quiet`, not when stderr is
+/// redirected (logs, CI).
+fn show_progress(quiet: bool) -> bool {
+    use std::io::IsTerminal;
+    !quiet && std::io::stderr().is_terminal()
+}
+
 fn main() -> ExitCode {
     // wgpu probes every graphics API when listing adapters; EGL initialisation failing
     // on a machine without a display is expected, not worth an error line.
@@ -422,6 +435,7 @@ fn main() -> ExitCode {
             scene,
             out,
             no_vtk,
+            quiet,
             checkpoint_every,
             device,
         } => run_command(
@@ -430,6 +444,7 @@ fn main() -> ExitCode {
             &OutputOptions {
                 vtk: !no_vtk,
                 checkpoint_every: *checkpoint_every,
+                progress: show_progress(*quiet),
             },
             device,
         ),
@@ -437,6 +452,7 @@ fn main() -> ExitCode {
             checkpoint,
             out,
             no_vtk,
+            quiet,
             checkpoint_every,
             backend,
             precision,
@@ -447,6 +463,7 @@ fn main() -> ExitCode {
             output: OutputOptions {
                 vtk: !no_vtk,
                 checkpoint_every: *checkpoint_every,
+                progress: show_progress(*quiet),
             },
             backend: *backend,
             precision: *precision,
