@@ -12,14 +12,11 @@
 //!   (asserted): the forces are still the same bits, because only touching pairs
 //!   contribute and each list is summed in ascending id.
 
+mod common;
 mod gpu_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-use glam::DVec3;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use varidem::backend::{Backend, BackendKind};
 use varidem::checkpoint::{self, checkpoint_path, Checkpoint, FORMAT_VERSION, MAGIC};
@@ -29,10 +26,7 @@ use varidem::gpu::context::GpuContext;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::integrators::IntegratorKind;
 use varidem::io::load_scene;
-use varidem::model::generators::Block;
-use varidem::model::{
-    BondStiffness, ContactLaw, ContactParams, Duration, Model, Scene, SimulationParams, Wall,
-};
+use varidem::model::{Duration, Scene, ShearForm, SimulationParams};
 use varidem::run::{run_with, OutputOptions, ENERGY_CSV, FINAL_CSV};
 
 /// `scenes/torus-impact.toml` cut to 600 steps, an energy row every `every`.
@@ -48,51 +42,7 @@ fn torus(every: u64) -> Scene {
 /// random velocities and spins, gravity, contacts and a floor; 1000 steps of 2·10⁻⁴ s,
 /// an energy row every 50.
 fn cluster() -> Scene {
-    let seed = 7;
-    let mut m = Model::default();
-    Block {
-        origin: DVec3::new(0.3, -0.2, 0.1),
-        counts: [5, 4, 3],
-        spacing: 0.1,
-        radius: 0.05,
-        radius_jitter: 0.05,
-        density: 1000.0,
-        velocity: DVec3::ZERO,
-        bond_cutoff: 0.15,
-        seed,
-    }
-    .add_to(
-        &mut m,
-        BondStiffness {
-            bend: 0.01,
-            axial: 2.0,
-            shear: 1.0,
-        },
-    )
-    .unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    for i in 0..m.particles.len() {
-        m.particles.velocity[i] = DVec3::new(
-            rng.random_range(-0.3..0.3),
-            rng.random_range(-0.3..0.3),
-            rng.random_range(-0.3..0.3),
-        );
-        m.particles.angular_velocity[i] = DVec3::new(
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-        );
-    }
-    m.gravity = DVec3::new(0.0, 0.0, -9.81);
-    m.contact = Some(ContactParams {
-        law: ContactLaw::Binder { k_pp: 50.0 },
-        skin: 0.01,
-    });
-    m.walls.push(Wall {
-        point: DVec3::ZERO,
-        normal: DVec3::Z,
-        stiffness: 50.0,
-    });
+    let m = common::random_cluster(7, ShearForm::Objective);
     Scene {
         simulation: SimulationParams {
             dt: 2e-4,

@@ -16,8 +16,7 @@ use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::integrators::IntegratorKind;
-use varidem::model::generators::Block;
-use varidem::model::{BondStiffness, ContactLaw, ContactParams, Model, Particles, ShearForm, Wall};
+use varidem::model::{Model, Particles, ShearForm};
 
 fn scene_model(name: &str) -> Model {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -91,57 +90,6 @@ fn compare(
     Some((err, e_err))
 }
 
-/// A seeded random bonded cluster: a 5×4×3 jittered block with random velocities and
-/// spins, objective or printed shear, contacts, a wall and gravity.
-fn random_cluster(seed: u64, shear: ShearForm) -> Model {
-    let mut m = Model::default();
-    Block {
-        origin: DVec3::new(0.3, -0.2, 0.1),
-        counts: [5, 4, 3],
-        spacing: 0.1,
-        radius: 0.05,
-        radius_jitter: 0.05,
-        density: 1000.0,
-        velocity: DVec3::ZERO,
-        bond_cutoff: 0.15,
-        seed,
-    }
-    .add_to(
-        &mut m,
-        BondStiffness {
-            bend: 0.01,
-            axial: 2.0,
-            shear: 1.0,
-        },
-    )
-    .unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    for i in 0..m.particles.len() {
-        m.particles.velocity[i] = DVec3::new(
-            rng.random_range(-0.3..0.3),
-            rng.random_range(-0.3..0.3),
-            rng.random_range(-0.3..0.3),
-        );
-        m.particles.angular_velocity[i] = DVec3::new(
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-        );
-    }
-    m.shear = shear;
-    m.gravity = DVec3::new(0.0, 0.0, -9.81);
-    m.contact = Some(ContactParams {
-        law: ContactLaw::Binder { k_pp: 50.0 },
-        skin: 0.01,
-    });
-    m.walls.push(Wall {
-        point: DVec3::ZERO,
-        normal: DVec3::Z,
-        stiffness: 50.0,
-    });
-    m
-}
-
 #[test]
 fn pendulum_f64_matches_cpu() {
     for kind in IntegratorKind::ALL {
@@ -179,7 +127,7 @@ fn torus_impact_f64_matches_cpu_to_t1() {
 fn random_cluster_f64_matches_cpu() {
     for (seed, shear) in [(1, ShearForm::Objective), (2, ShearForm::Printed)] {
         for kind in IntegratorKind::ALL {
-            let m = random_cluster(seed, shear);
+            let m = common::random_cluster(seed, shear);
             if let Some((err, e)) =
                 compare("random_cluster_f64", &m, kind, 2e-4, 500, Precision::F64)
             {
@@ -196,7 +144,11 @@ fn random_cluster_f64_matches_cpu() {
 fn f32_matches_cpu_to_1e4() {
     for (name, m, dt) in [
         ("pendulum", common::pendulum(), 1e-3),
-        ("cluster", random_cluster(3, ShearForm::Objective), 2e-4),
+        (
+            "cluster",
+            common::random_cluster(3, ShearForm::Objective),
+            2e-4,
+        ),
     ] {
         if let Some((err, e)) = compare(
             name,
@@ -266,7 +218,7 @@ fn free_torus_f32_conserves_momenta() {
 /// neighbour lists are sorted whatever order the bucket atomics produced).
 #[test]
 fn gpu_runs_are_bitwise_reproducible() {
-    let model = random_cluster(4, ShearForm::Objective);
+    let model = common::random_cluster(4, ShearForm::Objective);
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     for precision in [Precision::F32, Precision::F64] {
@@ -298,7 +250,7 @@ fn gpu_runs_are_bitwise_reproducible() {
 #[test]
 fn force_kernels_match_cpu_on_random_state() {
     for (seed, shear) in [(10, ShearForm::Objective), (11, ShearForm::Printed)] {
-        let mut m = random_cluster(seed, shear);
+        let mut m = common::random_cluster(seed, shear);
         // Perturb positions and rotations after bonding: strained bonds, overlaps.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         for i in 0..m.particles.len() {
@@ -364,7 +316,7 @@ fn force_kernels_match_cpu_on_random_state() {
 /// the same order, so the run still matches the CPU.
 #[test]
 fn chunked_bonds_match_cpu() {
-    let m = random_cluster(5, ShearForm::Objective);
+    let m = common::random_cluster(5, ShearForm::Objective);
     let Some(ctx) = gpu_common::context("chunked_bonds") else {
         return;
     };
@@ -392,7 +344,7 @@ fn chunked_bonds_match_cpu() {
 /// Kernel reduce_partials/reduce_final against the CPU diagnostics on a random state.
 #[test]
 fn reduce_kernels_match_cpu() {
-    let m = random_cluster(12, ShearForm::Objective);
+    let m = common::random_cluster(12, ShearForm::Objective);
     let Some(mut g) = gpu(
         "reduce",
         &m,

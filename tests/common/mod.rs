@@ -2,9 +2,12 @@
 #![allow(dead_code, unreachable_pub)]
 
 use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
 use varidem::integrators::IntegratorKind;
+use varidem::model::generators::Block;
 use varidem::model::generators::Ring;
 use varidem::model::{BondStiffness, ContactLaw, ContactParams, Model, Particle, ShearForm, Wall};
 
@@ -104,4 +107,55 @@ pub fn loglog_slope(h: &[f64], err: &[f64]) -> f64 {
     let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
     let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     sxy / sxx
+}
+
+/// A seeded random bonded cluster: a 5×4×3 jittered block with random velocities and
+/// spins, objective or printed shear, contacts, a wall and gravity.
+pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
+    let mut m = Model::default();
+    Block {
+        origin: DVec3::new(0.3, -0.2, 0.1),
+        counts: [5, 4, 3],
+        spacing: 0.1,
+        radius: 0.05,
+        radius_jitter: 0.05,
+        density: 1000.0,
+        velocity: DVec3::ZERO,
+        bond_cutoff: 0.15,
+        seed,
+    }
+    .add_to(
+        &mut m,
+        BondStiffness {
+            bend: 0.01,
+            axial: 2.0,
+            shear: 1.0,
+        },
+    )
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for i in 0..m.particles.len() {
+        m.particles.velocity[i] = DVec3::new(
+            rng.random_range(-0.3..0.3),
+            rng.random_range(-0.3..0.3),
+            rng.random_range(-0.3..0.3),
+        );
+        m.particles.angular_velocity[i] = DVec3::new(
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+        );
+    }
+    m.shear = shear;
+    m.gravity = DVec3::new(0.0, 0.0, -9.81);
+    m.contact = Some(ContactParams {
+        law: ContactLaw::Binder { k_pp: 50.0 },
+        skin: 0.01,
+    });
+    m.walls.push(Wall {
+        point: DVec3::ZERO,
+        normal: DVec3::Z,
+        stiffness: 50.0,
+    });
+    m
 }
