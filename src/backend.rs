@@ -109,6 +109,32 @@ pub struct StateSnapshot {
     /// of three components, the `comp` buffer as it is on the device). Empty for the
     /// CPU and `f64` GPU backends, which do not compensate.
     pub compensation: Vec<f32>,
+    /// Granular contact state, for scenes under the Hertz law (`None` otherwise).
+    pub contacts: Option<ContactState>,
+}
+
+/// What a granular (Hertz–Mindlin) step depends on beyond the kinematic state: the
+/// tangential springs of every touching contact (history, Campello eq. 30) and the
+/// forces of the current state. The forces cannot be recomputed from a snapshot: they
+/// were evaluated with the half-step velocities and the step's increments, which the
+/// state after the step no longer holds, so they are stored bit for bit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactState {
+    /// History slots per particle ([`crate::model::ContactParams::max_contacts`]).
+    pub slots: u32,
+    /// Partner id of each slot, `N × slots`, ascending within a particle's row, unused
+    /// slots [`crate::cpu::NO_PARTNER`].
+    pub partner: Vec<u32>,
+    /// Spring `s` of each slot (canonical orientation: the lower id's), `N × slots`.
+    pub spring: Vec<DVec3>,
+    /// Spring of each particle against each wall, `N × walls` (zero when apart).
+    pub wall_spring: Vec<DVec3>,
+    /// Force on each particle at the snapshot's state.
+    pub force: Vec<DVec3>,
+    /// Spatial moment on each particle.
+    pub moment: Vec<DVec3>,
+    /// Per-particle energies `[contact, wall, near_field]` (J).
+    pub energy: Vec<[f64; 3]>,
 }
 
 impl StateSnapshot {

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 1)
+//! # File format (version 2)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -26,8 +26,10 @@
 //! The body is, in order: a human-readable summary (`u32` length + UTF-8 text, `key =
 //! value` lines; informational only), the snapshot header (step, backend, backend name,
 //! precision, integrator, dt, checkpoint interval), the run parameters, the model
-//! (gravity, shear form, contact law, then the particle arrays, bonds and walls) and
-//! the snapshot arrays (x, v, α, Ω, compensation terms). [`Checkpoint::read`] checks
+//! (gravity, shear form, contact law, materials, drag, near field, then the particle
+//! arrays, bonds and walls) and the snapshot arrays (x, v, α, Ω, compensation terms,
+//! then for granular scenes the contact history and the current forces). Version 2
+//! added the granular model and state; version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.
 
@@ -36,20 +38,21 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
-use crate::backend::{Backend, BackendKind, StateSnapshot};
+use crate::backend::{Backend, BackendKind, ContactState, StateSnapshot};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
 use crate::gpu::{GpuBackend, Precision};
 use crate::integrators::IntegratorKind;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Duration, Model, Particles, Scene, ShearForm,
+    Bond, ContactLaw, ContactParams, Duration, Material, Model, Particles, Scene, ShearForm,
     SimulationParams, Wall,
 };
+use crate::physics::granular::{Drag, NearField};
 
 /// First bytes of every checkpoint file.
 pub const MAGIC: &[u8; 19] = b"VARIDEM-CHECKPOINT\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Directory of the checkpoints inside a run's output directory.
 pub const CHECKPOINT_DIR: &str = "checkpoints";
 /// File extension of checkpoints.
@@ -342,6 +345,7 @@ fn encode_state_header(w: &mut Writer, s: &StateSnapshot, checkpoint_every: Opti
         rotation: _,
         angular_velocity: _,
         compensation: _,
+        contacts: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -388,6 +392,9 @@ fn encode_model(w: &mut Writer, m: &Model) {
         shear,
         contact,
         gravity,
+        materials,
+        drag,
+        near_field,
     } = m;
     w.vec3(*gravity);
     w.u8(match shear {
@@ -396,15 +403,80 @@ fn encode_model(w: &mut Writer, m: &Model) {
     });
     match contact {
         None => w.u8(0),
-        Some(ContactParams { law, skin }) => {
+        Some(ContactParams {
+            law,
+            skin,
+            max_contacts,
+        }) => {
             w.u8(1);
             match law {
                 ContactLaw::Binder { k_pp } => {
                     w.u8(0);
                     w.f64(*k_pp);
                 }
+                ContactLaw::Hertz => w.u8(1),
             }
             w.f64(*skin);
+            w.u32(*max_contacts);
+        }
+    }
+    w.len(materials.len());
+    for mat in materials {
+        let Material {
+            name,
+            young,
+            poisson,
+            shear_modulus,
+            density,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        } = mat;
+        w.str(name);
+        for v in [
+            young,
+            poisson,
+            shear_modulus,
+            density,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        ] {
+            w.f64(*v);
+        }
+    }
+    match drag {
+        None => w.u8(0),
+        Some(Drag {
+            coefficient,
+            fluid_velocity,
+            magnus,
+        }) => {
+            w.u8(1);
+            w.f64(*coefficient);
+            w.vec3(*fluid_velocity);
+            w.f64(*magnus);
+        }
+    }
+    match near_field {
+        None => w.u8(0),
+        Some(NearField {
+            kappa_attractive,
+            lambda_attractive,
+            kappa_repulsive,
+            lambda_repulsive,
+            cutoff,
+        }) => {
+            w.u8(1);
+            for v in [
+                kappa_attractive,
+                lambda_attractive,
+                kappa_repulsive,
+                lambda_repulsive,
+                cutoff,
+            ] {
+                w.f64(*v);
+            }
         }
     }
     let Particles {
@@ -417,6 +489,7 @@ fn encode_model(w: &mut Writer, m: &Model) {
         radius,
         pendulum_offset,
         flags,
+        material,
     } = particles;
     w.len(particles.len());
     for field in [
@@ -432,6 +505,7 @@ fn encode_model(w: &mut Writer, m: &Model) {
         field.iter().for_each(|v| w.f64(*v));
     }
     flags.iter().for_each(|v| w.u32(*v));
+    material.iter().for_each(|v| w.u32(*v));
     w.len(bonds.len());
     for b in bonds {
         let Bond {
@@ -460,10 +534,12 @@ fn encode_model(w: &mut Writer, m: &Model) {
             point,
             normal,
             stiffness,
+            material,
         } = wall;
         w.vec3(*point);
         w.vec3(*normal);
         w.f64(*stiffness);
+        w.opt_u32(*material);
     }
 }
 
@@ -474,6 +550,22 @@ fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
     }
     w.len(s.compensation.len());
     s.compensation.iter().for_each(|c| w.u32(c.to_bits()));
+    match &s.contacts {
+        None => w.u8(0),
+        Some(c) => {
+            w.u8(1);
+            w.u32(c.slots);
+            w.len(c.partner.len());
+            c.partner.iter().for_each(|v| w.u32(*v));
+            c.spring.iter().for_each(|v| w.vec3(*v));
+            w.len(c.wall_spring.len());
+            c.wall_spring.iter().for_each(|v| w.vec3(*v));
+            w.len(c.force.len());
+            c.force.iter().for_each(|v| w.vec3(*v));
+            c.moment.iter().for_each(|v| w.vec3(*v));
+            c.energy.iter().flatten().for_each(|v| w.f64(*v));
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -634,17 +726,53 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         1 => {
             let law = match r.u8()? {
                 0 => ContactLaw::Binder { k_pp: r.f64()? },
+                1 => ContactLaw::Hertz,
                 c => return Err(format!("contact law code {c}")),
             };
             Some(ContactParams {
                 law,
                 skin: r.f64()?,
+                max_contacts: r.u32()?,
             })
         }
         c => return Err(format!("contact flag {c}")),
     };
-    // 5 vectors, 3 scalars and the flags per particle.
-    let n = r.count("particles", 5 * 24 + 3 * 8 + 4)?;
+    let nm = r.count("materials", 4 + 7 * 8)?;
+    let mut materials = Vec::with_capacity(nm);
+    for _ in 0..nm {
+        materials.push(Material {
+            name: r.str()?,
+            young: r.f64()?,
+            poisson: r.f64()?,
+            shear_modulus: r.f64()?,
+            density: r.f64()?,
+            restitution: r.f64()?,
+            friction_static: r.f64()?,
+            friction_dynamic: r.f64()?,
+        });
+    }
+    let drag = match r.u8()? {
+        0 => None,
+        1 => Some(Drag {
+            coefficient: r.f64()?,
+            fluid_velocity: r.vec3()?,
+            magnus: r.f64()?,
+        }),
+        c => return Err(format!("drag flag {c}")),
+    };
+    let near_field = match r.u8()? {
+        0 => None,
+        1 => Some(NearField {
+            kappa_attractive: r.f64()?,
+            lambda_attractive: r.f64()?,
+            kappa_repulsive: r.f64()?,
+            lambda_repulsive: r.f64()?,
+            cutoff: r.f64()?,
+        }),
+        c => return Err(format!("near-field flag {c}")),
+    };
+    // 5 vectors, 3 scalars, the flags and the material per particle.
+    let n = r.count("particles", 5 * 24 + 3 * 8 + 4 + 4)?;
     let position = r.vec3s(n)?;
     let velocity = r.vec3s(n)?;
     let rotation = r.vec3s(n)?;
@@ -654,6 +782,14 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     let inertia = r.f64s(n)?;
     let radius = r.f64s(n)?;
     let flags = (0..n).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    let material = (0..n).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    if let Some((i, m)) = material
+        .iter()
+        .enumerate()
+        .find(|(_, &m)| nm > 0 && m as usize >= nm)
+    {
+        return Err(format!("particle {i} has material {m}, but there are {nm}"));
+    }
     let particles = Particles {
         position,
         velocity,
@@ -664,6 +800,7 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         radius,
         pendulum_offset,
         flags,
+        material,
     };
     let nb = r.count("bonds", 8 + 4 * 8 + 3 * 24)?;
     let mut bonds = Vec::with_capacity(nb);
@@ -687,13 +824,14 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         }
         bonds.push(b);
     }
-    let nw = r.count("walls", 2 * 24 + 8)?;
+    let nw = r.count("walls", 2 * 24 + 8 + 1)?;
     let walls = (0..nw)
         .map(|_| {
             Ok(Wall {
                 point: r.vec3()?,
                 normal: r.vec3()?,
                 stiffness: r.f64()?,
+                material: r.opt_u32()?,
             })
         })
         .collect::<Decoded<Vec<Wall>>>()?;
@@ -704,6 +842,9 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         shear,
         contact,
         gravity,
+        materials,
+        drag,
+        near_field,
     };
 
     // Snapshot arrays.
@@ -721,7 +862,43 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     let compensation = (0..nc)
         .map(|_| r.u32().map(f32::from_bits))
         .collect::<Decoded<Vec<f32>>>()?;
+    let contacts = match r.u8()? {
+        0 => None,
+        1 => {
+            let slots = r.u32()?;
+            let ns = r.count("contact slots", 4 + 24)?;
+            if ns != n * slots as usize {
+                return Err(format!(
+                    "{ns} contact slots for {n} particles of {slots} slots each"
+                ));
+            }
+            let partner = (0..ns).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+            let spring = r.vec3s(ns)?;
+            let nw = r.count("wall springs", 24)?;
+            let wall_spring = r.vec3s(nw)?;
+            let nf = r.count("contact forces", 2 * 24 + 3 * 8)?;
+            if nf != n {
+                return Err(format!("{nf} contact forces for {n} particles"));
+            }
+            let force = r.vec3s(n)?;
+            let moment = r.vec3s(n)?;
+            let energy = (0..n)
+                .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
+                .collect::<Decoded<Vec<[f64; 3]>>>()?;
+            Some(ContactState {
+                slots,
+                partner,
+                spring,
+                wall_spring,
+                force,
+                moment,
+                energy,
+            })
+        }
+        c => return Err(format!("contact-state flag {c}")),
+    };
     let state = StateSnapshot {
+        contacts,
         backend,
         backend_name,
         precision,

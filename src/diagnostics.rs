@@ -21,12 +21,14 @@ pub struct Potentials {
     pub wall: f64,
     /// Gravity / pendulum field.
     pub field: f64,
+    /// Near-field (Mie) pair potential (Campello eq. 17).
+    pub near_field: f64,
 }
 
 impl Potentials {
     /// Sum of all potentials.
     pub fn total(&self) -> f64 {
-        self.bend + self.axial + self.shear + self.contact + self.wall + self.field
+        self.bend + self.axial + self.shear + self.contact + self.wall + self.field + self.near_field
     }
 }
 
@@ -61,7 +63,7 @@ impl Diagnostics {
     }
 
     /// CSV header of `energy.csv`. The first twelve columns are a fixed interface.
-    pub const CSV_HEADER: &'static str = "step,t,e_kin,e_rot,e_pot,e_total,px,py,pz,lx,ly,lz,e_bend,e_axial,e_shear,e_contact,e_wall,e_field";
+    pub const CSV_HEADER: &'static str = "step,t,e_kin,e_rot,e_pot,e_total,px,py,pz,lx,ly,lz,e_bend,e_axial,e_shear,e_contact,e_wall,e_field,e_near_field";
 
     /// The row in the column order of [`Diagnostics::CSV_HEADER`], numbers in `{:.16e}`
     /// (17 significant digits, round-trips exactly).
@@ -85,6 +87,7 @@ impl Diagnostics {
             p.contact,
             p.wall,
             p.field,
+            p.near_field,
         ];
         let mut s = self.step.to_string();
         for v in vals {

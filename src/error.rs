@@ -61,6 +61,18 @@ pub enum Error {
         /// The value shown.
         value: String,
     },
+    /// A particle touches more particles than its contact-history slots hold.
+    #[error("step {step}, particle {particle}: {contacts} touching contacts, but [contact] max_contacts = {capacity}; raise max_contacts (the packing may also be overlapping too much: time step too large?)")]
+    ContactOverflow {
+        /// Step.
+        step: u64,
+        /// Particle.
+        particle: usize,
+        /// Touching contacts found (at least).
+        contacts: usize,
+        /// Slots per particle.
+        capacity: usize,
+    },
     /// The requested backend is not available or failed.
     #[error("backend: {0}")]
     Backend(String),

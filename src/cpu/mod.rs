@@ -6,16 +6,22 @@
 //! `integrate_correct`. Every reduction runs in a fixed order (bond id, neighbour id),
 //! so results do not depend on the number of threads.
 
+mod granular;
+
+pub use granular::{History, PairTables, NO_PARTNER};
+
 use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::backend::{Backend, Frame};
-use crate::backend::{BackendKind, StateSnapshot};
+use crate::backend::{BackendKind, ContactState, StateSnapshot};
 use crate::diagnostics::{self, Diagnostics, Potentials};
 use crate::error::{Error, Result};
 use crate::gpu::Precision;
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault};
-use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_PENDULUM};
+use crate::model::{
+    ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM,
+};
 use crate::neighbor::{self, NeighborList};
 use crate::physics::{self, contact, field, BondResult};
 
@@ -52,23 +58,44 @@ pub struct ParticleForce {
     pub e_contact: f64,
     /// Wall contact energy (J).
     pub e_wall: f64,
+    /// Half of each near-field pair's energy (J).
+    pub e_near: f64,
+    /// Touching contacts beyond the history capacity (an error when > 0).
+    pub overflow: u32,
 }
 
-/// Forces, moments and per-particle energies from one force evaluation.
+/// Forces, moments and per-particle energies from one force evaluation, with the
+/// contact history it produced.
 #[derive(Clone, Debug, Default)]
 struct ForceState {
     particles: Vec<ParticleForce>,
     /// Per-bond results, in bond order.
     bonds: Vec<Option<BondResult>>,
+    /// Contact history after this evaluation (empty without granular forces).
+    history: History,
 }
 
 impl ForceState {
-    fn new(n: usize, nb: usize) -> Self {
+    fn new(n: usize, nb: usize, model: &Model) -> Self {
+        let history = if granular_model(model) {
+            let slots = model.contact.map_or(0, |c| c.max_contacts) as usize;
+            History::new(n, slots, model.walls.len())
+        } else {
+            History::default()
+        };
         Self {
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
+            history,
         }
     }
+}
+
+/// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
+fn granular_model(model: &Model) -> bool {
+    matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
+        || model.drag.is_some()
+        || model.near_field.is_some()
 }
 
 /// The CPU reference simulation.
@@ -85,6 +112,8 @@ pub struct CpuBackend {
     predicted: Vec<Result<Kinematics, StepFault>>,
     /// Copy of the state before the current step, restored if the step fails.
     saved: Vec<Kinematics>,
+    /// Material tables, for granular models.
+    tables: Option<PairTables>,
 }
 
 impl CpuBackend {
@@ -110,9 +139,73 @@ impl CpuBackend {
     ///
     /// A snapshot of the `f32` GPU backend restores its state exactly (every `f32` is
     /// an `f64`); its Kahan compensation terms have no use in `f64` and are dropped.
+    ///
+    /// A granular snapshot carries its contact history and forces
+    /// ([`ContactState`]): they are restored as stored, and the bond results (which
+    /// depend on positions and rotations only) are recomputed.
     pub fn from_snapshot(mut model: Model, snapshot: &StateSnapshot) -> Result<Self> {
         snapshot.apply_to(&mut model.particles)?;
-        Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)
+        let mut me = Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)?;
+        if let Some(c) = &snapshot.contacts {
+            me.restore_contacts(c)?;
+        } else if granular_model(&me.model) {
+            return Err(Error::Snapshot(
+                "the snapshot has no contact state, but the scene has granular contacts".into(),
+            ));
+        }
+        Ok(me)
+    }
+
+    fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
+        let h = &mut self.forces.history;
+        let n = self.model.particles.len();
+        if c.slots as usize != h.slots
+            || c.partner.len() != h.partner.len()
+            || c.wall_spring.len() != h.wall_spring.len()
+            || c.force.len() != n
+        {
+            return Err(Error::Snapshot(format!(
+                "the contact state ({} slots × {} entries, {} wall springs) does not fit the scene ({} slots, {n} particles, {} wall springs)",
+                c.slots,
+                c.partner.len(),
+                c.wall_spring.len(),
+                h.slots,
+                h.wall_spring.len()
+            )));
+        }
+        h.partner.clone_from(&c.partner);
+        h.spring.clone_from(&c.spring);
+        h.wall_spring.clone_from(&c.wall_spring);
+        for (i, f) in self.forces.particles.iter_mut().enumerate() {
+            f.force = c.force[i];
+            f.moment = c.moment[i];
+            [f.e_contact, f.e_wall, f.e_near] = c.energy[i];
+            f.overflow = 0;
+        }
+        Ok(())
+    }
+
+    /// The contact state to store in a snapshot, for granular models.
+    fn contact_state(&self) -> Option<ContactState> {
+        if !granular_model(&self.model) {
+            return None;
+        }
+        let h = &self.forces.history;
+        let f = &self.forces.particles;
+        Some(ContactState {
+            slots: h.slots as u32,
+            partner: h.partner.clone(),
+            spring: h.spring.clone(),
+            wall_spring: h.wall_spring.clone(),
+            force: f.iter().map(|f| f.force).collect(),
+            moment: f.iter().map(|f| f.moment).collect(),
+            energy: f.iter().map(|f| [f.e_contact, f.e_wall, f.e_near]).collect(),
+        })
+    }
+
+    /// Contact history after the last step (empty without granular forces).
+    pub fn history(&self) -> &History {
+        &self.forces.history
     }
 
     /// Builds the backend at step `step` and evaluates the forces of the model's state.
@@ -121,26 +214,30 @@ impl CpuBackend {
         let nb = model.bonds.len();
         let incidence = Incidence::build(n, &model.bonds);
         let skin = model.contact.map_or(0.0, |c| c.skin);
+        let tables = granular_model(&model).then(|| PairTables::new(&model));
+        let mut neighbors = NeighborList::new(skin);
+        neighbors.min_reach = model.near_field.map_or(0.0, |nf| nf.cutoff);
         let mut me = Self {
+            forces: ForceState::new(n, nb, &model),
+            spare_forces: ForceState::new(n, nb, &model),
             model,
             integrator,
             dt,
             step,
             incidence,
-            neighbors: NeighborList::new(skin),
-            forces: ForceState::new(n, nb),
-            spare_forces: ForceState::new(n, nb),
+            neighbors,
             predicted: Vec::with_capacity(n),
             saved: Vec::with_capacity(n),
+            tables,
         };
         if me.model.contact.is_some() {
             me.neighbors
                 .build(&me.model.particles.position, &me.model.particles.radius);
         }
         let mut f = std::mem::take(&mut me.spare_forces);
-        me.evaluate_forces(&mut f, step)?;
+        me.evaluate_forces(&mut f, step, true)?;
         me.forces = f;
-        me.spare_forces = ForceState::new(n, nb);
+        me.spare_forces = ForceState::new(n, nb, &me.model);
         Ok(me)
     }
 
@@ -206,7 +303,7 @@ impl CpuBackend {
                 .update(&self.model.particles.position, &self.model.particles.radius);
         }
         let mut f = std::mem::take(&mut self.spare_forces);
-        if let Err(e) = self.evaluate_forces(&mut f, step) {
+        if let Err(e) = self.evaluate_forces(&mut f, step, false) {
             self.spare_forces = f;
             self.restore();
             return Err(e);
@@ -295,11 +392,89 @@ impl CpuBackend {
         }
     }
 
-    /// Evaluates every force of the current state into `out`.
-    fn evaluate_forces(&self, out: &mut ForceState, step: u64) -> Result<()> {
+    /// Evaluates every force of the current state into `out`; `first`: no step has
+    /// been taken yet (zero increments for the contact springs).
+    fn evaluate_forces(&self, out: &mut ForceState, step: u64, first: bool) -> Result<()> {
         self.bond_forces(&mut out.bonds, step)?;
         let bonds = &out.bonds;
-        dispatch(&mut out.particles, |i| self.particle_force(bonds, i));
+        let Some(tables) = &self.tables else {
+            dispatch(&mut out.particles, |i| self.particle_force(bonds, i));
+            return Ok(());
+        };
+        let inputs = granular::GranularInputs {
+            model: &self.model,
+            tables,
+            old: &self.forces.history,
+            kind: self.integrator,
+            h: self.dt,
+            increments: None,
+            first,
+        };
+        let h = &mut out.history;
+        let (k, w) = (h.slots.max(1), h.wall_stride);
+        let kernel = |(i, ((f, (partner, spring)), wall_spring)): (
+            usize,
+            ((&mut ParticleForce, (&mut [u32], &mut [DVec3])), &mut [DVec3]),
+        )| {
+            let mut pf = self.particle_force(bonds, i);
+            let neighbors = self.neighbor_list(i);
+            let g = inputs.particle(
+                i,
+                neighbors,
+                granular::HistoryRow {
+                    partner,
+                    spring,
+                    wall_spring,
+                },
+            );
+            pf.force += g.force;
+            pf.moment += g.moment;
+            pf.e_contact += g.e_contact;
+            pf.e_wall += g.e_wall;
+            pf.e_near = g.e_near;
+            pf.overflow = g.overflow;
+            *f = pf;
+        };
+        let n = out.particles.len();
+        // Without contact slots (drag or near field only) the rows are dummies of one.
+        let mut dummy_p;
+        let mut dummy_s;
+        let (partner, spring) = if h.slots == 0 {
+            dummy_p = vec![NO_PARTNER; n];
+            dummy_s = vec![DVec3::ZERO; n];
+            (&mut dummy_p[..], &mut dummy_s[..])
+        } else {
+            (&mut h.partner[..], &mut h.spring[..])
+        };
+        if n < PAR_THRESHOLD {
+            out.particles
+                .iter_mut()
+                .zip(partner.chunks_mut(k).zip(spring.chunks_mut(k)))
+                .zip(h.wall_spring.chunks_mut(w))
+                .enumerate()
+                .for_each(kernel);
+        } else {
+            out.particles
+                .par_iter_mut()
+                .zip(partner.par_chunks_mut(k).zip(spring.par_chunks_mut(k)))
+                .zip(h.wall_spring.par_chunks_mut(w))
+                .with_min_len(MIN_CHUNK)
+                .enumerate()
+                .for_each(kernel);
+        }
+        if let Some((particle, f)) = out
+            .particles
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.overflow > 0)
+        {
+            return Err(Error::ContactOverflow {
+                step,
+                particle,
+                contacts: h.slots + f.overflow as usize,
+                capacity: h.slots,
+            });
+        }
         Ok(())
     }
 
@@ -358,8 +533,7 @@ impl CpuBackend {
         let (x, rad) = (p.position[i], p.radius[i]);
         let mut e_contact = 0.0;
         let mut e_wall = 0.0;
-        if let Some(c) = &m.contact {
-            let ContactLaw::Binder { k_pp } = c.law;
+        if let Some(ContactLaw::Binder { k_pp }) = m.contact.map(|c| c.law) {
             for &j in self.neighbors.of(i) {
                 let j = j as usize;
                 if let Some((e, fi)) =
@@ -389,6 +563,8 @@ impl CpuBackend {
             moment,
             e_contact,
             e_wall,
+            e_near: 0.0,
+            overflow: 0,
         }
     }
 
@@ -402,6 +578,7 @@ impl CpuBackend {
         for f in &self.forces.particles {
             pot.contact += f.e_contact;
             pot.wall += f.e_wall;
+            pot.near_field += f.e_near;
         }
         pot
     }
@@ -437,6 +614,7 @@ fn body(p: &Particles, i: usize) -> Body {
         mass: p.mass[i],
         inertia: p.inertia[i],
         held: p.flags[i] & FLAG_HELD != 0,
+        fixed_rotation: p.flags[i] & FLAG_NO_ROTATION != 0,
     }
 }
 
@@ -484,6 +662,7 @@ impl Backend for CpuBackend {
             rotation: p.rotation.clone(),
             angular_velocity: p.angular_velocity.clone(),
             compensation: Vec::new(),
+            contacts: self.contact_state(),
         })
     }
 

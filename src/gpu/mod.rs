@@ -263,6 +263,14 @@ impl GpuBackend {
                 ctx.summary.name
             )));
         }
+        if model.drag.is_some()
+            || model.near_field.is_some()
+            || matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
+        {
+            return Err(Error::Backend(
+                "granular contacts (law = \"hertz\", [drag], [near_field]) are not on the GPU backend yet; use --backend cpu".into(),
+            ));
+        }
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"
@@ -299,7 +307,11 @@ impl GpuBackend {
         let r_max = p.max_radius();
         let (k_pp, skin) = match model.contact {
             Some(c) => {
-                let ContactLaw::Binder { k_pp } = c.law;
+                let k_pp = match c.law {
+                    ContactLaw::Binder { k_pp } => k_pp,
+                    // Refused in set_up.
+                    ContactLaw::Hertz => 0.0,
+                };
                 (k_pp, c.skin)
             }
             None => (0.0, 0.0),
@@ -926,6 +938,7 @@ impl Backend for GpuBackend {
             rotation: self.read_vec3(bind::ROT)?,
             angular_velocity: self.read_vec3(bind::OMEGA)?,
             compensation,
+            contacts: None,
         })
     }
 
@@ -978,6 +991,7 @@ impl Backend for GpuBackend {
                 bend: q[11],
                 axial: q[12],
                 shear: q[13],
+                near_field: 0.0,
             },
         })
     }

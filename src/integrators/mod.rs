@@ -87,6 +87,8 @@ pub struct Body {
     pub inertia: f64,
     /// Position held fixed.
     pub held: bool,
+    /// Rotation locked: `Ω = 0` and `α` constant.
+    pub fixed_rotation: bool,
 }
 
 /// First half of a step: from `(x_k, v_k, α_k, Ω_k)` and the forces `F_k`, `RM_k` to
@@ -115,6 +117,14 @@ pub fn predict(
         let v = s.v + kick_v * force;
         (s.x + h * v, v)
     };
+    if body.fixed_rotation {
+        return Ok(Kinematics {
+            x,
+            v,
+            alpha: s.alpha,
+            omega: DVec3::ZERO,
+        });
+    }
     let omega = s.omega + kick_w * moment;
     let dalpha = match kind {
         IntegratorKind::VariationalExact => {
@@ -151,7 +161,29 @@ pub fn correct(
             } else {
                 v + (0.5 * h / body.mass) * force
             };
-            (v, omega + (0.5 * h / body.inertia) * moment)
+            let omega = if body.fixed_rotation {
+                DVec3::ZERO
+            } else {
+                omega + (0.5 * h / body.inertia) * moment
+            };
+            (v, omega)
         }
     }
+}
+
+/// The increments `(Δx, Δα)` that [`predict`] took, from the velocities it left
+/// (`x_{k+1} = x_k + h v`, `α_{k+1} = α_k ⊕ Δα`): the step's displacement and rotation
+/// that the tangential contact spring integrates (Campello eqs. 25–29). Recomputing
+/// them from `v` and `Ω` costs nothing and needs no extra storage on either backend.
+#[inline]
+pub fn increments(kind: IntegratorKind, h: f64, v: DVec3, omega: DVec3) -> (DVec3, DVec3) {
+    let dalpha = match kind {
+        IntegratorKind::VariationalExact => {
+            let q = h * h * omega.length_squared();
+            // predict() has checked q < 1 for this Ω.
+            (2.0 * h / (1.0 + (1.0 - q).max(0.0).sqrt())) * omega
+        }
+        _ => h * omega,
+    };
+    (h * v, dalpha)
 }

@@ -64,18 +64,26 @@ use crate::error::{Error, Result};
 use crate::gpu::shaders::MAX_NEIGHBORS;
 use crate::gpu::Precision;
 use crate::integrators::IntegratorKind;
-use crate::model::generators::{Block, Ring};
+use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::{
-    Bond, BondStiffness, ContactLaw, ContactParams, Duration, Model, Particle, Scene, ShearForm,
-    SimulationParams, Wall,
+    Bond, BondStiffness, ContactLaw, ContactParams, Duration, Material, Model, Particle, Scene,
+    ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
 };
+use crate::physics::granular::{Drag, NearField};
 
 /// The built-in scene run when no scene file is given: the torus impact of Baker &
 /// Gonzalez §4.1 (`scenes/torus-impact.toml`).
 pub const DEFAULT_SCENE: &str = include_str!("../../scenes/torus-impact.toml");
 
 /// The contact laws a scene may name in `[contact] law`.
-const CONTACT_LAWS: [&str; 1] = ["binder"];
+const CONTACT_LAWS: [&str; 2] = ["binder", "hertz"];
+
+/// Largest `[contact] max_contacts`.
+const MAX_CONTACT_SLOTS: u32 = 64;
+
+/// Largest initial overlap of two particles under the Hertz law, relative to the
+/// smaller radius: more is almost always a placement mistake (and an explosion).
+const MAX_INITIAL_OVERLAP: f64 = 0.05;
 
 /// The shear forms a scene may name in `[binder] shear`.
 const SHEAR_FORMS: [(&str, ShearForm); 2] = [
@@ -117,6 +125,75 @@ struct SceneFile {
     rings: Vec<RingSection>,
     #[serde(default, rename = "block")]
     blocks: Vec<BlockSection>,
+    #[serde(default, rename = "cloud")]
+    clouds: Vec<CloudSection>,
+    #[serde(default, rename = "material")]
+    materials: Vec<MaterialSection>,
+    #[serde(default)]
+    drag: Option<DragSection>,
+    #[serde(default)]
+    near_field: Option<NearFieldSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MaterialSection {
+    name: String,
+    young: f64,
+    poisson: f64,
+    #[serde(default)]
+    shear_modulus: Option<f64>,
+    density: f64,
+    restitution: f64,
+    friction_static: f64,
+    #[serde(default)]
+    friction_dynamic: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DragSection {
+    #[serde(default)]
+    coefficient: f64,
+    #[serde(default)]
+    fluid_velocity: Vec3,
+    #[serde(default)]
+    magnus: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NearFieldSection {
+    #[serde(default)]
+    kappa_attractive: f64,
+    #[serde(default)]
+    lambda_attractive: f64,
+    #[serde(default)]
+    kappa_repulsive: f64,
+    #[serde(default)]
+    lambda_repulsive: f64,
+    cutoff: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloudSection {
+    min: Vec3,
+    max: Vec3,
+    count: i64,
+    radius: f64,
+    #[serde(default)]
+    radius_jitter: f64,
+    #[serde(default)]
+    density: Option<f64>,
+    #[serde(default)]
+    material: Option<String>,
+    #[serde(default)]
+    velocity: Vec3,
+    #[serde(default)]
+    hold_rotation: bool,
+    #[serde(default)]
+    seed: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +239,8 @@ struct ContactSection {
     k_pp: Option<f64>,
     #[serde(default)]
     skin: Option<f64>,
+    #[serde(default)]
+    max_contacts: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -174,14 +253,19 @@ struct ParticleSection {
     rotation: Vec3,
     #[serde(default)]
     angular_velocity: Vec3,
-    mass: f64,
+    #[serde(default)]
+    mass: Option<f64>,
     #[serde(default)]
     inertia: Option<f64>,
     radius: f64,
     #[serde(default)]
     hold_position: bool,
     #[serde(default)]
+    hold_rotation: bool,
+    #[serde(default)]
     pendulum_offset: Option<Vec3>,
+    #[serde(default)]
+    material: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,6 +288,8 @@ struct WallSection {
     normal: Vec3,
     #[serde(default)]
     stiffness: Option<f64>,
+    #[serde(default)]
+    material: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -246,13 +332,18 @@ struct BlockSection {
     radius: f64,
     #[serde(default)]
     radius_jitter: f64,
-    density: f64,
+    #[serde(default)]
+    density: Option<f64>,
     #[serde(default)]
     velocity: Vec3,
     #[serde(default)]
     bond_cutoff: f64,
     #[serde(default)]
     seed: i64,
+    #[serde(default)]
+    material: Option<String>,
+    #[serde(default)]
+    hold_rotation: bool,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -503,6 +594,14 @@ fn generator_stiffness(defaults: &BinderDefaults, who: &str) -> Result<BondStiff
 
 fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
     match c.law.as_str() {
+        "hertz" => {
+            if let Some(k) = c.k_pp {
+                return Err(scene_error(format!(
+                    "contact.k_pp = {k}: only the \"binder\" law uses it; the \"hertz\" law takes its stiffness from the materials"
+                )));
+            }
+            Ok(ContactLaw::Hertz)
+        }
         "binder" => {
             let k_pp = c.k_pp.ok_or_else(|| {
                 scene_error("contact.k_pp: missing (the \"binder\" law needs it)")
@@ -521,14 +620,137 @@ fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
     }
 }
 
-fn particle(k: usize, p: &ParticleSection) -> Result<Particle> {
+/// `[[material]]` sections, validated, with their names.
+fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
+    let mut out: Vec<Material> = Vec::with_capacity(sections.len());
+    for (k, m) in sections.iter().enumerate() {
+        let key = |field: &str| format!("material[{k}].{field}");
+        if m.name.trim().is_empty() {
+            return Err(scene_error(format!("{} = {:?}: must not be empty", key("name"), m.name)));
+        }
+        if let Some(first) = out.iter().position(|o| o.name == m.name) {
+            return Err(scene_error(format!(
+                "{} = {:?}: material[{first}] already has that name",
+                key("name"),
+                m.name
+            )));
+        }
+        let young = positive(&key("young"), m.young)?;
+        let poisson = m.poisson;
+        if !(poisson > -1.0 && poisson <= 0.5) {
+            return Err(scene_error(format!(
+                "{} = {poisson}: must be in (-1, 0.5]",
+                key("poisson")
+            )));
+        }
+        let shear_modulus = match m.shear_modulus {
+            Some(g) => positive(&key("shear_modulus"), g)?,
+            None => young / (2.0 * (1.0 + poisson)),
+        };
+        let restitution = m.restitution;
+        if !(0.0..=1.0).contains(&restitution) {
+            return Err(scene_error(format!(
+                "{} = {restitution}: must be in [0, 1]",
+                key("restitution")
+            )));
+        }
+        let friction_static = non_negative(&key("friction_static"), m.friction_static)?;
+        let friction_dynamic = match m.friction_dynamic {
+            Some(mu) => {
+                let mu = non_negative(&key("friction_dynamic"), mu)?;
+                if mu > friction_static {
+                    return Err(scene_error(format!(
+                        "{} = {mu}: must be <= friction_static = {friction_static}",
+                        key("friction_dynamic")
+                    )));
+                }
+                mu
+            }
+            None => friction_static,
+        };
+        out.push(Material {
+            name: m.name.clone(),
+            young,
+            poisson,
+            shear_modulus,
+            density: positive(&key("density"), m.density)?,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        });
+    }
+    Ok(out)
+}
+
+/// The index of material `name` given at `key`.
+fn material_index(key: &str, name: &str, materials: &[Material]) -> Result<u32> {
+    materials
+        .iter()
+        .position(|m| m.name == name)
+        .map(|i| i as u32)
+        .ok_or_else(|| {
+            let known: Vec<String> = materials.iter().map(|m| format!("{:?}", m.name)).collect();
+            scene_error(if known.is_empty() {
+                format!("{key} = {name:?}: unknown material (the scene has no [[material]])")
+            } else {
+                format!(
+                    "{key} = {name:?}: unknown material (defined: {})",
+                    known.join(", ")
+                )
+            })
+        })
+}
+
+/// The material of a particle or generator: the named one, else the only one when the
+/// Hertz law needs one, else 0 (unused).
+fn material_of(
+    who: &str,
+    name: Option<&str>,
+    materials: &[Material],
+    hertz: bool,
+) -> Result<u32> {
+    match name {
+        Some(n) => material_index(&format!("{who}.material"), n, materials),
+        None if hertz && materials.len() == 1 => Ok(0),
+        None if hertz => Err(scene_error(format!(
+            "{who}.material: missing; the \"hertz\" law needs a material for every particle ({})",
+            if materials.is_empty() {
+                "add a [[material]]".to_owned()
+            } else {
+                format!("{} are defined", plural(materials.len(), "material"))
+            }
+        ))),
+        None => Ok(0),
+    }
+}
+
+/// Mass from `mass` or from the material's density and the radius.
+fn mass_of(who: &str, mass: Option<f64>, radius: f64, material: Option<&Material>) -> Result<f64> {
+    match (mass, material) {
+        (Some(m), _) => positive(&format!("{who}.mass"), m),
+        (None, Some(mat)) => Ok(mat.sphere_mass(radius)),
+        (None, None) => Err(scene_error(format!(
+            "{who}.mass: missing (give mass, or a material with a density)"
+        ))),
+    }
+}
+
+fn particle(
+    k: usize,
+    p: &ParticleSection,
+    materials: &[Material],
+    hertz: bool,
+) -> Result<Particle> {
     let key = |field: &str| format!("particle[{k}].{field}");
     let position = finite_vec(&key("position"), p.position)?;
     let velocity = finite_vec(&key("velocity"), p.velocity)?;
     let rotation = finite_vec(&key("rotation"), p.rotation)?;
     let angular_velocity = finite_vec(&key("angular_velocity"), p.angular_velocity)?;
-    let mass = positive(&key("mass"), p.mass)?;
     let radius = positive(&key("radius"), p.radius)?;
+    let who = format!("particle[{k}]");
+    let material = material_of(&who, p.material.as_deref(), materials, hertz)?;
+    let named = p.material.as_ref().map(|_| &materials[material as usize]);
+    let mass = mass_of(&who, p.mass, radius, named)?;
     let inertia = match p.inertia {
         Some(j) => positive(&key("inertia"), j)?,
         None => {
@@ -561,7 +783,9 @@ fn particle(k: usize, p: &ParticleSection) -> Result<Particle> {
         inertia,
         radius,
         hold_position: p.hold_position,
+        hold_rotation: p.hold_rotation,
         pendulum_offset,
+        material,
     })
 }
 
@@ -605,7 +829,7 @@ fn ring(k: usize, r: &RingSection) -> Result<Ring> {
     })
 }
 
-fn block(k: usize, b: &BlockSection) -> Result<Block> {
+fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Result<Block> {
     let key = |field: &str| format!("block[{k}].{field}");
     let mut counts = [0usize; 3];
     for (c, &v) in counts.iter_mut().zip(&b.counts) {
@@ -620,6 +844,7 @@ fn block(k: usize, b: &BlockSection) -> Result<Block> {
             ))
         })? as usize;
     }
+    let material = material_of(&format!("block[{k}]"), b.material.as_deref(), materials, hertz)?;
     let radius_jitter = b.radius_jitter;
     if !(0.0..1.0).contains(&radius_jitter) {
         return Err(scene_error(format!(
@@ -633,10 +858,68 @@ fn block(k: usize, b: &BlockSection) -> Result<Block> {
         spacing: positive(&key("spacing"), b.spacing)?,
         radius: positive(&key("radius"), b.radius)?,
         radius_jitter,
-        density: positive(&key("density"), b.density)?,
+        density: density_of(&format!("block[{k}]"), b.density, material, b.material.is_some(), materials)?,
         velocity: finite_vec(&key("velocity"), b.velocity)?,
         bond_cutoff: non_negative(&key("bond_cutoff"), b.bond_cutoff)?,
         seed: seed(&key("seed"), b.seed)?,
+        material,
+        hold_rotation: b.hold_rotation,
+    })
+}
+
+/// A generator's density: its own, else its named material's.
+fn density_of(
+    who: &str,
+    density: Option<f64>,
+    material: u32,
+    named: bool,
+    materials: &[Material],
+) -> Result<f64> {
+    match density {
+        Some(d) => positive(&format!("{who}.density"), d),
+        None if named => Ok(materials[material as usize].density),
+        None => Err(scene_error(format!(
+            "{who}.density: missing (give density, or a material)"
+        ))),
+    }
+}
+
+fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Result<Cloud> {
+    let who = format!("cloud[{k}]");
+    let key = |field: &str| format!("{who}.{field}");
+    let material = material_of(&who, c.material.as_deref(), materials, hertz)?;
+    let min = finite_vec(&key("min"), c.min)?;
+    let max = finite_vec(&key("max"), c.max)?;
+    if (max - min).min_element() < 0.0 {
+        return Err(scene_error(format!(
+            "{} = {}: must be >= min = {} in every component",
+            key("max"),
+            fmt_vec(c.max),
+            fmt_vec(c.min)
+        )));
+    }
+    let count = usize::try_from(c.count)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| scene_error(format!("{} = {}: must be >= 1", key("count"), c.count)))?;
+    if !(0.0..1.0).contains(&c.radius_jitter) {
+        return Err(scene_error(format!(
+            "{} = {}: must be >= 0 and < 1",
+            key("radius_jitter"),
+            c.radius_jitter
+        )));
+    }
+    Ok(Cloud {
+        min,
+        max,
+        count,
+        radius: positive(&key("radius"), c.radius)?,
+        radius_jitter: c.radius_jitter,
+        density: density_of(&who, c.density, material, c.material.is_some(), materials)?,
+        velocity: finite_vec(&key("velocity"), c.velocity)?,
+        material,
+        hold_rotation: c.hold_rotation,
+        seed: seed(&key("seed"), c.seed)?,
     })
 }
 
@@ -688,6 +971,8 @@ fn build(file: &SceneFile) -> Result<Scene> {
     let (simulation, gravity) = simulation(&file.simulation)?;
     let binder = binder(file.binder.as_ref())?;
     let law = file.contact.as_ref().map(contact_law).transpose()?;
+    let materials = materials(&file.materials)?;
+    let hertz = law == Some(ContactLaw::Hertz);
 
     let mut model = Model {
         shear: binder.shear,
@@ -699,7 +984,7 @@ fn build(file: &SceneFile) -> Result<Scene> {
 
     check_capacity("particle", 0, file.particles.len())?;
     for (k, p) in file.particles.iter().enumerate() {
-        model.particles.push(particle(k, p)?);
+        model.particles.push(particle(k, p, &materials, hertz)?);
     }
     for (k, r) in file.rings.iter().enumerate() {
         let who = format!("ring[{k}]");
@@ -717,7 +1002,7 @@ fn build(file: &SceneFile) -> Result<Scene> {
     }
     for (k, b) in file.blocks.iter().enumerate() {
         let who = format!("block[{k}]");
-        let block = block(k, b)?;
+        let block = block(k, b, &materials, hertz)?;
         let n = block
             .counts
             .iter()
@@ -733,6 +1018,14 @@ fn build(file: &SceneFile) -> Result<Scene> {
             .add_to(&mut model, stiffness)
             .map_err(|e| scene_error(format!("{who}: {e}")))?;
         record_bonds(&model, from, &who, &mut bonded);
+    }
+    for (k, c) in file.clouds.iter().enumerate() {
+        let who = format!("cloud[{k}]");
+        let cloud = cloud(k, c, &materials, hertz)?;
+        check_capacity(&who, model.particles.len(), cloud.count)?;
+        cloud
+            .add_to(&mut model)
+            .map_err(|e| scene_error(format!("{who}: {e}")))?;
     }
     let n = model.particles.len();
     if n == 0 {
@@ -798,15 +1091,28 @@ fn build(file: &SceneFile) -> Result<Scene> {
             "it points into the domain",
         )?);
         let stiffness = match (w.stiffness, law) {
+            (Some(s), Some(ContactLaw::Hertz)) => {
+                return Err(scene_error(format!(
+                    "{} = {s}: only the \"binder\" law uses it; under \"hertz\" give the wall a material (or none: rigid)",
+                    key("stiffness")
+                )))
+            }
             (Some(s), _) => non_negative(&key("stiffness"), s)?,
             (None, Some(ContactLaw::Binder { k_pp })) => k_pp,
-            // Unreachable: walls without a contact law were rejected above.
-            (None, None) => 0.0,
+            // Hertz walls take their stiffness from the materials; walls without a
+            // contact law were rejected above.
+            (None, _) => 0.0,
         };
+        let material = w
+            .material
+            .as_deref()
+            .map(|name| material_index(&key("material"), name, &materials))
+            .transpose()?;
         model.walls.push(Wall {
             point,
             normal,
             stiffness,
+            material,
         });
     }
 
@@ -815,10 +1121,80 @@ fn build(file: &SceneFile) -> Result<Scene> {
             Some(s) => non_negative("contact.skin", s)?,
             None => DEFAULT_SKIN_FRACTION * model.particles.max_radius(),
         };
-        model.contact = Some(ContactParams { law, skin });
+        let max_contacts = match c.max_contacts {
+            Some(k) => int_in("contact.max_contacts", k, MAX_CONTACT_SLOTS)?,
+            None => DEFAULT_MAX_CONTACTS,
+        };
+        model.contact = Some(ContactParams {
+            law,
+            skin,
+            max_contacts,
+        });
     }
+    if let Some(d) = &file.drag {
+        model.drag = Some(Drag {
+            coefficient: non_negative("drag.coefficient", d.coefficient)?,
+            fluid_velocity: finite_vec("drag.fluid_velocity", d.fluid_velocity)?,
+            magnus: {
+                let m = d.magnus;
+                if !m.is_finite() {
+                    return Err(scene_error(format!("drag.magnus = {m}: must be finite")));
+                }
+                m
+            },
+        });
+    }
+    if let Some(nf) = &file.near_field {
+        let finite = |key: &str, v: f64| {
+            if v.is_finite() {
+                Ok(v)
+            } else {
+                Err(scene_error(format!("near_field.{key} = {v}: must be finite")))
+            }
+        };
+        model.near_field = Some(NearField {
+            kappa_attractive: finite("kappa_attractive", nf.kappa_attractive)?,
+            lambda_attractive: finite("lambda_attractive", nf.lambda_attractive)?,
+            kappa_repulsive: finite("kappa_repulsive", nf.kappa_repulsive)?,
+            lambda_repulsive: finite("lambda_repulsive", nf.lambda_repulsive)?,
+            cutoff: positive("near_field.cutoff", nf.cutoff)?,
+        });
+        if model.contact.is_none() {
+            return Err(scene_error(
+                "near_field: near-field forces use the contact neighbour list; add a [contact] section",
+            ));
+        }
+    }
+    if hertz {
+        check_initial_overlaps(&model)?;
+    }
+    model.materials = materials;
 
     Ok(Scene { simulation, model })
+}
+
+/// Rejects Hertz scenes whose particles overlap by more than [`MAX_INITIAL_OVERLAP`] of
+/// the smaller radius at `t = 0`, naming the first such pair.
+fn check_initial_overlaps(model: &Model) -> Result<()> {
+    let p = &model.particles;
+    let mut list = crate::neighbor::NeighborList::new(0.0);
+    list.build(&p.position, &p.radius);
+    for i in 0..p.len() {
+        for &j in list.of(i) {
+            let j = j as usize;
+            if j <= i {
+                continue;
+            }
+            let overlap = p.radius[i] + p.radius[j] - p.position[i].distance(p.position[j]);
+            let limit = MAX_INITIAL_OVERLAP * p.radius[i].min(p.radius[j]);
+            if overlap > limit {
+                return Err(scene_error(format!(
+                    "particles {i} and {j} overlap by {overlap:.3e} m at t = 0, more than {MAX_INITIAL_OVERLAP} of the smaller radius ({limit:.3e} m): move them apart"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads, parses and validates the scene file at `path`.
@@ -925,8 +1301,46 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             ContactLaw::Binder { k_pp } => {
                 let _ = writeln!(s, "law = \"binder\"\nk_pp = {}", toml_float(k_pp));
             }
+            ContactLaw::Hertz => {
+                let _ = writeln!(s, "law = \"hertz\"");
+            }
         }
         let _ = writeln!(s, "skin = {}", toml_float(c.skin));
+        let _ = writeln!(s, "max_contacts = {}", c.max_contacts);
+    }
+    if let Some(d) = &m.drag {
+        let _ = writeln!(
+            s,
+            "\n[drag]\ncoefficient = {}\nfluid_velocity = {}\nmagnus = {}",
+            toml_float(d.coefficient),
+            toml_vec(d.fluid_velocity),
+            toml_float(d.magnus)
+        );
+    }
+    if let Some(nf) = &m.near_field {
+        let _ = writeln!(
+            s,
+            "\n[near_field]\nkappa_attractive = {}\nlambda_attractive = {}\nkappa_repulsive = {}\nlambda_repulsive = {}\ncutoff = {}",
+            toml_float(nf.kappa_attractive),
+            toml_float(nf.lambda_attractive),
+            toml_float(nf.kappa_repulsive),
+            toml_float(nf.lambda_repulsive),
+            toml_float(nf.cutoff)
+        );
+    }
+    for mat in &m.materials {
+        let _ = writeln!(s, "\n[[material]]\nname = {:?}", mat.name);
+        for (k, v) in [
+            ("young", mat.young),
+            ("poisson", mat.poisson),
+            ("shear_modulus", mat.shear_modulus),
+            ("density", mat.density),
+            ("restitution", mat.restitution),
+            ("friction_static", mat.friction_static),
+            ("friction_dynamic", mat.friction_dynamic),
+        ] {
+            let _ = writeln!(s, "{k} = {}", toml_float(v));
+        }
     }
 
     let p = &m.particles;
@@ -943,8 +1357,14 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         if q.hold_position {
             let _ = writeln!(s, "hold_position = true");
         }
+        if q.hold_rotation {
+            let _ = writeln!(s, "hold_rotation = true");
+        }
         if let Some(o) = q.pendulum_offset {
             let _ = writeln!(s, "pendulum_offset = {}", toml_vec(o));
+        }
+        if let Some(mat) = m.materials.get(q.material as usize) {
+            let _ = writeln!(s, "material = {:?}", mat.name);
         }
     }
 
@@ -969,7 +1389,15 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         let _ = writeln!(s, "\n[[wall]]");
         let _ = writeln!(s, "point = {}", toml_vec(w.point));
         let _ = writeln!(s, "normal = {}", toml_vec(w.normal));
-        let _ = writeln!(s, "stiffness = {}", toml_float(w.stiffness));
+        match w.material.and_then(|k| m.materials.get(k as usize)) {
+            Some(mat) => {
+                let _ = writeln!(s, "material = {:?}", mat.name);
+            }
+            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz)) => {}
+            None => {
+                let _ = writeln!(s, "stiffness = {}", toml_float(w.stiffness));
+            }
+        }
     }
     s
 }

@@ -119,6 +119,10 @@ pub struct Block {
     pub bond_cutoff: f64,
     /// Seed for the jitter.
     pub seed: u64,
+    /// Material index of every particle.
+    pub material: u32,
+    /// Lock the particles' rotation (`Ω = 0` throughout).
+    pub hold_rotation: bool,
 }
 
 impl Block {
@@ -151,6 +155,8 @@ impl Block {
                     let m = self.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
                     let mut p = Particle::at_rest(x, m, r);
                     p.velocity = self.velocity;
+                    p.material = self.material;
+                    p.hold_rotation = self.hold_rotation;
                     model.particles.push(p);
                 }
             }
@@ -222,6 +228,8 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
         velocity: DVec3::new(-1.0, 0.0, 0.0),
         bond_cutoff: 1.1 * 2.0 * radius,
         seed: 7,
+        material: 0,
+        hold_rotation: false,
     };
     let mut model = Model::default();
     block.add_to(
@@ -245,6 +253,108 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
     model.contact = Some(crate::model::ContactParams {
         law: crate::model::ContactLaw::Binder { k_pp: 10.0 },
         skin: 0.2 * radius,
+        max_contacts: crate::model::DEFAULT_MAX_CONTACTS,
     });
     Ok(model)
+}
+
+/// Spheres placed at random in a box by random sequential addition: each new sphere
+/// takes a uniformly random centre (and radius), retried until it overlaps no earlier
+/// one. The granular analogue of [`Block`], for pours (Campello §5.3 places its
+/// particles this way).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cloud {
+    /// Lower corner of the box the spheres lie in, surfaces included (m).
+    pub min: DVec3,
+    /// Upper corner (m); a zero extent along an axis puts every centre on that plane.
+    pub max: DVec3,
+    /// Number of spheres.
+    pub count: usize,
+    /// Nominal radius (m).
+    pub radius: f64,
+    /// Relative radius jitter: radii uniform in `r (1 ± jitter)`.
+    pub radius_jitter: f64,
+    /// Density (kg/m³): mass `ρ 4/3 π r³`, inertia `2/5 m r²`.
+    pub density: f64,
+    /// Common initial velocity (m/s).
+    pub velocity: DVec3,
+    /// Material index of every sphere.
+    pub material: u32,
+    /// Lock the spheres' rotation (`Ω = 0` throughout).
+    pub hold_rotation: bool,
+    /// Seed of the placement.
+    pub seed: u64,
+}
+
+impl Cloud {
+    /// Adds the spheres to `model`, or says why they do not fit (after 1000 tries for
+    /// one sphere: the box is too full).
+    pub fn add_to(&self, model: &mut Model) -> Result<(), String> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let r_max = self.radius * (1.0 + self.radius_jitter);
+        let lo = self.min + DVec3::splat(r_max);
+        let hi = self.max - DVec3::splat(r_max);
+        let span = (hi - lo).max(DVec3::ZERO);
+        if (self.max - self.min).min_element() > 0.0 && (hi - lo).min_element() < 0.0 {
+            return Err(format!(
+                "the box {:?}..{:?} is narrower than one sphere (diameter {})",
+                self.min.to_array(),
+                self.max.to_array(),
+                2.0 * r_max
+            ));
+        }
+        // Hashed cells of edge 2 r_max: a candidate only needs its own and adjacent cells.
+        let cell = 2.0 * r_max;
+        let key = |x: DVec3| {
+            let c = (x / cell).floor();
+            (c.x as i64, c.y as i64, c.z as i64)
+        };
+        let mut grid: std::collections::HashMap<(i64, i64, i64), Vec<(DVec3, f64)>> =
+            std::collections::HashMap::new();
+        for k in 0..self.count {
+            let mut placed = false;
+            for _ in 0..1000 {
+                let u = DVec3::new(
+                    rng.random::<f64>(),
+                    rng.random::<f64>(),
+                    rng.random::<f64>(),
+                );
+                let x = lo + u * span;
+                let jitter = if self.radius_jitter > 0.0 {
+                    rng.random_range(-self.radius_jitter..=self.radius_jitter)
+                } else {
+                    0.0
+                };
+                let r = self.radius * (1.0 + jitter);
+                let (cx, cy, cz) = key(x);
+                let free = (-1..=1).all(|dx| {
+                    (-1..=1).all(|dy| {
+                        (-1..=1).all(|dz| {
+                            grid.get(&(cx + dx, cy + dy, cz + dz)).map_or(true, |v| {
+                                v.iter().all(|&(y, ry)| x.distance(y) >= r + ry)
+                            })
+                        })
+                    })
+                });
+                if free {
+                    grid.entry((cx, cy, cz)).or_default().push((x, r));
+                    let m = self.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+                    let mut p = Particle::at_rest(x, m, r);
+                    p.velocity = self.velocity;
+                    p.material = self.material;
+                    p.hold_rotation = self.hold_rotation;
+                    model.particles.push(p);
+                    placed = true;
+                    break;
+                }
+            }
+            if !placed {
+                return Err(format!(
+                    "no room for sphere {k} of {} after 1000 tries: enlarge the box or place fewer",
+                    self.count
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -5,11 +5,13 @@
 
 mod bonds;
 pub mod generators;
+mod materials;
 mod particles;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
-pub use particles::{Particle, Particles, FLAG_HELD, FLAG_PENDULUM};
+pub use materials::Material;
+pub use particles::{Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM};
 pub use walls::Wall;
 
 use glam::DVec3;
@@ -40,6 +42,11 @@ pub enum ContactLaw {
         /// `K^pp` (J).
         k_pp: f64,
     },
+    /// Campello's granular law (§3.4–3.6): Hertz normal force with the damping of
+    /// eq. (22) set from the pair restitution, and the Mindlin tangential spring with
+    /// stick–slip friction and rolling, whose elongation is contact history. Pair
+    /// properties come from the particles' and walls' materials.
+    Hertz,
 }
 
 /// Contact parameters (absent: no contact forces).
@@ -50,7 +57,14 @@ pub struct ContactParams {
     /// Neighbour-list skin (m): pairs closer than `r_i + r_j + skin` are listed, and the
     /// list is rebuilt once any particle has moved more than `skin/2`.
     pub skin: f64,
+    /// Touching contacts one particle may have at once (`[contact] max_contacts`): the
+    /// capacity of its contact-history slots. More is an error naming the particle.
+    pub max_contacts: u32,
 }
+
+/// Default [`ContactParams::max_contacts`]: 12 equal spheres can touch one (kissing
+/// number), so 16 leaves room for polydisperse packings and walls are counted apart.
+pub const DEFAULT_MAX_CONTACTS: u32 = 16;
 
 /// Everything a backend needs to advance the system.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -65,6 +79,12 @@ pub struct Model {
     pub shear: ShearForm,
     /// Contact law, if any.
     pub contact: Option<ContactParams>,
+    /// Materials, indexed by [`Particles::material`] and [`Wall::material`].
+    pub materials: Vec<Material>,
+    /// Drag and Magnus forces (Campello eq. 15, Remark 4), if any.
+    pub drag: Option<crate::physics::granular::Drag>,
+    /// Near-field Mie forces (Campello eq. 17), if any.
+    pub near_field: Option<crate::physics::granular::NearField>,
     /// Uniform field acceleration `a` (m/s²): `U = −Σ m a·x` (or `−m a·(x + Rρ₀)` for
     /// pendulum particles).
     pub gravity: DVec3,

@@ -12,6 +12,9 @@ pub const FLAG_HELD: u32 = 1;
 /// Bit in [`Particles::flags`]: the field (gravity) acts at `x + R ρ₀` instead of `x`
 /// (pendulum offset `ρ₀` in [`Particles::pendulum_offset`]).
 pub const FLAG_PENDULUM: u32 = 2;
+/// Bit in [`Particles::flags`]: the rotation is locked (`Ω = 0`, `α` constant), for
+/// translation-only DEM (Campello §5.3 "without rotational DOFs").
+pub const FLAG_NO_ROTATION: u32 = 4;
 
 /// The particle set: state (position, velocity, rotation, spatial angular velocity) and
 /// constant properties. SI units throughout.
@@ -35,6 +38,8 @@ pub struct Particles {
     pub pendulum_offset: Vec<DVec3>,
     /// Bit set of `FLAG_*` values.
     pub flags: Vec<u32>,
+    /// Index into [`crate::model::Model::materials`] (0 when the scene has none).
+    pub material: Vec<u32>,
 }
 
 /// One particle's data, used to build a [`Particles`] set.
@@ -56,8 +61,12 @@ pub struct Particle {
     pub radius: f64,
     /// Position held fixed.
     pub hold_position: bool,
+    /// Rotation locked (`Ω = 0`).
+    pub hold_rotation: bool,
     /// Optional body-frame pendulum offset `ρ₀` (m).
     pub pendulum_offset: Option<DVec3>,
+    /// Material index (0 when the scene has no materials).
+    pub material: u32,
 }
 
 impl Particle {
@@ -72,7 +81,9 @@ impl Particle {
             inertia: 0.4 * mass * radius * radius,
             radius,
             hold_position: false,
+            hold_rotation: false,
             pendulum_offset: None,
+            material: 0,
         }
     }
 }
@@ -99,7 +110,11 @@ impl Particles {
             p.velocity
         });
         self.rotation.push(p.rotation);
-        self.angular_velocity.push(p.angular_velocity);
+        self.angular_velocity.push(if p.hold_rotation {
+            DVec3::ZERO
+        } else {
+            p.angular_velocity
+        });
         self.mass.push(p.mass);
         self.inertia.push(p.inertia);
         self.radius.push(p.radius);
@@ -112,7 +127,11 @@ impl Particles {
         if p.pendulum_offset.is_some() {
             flags |= FLAG_PENDULUM;
         }
+        if p.hold_rotation {
+            flags |= FLAG_NO_ROTATION;
+        }
         self.flags.push(flags);
+        self.material.push(p.material);
         id
     }
 
@@ -127,8 +146,10 @@ impl Particles {
             inertia: self.inertia[i],
             radius: self.radius[i],
             hold_position: self.is_held(i),
+            hold_rotation: self.flags[i] & FLAG_NO_ROTATION != 0,
             pendulum_offset: (self.flags[i] & FLAG_PENDULUM != 0)
                 .then_some(self.pendulum_offset[i]),
+            material: self.material[i],
         }
     }
 

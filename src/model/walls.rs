@@ -15,6 +15,8 @@ pub struct Wall {
     /// Contact stiffness `K^pp` used against this wall (J); defaults to the scene's
     /// `[contact] k_pp`.
     pub stiffness: f64,
+    /// Material index under the Hertz law; `None`: a rigid wall (`E, G → ∞`).
+    pub material: Option<u32>,
 }
 
 impl Wall {

@@ -24,6 +24,10 @@ pub struct NeighborList {
     reference: Vec<DVec3>,
     /// Skin distance (m).
     pub skin: f64,
+    /// Centre distance within which every pair is listed, whatever the radii (m): the
+    /// near-field cutoff (Campello eq. 17), 0 for contacts only. A pair is listed when
+    /// `|x_i − x_j| < max(r_i + r_j, min_reach) + skin`.
+    pub min_reach: f64,
     /// Number of rebuilds so far.
     pub builds: u64,
 }
@@ -86,7 +90,7 @@ impl NeighborList {
     pub fn build(&mut self, position: &[DVec3], radius: &[f64]) {
         let n = position.len();
         let r_max = radius.iter().copied().fold(0.0, f64::max);
-        let cell = 2.0 * r_max + self.skin;
+        let cell = (2.0 * r_max).max(self.min_reach) + self.skin;
         let inv = 1.0 / cell;
         let nb = (2 * n).max(2).next_power_of_two();
         let mask = nb as u64 - 1;
@@ -111,6 +115,7 @@ impl NeighborList {
         }
 
         let skin = self.skin;
+        let min_reach = self.min_reach;
         let lists: Vec<Vec<u32>> = (0..n)
             .into_par_iter()
             .map(|i| {
@@ -134,7 +139,8 @@ impl NeighborList {
                                 if j as usize == i {
                                     continue;
                                 }
-                                let reach = radius[i] + radius[j as usize] + skin;
+                                let reach =
+                                    (radius[i] + radius[j as usize]).max(min_reach) + skin;
                                 if xi.distance_squared(position[j as usize]) < reach * reach {
                                     out.push(j);
                                 }
@@ -239,6 +245,7 @@ mod tests {
             point: DVec3::ZERO,
             normal: DVec3::X,
             stiffness: 1.0,
+            material: None,
         };
         let mut list = NeighborList::new(0.05);
         list.build(&pos, &rad);

@@ -8,5 +8,6 @@
 pub mod binder;
 pub mod contact;
 pub mod field;
+pub mod granular;
 
 pub use binder::{bond_forces, BondResult};

@@ -1,0 +1,275 @@
+//! Granular (Hertz–Mindlin) part of the CPU kernel `particle_forces`, and the contact
+//! history it carries from step to step.
+//!
+//! History layout, shared with the GPU backend: every particle owns `K` slots
+//! (`[contact] max_contacts`), each a partner id and a tangential spring, sorted by
+//! partner id, unused slots [`NO_PARTNER`]. Both particles of a touching pair hold the
+//! pair's spring in the canonical orientation (the lower id's), computed by both from
+//! the same inputs in the same order, so the two copies stay identical without any
+//! communication. Walls have one spring per particle and wall.
+
+use glam::DVec3;
+
+use crate::integrators::{self, IntegratorKind};
+use crate::model::{ContactLaw, Model, Particles};
+use crate::physics::granular::{
+    hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide, PairMaterial,
+};
+
+/// Partner id of an unused history slot.
+pub const NO_PARTNER: u32 = u32::MAX;
+
+/// Material tables of a granular model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairTables {
+    /// Number of materials `M`.
+    pub materials: usize,
+    /// Pair properties `M × M`, `[a * M + b]`.
+    pub pairs: Vec<PairMaterial>,
+    /// Particle-wall properties `W × M`, `[w * M + m]`.
+    pub walls: Vec<PairMaterial>,
+}
+
+impl PairTables {
+    /// The tables of `model`'s materials and walls.
+    pub fn new(model: &Model) -> Self {
+        let mats = &model.materials;
+        let m = mats.len();
+        let mut pairs = Vec::with_capacity(m * m);
+        for a in mats {
+            for b in mats {
+                pairs.push(PairMaterial::new(a, Some(b)));
+            }
+        }
+        let mut walls = Vec::with_capacity(model.walls.len() * m);
+        for w in &model.walls {
+            let wm = w.material.map(|k| &mats[k as usize]);
+            for a in mats {
+                walls.push(PairMaterial::new(a, wm));
+            }
+        }
+        Self {
+            materials: m,
+            pairs,
+            walls,
+        }
+    }
+
+    /// Pair properties of materials `a` and `b`.
+    #[inline]
+    pub fn pair(&self, a: u32, b: u32) -> &PairMaterial {
+        &self.pairs[a as usize * self.materials + b as usize]
+    }
+
+    /// Properties of material `a` against wall `w`.
+    #[inline]
+    pub fn wall(&self, w: usize, a: u32) -> &PairMaterial {
+        &self.walls[w * self.materials + a as usize]
+    }
+}
+
+/// Contact history: springs of touching pairs and of particle–wall contacts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// Slots per particle.
+    pub slots: usize,
+    /// Wall springs per particle: the number of walls, at least 1 (so rows are never
+    /// empty).
+    pub wall_stride: usize,
+    /// Partner ids, `N × slots`.
+    pub partner: Vec<u32>,
+    /// Springs, `N × slots`.
+    pub spring: Vec<DVec3>,
+    /// Wall springs, `N × walls`.
+    pub wall_spring: Vec<DVec3>,
+}
+
+impl History {
+    /// Empty history (no contacts yet) for `n` particles.
+    pub fn new(n: usize, slots: usize, walls: usize) -> Self {
+        Self {
+            slots,
+            wall_stride: walls.max(1),
+            partner: vec![NO_PARTNER; n * slots],
+            spring: vec![DVec3::ZERO; n * slots],
+            wall_spring: vec![DVec3::ZERO; n * walls.max(1)],
+        }
+    }
+}
+
+/// One particle's row of the new history, written by its force evaluation.
+pub(super) struct HistoryRow<'a> {
+    /// Partner ids of the row.
+    pub partner: &'a mut [u32],
+    /// Springs of the row.
+    pub spring: &'a mut [DVec3],
+    /// Wall springs of the row.
+    pub wall_spring: &'a mut [DVec3],
+}
+
+/// Granular forces on one particle.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct GranularForce {
+    /// Force (N).
+    pub force: DVec3,
+    /// Spatial moment (N m).
+    pub moment: DVec3,
+    /// Half of each contact pair's Hertz energy (J).
+    pub e_contact: f64,
+    /// Wall contact energy (J).
+    pub e_wall: f64,
+    /// Half of each near-field pair's energy (J).
+    pub e_near: f64,
+    /// Touching contacts beyond the slot capacity (0 when all fit).
+    pub overflow: u32,
+}
+
+/// What a granular force evaluation reads besides the model.
+pub(super) struct GranularInputs<'a> {
+    /// The model (state included).
+    pub model: &'a Model,
+    /// Material tables.
+    pub tables: &'a PairTables,
+    /// History of the previous step.
+    pub old: &'a History,
+    /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
+    pub kind: IntegratorKind,
+    /// Time step.
+    pub h: f64,
+    /// Explicit increments per particle (the implicit integrator's iterates); `None`:
+    /// derived from the velocities ([`integrators::increments`]).
+    pub increments: Option<&'a [(DVec3, DVec3)]>,
+    /// First evaluation of a run: no step has been taken, the increments are zero.
+    pub first: bool,
+}
+
+impl GranularInputs<'_> {
+    fn side(&self, p: &Particles, i: usize) -> ContactSide {
+        let (dx, dalpha) = if self.first {
+            (DVec3::ZERO, DVec3::ZERO)
+        } else if let Some(inc) = self.increments {
+            inc[i]
+        } else {
+            integrators::increments(self.kind, self.h, p.velocity[i], p.angular_velocity[i])
+        };
+        ContactSide {
+            x: p.position[i],
+            v: p.velocity[i],
+            r: p.radius[i],
+            dx,
+            dalpha,
+        }
+    }
+
+    /// The old spring of `i`'s contact with `j`, if `i`'s row has one.
+    fn old_spring(&self, i: usize, j: u32) -> DVec3 {
+        let k = self.old.slots;
+        let row = &self.old.partner[i * k..(i + 1) * k];
+        match row.iter().position(|&p| p == j) {
+            Some(s) => self.old.spring[i * k + s],
+            None => DVec3::ZERO,
+        }
+    }
+
+    /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
+    /// `neighbors` (ascending): Hertz–Mindlin contacts and near-field forces with
+    /// them, walls and drag. Writes `i`'s new history row.
+    pub(super) fn particle(&self, i: usize, neighbors: &[u32], row: HistoryRow<'_>) -> GranularForce {
+        let m = self.model;
+        let p = &m.particles;
+        let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let mut out = GranularForce::default();
+        let me = self.side(p, i);
+        let mut used = 0usize;
+        for &j in neighbors {
+            let ju = j as usize;
+            // Canonical order: the lower id is `a`; `i` takes `a`'s force or its negative.
+            let (a, b) = if i < ju { (i, ju) } else { (ju, i) };
+            let sign = if i == a { 1.0 } else { -1.0 };
+            if let Some(nf) = &m.near_field {
+                if let Some((e, f)) = nf.pair(p.position[a], p.position[b]) {
+                    out.force += sign * f;
+                    out.e_near += 0.5 * e;
+                }
+            }
+            if !hertz {
+                continue;
+            }
+            let Some((n, overlap)) =
+                pair_overlap(p.position[a], p.position[b], p.radius[a], p.radius[b])
+            else {
+                continue;
+            };
+            let other = self.side(p, ju);
+            let (sa, sb) = if i == a { (&me, &other) } else { (&other, &me) };
+            let pm = self.tables.pair(p.material[a], p.material[b]);
+            let g = ContactGeometry {
+                r_star: sa.r * sb.r / (sa.r + sb.r),
+                m_star: p.mass[a] * p.mass[b] / (p.mass[a] + p.mass[b]),
+            };
+            let spring = self.old_spring(i, j);
+            let r = hertz_contact(
+                pm,
+                g,
+                n,
+                overlap,
+                sa.r - 0.5 * overlap,
+                sb.r - 0.5 * overlap,
+                sa,
+                sb,
+                spring,
+            );
+            out.force += sign * r.force;
+            out.moment += if i == a {
+                r.moment_a(sa.r)
+            } else {
+                r.moment_b(sb.r)
+            };
+            out.e_contact += 0.5 * r.energy;
+            if used < row.partner.len() {
+                row.partner[used] = j;
+                row.spring[used] = r.spring;
+            } else {
+                out.overflow += 1;
+            }
+            used += 1;
+        }
+        for s in used.min(row.partner.len())..row.partner.len() {
+            row.partner[s] = NO_PARTNER;
+            row.spring[s] = DVec3::ZERO;
+        }
+        let nw = self.old.wall_stride;
+        for (w, wall) in m.walls.iter().enumerate() {
+            let mut new = DVec3::ZERO;
+            if hertz {
+                if let Some((n, overlap, lever)) = wall_overlap(wall, me.x, me.r) {
+                    let pm = self.tables.wall(w, p.material[i]);
+                    let g = ContactGeometry {
+                        r_star: me.r,
+                        m_star: p.mass[i],
+                    };
+                    let r = hertz_contact(
+                        pm,
+                        g,
+                        n,
+                        overlap,
+                        lever,
+                        0.0,
+                        &me,
+                        &ContactSide::default(),
+                        self.old.wall_spring[i * nw + w],
+                    );
+                    out.force += r.force;
+                    out.moment += lever * n.cross(r.friction);
+                    out.e_wall += r.energy;
+                    new = r.spring;
+                }
+            }
+            row.wall_spring[w] = new;
+        }
+        if let Some(d) = &m.drag {
+            out.force += d.force(p.velocity[i], p.angular_velocity[i]);
+        }
+        out
+    }
+}

@@ -1,0 +1,30 @@
+//! Materials of granular particles and walls (Campello 2015 §3.4–3.5).
+
+/// Elastic and frictional properties of a material (`[[material]]` in a scene).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Material {
+    /// Name used by particles and walls (`material = "glass"`).
+    pub name: String,
+    /// Young's modulus `E` (Pa).
+    pub young: f64,
+    /// Poisson's ratio `ν`, in (−1, 0.5].
+    pub poisson: f64,
+    /// Shear modulus `G` (Pa); defaults to the isotropic `E/(2(1+ν))`.
+    pub shear_modulus: f64,
+    /// Density `ρ` (kg/m³): particles of this material get `m = (4/3)πρr³` and
+    /// `J = (2/5) m r²` unless they give their own.
+    pub density: f64,
+    /// Coefficient of restitution `e` in [0, 1] of a normal collision.
+    pub restitution: f64,
+    /// Static friction coefficient `μ_s ≥ 0` (eq. 32).
+    pub friction_static: f64,
+    /// Dynamic friction coefficient `μ_d`, `0 ≤ μ_d ≤ μ_s` (eq. 33).
+    pub friction_dynamic: f64,
+}
+
+impl Material {
+    /// Mass of a sphere of radius `r` of this material.
+    pub fn sphere_mass(&self, r: f64) -> f64 {
+        4.0 / 3.0 * std::f64::consts::PI * self.density * r * r * r
+    }
+}
