@@ -10,7 +10,8 @@
 
 use glam::DVec3;
 
-use crate::integrators::{self, IntegratorKind};
+use super::ParticleForce;
+use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles};
 use crate::physics::granular::{
     hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide, PairMaterial,
@@ -141,6 +142,9 @@ pub(super) struct GranularInputs<'a> {
     pub increments: Option<&'a [(DVec3, DVec3)]>,
     /// First evaluation of a run: no step has been taken, the increments are zero.
     pub first: bool,
+    /// Forces of the previous evaluation, to carry the half-step velocities to the end
+    /// of the step for the velocity-dependent forces.
+    pub old_forces: &'a [ParticleForce],
 }
 
 impl GranularInputs<'_> {
@@ -154,11 +158,40 @@ impl GranularInputs<'_> {
         };
         ContactSide {
             x: p.position[i],
-            v: p.velocity[i],
+            v: self.velocity(p, i).0,
             r: p.radius[i],
             dx,
             dalpha,
         }
+    }
+
+    /// Velocities for the velocity-dependent forces (damping, drag, Magnus): the
+    /// particle's velocities carried to the end of the step with the previous forces,
+    /// `v_{k+½} + h F_k/(2m)` for the variational maps (the correct half with the old
+    /// forces, [`integrators::correct`]). Using `v_{k+½}` itself lags half a step and
+    /// costs first order in the restitution (1.6 % at e = 0.1 and 100 steps per
+    /// collision); the extrapolation is second order. The symplectic Euler map holds
+    /// `v_{k+1}` already.
+    fn velocity(&self, p: &Particles, i: usize) -> (DVec3, DVec3) {
+        if self.first || self.increments.is_some() {
+            return (p.velocity[i], p.angular_velocity[i]);
+        }
+        let body = Body {
+            mass: p.mass[i],
+            inertia: p.inertia[i],
+            held: p.flags[i] & crate::model::FLAG_HELD != 0,
+            fixed_rotation: p.flags[i] & crate::model::FLAG_NO_ROTATION != 0,
+        };
+        let f = &self.old_forces[i];
+        integrators::correct(
+            self.kind,
+            self.h,
+            body,
+            p.velocity[i],
+            p.angular_velocity[i],
+            f.force,
+            f.moment,
+        )
     }
 
     /// The old spring of `i`'s contact with `j`, if `i`'s row has one.
@@ -268,7 +301,8 @@ impl GranularInputs<'_> {
             row.wall_spring[w] = new;
         }
         if let Some(d) = &m.drag {
-            out.force += d.force(p.velocity[i], p.angular_velocity[i]);
+            let (v, w) = self.velocity(p, i);
+            out.force += d.force(v, w);
         }
         out
     }

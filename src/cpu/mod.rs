@@ -409,6 +409,7 @@ impl CpuBackend {
             h: self.dt,
             increments: None,
             first,
+            old_forces: &self.forces.particles,
         };
         let h = &mut out.history;
         let (k, w) = (h.slots.max(1), h.wall_stride);

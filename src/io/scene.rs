@@ -749,7 +749,9 @@ fn particle(
     let radius = positive(&key("radius"), p.radius)?;
     let who = format!("particle[{k}]");
     let material = material_of(&who, p.material.as_deref(), materials, hertz)?;
-    let named = p.material.as_ref().map(|_| &materials[material as usize]);
+    // The named material, or the scene's only one that the Hertz law assigned.
+    let named = (p.material.is_some() || hertz)
+        .then(|| &materials[material as usize]);
     let mass = mass_of(&who, p.mass, radius, named)?;
     let inertia = match p.inertia {
         Some(j) => positive(&key("inertia"), j)?,
@@ -858,7 +860,7 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
         spacing: positive(&key("spacing"), b.spacing)?,
         radius: positive(&key("radius"), b.radius)?,
         radius_jitter,
-        density: density_of(&format!("block[{k}]"), b.density, material, b.material.is_some(), materials)?,
+        density: density_of(&format!("block[{k}]"), b.density, material, b.material.is_some() || hertz, materials)?,
         velocity: finite_vec(&key("velocity"), b.velocity)?,
         bond_cutoff: non_negative(&key("bond_cutoff"), b.bond_cutoff)?,
         seed: seed(&key("seed"), b.seed)?,
@@ -915,7 +917,7 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
         count,
         radius: positive(&key("radius"), c.radius)?,
         radius_jitter: c.radius_jitter,
-        density: density_of(&who, c.density, material, c.material.is_some(), materials)?,
+        density: density_of(&who, c.density, material, c.material.is_some() || hertz, materials)?,
         velocity: finite_vec(&key("velocity"), c.velocity)?,
         material,
         hold_rotation: c.hold_rotation,

@@ -65,6 +65,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
     .unwrap();
     m.shear = ShearForm::Objective;
     m.contact = Some(ContactParams {
+        max_contacts: 16,
         law: ContactLaw::Binder { k_pp: 2100.0 },
         skin: 0.1 * ring.particle_radius(),
     });
@@ -73,6 +74,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
             point: DVec3::ZERO,
             normal: DVec3::X,
             stiffness: 2100.0,
+            material: None,
         });
     }
     m
@@ -123,6 +125,8 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         velocity: DVec3::ZERO,
         bond_cutoff: 0.15,
         seed,
+        material: 0,
+        hold_rotation: false,
     }
     .add_to(
         &mut m,
@@ -149,6 +153,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
     m.shear = shear;
     m.gravity = DVec3::new(0.0, 0.0, -9.81);
     m.contact = Some(ContactParams {
+        max_contacts: 16,
         law: ContactLaw::Binder { k_pp: 50.0 },
         skin: 0.01,
     });
@@ -156,6 +161,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         point: DVec3::ZERO,
         normal: DVec3::Z,
         stiffness: 50.0,
+        material: None,
     });
     m
 }
