@@ -44,8 +44,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{GpuBackend, Precision};
 use crate::integrators::IntegratorKind;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Duration, Material, Model, Particles, Scene, ShearForm,
-    SimulationParams, Wall,
+    Bond, ContactLaw, ContactParams, Duration, Interaction, Material, Model, Particles, Scene,
+    ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -393,6 +393,7 @@ fn encode_model(w: &mut Writer, m: &Model) {
         contact,
         gravity,
         materials,
+        interactions,
         drag,
         near_field,
     } = m;
@@ -443,6 +444,20 @@ fn encode_model(w: &mut Writer, m: &Model) {
             friction_dynamic,
         ] {
             w.f64(*v);
+        }
+    }
+    w.len(interactions.len());
+    for it in interactions {
+        w.u32(it.materials[0]);
+        w.u32(it.materials[1]);
+        for v in [it.restitution, it.friction_static, it.friction_dynamic] {
+            match v {
+                None => w.u8(0),
+                Some(x) => {
+                    w.u8(1);
+                    w.f64(x);
+                }
+            }
         }
     }
     match drag {
@@ -751,6 +766,27 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
             friction_dynamic: r.f64()?,
         });
     }
+    let ni = r.count("interactions", 8 + 3)?;
+    let mut interactions = Vec::with_capacity(ni);
+    for _ in 0..ni {
+        let materials = [r.u32()?, r.u32()?];
+        if materials.iter().any(|&k| k as usize >= nm) {
+            return Err(format!("interaction {materials:?} names a missing material"));
+        }
+        let mut opt = || -> Decoded<Option<f64>> {
+            match r.u8()? {
+                0 => Ok(None),
+                1 => Ok(Some(r.f64()?)),
+                c => Err(format!("option flag {c}")),
+            }
+        };
+        interactions.push(Interaction {
+            materials,
+            restitution: opt()?,
+            friction_static: opt()?,
+            friction_dynamic: opt()?,
+        });
+    }
     let drag = match r.u8()? {
         0 => None,
         1 => Some(Drag {
@@ -843,6 +879,7 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         contact,
         gravity,
         materials,
+        interactions,
         drag,
         near_field,
     };

@@ -42,11 +42,28 @@ impl PairTables {
                 pairs.push(PairMaterial::new(a, Some(b)));
             }
         }
+        // Overrides of the mixing rule for listed pairs of materials.
+        let apply = |pm: &mut PairMaterial, a: u32, b: Option<u32>| {
+            let Some(b) = b else { return };
+            for it in &model.interactions {
+                let [x, y] = it.materials;
+                if (x, y) == (a, b) || (y, x) == (a, b) {
+                    pm.apply(it);
+                }
+            }
+        };
+        for a in 0..m {
+            for b in 0..m {
+                apply(&mut pairs[a * m + b], a as u32, Some(b as u32));
+            }
+        }
         let mut walls = Vec::with_capacity(model.walls.len() * m);
         for w in &model.walls {
             let wm = w.material.map(|k| &mats[k as usize]);
-            for a in mats {
-                walls.push(PairMaterial::new(a, wm));
+            for (k, a) in mats.iter().enumerate() {
+                let mut pm = PairMaterial::new(a, wm);
+                apply(&mut pm, k as u32, w.material);
+                walls.push(pm);
             }
         }
         Self {

@@ -66,7 +66,8 @@ use crate::gpu::Precision;
 use crate::integrators::IntegratorKind;
 use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::{
-    Bond, BondStiffness, ContactLaw, ContactParams, Duration, Material, Model, Particle, Scene,
+    Bond, BondStiffness, ContactLaw, ContactParams, Duration, Interaction, Material, Model,
+    Particle, Scene,
     ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
 };
 use crate::physics::granular::{Drag, NearField};
@@ -129,6 +130,8 @@ struct SceneFile {
     clouds: Vec<CloudSection>,
     #[serde(default, rename = "material")]
     materials: Vec<MaterialSection>,
+    #[serde(default, rename = "interaction")]
+    interactions: Vec<InteractionSection>,
     #[serde(default)]
     drag: Option<DragSection>,
     #[serde(default)]
@@ -146,6 +149,18 @@ struct MaterialSection {
     density: f64,
     restitution: f64,
     friction_static: f64,
+    #[serde(default)]
+    friction_dynamic: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InteractionSection {
+    materials: [String; 2],
+    #[serde(default)]
+    restitution: Option<f64>,
+    #[serde(default)]
+    friction_static: Option<f64>,
     #[serde(default)]
     friction_dynamic: Option<f64>,
 }
@@ -1170,6 +1185,42 @@ fn build(file: &SceneFile) -> Result<Scene> {
     if hertz {
         check_initial_overlaps(&model)?;
     }
+    for (k, it) in file.interactions.iter().enumerate() {
+        let key = |field: &str| format!("interaction[{k}].{field}");
+        let a = material_index(&key("materials"), &it.materials[0], &materials)?;
+        let b = material_index(&key("materials"), &it.materials[1], &materials)?;
+        let unit_interval = |field: &str, v: Option<f64>| -> Result<Option<f64>> {
+            match v {
+                Some(x) if !(0.0..=1.0).contains(&x) => Err(scene_error(format!(
+                    "{} = {x}: must be in [0, 1]",
+                    key(field)
+                ))),
+                other => Ok(other),
+            }
+        };
+        let friction_static = it
+            .friction_static
+            .map(|v| non_negative(&key("friction_static"), v))
+            .transpose()?;
+        let friction_dynamic = it
+            .friction_dynamic
+            .map(|v| non_negative(&key("friction_dynamic"), v))
+            .transpose()?;
+        if let (Some(s), Some(d)) = (friction_static, friction_dynamic) {
+            if d > s {
+                return Err(scene_error(format!(
+                    "{} = {d}: must be <= friction_static = {s}",
+                    key("friction_dynamic")
+                )));
+            }
+        }
+        model.interactions.push(Interaction {
+            materials: [a, b],
+            restitution: unit_interval("restitution", it.restitution)?,
+            friction_static,
+            friction_dynamic,
+        });
+    }
     model.materials = materials;
 
     Ok(Scene { simulation, model })
@@ -1329,6 +1380,24 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             toml_float(nf.lambda_repulsive),
             toml_float(nf.cutoff)
         );
+    }
+    for it in &m.interactions {
+        let name = |k: u32| m.materials[k as usize].name.clone();
+        let _ = writeln!(
+            s,
+            "\n[[interaction]]\nmaterials = [{:?}, {:?}]",
+            name(it.materials[0]),
+            name(it.materials[1])
+        );
+        for (k, v) in [
+            ("restitution", it.restitution),
+            ("friction_static", it.friction_static),
+            ("friction_dynamic", it.friction_dynamic),
+        ] {
+            if let Some(v) = v {
+                let _ = writeln!(s, "{k} = {}", toml_float(v));
+            }
+        }
     }
     for mat in &m.materials {
         let _ = writeln!(s, "\n[[material]]\nname = {:?}", mat.name);

@@ -292,10 +292,13 @@ impl Cloud {
     pub fn add_to(&self, model: &mut Model) -> Result<(), String> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let r_max = self.radius * (1.0 + self.radius_jitter);
-        let lo = self.min + DVec3::splat(r_max);
-        let hi = self.max - DVec3::splat(r_max);
+        // Axes with zero extent hold every centre on their plane (2-D pours).
+        let flat = (self.max - self.min).cmpeq(DVec3::ZERO);
+        let inset = DVec3::select(flat, DVec3::ZERO, DVec3::splat(r_max));
+        let lo = self.min + inset;
+        let hi = self.max - inset;
         let span = (hi - lo).max(DVec3::ZERO);
-        if (self.max - self.min).min_element() > 0.0 && (hi - lo).min_element() < 0.0 {
+        if (hi - lo).min_element() < 0.0 {
             return Err(format!(
                 "the box {:?}..{:?} is narrower than one sphere (diameter {})",
                 self.min.to_array(),

@@ -28,3 +28,18 @@ impl Material {
         4.0 / 3.0 * std::f64::consts::PI * self.density * r * r * r
     }
 }
+
+/// Pair values that replace the mixing rule for one pair of materials
+/// (`[[interaction]]` in a scene), as the per-pair tables of LIGGGHTS do: e.g. grains
+/// with μ = 0.1 among themselves but 0.25 against the container (Campello §5.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interaction {
+    /// The two material indices (either order; equal for a material with itself).
+    pub materials: [u32; 2],
+    /// Restitution of the pair, if overridden.
+    pub restitution: Option<f64>,
+    /// Static friction of the pair, if overridden.
+    pub friction_static: Option<f64>,
+    /// Dynamic friction of the pair, if overridden.
+    pub friction_dynamic: Option<f64>,
+}

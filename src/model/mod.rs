@@ -10,7 +10,7 @@ mod particles;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
-pub use materials::Material;
+pub use materials::{Interaction, Material};
 pub use particles::{Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM};
 pub use walls::Wall;
 
@@ -81,6 +81,8 @@ pub struct Model {
     pub contact: Option<ContactParams>,
     /// Materials, indexed by [`Particles::material`] and [`Wall::material`].
     pub materials: Vec<Material>,
+    /// Per-pair overrides of the material mixing rules.
+    pub interactions: Vec<Interaction>,
     /// Drag and Magnus forces (Campello eq. 15, Remark 4), if any.
     pub drag: Option<crate::physics::granular::Drag>,
     /// Near-field Mie forces (Campello eq. 17), if any.

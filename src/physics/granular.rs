@@ -78,6 +78,22 @@ impl PairMaterial {
     }
 }
 
+impl PairMaterial {
+    /// Replaces the mixed values by those `it` gives (`[[interaction]]`).
+    pub fn apply(&mut self, it: &crate::model::Interaction) {
+        if let Some(e) = it.restitution {
+            self.restitution = e;
+            self.xi = damping_ratio_for_restitution(e);
+        }
+        if let Some(mu) = it.friction_static {
+            self.mu_s = mu;
+        }
+        if let Some(mu) = it.friction_dynamic {
+            self.mu_d = mu;
+        }
+    }
+}
+
 /// Restitution of the Hertz contact with the damping of eq. (22), as a function of the
 /// damping ratio `ξ ≥ 0` alone.
 ///
