@@ -246,6 +246,18 @@ pub fn run_with(
         sim.output_every,
     );
 
+    if let Some(a) = crate::physics::granular::time_step_advice(&scene.model) {
+        if sim.dt > a.dt_max {
+            log::warn!(
+                "dt = {:e} s is above the recommended t_col/20 = {:e} s (Hertz collision duration {:e} s at v_rel = {:.3e} m/s, Campello eq. 50): collisions get {:.1} steps; run `varidem check` for details",
+                sim.dt,
+                a.dt_max,
+                a.collision_duration,
+                a.v_rel,
+                a.collision_duration / sim.dt
+            );
+        }
+    }
     let mut vtk = match (options.vtk, backend.step_count()) {
         (false, _) => None,
         (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),

@@ -28,6 +28,7 @@ use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::bonded_block;
 use varidem::model::{Duration, Scene, SimulationParams};
+use varidem::physics::granular::time_step_advice;
 use varidem::run::{gpu_options, make_backend, run_with, OutputOptions, RunSummary};
 use varidem::Result;
 
@@ -471,6 +472,17 @@ fn main() -> ExitCode {
         }),
         Command::Check { scene } => load_scene(scene).map(|s| {
             println!("{}: {}", scene.display(), describe(&s));
+            if let Some(a) = time_step_advice(&s.model) {
+                println!(
+                    "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",
+                    a.v_rel,
+                    a.collision_duration,
+                    a.dt_max,
+                    s.simulation.dt,
+                    a.collision_duration / s.simulation.dt,
+                    if s.simulation.dt > a.dt_max { " (TOO LARGE)" } else { "" }
+                );
+            }
         }),
         Command::Info => {
             info_command();

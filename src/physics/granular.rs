@@ -421,3 +421,89 @@ impl Drag {
         -self.coefficient * (v - self.fluid_velocity) + self.magnus * omega.cross(v)
     }
 }
+
+/// The time-step estimate of Campello eq. (50) for a granular scene.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeStepAdvice {
+    /// Relative normal speed assumed for a typical collision (m/s).
+    pub v_rel: f64,
+    /// Shortest Hertz collision duration among the scene's material pairs and walls,
+    /// for its smallest particles (s).
+    pub collision_duration: f64,
+    /// Recommended largest time step, `collision_duration / 20` (s).
+    pub dt_max: f64,
+}
+
+/// Eq. (50) for `model` under the Hertz law (`None` otherwise, or without particles).
+///
+/// The relative speed is the larger of twice the fastest particle's speed (a head-on
+/// collision of two such) and the fastest speed plus the speed of a fall from the
+/// highest particle onto a wall facing the field, `√(2|g|H)`. The duration is taken
+/// for the smallest particle of each material, against each material and each wall:
+/// `t ∝ (m*²/r*)^{1/5} ∝ r`, so small particles collide fastest.
+pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
+    use crate::model::ContactLaw;
+    if !matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz)) {
+        return None;
+    }
+    let p = &model.particles;
+    let v_max = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
+    let g = model.gravity.length();
+    let mut fall: f64 = 0.0;
+    if g > 0.0 {
+        let down = model.gravity / g;
+        for w in model.walls.iter().filter(|w| w.normal.dot(down) < 0.0) {
+            for (x, r) in p.position.iter().zip(&p.radius) {
+                let h = (w.distance(*x) - r).max(0.0) * (-w.normal.dot(down));
+                fall = fall.max(h);
+            }
+        }
+    }
+    let v_rel = (2.0 * v_max).max(v_max + (2.0 * g * fall).sqrt());
+    if v_rel <= 0.0 {
+        return None;
+    }
+    // Smallest particle (radius, mass) of each material.
+    let nm = model.materials.len().max(1);
+    let mut smallest: Vec<Option<(f64, f64)>> = vec![None; nm];
+    for i in 0..p.len() {
+        let k = (p.material[i] as usize).min(nm - 1);
+        if smallest[k].is_none_or_larger(p.radius[i]) {
+            smallest[k] = Some((p.radius[i], p.mass[i]));
+        }
+    }
+    let mut t_min = f64::INFINITY;
+    for (a, sa) in smallest.iter().enumerate() {
+        let Some((ra, ma)) = *sa else { continue };
+        let Some(mat_a) = model.materials.get(a) else {
+            continue;
+        };
+        for (b, sb) in smallest.iter().enumerate() {
+            let Some((rb, mb)) = *sb else { continue };
+            let mat_b = &model.materials[b];
+            let pm = PairMaterial::new(mat_a, Some(mat_b));
+            let t = collision_duration(ma * mb / (ma + mb), ra * rb / (ra + rb), pm.e_star, v_rel);
+            t_min = t_min.min(t);
+        }
+        for w in &model.walls {
+            let pm = PairMaterial::new(mat_a, w.material.map(|k| &model.materials[k as usize]));
+            t_min = t_min.min(collision_duration(ma, ra, pm.e_star, v_rel));
+        }
+    }
+    t_min.is_finite().then_some(TimeStepAdvice {
+        v_rel,
+        collision_duration: t_min,
+        dt_max: t_min / 20.0,
+    })
+}
+
+/// `Option<(radius, mass)>` is empty or holds a larger radius than `r`.
+trait SmallerRadius {
+    fn is_none_or_larger(&self, r: f64) -> bool;
+}
+
+impl SmallerRadius for Option<(f64, f64)> {
+    fn is_none_or_larger(&self, r: f64) -> bool {
+        self.map_or(true, |(q, _)| r < q)
+    }
+}
