@@ -28,6 +28,24 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         v = comp_add(1u, i, get_vel(i), kv * f);
         x = comp_add(0u, i, x, h * v);
     }
+    if ((pflags[i] & FLAG_NO_ROTATION) != 0u) {
+        // Rotation locked: α stays, Ω = 0 (integrators::predict).
+        if (!(finite3(x) && finite3(v))) {
+            raise(ERR_NON_FINITE, i);
+            return;
+        }
+        set_pos(i, x);
+        set_vel(i, v);
+        set_omega(i, vec3<real>(0.0));
+        if ((params.flags & PARAM_CONTACT) != 0u) {
+            let moved = x - get_ref(i);
+            let half = 0.5 * params.skin;
+            if (dot(moved, moved) > half * half) {
+                atomicOr(&status[STATUS_REBUILD], 1u);
+            }
+        }
+        return;
+    }
     let w = comp_add(2u, i, get_omega(i), kw * t);
     var da = h * w;
     if (params.integrator == 1u) {
@@ -70,5 +88,9 @@ fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         set_vel(i, vec3<real>(0.0));
     }
-    set_omega(i, comp_add(2u, i, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
+    if ((pflags[i] & FLAG_NO_ROTATION) != 0u) {
+        set_omega(i, vec3<real>(0.0));
+    } else {
+        set_omega(i, comp_add(2u, i, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use varidem::gpu::layout::{BondRecord, Params, WallRecord};
+use varidem::gpu::layout::{BondRecord, PairRecord, Params, WallRecord};
 use varidem::gpu::shaders::{compose, used_bindings, validate, KERNEL_FILES};
 use varidem::gpu::Precision;
 
@@ -78,8 +78,8 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("flags", flags),
             ("integrator", integrator),
             ("n_partials", n_partials),
-            ("pad_u0", pad_u0),
-            ("pad_u1", pad_u1),
+            ("n_materials", n_materials),
+            ("max_contacts", max_contacts),
             ("pad_u2", pad_u2),
             ("dt", dt),
             ("k_pp", k_pp),
@@ -89,6 +89,30 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("gravity_y", gravity_y),
             ("gravity_z", gravity_z),
             ("one", one),
+            ("drag_c", drag_c),
+            ("fluid_x", fluid_x),
+            ("fluid_y", fluid_y),
+            ("fluid_z", fluid_z),
+            ("magnus", magnus),
+            ("pad_r0", pad_r0),
+            ("pad_r1", pad_r1),
+            ("pad_r2", pad_r2),
+        ]
+    );
+    check_layout!(
+        "PairMat",
+        PairRecord<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("e_star", e_star),
+            ("g_star", g_star),
+            ("xi", xi),
+            ("mu_s", mu_s),
+            ("mu_d", mu_d),
+            ("pad0", pad0),
+            ("pad1", pad1),
+            ("pad2", pad2),
         ]
     );
     check_layout!(

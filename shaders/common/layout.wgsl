@@ -18,8 +18,10 @@ struct Params {
     integrator: u32,
     // Number of partial sums reduce_final folds (particle groups + every bond chunk's).
     n_partials: u32,
-    pad_u0: u32,
-    pad_u1: u32,
+    // Materials M: the granular pair table is M × M pairs, then W × M wall pairs.
+    n_materials: u32,
+    // Contact-history slots per particle.
+    max_contacts: u32,
     pad_u2: u32,
     dt: real,
     k_pp: real,
@@ -30,6 +32,28 @@ struct Params {
     gravity_z: real,
     // Always 1: hides the compensation algebra from the compiler (see comp_add).
     one: real,
+    // Drag (Campello eq. 15) and Magnus (Remark 4).
+    drag_c: real,
+    fluid_x: real,
+    fluid_y: real,
+    fluid_z: real,
+    magnus: real,
+    pad_r0: real,
+    pad_r1: real,
+    pad_r2: real,
+}
+
+// Effective properties of a material pair (or material and wall): the layout of
+// src/gpu/layout.rs `PairRecord`.
+struct PairMat {
+    e_star: real,
+    g_star: real,
+    xi: real,
+    mu_s: real,
+    mu_d: real,
+    pad0: real,
+    pad1: real,
+    pad2: real,
 }
 
 // One chunk of the bond set. Bonds are split into chunks whose buffers each fit one
@@ -89,11 +113,17 @@ const ERR_BOND_HALF_TURN: u32 = 2u;
 const ERR_BUCKET_OVERFLOW: u32 = 3u;
 const ERR_NEIGHBOR_OVERFLOW: u32 = 4u;
 const ERR_NON_FINITE: u32 = 5u;
+const ERR_CONTACT_OVERFLOW: u32 = 6u;
 
 const FLAG_HELD: u32 = 1u;
 const FLAG_PENDULUM: u32 = 2u;
+const FLAG_NO_ROTATION: u32 = 4u;
 const PARAM_CONTACT: u32 = 1u;
 const PARAM_PRINTED_SHEAR: u32 = 2u;
+// Bit 2 (energies wanted) is set per step by the host.
+const PARAM_HERTZ: u32 = 8u;      // granular Hertz–Mindlin contacts
+const PARAM_DRAG: u32 = 16u;      // drag / Magnus forces
+const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
@@ -129,6 +159,18 @@ const PARAM_PRINTED_SHEAR: u32 = 2u;
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
 @group(0) @binding(22) var<storage, read_write> comp: array<real>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
+// Granular (granular.wgsl): pair table, particle materials, the contact history in two
+// copies (A, B) that alternate by step parity (written: copy step & 1), and the
+// granular kernel's output per particle: force (3), moment (3), e_contact, e_wall.
+@group(0) @binding(24) var<storage, read> pair_table: array<PairMat>;
+@group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
+@group(0) @binding(26) var<storage, read_write> hist_id_a: array<u32>;
+@group(0) @binding(27) var<storage, read_write> hist_id_b: array<u32>;
+@group(0) @binding(28) var<storage, read_write> hist_s_a: array<real>;
+@group(0) @binding(29) var<storage, read_write> hist_s_b: array<real>;
+@group(0) @binding(30) var<storage, read_write> wall_s_a: array<real>;
+@group(0) @binding(31) var<storage, read_write> wall_s_b: array<real>;
+@group(0) @binding(32) var<storage, read_write> gout: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }

@@ -32,7 +32,7 @@ impl Real for f64 {
     }
 }
 
-/// `struct Params` (uniform). 12 `u32` then 8 reals: 80 bytes in f32, 112 in f64, both
+/// `struct Params` (uniform). 12 `u32` then 16 reals: 112 bytes in f32, 176 in f64, both
 /// multiples of 16 as uniform blocks require.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -55,10 +55,10 @@ pub struct Params<R: Real> {
     pub integrator: u32,
     /// Partial sums folded by `reduce_final`.
     pub n_partials: u32,
-    /// Padding.
-    pub pad_u0: u32,
-    /// Padding.
-    pub pad_u1: u32,
+    /// Number of materials `M` (granular pair tables are `M × M`, then `W × M`).
+    pub n_materials: u32,
+    /// Contact-history slots per particle (`[contact] max_contacts`).
+    pub max_contacts: u32,
     /// Padding.
     pub pad_u2: u32,
     /// Time step.
@@ -78,6 +78,22 @@ pub struct Params<R: Real> {
     /// Always 1 (keeps the compensated updates opaque to shader compilers); also pads
     /// the block to a multiple of 16 bytes.
     pub one: R,
+    /// Drag coefficient `c_fluid` (Campello eq. 15).
+    pub drag_c: R,
+    /// Fluid velocity x.
+    pub fluid_x: R,
+    /// Fluid velocity y.
+    pub fluid_y: R,
+    /// Fluid velocity z.
+    pub fluid_z: R,
+    /// Magnus constant `S` (Remark 4).
+    pub magnus: R,
+    /// Padding.
+    pub pad_r0: R,
+    /// Padding.
+    pub pad_r1: R,
+    /// Padding.
+    pub pad_r2: R,
 }
 
 /// `struct Chunk` (uniform): one chunk of the bond set.
@@ -162,6 +178,42 @@ impl<R: Real> From<&Wall> for WallRecord<R> {
     }
 }
 
+/// `struct PairMat`: effective properties of a material pair or of a material against a
+/// wall ([`crate::physics::granular::PairMaterial`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PairRecord<R: Real> {
+    /// `E*`.
+    pub e_star: R,
+    /// `G*` (Mindlin).
+    pub g_star: R,
+    /// Damping ratio `ξ`.
+    pub xi: R,
+    /// `μ_s`.
+    pub mu_s: R,
+    /// `μ_d`.
+    pub mu_d: R,
+    /// Padding.
+    pub pad0: R,
+    /// Padding.
+    pub pad1: R,
+    /// Padding.
+    pub pad2: R,
+}
+
+impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
+    fn from(p: &crate::physics::granular::PairMaterial) -> Self {
+        Self {
+            e_star: R::from_f64(p.e_star),
+            g_star: R::from_f64(p.g_star),
+            xi: R::from_f64(p.xi),
+            mu_s: R::from_f64(p.mu_s),
+            mu_d: R::from_f64(p.mu_d),
+            ..Self::default()
+        }
+    }
+}
+
 // SAFETY: `#[repr(C)]`, every field is `u32` or `R` (f32/f64) or an array of `R`, and the
 // `u32` fields come first in even numbers, so no instantiation has padding; the size
 // assertions below check it for both precisions, and tests/gpu_layout.rs checks every
@@ -172,11 +224,15 @@ unsafe impl<R: Real> Zeroable for BondRecord<R> {}
 unsafe impl<R: Real> Pod for BondRecord<R> {}
 unsafe impl<R: Real> Zeroable for WallRecord<R> {}
 unsafe impl<R: Real> Pod for WallRecord<R> {}
+unsafe impl<R: Real> Zeroable for PairRecord<R> {}
+unsafe impl<R: Real> Pod for PairRecord<R> {}
 
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<Params<f32>>() == 48 + 8 * 4);
-    assert!(size_of::<Params<f64>>() == 48 + 8 * 8);
+    assert!(size_of::<Params<f32>>() == 48 + 16 * 4);
+    assert!(size_of::<Params<f64>>() == 48 + 16 * 8);
+    assert!(size_of::<PairRecord<f32>>() == 8 * 4);
+    assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);

@@ -24,7 +24,7 @@ use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
 use context::GpuContext;
-use layout::{BondRecord, Chunk, Params, Real, WallRecord};
+use layout::{BondRecord, Chunk, PairRecord, Params, Real, WallRecord};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
@@ -65,14 +65,19 @@ const STATUS_BUILDS: usize = 3;
 const STATUS_MAX_NEIGHBORS: usize = 4;
 const STATUS_FIRST_INDEX: usize = 8;
 const STATUS_WORDS: usize = 16;
-const ERR_NAMES: [&str; 6] = [
+const ERR_NAMES: [&str; 7] = [
     "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
     "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
     "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
     "grid bucket overflow (too many particles hash to one cell; lower the density of the grid or raise [simulation] bucket_capacity) at particle",
     "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [simulation] max_neighbors or lower the skin) at particle",
     "a state value is not finite (blow-up: time step too large or stiffness too high?) at particle",
+    "contact-history overflow (more touching contacts than [contact] max_contacts; raise it, or the packing overlaps too much: time step too large?) at particle",
 ];
+/// Params flag bits (`PARAM_*` in layout.wgsl).
+const PARAM_HERTZ: u32 = 8;
+const PARAM_DRAG: u32 = 16;
+const PARAM_FIRST: u32 = 32;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -100,7 +105,16 @@ mod bind {
     pub(super) const RESULT: u32 = 21;
     pub(super) const COMP: u32 = 22;
     pub(super) const CHUNK: u32 = 23;
-    pub(super) const COUNT: usize = 24;
+    pub(super) const PAIR_TABLE: u32 = 24;
+    pub(super) const PMATERIAL: u32 = 25;
+    pub(super) const HIST_ID_A: u32 = 26;
+    pub(super) const HIST_ID_B: u32 = 27;
+    pub(super) const HIST_S_A: u32 = 28;
+    pub(super) const HIST_S_B: u32 = 29;
+    pub(super) const WALL_S_A: u32 = 30;
+    pub(super) const WALL_S_B: u32 = 31;
+    pub(super) const GOUT: u32 = 32;
+    pub(super) const COUNT: usize = 33;
 }
 
 /// GPU run options.
@@ -157,6 +171,10 @@ pub struct GpuBackend {
     /// Bond count of each chunk.
     chunks: Vec<u32>,
     contact: bool,
+    /// Granular kernel on (Hertz law or drag).
+    granular: bool,
+    /// Contact-history slots per particle (0 without the Hertz law).
+    max_contacts: u32,
     max_neighbors: u32,
     steps: u64,
 }
@@ -263,12 +281,9 @@ impl GpuBackend {
                 ctx.summary.name
             )));
         }
-        if model.drag.is_some()
-            || model.near_field.is_some()
-            || matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
-        {
+        if model.near_field.is_some() {
             return Err(Error::Backend(
-                "granular contacts (law = \"hertz\", [drag], [near_field]) are not on the GPU backend yet; use --backend cpu".into(),
+                "near-field forces ([near_field]) are not on the GPU backend yet (they need pow in f64 kernels); use --backend cpu".into(),
             ));
         }
         let start = u32::try_from(step).map_err(|_| {
@@ -298,6 +313,15 @@ impl GpuBackend {
         let n = p.len() as u32;
         let nb = model.bonds.len() as u32;
         let contact = model.contact.is_some();
+        let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let granular = hertz || model.drag.is_some();
+        let max_contacts = if hertz {
+            model.contact.map_or(0, |c| c.max_contacts)
+        } else {
+            0
+        };
+        let n_materials = model.materials.len() as u32;
+        let drag = model.drag.unwrap_or_default();
         let max_neighbors = options
             .max_neighbors
             .unwrap_or(DEFAULT_MAX_NEIGHBORS)
@@ -347,15 +371,18 @@ impl GpuBackend {
                     2
                 } else {
                     0
-                },
+                }
+                | if hertz { PARAM_HERTZ } else { 0 }
+                | if model.drag.is_some() { PARAM_DRAG } else { 0 }
+                | PARAM_FIRST,
             integrator: match integrator {
                 IntegratorKind::Variational => 0,
                 IntegratorKind::VariationalExact => 1,
                 IntegratorKind::SymplecticEuler => 2,
             },
             n_partials,
-            pad_u0: 0,
-            pad_u1: 0,
+            n_materials,
+            max_contacts,
             pad_u2: 0,
             dt: R::from_f64(dt),
             k_pp: R::from_f64(k_pp),
@@ -365,7 +392,36 @@ impl GpuBackend {
             gravity_y: R::from_f64(model.gravity.y),
             gravity_z: R::from_f64(model.gravity.z),
             one: R::from_f64(1.0),
+            drag_c: R::from_f64(drag.coefficient),
+            fluid_x: R::from_f64(drag.fluid_velocity.x),
+            fluid_y: R::from_f64(drag.fluid_velocity.y),
+            fluid_z: R::from_f64(drag.fluid_velocity.z),
+            magnus: R::from_f64(drag.magnus),
+            pad_r0: R::default(),
+            pad_r1: R::default(),
+            pad_r2: R::default(),
         };
+        // Granular tables and history (empty bindings otherwise).
+        let (pair_table, pmaterial) = if granular {
+            let t = crate::cpu::PairTables::new(&model);
+            let records: Vec<PairRecord<R>> = t
+                .pairs
+                .iter()
+                .chain(t.walls.iter())
+                .map(PairRecord::from)
+                .collect();
+            (
+                bytemuck::cast_slice(&records).to_vec(),
+                bytemuck::cast_slice(&p.material).to_vec(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let slots = n as u64 * max_contacts as u64;
+        let wall_stride = model.walls.len().max(1) as u64;
+        let hist_ids = || vec![0xffu8; 4 * slots as usize];
+        let hist_springs = 3 * slots * rs;
+        let wall_springs = if hertz { 3 * n as u64 * wall_stride * rs } else { 0 };
         let props: Vec<R> = (0..p.len())
             .flat_map(|i| {
                 [
@@ -474,6 +530,19 @@ impl GpuBackend {
                 },
             ),
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
+            (bind::PAIR_TABLE, "pair_table", pair_table),
+            (bind::PMATERIAL, "pmaterial", pmaterial),
+            (bind::HIST_ID_A, "hist_id_a", hist_ids()),
+            (bind::HIST_ID_B, "hist_id_b", hist_ids()),
+            (bind::HIST_S_A, "hist_s_a", zeros(hist_springs)),
+            (bind::HIST_S_B, "hist_s_b", zeros(hist_springs)),
+            (bind::WALL_S_A, "wall_s_a", zeros(wall_springs)),
+            (bind::WALL_S_B, "wall_s_b", zeros(wall_springs)),
+            (
+                bind::GOUT,
+                "gout",
+                zeros(if granular { 8 * n as u64 * rs } else { 0 }),
+            ),
         ];
         // Per chunk: bonds, bond_out, incidence, chunk uniform.
         let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 4]> = Vec::new();
@@ -680,6 +749,8 @@ impl GpuBackend {
             n_buckets,
             chunks,
             contact,
+            granular,
+            max_contacts,
             max_neighbors,
             steps: 0,
         };
@@ -693,6 +764,14 @@ impl GpuBackend {
             me.encode_forces(&mut pass);
         }
         me.ctx.queue.submit([encoder.finish()]);
+        // Later evaluations follow a step: the contact springs take its increments.
+        let later = Params {
+            flags: params.flags & !PARAM_FIRST,
+            ..params
+        };
+        me.ctx
+            .queue
+            .write_buffer(&me.buffers[bind::PARAMS as usize], 0, bytemuck::bytes_of(&later));
         me.check_status()?;
         Ok(me)
     }
@@ -741,6 +820,9 @@ impl GpuBackend {
             self.dispatch(pass, "grid_insert", groups(self.n));
             self.dispatch(pass, "neighbor_build", groups(self.n));
             self.dispatch(pass, "grid_finish", 1);
+        }
+        if self.granular {
+            self.dispatch(pass, "granular_forces", groups(self.n));
         }
         for (c, &len) in self.chunks.iter().enumerate() {
             self.dispatch_chunk(pass, "bond_forces", c, groups(len));

@@ -42,7 +42,7 @@ pub struct KernelFile {
 }
 
 /// Every kernel family.
-pub const KERNEL_FILES: [KernelFile; 5] = [
+pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "integrate.wgsl",
         source: include_str!("../../shaders/integrate.wgsl"),
@@ -57,6 +57,11 @@ pub const KERNEL_FILES: [KernelFile; 5] = [
         name: "particles.wgsl",
         source: include_str!("../../shaders/particles.wgsl"),
         entry_points: &["particle_forces"],
+    },
+    KernelFile {
+        name: "granular.wgsl",
+        source: include_str!("../../shaders/granular.wgsl"),
+        entry_points: &["granular_forces"],
     },
     KernelFile {
         name: "grid.wgsl",

@@ -1,0 +1,261 @@
+// Kernel granular_forces: Campello's Hertz–Mindlin contacts with history, walls and
+// drag, per particle. The twin of src/cpu/granular.rs (GranularInputs::particle) and
+// of src/physics/granular.rs (hertz_contact and helpers), operation for operation.
+//
+// It runs after the neighbour list is current and before bond_gather/particle_forces,
+// so `force`/`moment` still hold the previous step's totals F_k, RM_k: they carry the
+// half-step velocities to the end of the step for damping and drag. Its results go to
+// `gout`, which particle_forces adds after the field (the CPU order).
+//
+// Each particle computes its side of every touching pair in the canonical order (lower
+// id first) and takes that side's force or its exact negative: f_ij = −f_ji bitwise, no
+// atomics. Both partners keep the pair's spring in their own history rows, computed
+// from the same inputs, so the two copies stay identical.
+
+const NO_PARTNER: u32 = 0xffffffffu;
+
+struct Side {
+    x: vec3<real>,
+    v: vec3<real>,
+    r: real,
+    dx: vec3<real>,
+    dalpha: vec3<real>,
+}
+
+struct Contact {
+    force: vec3<real>,
+    friction: vec3<real>,
+    energy: real,
+    spring: vec3<real>,
+}
+
+// (R(α) − I) v = c [α × v + ½ α × (α × v)], c = 4/(4 + |α|²).
+fn rotate_minus_identity(alpha: vec3<real>, v: vec3<real>) -> vec3<real> {
+    let c = 4.0 / (4.0 + dot(alpha, alpha));
+    let av = cross(alpha, v);
+    return c * (av + 0.5 * cross(alpha, av));
+}
+
+// The stored spring carried into the plane of n, length kept.
+fn carry_spring(s: vec3<real>, n: vec3<real>) -> vec3<real> {
+    let len2 = dot(s, s);
+    if (len2 == 0.0) { return s; }
+    let t = s - dot(s, n) * n;
+    let tl2 = dot(t, t);
+    if (tl2 == 0.0) { return vec3<real>(0.0); }
+    return t * sqrt(len2 / tl2);
+}
+
+// Campello eqs. (19), (22), (28)–(37) with NOTES' signs: see physics::granular::hertz_contact.
+fn hertz_contact(pm: PairMat, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+                 lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+    var c: Contact;
+    let sqrt_rd = sqrt(r_star * overlap);
+    let f_el = (4.0 / 3.0) * pm.e_star * sqrt_rd * overlap;
+    let damp = 2.0 * pm.xi * sqrt(2.0 * pm.e_star * m_star * sqrt_rd);
+    let approach = dot(a.v - b.v, n);
+    let f_n = max(f_el + damp * approach, 0.0);
+    let carried = carry_spring(spring, n);
+    let slip = a.dx - b.dx + rotate_minus_identity(a.dalpha, lever_a * n)
+        + rotate_minus_identity(b.dalpha, lever_b * n);
+    let ds = slip - dot(slip, n) * n;
+    let trial = carried + ds;
+    let k_t = 8.0 * pm.g_star * sqrt_rd;
+    let f_trial = k_t * sqrt(dot(trial, trial));
+    if (f_trial <= pm.mu_s * f_n) {
+        c.friction = (-k_t) * trial;
+        c.spring = trial;
+    } else {
+        let tau = trial / sqrt(dot(trial, trial));
+        let f = pm.mu_d * f_n;
+        c.spring = vec3<real>(0.0);
+        if (k_t > 0.0) { c.spring = (f / k_t) * tau; }
+        c.friction = (-f) * tau;
+    }
+    c.energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
+    c.force = (-f_n) * n + c.friction;
+    return c;
+}
+
+fn body_held(i: u32) -> bool { return (pflags[i] & FLAG_HELD) != 0u; }
+
+// Velocities for damping and drag: the correct half with the previous forces
+// (integrators::correct), except on the first evaluation and for map (27).
+fn end_velocity(i: u32) -> vec3<real> {
+    let v = get_vel(i);
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return v; }
+    if (body_held(i)) { return vec3<real>(0.0); }
+    return v + (0.5 * params.dt / mass_of(i)) * get_force(i);
+}
+
+fn end_omega(i: u32) -> vec3<real> {
+    let w = get_omega(i);
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return w; }
+    if ((pflags[i] & FLAG_NO_ROTATION) != 0u) { return vec3<real>(0.0); }
+    return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
+}
+
+fn side_of(i: u32) -> Side {
+    var s: Side;
+    s.x = get_pos(i);
+    s.r = radius_of(i);
+    s.v = end_velocity(i);
+    s.dx = vec3<real>(0.0);
+    s.dalpha = vec3<real>(0.0);
+    if ((params.flags & PARAM_FIRST) == 0u) {
+        let h = params.dt;
+        let v = get_vel(i);
+        let w = get_omega(i);
+        s.dx = h * v;
+        if (params.integrator == 1u) {
+            let q = h * h * dot(w, w);
+            s.dalpha = (2.0 * h / (1.0 + sqrt(max(1.0 - q, 0.0)))) * w;
+        } else {
+            s.dalpha = h * w;
+        }
+    }
+    return s;
+}
+
+// History copies: the evaluation of step s writes copy s & 1 and reads the other.
+fn hist_id(copy: u32, k: u32) -> u32 {
+    if (copy == 0u) { return hist_id_a[k]; }
+    return hist_id_b[k];
+}
+fn set_hist_id(copy: u32, k: u32, v: u32) {
+    if (copy == 0u) { hist_id_a[k] = v; } else { hist_id_b[k] = v; }
+}
+fn hist_s(copy: u32, k: u32) -> vec3<real> {
+    if (copy == 0u) { return vec3<real>(hist_s_a[3u * k], hist_s_a[3u * k + 1u], hist_s_a[3u * k + 2u]); }
+    return vec3<real>(hist_s_b[3u * k], hist_s_b[3u * k + 1u], hist_s_b[3u * k + 2u]);
+}
+fn set_hist_s(copy: u32, k: u32, v: vec3<real>) {
+    if (copy == 0u) {
+        hist_s_a[3u * k] = v.x; hist_s_a[3u * k + 1u] = v.y; hist_s_a[3u * k + 2u] = v.z;
+    } else {
+        hist_s_b[3u * k] = v.x; hist_s_b[3u * k + 1u] = v.y; hist_s_b[3u * k + 2u] = v.z;
+    }
+}
+fn wall_s(copy: u32, k: u32) -> vec3<real> {
+    if (copy == 0u) { return vec3<real>(wall_s_a[3u * k], wall_s_a[3u * k + 1u], wall_s_a[3u * k + 2u]); }
+    return vec3<real>(wall_s_b[3u * k], wall_s_b[3u * k + 1u], wall_s_b[3u * k + 2u]);
+}
+fn set_wall_s(copy: u32, k: u32, v: vec3<real>) {
+    if (copy == 0u) {
+        wall_s_a[3u * k] = v.x; wall_s_a[3u * k + 1u] = v.y; wall_s_a[3u * k + 2u] = v.z;
+    } else {
+        wall_s_b[3u * k] = v.x; wall_s_b[3u * k + 1u] = v.y; wall_s_b[3u * k + 2u] = v.z;
+    }
+}
+
+// i's old spring with partner j (zero if none).
+fn old_spring(copy: u32, i: u32, j: u32) -> vec3<real> {
+    let k = params.max_contacts;
+    for (var s = 0u; s < k; s++) {
+        if (hist_id(copy, i * k + s) == j) { return hist_s(copy, i * k + s); }
+    }
+    return vec3<real>(0.0);
+}
+
+@compute @workgroup_size(WG)
+fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    let wr = atomicLoad(&status[STATUS_STEP]) & 1u;
+    let rd = 1u - wr;
+    let me = side_of(i);
+    var f = vec3<real>(0.0);
+    var t = vec3<real>(0.0);
+    var e_contact = real(0.0);
+    var e_wall = real(0.0);
+    let hertz = (params.flags & PARAM_HERTZ) != 0u;
+    let k = params.max_contacts;
+    let m = params.n_materials;
+    var used = 0u;
+    if (hertz) {
+        let row = i * (params.max_neighbors + 1u);
+        let nn = neighbors[row];
+        for (var s = 0u; s < nn; s++) {
+            let j = neighbors[row + 1u + s];
+            let a = min(i, j);
+            let b = max(i, j);
+            let d = get_pos(b) - get_pos(a);
+            let dist2 = dot(d, d);
+            let ra = radius_of(a);
+            let rb = radius_of(b);
+            let reach = ra + rb;
+            if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
+            let dist = sqrt(dist2);
+            let n = d / dist;
+            let overlap = reach - dist;
+            let other = side_of(j);
+            var sa = me;
+            var sb = other;
+            var sign = real(1.0);
+            if (i != a) { sa = other; sb = me; sign = -1.0; }
+            let pm = pair_table[pmaterial[a] * m + pmaterial[b]];
+            let r_star = sa.r * sb.r / (sa.r + sb.r);
+            let ma = mass_of(a);
+            let mb = mass_of(b);
+            let m_star = ma * mb / (ma + mb);
+            let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
+                                  sb.r - 0.5 * overlap, sa, sb, old_spring(rd, i, j));
+            f += sign * c.force;
+            if (i == a) {
+                t += (sa.r - 0.5 * overlap) * cross(n, c.friction);
+            } else {
+                t += (sb.r - 0.5 * overlap) * cross(n, c.friction);
+            }
+            e_contact += 0.5 * c.energy;
+            if (used < k) {
+                set_hist_id(wr, i * k + used, j);
+                set_hist_s(wr, i * k + used, c.spring);
+            } else {
+                raise(ERR_CONTACT_OVERFLOW, i);
+            }
+            used += 1u;
+        }
+        for (var s = min(used, k); s < k; s++) {
+            set_hist_id(wr, i * k + s, NO_PARTNER);
+            set_hist_s(wr, i * k + s, vec3<real>(0.0));
+        }
+    }
+    let nw = max(params.n_walls, 1u);
+    for (var w = 0u; w < params.n_walls; w++) {
+        var new_s = vec3<real>(0.0);
+        if (hertz) {
+            let wall = walls[w];
+            let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
+            let h = dot(me.x - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
+            if (h < me.r) {
+                let n = -normal;
+                let overlap = me.r - h;
+                let pm = pair_table[m * m + w * m + pmaterial[i]];
+                var still: Side;
+                still.x = vec3<real>(0.0);
+                still.v = vec3<real>(0.0);
+                still.r = 0.0;
+                still.dx = vec3<real>(0.0);
+                still.dalpha = vec3<real>(0.0);
+                let c = hertz_contact(pm, me.r, mass_of(i), n, overlap, h, 0.0, me, still,
+                                      wall_s(rd, i * nw + w));
+                f += c.force;
+                t += h * cross(n, c.friction);
+                e_wall += c.energy;
+                new_s = c.spring;
+            }
+        }
+        set_wall_s(wr, i * nw + w, new_s);
+    }
+    if ((params.flags & PARAM_DRAG) != 0u) {
+        let v = end_velocity(i);
+        let om = end_omega(i);
+        let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
+        f += (-params.drag_c) * (v - vf) + params.magnus * cross(om, v);
+    }
+    let o = 8u * i;
+    gout[o] = f.x; gout[o + 1u] = f.y; gout[o + 2u] = f.z;
+    gout[o + 3u] = t.x; gout[o + 4u] = t.y; gout[o + 5u] = t.z;
+    gout[o + 6u] = e_contact;
+    gout[o + 7u] = e_wall;
+}
