@@ -771,7 +771,9 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     for _ in 0..ni {
         let materials = [r.u32()?, r.u32()?];
         if materials.iter().any(|&k| k as usize >= nm) {
-            return Err(format!("interaction {materials:?} names a missing material"));
+            return Err(format!(
+                "interaction {materials:?} names a missing material"
+            ));
         }
         let mut opt = || -> Decoded<Option<f64>> {
             match r.u8()? {

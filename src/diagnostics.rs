@@ -28,7 +28,13 @@ pub struct Potentials {
 impl Potentials {
     /// Sum of all potentials.
     pub fn total(&self) -> f64 {
-        self.bend + self.axial + self.shear + self.contact + self.wall + self.field + self.near_field
+        self.bend
+            + self.axial
+            + self.shear
+            + self.contact
+            + self.wall
+            + self.field
+            + self.near_field
     }
 }
 

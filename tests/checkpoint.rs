@@ -57,6 +57,26 @@ fn cluster() -> Scene {
     }
 }
 
+/// A small frictional pour (Hertz–Mindlin with history, two materials, drag, walls,
+/// spinning and sheared): the contact history and the velocity-dependent forces are
+/// state that a resume must carry.
+fn granular() -> Scene {
+    let text = "[simulation]\ndt = 2e-5\nsteps = 400\noutput_every = 50\n\
+        gravity = [0.0, 0.0, -9.81]\nmax_neighbors = 32\n\
+        [contact]\nlaw = \"hertz\"\nskin = 0.001\nmax_contacts = 12\n\
+        [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+        restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+        [[material]]\nname = \"steel\"\nyoung = 2e8\npoisson = 0.28\ndensity = 7800.0\n\
+        restitution = 0.8\nfriction_static = 0.3\n\
+        [drag]\ncoefficient = 1e-4\n\
+        [[block]]\ncounts = [5, 4, 4]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
+        material = \"glass\"\norigin = [0.0, 0.0, 0.004995]\nseed = 5\n\
+        velocity = [0.3, -0.1, 0.0]\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"steel\"\n\
+        [[wall]]\npoint = [0.045, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n";
+    varidem::io::parse_scene(text).unwrap()
+}
+
 fn options(checkpoint_every: Option<u64>) -> OutputOptions {
     OutputOptions {
         vtk: false,
@@ -212,6 +232,22 @@ fn cpu_resume_between_output_steps_is_bitwise() {
     check_restart("cpu, unaligned", &scene, 130, 390, &cpu_fresh, &cpu_restore);
 }
 
+/// A granular pour resumed at step 200: the contact history and the stored forces
+/// make the continuation bitwise.
+#[test]
+fn cpu_granular_resume_is_bitwise() {
+    let scene = granular();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(200).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    let c = snap.contacts.as_ref().expect("granular snapshots carry contacts");
+    assert!(
+        c.partner.iter().any(|&p| p != varidem::cpu::NO_PARTNER),
+        "the history is in use at the checkpoint"
+    );
+    check_restart("cpu granular", &scene, 100, 200, &cpu_fresh, &cpu_restore);
+}
+
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the
 /// uninterrupted run's.
 #[test]
@@ -279,6 +315,7 @@ fn gpu_check(test: &str, precision: Precision) {
     };
     check_restart(test, &torus(30), 150, 300, &fresh, &restore);
     check_restart(test, &cluster(), 200, 400, &fresh, &restore);
+    check_restart(test, &granular(), 100, 200, &fresh, &restore);
 }
 
 #[test]

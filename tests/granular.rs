@@ -9,8 +9,8 @@ use varidem::cpu::CpuBackend;
 use varidem::io::{load_scene, parse_scene};
 use varidem::model::{Material, Scene};
 use varidem::physics::granular::{
-    collision_duration, damping_ratio_for_restitution, hertz_contact, restitution_for_damping_ratio,
-    ContactGeometry, ContactSide, PairMaterial,
+    collision_duration, damping_ratio_for_restitution, hertz_contact,
+    restitution_for_damping_ratio, ContactGeometry, ContactSide, PairMaterial,
 };
 
 fn scene_path(name: &str) -> PathBuf {
@@ -48,7 +48,10 @@ fn damping_ratio_delivers_the_restitution() {
         let miss = (restitution_for_damping_ratio(paper) - e).abs() / e;
         worst_paper = worst_paper.max(miss);
     }
-    assert!(worst_paper > 0.02, "the linear-spring mapping was expected to miss: {worst_paper}");
+    assert!(
+        worst_paper > 0.02,
+        "the linear-spring mapping was expected to miss: {worst_paper}"
+    );
     assert_eq!(damping_ratio_for_restitution(1.0), 0.0);
     assert!((restitution_for_damping_ratio(0.0) - 1.0).abs() < 1e-6);
 }
@@ -119,14 +122,20 @@ fn restitution_other_integrators_and_coarser_steps() {
     for integrator in ["variational-exact", "symplectic-euler"] {
         for e in [0.3, 0.9] {
             let got = binary_collision(e, integrator, 100.0, false);
-            assert!((got - e).abs() / e < 0.01, "{integrator}, e = {e}: measured {got}");
+            assert!(
+                (got - e).abs() / e < 0.01,
+                "{integrator}, e = {e}: measured {got}"
+            );
         }
     }
     // At 50 steps per collision the strongly damped end loses accuracy (e = 0.1 is
     // measured 1.7 % high); e ≥ 0.3 stays within 1 %.
     for e in [0.3, 0.5, 1.0] {
         let got = binary_collision(e, "variational", 50.0, false);
-        assert!((got - e).abs() / e < 0.01, "50 steps/collision, e = {e}: {got}");
+        assert!(
+            (got - e).abs() / e < 0.01,
+            "50 steps/collision, e = {e}: {got}"
+        );
     }
 }
 
@@ -142,9 +151,7 @@ fn hertz_force_is_the_gradient_of_its_energy() {
     };
     let side = ContactSide::default();
     for delta in [1e-6, 1e-5, 3e-4] {
-        let f = |d: f64| {
-            hertz_contact(&pm, g, DVec3::X, d, 0.01, 0.01, &side, &side, DVec3::ZERO)
-        };
+        let f = |d: f64| hertz_contact(&pm, g, DVec3::X, d, 0.01, 0.01, &side, &side, DVec3::ZERO);
         let h = delta * 1e-4;
         let fd = (f(delta + h).energy - f(delta - h).energy) / (2.0 * h);
         let force = -f(delta).force.x; // repulsive magnitude, along −n on `a`
@@ -238,13 +245,22 @@ fn incline_sliding_and_rolling() {
     };
     let slide = run(0.2, true);
     let expect = g * (theta.sin() - 0.2 * theta.cos());
-    assert!((slide - expect).abs() / expect < 5e-3, "sliding: {slide} vs {expect}");
+    assert!(
+        (slide - expect).abs() / expect < 5e-3,
+        "sliding: {slide} vs {expect}"
+    );
     let roll = run(0.5, false);
     let expect = 5.0 / 7.0 * g * theta.sin();
-    assert!((roll - expect).abs() / expect < 5e-3, "rolling: {roll} vs {expect}");
+    assert!(
+        (roll - expect).abs() / expect < 5e-3,
+        "rolling: {roll} vs {expect}"
+    );
     // Stuck: a locked sphere on the same slope with μ_s > tan θ does not move.
     let stuck = run(0.6, true);
-    assert!(stuck.abs() < 1e-3 * g, "static friction did not hold: a = {stuck}");
+    assert!(
+        stuck.abs() < 1e-3 * g,
+        "static friction did not hold: a = {stuck}"
+    );
 }
 
 /// Campello §5.1 (`scenes/spinning-sphere.toml`): sliding with rolling until pure
@@ -281,7 +297,9 @@ fn spinning_sphere_section_5_1() {
     let exact_t = 23.051 / 8.58375;
     let exact_v = (2.5 * 2.355 + 127.03 * r) / 3.5;
     let exact_w = -exact_v / r;
-    eprintln!("t_roll {t_roll} ({exact_t}), v_roll {v_roll} ({exact_v}), ω_roll {w_roll} ({exact_w})");
+    eprintln!(
+        "t_roll {t_roll} ({exact_t}), v_roll {v_roll} ({exact_v}), ω_roll {w_roll} ({exact_w})"
+    );
     assert!((t_roll - exact_t).abs() / exact_t < 5e-3);
     assert!((v_roll - exact_v).abs() / exact_v < 5e-3);
     assert!((w_roll - exact_w).abs() / exact_w.abs() < 5e-3);
@@ -317,7 +335,10 @@ fn three_spheres_section_5_2() {
             // Slip speed of particle 0's contact point with the floor.
             let slip = p.velocity[0] + p.angular_velocity[0].cross(DVec3::new(0.0, 0.0, -r));
             let radial = (p.position[0] - c0).truncate().normalize().extend(0.0);
-            if spins_flip.is_none() && t > te && p.angular_velocity[0].cross(DVec3::Z).dot(radial) > 0.0 {
+            if spins_flip.is_none()
+                && t > te
+                && p.angular_velocity[0].cross(DVec3::Z).dot(radial) > 0.0
+            {
                 spins_flip = Some(t);
             }
             if t_roll.is_none() && t > te + 0.01 && slip.length() < 1e-3 * p.velocity[0].length() {
@@ -334,19 +355,30 @@ fn three_spheres_section_5_2() {
     let tf = spins_flip.unwrap();
     eprintln!("collision {ts:.4}..{te:.4} s ({:.2} ms), spin flips {tf:.3}, rolling {tr:.3}, back {tb:.3}", (te - ts) * 1e3);
     assert!((ts - 0.46).abs() < 0.01, "collision at {ts}");
-    assert!((te - ts - 0.0047).abs() < 0.0015, "collision lasted {}", te - ts);
+    assert!(
+        (te - ts - 0.0047).abs() < 0.0015,
+        "collision lasted {}",
+        te - ts
+    );
     assert!((tf - 0.62).abs() < 0.02, "spin through zero at {tf}");
     assert!((tr - 0.69).abs() < 0.02, "pure rolling at {tr}");
     assert!((tb - 1.39).abs() < 0.03, "back at {tb}");
     let p = &b.model().particles;
     let speeds: Vec<f64> = p.velocity.iter().map(|v| v.length()).collect();
     for s in &speeds[1..] {
-        assert!((s - speeds[0]).abs() / speeds[0] < 1e-9, "asymmetric: {speeds:?}");
+        assert!(
+            (s - speeds[0]).abs() / speeds[0] < 1e-9,
+            "asymmetric: {speeds:?}"
+        );
     }
     // Back at 3/7 of the approach speed (pure rolling after the slide).
     // (Measured 0.834 m/s against 0.829: friction between the spheres during the
     // collision also turns them a little.)
-    assert!((speeds[0] - 3.0 / 7.0 * 1.934).abs() / speeds[0] < 1e-2, "final speed {}", speeds[0]);
+    assert!(
+        (speeds[0] - 3.0 / 7.0 * 1.934).abs() / speeds[0] < 1e-2,
+        "final speed {}",
+        speeds[0]
+    );
 }
 
 /// Campello §5.3 (`scenes/container.toml`): 230 particles poured onto the inclined face
@@ -384,12 +416,18 @@ fn container_pour_section_5_3() {
         assert!(late < 3e-4 * peak, "not at rest: {late} of {peak}");
         for (i, x) in p.position.iter().enumerate() {
             assert_eq!(x.z, 0.0, "particle {i} left the plane");
-            assert!(x.y > 0.0 && x.x < 2.0 && x.x + x.y > 0.0, "particle {i} escaped: {x}");
+            assert!(
+                x.y > 0.0 && x.x < 2.0 && x.x + x.y > 0.0,
+                "particle {i} escaped: {x}"
+            );
         }
         if hold_rotation {
             assert_eq!(rot_max_ratio, 0.0);
         } else {
-            assert!(rot_max_ratio > 0.0 && rot_max_ratio < 0.5, "{rot_max_ratio}");
+            assert!(
+                rot_max_ratio > 0.0 && rot_max_ratio < 0.5,
+                "{rot_max_ratio}"
+            );
         }
     }
 }

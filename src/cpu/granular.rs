@@ -224,7 +224,12 @@ impl GranularInputs<'_> {
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
     /// `neighbors` (ascending): Hertz–Mindlin contacts and near-field forces with
     /// them, walls and drag. Writes `i`'s new history row.
-    pub(super) fn particle(&self, i: usize, neighbors: &[u32], row: HistoryRow<'_>) -> GranularForce {
+    pub(super) fn particle(
+        &self,
+        i: usize,
+        neighbors: &[u32],
+        row: HistoryRow<'_>,
+    ) -> GranularForce {
         let m = self.model;
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));

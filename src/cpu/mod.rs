@@ -78,7 +78,11 @@ struct ForceState {
 impl ForceState {
     fn new(n: usize, nb: usize, model: &Model) -> Self {
         let history = if granular_model(model) {
-            let slots = model.contact.map_or(0, |c| c.max_contacts) as usize;
+            // Slots only under the Hertz law (drag alone has no contacts to remember).
+            let slots = match model.contact {
+                Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
+                _ => 0,
+            };
             History::new(n, slots, model.walls.len())
         } else {
             History::default()
@@ -199,7 +203,10 @@ impl CpuBackend {
             wall_spring: h.wall_spring.clone(),
             force: f.iter().map(|f| f.force).collect(),
             moment: f.iter().map(|f| f.moment).collect(),
-            energy: f.iter().map(|f| [f.e_contact, f.e_wall, f.e_near]).collect(),
+            energy: f
+                .iter()
+                .map(|f| [f.e_contact, f.e_wall, f.e_near])
+                .collect(),
         })
     }
 
@@ -415,7 +422,10 @@ impl CpuBackend {
         let (k, w) = (h.slots.max(1), h.wall_stride);
         let kernel = |(i, ((f, (partner, spring)), wall_spring)): (
             usize,
-            ((&mut ParticleForce, (&mut [u32], &mut [DVec3])), &mut [DVec3]),
+            (
+                (&mut ParticleForce, (&mut [u32], &mut [DVec3])),
+                &mut [DVec3],
+            ),
         )| {
             let mut pf = self.particle_force(bonds, i);
             let neighbors = self.neighbor_list(i);

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use glam::DVec3;
 
-use crate::backend::{Backend, Frame};
+use crate::backend::{Backend, ContactState, Frame};
 use crate::backend::{BackendKind, StateSnapshot};
 use crate::diagnostics::{Diagnostics, Potentials};
 use crate::error::{Error, Result};
@@ -253,7 +253,7 @@ impl GpuBackend {
             Precision::F32 => snapshot.compensation.as_slice(),
             Precision::F64 => &[],
         };
-        Self::set_up(
+        let mut me = Self::set_up(
             ctx,
             model,
             snapshot.integrator,
@@ -261,7 +261,17 @@ impl GpuBackend {
             options,
             snapshot.step,
             comp,
-        )
+        )?;
+        match &snapshot.contacts {
+            Some(c) => me.restore_contacts(c)?,
+            None if me.granular => {
+                return Err(Error::Snapshot(
+                    "the snapshot has no contact state, but the scene has granular contacts".into(),
+                ))
+            }
+            None => {}
+        }
+        Ok(me)
     }
 
     /// Checks the adapter supports `options.precision` and builds the backend at step
@@ -421,7 +431,11 @@ impl GpuBackend {
         let wall_stride = model.walls.len().max(1) as u64;
         let hist_ids = || vec![0xffu8; 4 * slots as usize];
         let hist_springs = 3 * slots * rs;
-        let wall_springs = if hertz { 3 * n as u64 * wall_stride * rs } else { 0 };
+        let wall_springs = if hertz {
+            3 * n as u64 * wall_stride * rs
+        } else {
+            0
+        };
         let props: Vec<R> = (0..p.len())
             .flat_map(|i| {
                 [
@@ -769,9 +783,11 @@ impl GpuBackend {
             flags: params.flags & !PARAM_FIRST,
             ..params
         };
-        me.ctx
-            .queue
-            .write_buffer(&me.buffers[bind::PARAMS as usize], 0, bytemuck::bytes_of(&later));
+        me.ctx.queue.write_buffer(
+            &me.buffers[bind::PARAMS as usize],
+            0,
+            bytemuck::bytes_of(&later),
+        );
         me.check_status()?;
         Ok(me)
     }
@@ -905,6 +921,111 @@ impl GpuBackend {
             .collect())
     }
 
+    /// Uploads `values` (rounded to the kernel precision) into the buffer at `binding`.
+    fn write_reals(&self, binding: u32, values: &[f64]) {
+        let buffer = &self.buffers[binding as usize];
+        match self.precision {
+            Precision::F32 => {
+                let v: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+                self.ctx
+                    .queue
+                    .write_buffer(buffer, 0, bytemuck::cast_slice(&v));
+            }
+            Precision::F64 => self
+                .ctx
+                .queue
+                .write_buffer(buffer, 0, bytemuck::cast_slice(values)),
+        }
+    }
+
+    /// The history copy the last force evaluation wrote: `(ids, springs, wall springs)`
+    /// bindings (the evaluation of step `s` writes copy `s & 1`).
+    fn history_bindings(&self) -> (u32, u32, u32) {
+        if self.steps & 1 == 0 {
+            (bind::HIST_ID_A, bind::HIST_S_A, bind::WALL_S_A)
+        } else {
+            (bind::HIST_ID_B, bind::HIST_S_B, bind::WALL_S_B)
+        }
+    }
+
+    /// The granular contact state (history and current forces) for a snapshot.
+    fn contact_state(&self) -> Result<Option<ContactState>> {
+        if !self.granular {
+            return Ok(None);
+        }
+        let n = self.n as usize;
+        let slots = n * self.max_contacts as usize;
+        let walls = if self.max_contacts > 0 {
+            n * self.model.walls.len().max(1)
+        } else {
+            0
+        };
+        let (ids, springs, wall_springs) = self.history_bindings();
+        let partner = if slots > 0 {
+            let raw = self.read(ids, 4 * slots as u64)?;
+            bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * slots])
+        } else {
+            Vec::new()
+        };
+        let vec3s = |v: Vec<f64>| -> Vec<DVec3> {
+            v.chunks_exact(3)
+                .map(|c| DVec3::new(c[0], c[1], c[2]))
+                .collect()
+        };
+        let spring = vec3s(self.read_reals(springs, 3 * slots)?);
+        let wall_spring = vec3s(self.read_reals(wall_springs, 3 * walls)?);
+        let energy = self.read_reals(bind::PENERGY, 2 * n)?;
+        Ok(Some(ContactState {
+            slots: self.max_contacts,
+            partner,
+            spring,
+            wall_spring,
+            force: self.read_vec3(bind::FORCE)?,
+            moment: self.read_vec3(bind::MOMENT)?,
+            energy: energy.chunks_exact(2).map(|e| [e[0], e[1], 0.0]).collect(),
+        }))
+    }
+
+    /// Puts a snapshot's contact state in place of what the set-up evaluation computed.
+    fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
+        let n = self.n as usize;
+        let walls = if self.max_contacts > 0 {
+            n * self.model.walls.len().max(1)
+        } else {
+            0
+        };
+        if c.slots != self.max_contacts
+            || c.partner.len() != n * c.slots as usize
+            || c.wall_spring.len() != walls
+            || c.force.len() != n
+        {
+            return Err(Error::Snapshot(format!(
+                "the contact state ({} slots, {} wall springs) does not fit the scene ({} slots, {n} particles, {walls} wall springs)",
+                c.slots,
+                c.wall_spring.len(),
+                self.max_contacts
+            )));
+        }
+        let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
+        let (ids, springs, wall_springs) = self.history_bindings();
+        if !c.partner.is_empty() {
+            self.ctx.queue.write_buffer(
+                &self.buffers[ids as usize],
+                0,
+                bytemuck::cast_slice(&c.partner),
+            );
+            self.write_reals(springs, &flat(&c.spring));
+        }
+        if !c.wall_spring.is_empty() {
+            self.write_reals(wall_springs, &flat(&c.wall_spring));
+        }
+        self.write_reals(bind::FORCE, &flat(&c.force));
+        self.write_reals(bind::MOMENT, &flat(&c.moment));
+        let energy: Vec<f64> = c.energy.iter().flat_map(|e| [e[0], e[1]]).collect();
+        self.write_reals(bind::PENERGY, &energy);
+        Ok(())
+    }
+
     fn status(&self) -> Result<[u32; STATUS_WORDS]> {
         let raw = self.read(bind::STATUS, 4 * STATUS_WORDS as u64)?;
         let mut s = [0u32; STATUS_WORDS];
@@ -1020,7 +1141,7 @@ impl Backend for GpuBackend {
             rotation: self.read_vec3(bind::ROT)?,
             angular_velocity: self.read_vec3(bind::OMEGA)?,
             compensation,
-            contacts: None,
+            contacts: self.contact_state()?,
         })
     }
 

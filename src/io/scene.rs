@@ -67,8 +67,7 @@ use crate::integrators::IntegratorKind;
 use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::{
     Bond, BondStiffness, ContactLaw, ContactParams, Duration, Interaction, Material, Model,
-    Particle, Scene,
-    ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
+    Particle, Scene, ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -641,7 +640,11 @@ fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
     for (k, m) in sections.iter().enumerate() {
         let key = |field: &str| format!("material[{k}].{field}");
         if m.name.trim().is_empty() {
-            return Err(scene_error(format!("{} = {:?}: must not be empty", key("name"), m.name)));
+            return Err(scene_error(format!(
+                "{} = {:?}: must not be empty",
+                key("name"),
+                m.name
+            )));
         }
         if let Some(first) = out.iter().position(|o| o.name == m.name) {
             return Err(scene_error(format!(
@@ -718,12 +721,7 @@ fn material_index(key: &str, name: &str, materials: &[Material]) -> Result<u32> 
 
 /// The material of a particle or generator: the named one, else the only one when the
 /// Hertz law needs one, else 0 (unused).
-fn material_of(
-    who: &str,
-    name: Option<&str>,
-    materials: &[Material],
-    hertz: bool,
-) -> Result<u32> {
+fn material_of(who: &str, name: Option<&str>, materials: &[Material], hertz: bool) -> Result<u32> {
     match name {
         Some(n) => material_index(&format!("{who}.material"), n, materials),
         None if hertz && materials.len() == 1 => Ok(0),
@@ -765,8 +763,7 @@ fn particle(
     let who = format!("particle[{k}]");
     let material = material_of(&who, p.material.as_deref(), materials, hertz)?;
     // The named material, or the scene's only one that the Hertz law assigned.
-    let named = (p.material.is_some() || hertz)
-        .then(|| &materials[material as usize]);
+    let named = (p.material.is_some() || hertz).then(|| &materials[material as usize]);
     let mass = mass_of(&who, p.mass, radius, named)?;
     let inertia = match p.inertia {
         Some(j) => positive(&key("inertia"), j)?,
@@ -861,7 +858,12 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
             ))
         })? as usize;
     }
-    let material = material_of(&format!("block[{k}]"), b.material.as_deref(), materials, hertz)?;
+    let material = material_of(
+        &format!("block[{k}]"),
+        b.material.as_deref(),
+        materials,
+        hertz,
+    )?;
     let radius_jitter = b.radius_jitter;
     if !(0.0..1.0).contains(&radius_jitter) {
         return Err(scene_error(format!(
@@ -875,7 +877,13 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
         spacing: positive(&key("spacing"), b.spacing)?,
         radius: positive(&key("radius"), b.radius)?,
         radius_jitter,
-        density: density_of(&format!("block[{k}]"), b.density, material, b.material.is_some() || hertz, materials)?,
+        density: density_of(
+            &format!("block[{k}]"),
+            b.density,
+            material,
+            b.material.is_some() || hertz,
+            materials,
+        )?,
         velocity: finite_vec(&key("velocity"), b.velocity)?,
         bond_cutoff: non_negative(&key("bond_cutoff"), b.bond_cutoff)?,
         seed: seed(&key("seed"), b.seed)?,
@@ -932,7 +940,13 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
         count,
         radius: positive(&key("radius"), c.radius)?,
         radius_jitter: c.radius_jitter,
-        density: density_of(&who, c.density, material, c.material.is_some() || hertz, materials)?,
+        density: density_of(
+            &who,
+            c.density,
+            material,
+            c.material.is_some() || hertz,
+            materials,
+        )?,
         velocity: finite_vec(&key("velocity"), c.velocity)?,
         material,
         hold_rotation: c.hold_rotation,
@@ -1166,7 +1180,9 @@ fn build(file: &SceneFile) -> Result<Scene> {
             if v.is_finite() {
                 Ok(v)
             } else {
-                Err(scene_error(format!("near_field.{key} = {v}: must be finite")))
+                Err(scene_error(format!(
+                    "near_field.{key} = {v}: must be finite"
+                )))
             }
         };
         model.near_field = Some(NearField {

@@ -333,9 +333,8 @@ impl Cloud {
                 let free = (-1..=1).all(|dx| {
                     (-1..=1).all(|dy| {
                         (-1..=1).all(|dz| {
-                            grid.get(&(cx + dx, cy + dy, cz + dz)).map_or(true, |v| {
-                                v.iter().all(|&(y, ry)| x.distance(y) >= r + ry)
-                            })
+                            grid.get(&(cx + dx, cy + dy, cz + dz))
+                                .map_or(true, |v| v.iter().all(|&(y, ry)| x.distance(y) >= r + ry))
                         })
                     })
                 });

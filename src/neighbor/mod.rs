@@ -139,8 +139,7 @@ impl NeighborList {
                                 if j as usize == i {
                                     continue;
                                 }
-                                let reach =
-                                    (radius[i] + radius[j as usize]).max(min_reach) + skin;
+                                let reach = (radius[i] + radius[j as usize]).max(min_reach) + skin;
                                 if xi.distance_squared(position[j as usize]) < reach * reach {
                                     out.push(j);
                                 }

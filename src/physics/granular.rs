@@ -116,8 +116,14 @@ pub fn restitution_for_damping_ratio(xi: f64) -> f64 {
     // against a loop that never ends (e → 0 in the limit ξ → ∞).
     for _ in 0..2_000_000 {
         let (k1u, k1w) = (w, acc(u, w));
-        let (k2u, k2w) = (w + 0.5 * dt * k1w, acc(u + 0.5 * dt * k1u, w + 0.5 * dt * k1w));
-        let (k3u, k3w) = (w + 0.5 * dt * k2w, acc(u + 0.5 * dt * k2u, w + 0.5 * dt * k2w));
+        let (k2u, k2w) = (
+            w + 0.5 * dt * k1w,
+            acc(u + 0.5 * dt * k1u, w + 0.5 * dt * k1w),
+        );
+        let (k3u, k3w) = (
+            w + 0.5 * dt * k2w,
+            acc(u + 0.5 * dt * k2u, w + 0.5 * dt * k2w),
+        );
         let (k4u, k4w) = (w + dt * k3w, acc(u + dt * k3u, w + dt * k3w));
         let un = u + dt / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
         let wn = w + dt / 6.0 * (k1w + 2.0 * k2w + 2.0 * k3w + k4w);
@@ -307,7 +313,11 @@ pub fn hertz_contact(
         // keep the spring that carries exactly that force.
         let tau = trial / trial.length();
         let f = pm.mu_d * f_n;
-        let s = if k_t > 0.0 { (f / k_t) * tau } else { DVec3::ZERO };
+        let s = if k_t > 0.0 {
+            (f / k_t) * tau
+        } else {
+            DVec3::ZERO
+        };
         (-f * tau, s, true)
     };
     let energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
