@@ -247,10 +247,9 @@ pub fn make_backend(
     let recorded = (state.backend == BackendKind::Gpu).then_some(state.precision);
     let options = crate::run::gpu_options(scene, precision.or(recorded), adapter);
     let cpu = || -> Result<Box<dyn Backend>> {
-        Ok(Box::new(CpuBackend::from_snapshot(
-            scene.model.clone(),
-            state,
-        )?))
+        let mut b = CpuBackend::from_snapshot(scene.model.clone(), state)?;
+        b.set_trapezoidal(scene.simulation.trapezoidal);
+        Ok(Box::new(b))
     };
     let gpu = || -> Result<Box<dyn Backend>> {
         Ok(Box::new(GpuBackend::from_snapshot(
@@ -329,6 +328,7 @@ fn integrator_code(k: IntegratorKind) -> u8 {
         IntegratorKind::Variational => 0,
         IntegratorKind::VariationalExact => 1,
         IntegratorKind::SymplecticEuler => 2,
+        IntegratorKind::CampelloTrapezoidal => 3,
     }
 }
 
@@ -365,6 +365,7 @@ fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
         precision,
         gpu_max_neighbors,
         gpu_bucket_capacity,
+        trapezoidal,
     } = sim;
     w.f64(*dt);
     match duration {
@@ -382,6 +383,9 @@ fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
     w.u8(precision.map_or(0, precision_code));
     w.opt_u32(*gpu_max_neighbors);
     w.opt_u32(*gpu_bucket_capacity);
+    w.f64(trapezoidal.phi);
+    w.f64(trapezoidal.tolerance);
+    w.u32(trapezoidal.max_iterations);
 }
 
 fn encode_model(w: &mut Writer, m: &Model) {
@@ -694,6 +698,7 @@ fn integrator_of(code: u8) -> Decoded<IntegratorKind> {
         0 => Ok(IntegratorKind::Variational),
         1 => Ok(IntegratorKind::VariationalExact),
         2 => Ok(IntegratorKind::SymplecticEuler),
+        3 => Ok(IntegratorKind::CampelloTrapezoidal),
         c => Err(format!("integrator code {c}")),
     }
 }
@@ -727,6 +732,11 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         },
         gpu_max_neighbors: r.opt_u32()?,
         gpu_bucket_capacity: r.opt_u32()?,
+        trapezoidal: crate::integrators::Trapezoidal {
+            phi: r.f64()?,
+            tolerance: r.f64()?,
+            max_iterations: r.u32()?,
+        },
     };
 
     // Model.

@@ -73,6 +73,18 @@ pub enum Error {
         /// Slots per particle.
         capacity: usize,
     },
+    /// The implicit integrator's fixed-point iteration did not converge.
+    #[error("step {step}: campello-trapezoidal did not converge in {iterations} fixed-point iterations (normalised change {error:.3e} > tolerance {tolerance:e}); lower dt or raise [simulation] tolerance")]
+    NotConverged {
+        /// Step.
+        step: u64,
+        /// Iterations taken.
+        iterations: u32,
+        /// Largest normalised change of the last iteration (eqs. 48-49).
+        error: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
     /// The requested backend is not available or failed.
     #[error("backend: {0}")]
     Backend(String),

@@ -52,6 +52,7 @@ fn cluster() -> Scene {
             precision: None,
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
+            trapezoidal: Default::default(),
         },
         model: m,
     }
@@ -240,7 +241,10 @@ fn cpu_granular_resume_is_bitwise() {
     let mut a = CpuBackend::new(&scene).unwrap();
     a.advance(200).unwrap();
     let snap = a.checkpoint_state().unwrap();
-    let c = snap.contacts.as_ref().expect("granular snapshots carry contacts");
+    let c = snap
+        .contacts
+        .as_ref()
+        .expect("granular snapshots carry contacts");
     assert!(
         c.partner.iter().any(|&p| p != varidem::cpu::NO_PARTNER),
         "the history is in use at the checkpoint"

@@ -371,6 +371,7 @@ fn bench_scene(scene: Option<&Path>, n: Option<u64>, steps: u64) -> Result<Scene
                     precision: None,
                     gpu_max_neighbors: None,
                     gpu_bucket_capacity: None,
+                    trapezoidal: Default::default(),
                 },
                 model,
             })

@@ -291,6 +291,11 @@ impl GpuBackend {
                 ctx.summary.name
             )));
         }
+        if integrator == IntegratorKind::CampelloTrapezoidal {
+            return Err(Error::Backend(
+                "the campello-trapezoidal integrator (implicit, fixed-point iterations) runs on the CPU reference backend only; use --backend cpu".into(),
+            ));
+        }
         if model.near_field.is_some() {
             return Err(Error::Backend(
                 "near-field forces ([near_field]) are not on the GPU backend yet (they need pow in f64 kernels); use --backend cpu".into(),
@@ -389,6 +394,8 @@ impl GpuBackend {
                 IntegratorKind::Variational => 0,
                 IntegratorKind::VariationalExact => 1,
                 IntegratorKind::SymplecticEuler => 2,
+                // Refused in set_up.
+                IntegratorKind::CampelloTrapezoidal => 0,
             },
             n_partials,
             n_materials,

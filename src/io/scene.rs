@@ -7,7 +7,9 @@
 //! [simulation]
 //! dt = 1e-3                   # time step h (s), > 0
 //! steps = 1000                # or t_end = 1.0 (s): exactly one of the two
-//! integrator = "variational"  # | "variational-exact" | "symplectic-euler"
+//! integrator = "variational"  # | "variational-exact" | "symplectic-euler" | "campello-trapezoidal"
+//! phi = 0.5                   # campello-trapezoidal: weight φ in [0, 1] (eq. 41)
+//! tolerance = 1e-4            # campello-trapezoidal: fixed-point tolerance (eqs. 48-49)
 //! output_every = 100          # energy.csv cadence; default round(steps/100), at least 1
 //! gravity = [0.0, 0.0, 0.0]   # field acceleration a (m/s²) on every particle
 //! precision = "f32"           # GPU kernel precision, "f32" | "f64"; default f32 (the
@@ -230,6 +232,10 @@ struct SimulationSection {
     max_neighbors: Option<i64>,
     #[serde(default)]
     bucket_capacity: Option<i64>,
+    #[serde(default)]
+    phi: Option<f64>,
+    #[serde(default)]
+    tolerance: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -495,7 +501,7 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
     let integrator = match &s.integrator {
         None => IntegratorKind::default(),
         Some(name) => IntegratorKind::from_name(name).ok_or_else(|| {
-            let allowed: Vec<String> = IntegratorKind::ALL
+            let allowed: Vec<String> = IntegratorKind::NAMED
                 .iter()
                 .map(|k| format!("{:?}", k.name()))
                 .collect();
@@ -530,6 +536,18 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
         .bucket_capacity
         .map(|k| int_in("simulation.bucket_capacity", k, u32::MAX))
         .transpose()?;
+    let mut trapezoidal = crate::integrators::Trapezoidal::default();
+    if let Some(phi) = s.phi {
+        if !(0.0..=1.0).contains(&phi) {
+            return Err(scene_error(format!(
+                "simulation.phi = {phi}: must be in [0, 1]"
+            )));
+        }
+        trapezoidal.phi = phi;
+    }
+    if let Some(tol) = s.tolerance {
+        trapezoidal.tolerance = positive("simulation.tolerance", tol)?;
+    }
     let mut params = SimulationParams {
         dt,
         duration,
@@ -538,6 +556,7 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
         precision,
         gpu_max_neighbors,
         gpu_bucket_capacity,
+        trapezoidal,
     };
     params.output_every = match s.output_every {
         Some(k) => positive_int("simulation.output_every", k)?,
@@ -1357,6 +1376,10 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     if let Some(k) = sim.gpu_bucket_capacity {
         let _ = writeln!(s, "bucket_capacity = {k}");
     }
+    if sim.integrator == IntegratorKind::CampelloTrapezoidal {
+        let _ = writeln!(s, "phi = {}", toml_float(sim.trapezoidal.phi));
+        let _ = writeln!(s, "tolerance = {}", toml_float(sim.trapezoidal.tolerance));
+    }
 
     let shear = SHEAR_FORMS
         .iter()
@@ -1730,7 +1753,7 @@ mod tests {
             ("steps = 10", "steps = 10\nt_end = 1.0", "steps and t_end are both given"),
             ("steps = 10", "", "give steps (a number of steps) or t_end"),
             ("steps = 10", "steps = 10\noutput_every = 0", "simulation.output_every = 0: must be >= 1"),
-            ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\")"),
+            ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\", \"campello-trapezoidal\")"),
             ("steps = 10", "steps = 10\ngravity = [0.0, inf, 0.0]", "simulation.gravity = [0, inf, 0]: every component must be finite"),
             ("steps = 10", "steps = 10\nprecision = \"f16\"", "simulation.precision = \"f16\": unknown precision (allowed: \"f32\", \"f64\")"),
             ("steps = 10", "steps = 10\nmax_neighbors = 0", "simulation.max_neighbors = 0: must be in 1..=64"),

@@ -120,6 +120,8 @@ pub struct SimulationParams {
     pub gpu_max_neighbors: Option<u32>,
     /// GPU grid-bucket capacity (`bucket_capacity`); `None`: the GPU default (16).
     pub gpu_bucket_capacity: Option<u32>,
+    /// `phi` and `tolerance` of the `campello-trapezoidal` integrator.
+    pub trapezoidal: crate::integrators::Trapezoidal,
 }
 
 impl SimulationParams {
