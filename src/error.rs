@@ -114,6 +114,9 @@ pub enum Error {
         /// What happened, naming the particle or bond.
         message: String,
     },
+    /// A picture cannot be rendered (`varidem render`).
+    #[error("render: {0}")]
+    Render(String),
 }
 
 /// Result alias.

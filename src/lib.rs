@@ -10,7 +10,8 @@
 //! pure functions) → [`integrators`] (the discrete maps) → [`neighbor`] (contact
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
 //! (scenes, CSV) → [`run`] (the driver the CLI calls) and [`checkpoint`] (its
-//! checkpoints and restarts).
+//! checkpoints and restarts). [`io::plot`] and [`render`] make plots and pictures of a
+//! run's output.
 
 pub mod backend;
 pub mod checkpoint;
@@ -24,6 +25,7 @@ pub mod math;
 pub mod model;
 pub mod neighbor;
 pub mod physics;
+pub mod render;
 pub mod run;
 
 pub use error::{Error, Result};

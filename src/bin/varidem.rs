@@ -1,4 +1,5 @@
-//! `varidem`: run, check or benchmark a scene, and list the GPU adapters, from the command line.
+//! `varidem`: run, check or benchmark a scene, list the GPU adapters, and plot or
+//! picture a run's output, from the command line.
 //!
 //! ```text
 //! varidem run [SCENE] [--out DIR] [--no-vtk] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
@@ -10,6 +11,10 @@
 //! varidem info                      # CPU threads and GPU adapters with their limits
 //! varidem bench [SCENE] [--n N] [--steps S] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
 //!                                   # timed steps: particle-steps/s and bond-steps/s
+//! varidem plot DIR [--out-dir OUT]  # OUT (default DIR/plots)/energy.png and momentum.png
+//! varidem render DIR [--step N] [--out FILE] [--color FIELD] [--view auto|x|y|z|iso]
+//!                [--width W] [--height H] [--adapter NAME]
+//!                                   # frame N (default: the last) as shaded spheres, PNG
 //! ```
 //!
 //! Errors print one line `error: ...` to stderr and exit with code 1.
@@ -29,6 +34,7 @@ use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::bonded_block;
 use varidem::model::{Duration, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
+use varidem::render::{render_run, ColorField, RenderOptions, View};
 use varidem::run::{gpu_options, make_backend, run_with, OutputOptions, RunSummary};
 use varidem::Result;
 
@@ -125,6 +131,45 @@ enum Command {
         steps: u64,
         #[command(flatten)]
         device: DeviceArgs,
+    },
+    /// Plot a run's energy.csv: energy.png (the energy budget: kinetic, rotational,
+    /// each potential, total) and momentum.png (linear and angular momentum) against t.
+    Plot {
+        /// Output directory of a run (holding energy.csv).
+        dir: PathBuf,
+        /// Where to write the PNGs (created if needed) [default: DIR/plots].
+        #[arg(long, value_name = "OUT")]
+        out_dir: Option<PathBuf>,
+    },
+    /// Draw the particles of one frame of a run as shaded spheres (offscreen, on the
+    /// GPU; a software adapter such as lavapipe works) into a PNG.
+    Render {
+        /// Output directory of a run (frames in DIR/vtk/, or final.csv for the last step).
+        dir: PathBuf,
+        /// Output step of the frame [default: the last].
+        #[arg(long, value_name = "N")]
+        step: Option<u64>,
+        /// PNG file to write [default: DIR/plots/frame_<step>.png].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Per-particle field mapped onto the colormap (viridis, from its minimum to its
+        /// maximum over the frame).
+        #[arg(long, value_enum, default_value_t = ColorField::Speed)]
+        color: ColorField,
+        /// Camera direction: auto looks along the axis in which the particles are
+        /// thinnest (if clearly thinner), else iso.
+        #[arg(long, value_enum, default_value_t = View::Auto)]
+        view: View,
+        /// Picture width (pixels).
+        #[arg(long, value_name = "W", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=8192))]
+        width: u32,
+        /// Picture height (pixels).
+        #[arg(long, value_name = "H", default_value_t = 768, value_parser = clap::value_parser!(u32).range(1..=8192))]
+        height: u32,
+        /// GPU adapter: a case-insensitive substring of its name; default
+        /// $VARIDEM_ADAPTER, else the most capable adapter.
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
     },
 }
 
@@ -417,6 +462,39 @@ fn bench_command(
     Ok(())
 }
 
+fn plot_command(dir: &Path, out_dir: Option<&Path>) -> Result<()> {
+    let plots = varidem::io::plot::plot_run(dir, out_dir)?;
+    println!("{} energy rows plotted", plots.rows);
+    println!("energy: {}", plots.energy.display());
+    println!("momentum: {}", plots.momentum.display());
+    Ok(())
+}
+
+fn render_command(
+    dir: &Path,
+    step: Option<u64>,
+    out: Option<&Path>,
+    options: &RenderOptions,
+) -> Result<()> {
+    let s = render_run(dir, step, out, options)?;
+    let time = s.time.map_or(String::new(), |t| format!(" (t = {t} s)"));
+    let (field, lo, hi) = s.color;
+    println!(
+        "step {}{time}: {} particles from {}",
+        s.step,
+        s.particles,
+        s.source.display()
+    );
+    println!(
+        "colour: {} from {lo:.6e} (dark purple) to {hi:.6e} (yellow); view {}; adapter {}",
+        field.name(),
+        s.view.name(),
+        s.adapter
+    );
+    println!("picture: {}", s.out.display());
+    Ok(())
+}
+
 /// A progress bar only for a person watching: not with `--quiet`, not when stderr is
 /// redirected (logs, CI).
 fn show_progress(quiet: bool) -> bool {
@@ -495,6 +573,28 @@ fn main() -> ExitCode {
             steps,
             device,
         } => bench_command(scene.as_deref(), *n, *steps, device),
+        Command::Plot { dir, out_dir } => plot_command(dir, out_dir.as_deref()),
+        Command::Render {
+            dir,
+            step,
+            out,
+            color,
+            view,
+            width,
+            height,
+            adapter,
+        } => render_command(
+            dir,
+            *step,
+            out.as_deref(),
+            &RenderOptions {
+                width: *width,
+                height: *height,
+                color: *color,
+                view: *view,
+                adapter: adapter.clone(),
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

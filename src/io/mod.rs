@@ -9,11 +9,14 @@
 //!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
 //!   state of every particle, in a format that round-trips every `f64` bit for bit.
 //! * the ParaView output ([`vtk`]): one VTK XML PolyData file per output step in `vtk/`
-//!   and the `particles.pvd` collection ([`VtkSeries`]).
+//!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtp`] reads the frames back.
+//! * [`plot`]: PNG plots of a run's `energy.csv` (`varidem plot`).
 
 pub mod csv;
+pub mod plot;
 pub mod scene;
 pub mod vtk;
+pub mod vtp;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
