@@ -31,7 +31,7 @@ use varidem::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
 use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
-use varidem::model::generators::bonded_block;
+use varidem::model::generators::{bonded_block, settling_bed, SETTLING_BED_DT};
 use varidem::model::{Duration, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
 use varidem::render::{render_run, ColorField, RenderOptions, View};
@@ -129,6 +129,11 @@ enum Command {
         /// Timed steps (after min(10, S) untimed warm-up steps).
         #[arg(long, value_name = "S", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
         steps: u64,
+        /// The generated problem timed with --n (or without a scene): the bonded
+        /// block, or the granular settling bed (Hertz–Mindlin with history, ±10 %
+        /// radii, ~5 contacts per particle).
+        #[arg(long, value_enum, default_value_t = Workload::BondedBlock)]
+        workload: Workload,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -391,25 +396,42 @@ fn info_command() {
     }
 }
 
-/// The scene `bench` times: `scene`, or the bonded block of `n` particles if `n` is
-/// given or there is no scene.
-fn bench_scene(scene: Option<&Path>, n: Option<u64>, steps: u64) -> Result<Scene> {
+/// Generated problems of `bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Workload {
+    /// The particle-binder block (`bonded_block`).
+    BondedBlock,
+    /// The granular settling bed (`settling_bed`).
+    SettlingBed,
+}
+
+/// The scene `bench` times: `scene`, or the generated `workload` of `n` particles if
+/// `n` is given or there is no scene.
+fn bench_scene(
+    scene: Option<&Path>,
+    n: Option<u64>,
+    steps: u64,
+    workload: Workload,
+) -> Result<Scene> {
     match (scene, n) {
         (Some(path), None) => load_scene(path),
         (path, n) => {
             if let Some(path) = path {
                 log::warn!(
-                    "--n is given: timing the bonded block, not {}",
+                    "--n is given: timing the generated {workload:?}, not {}",
                     path.display()
                 );
             }
             let n = n.map_or(BENCH_DEFAULT_N, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             });
-            let model = bonded_block(n)?;
+            let (model, dt) = match workload {
+                Workload::BondedBlock => (bonded_block(n)?, BENCH_DT),
+                Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT),
+            };
             Ok(Scene {
                 simulation: SimulationParams {
-                    dt: BENCH_DT,
+                    dt,
                     duration: Duration::Steps(steps),
                     integrator: IntegratorKind::Variational,
                     output_every: steps,
@@ -428,9 +450,10 @@ fn bench_command(
     scene: Option<&Path>,
     n: Option<u64>,
     steps: u64,
+    workload: Workload,
     device: &DeviceArgs,
 ) -> Result<()> {
-    let scene = bench_scene(scene, n, steps)?;
+    let scene = bench_scene(scene, n, steps, workload)?;
     let particles = scene.model.particles.len();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
@@ -459,6 +482,14 @@ fn bench_command(
     println!("wall time: {seconds:.6} s");
     println!("particle-steps/s: {:.2e}", rate(particles));
     println!("bond-steps/s: {:.2e}", rate(bonds));
+    if scene.model.contact.is_some() {
+        let frame = backend.frame()?;
+        let touching: u64 = frame.contact_count.iter().map(|&c| u64::from(c)).sum();
+        println!(
+            "contacts per particle (walls included): {:.2}",
+            touching as f64 / particles.max(1) as f64
+        );
+    }
     Ok(())
 }
 
@@ -571,8 +602,9 @@ fn main() -> ExitCode {
             scene,
             n,
             steps,
+            workload,
             device,
-        } => bench_command(scene.as_deref(), *n, *steps, device),
+        } => bench_command(scene.as_deref(), *n, *steps, *workload, device),
         Command::Plot { dir, out_dir } => plot_command(dir, out_dir.as_deref()),
         Command::Render {
             dir,
