@@ -425,9 +425,10 @@ fn bench_scene(
             let n = n.map_or(BENCH_DEFAULT_N, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             });
-            let (model, dt) = match workload {
-                Workload::BondedBlock => (bonded_block(n)?, BENCH_DT),
-                Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT),
+            let (model, dt, buckets) = match workload {
+                Workload::BondedBlock => (bonded_block(n)?, BENCH_DT, None),
+                // Dense bed: more particles share a hashed grid bucket than in the block.
+                Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT, Some(32)),
             };
             Ok(Scene {
                 simulation: SimulationParams {
@@ -437,7 +438,7 @@ fn bench_scene(
                     output_every: steps,
                     precision: None,
                     gpu_max_neighbors: None,
-                    gpu_bucket_capacity: None,
+                    gpu_bucket_capacity: buckets,
                     trapezoidal: Default::default(),
                 },
                 model,
