@@ -194,7 +194,16 @@ fn pour_f32_agrees_statistically() {
         ke_c.last().unwrap(),
         ke_g.last().unwrap()
     );
-    assert!(worst < 0.01, "kinetic-energy histories differ by {worst} of the peak");
-    assert!((phi_c - phi_g).abs() / phi_c < 0.01, "packing {phi_c} vs {phi_g}");
-    assert!(*ke_c.last().unwrap() < 1e-3 * peak, "the CPU bed has not settled");
+    assert!(
+        worst < 0.01,
+        "kinetic-energy histories differ by {worst} of the peak"
+    );
+    assert!(
+        (phi_c - phi_g).abs() / phi_c < 0.01,
+        "packing {phi_c} vs {phi_g}"
+    );
+    assert!(
+        *ke_c.last().unwrap() < 1e-3 * peak,
+        "the CPU bed has not settled"
+    );
 }

@@ -95,6 +95,16 @@ impl ForceState {
     }
 }
 
+/// One particle's outputs in the granular `particle_forces` loop: its index, force
+/// record, history row (partners, springs) and wall springs.
+type KernelItem<'a> = (
+    usize,
+    (
+        (&'a mut ParticleForce, (&'a mut [u32], &'a mut [DVec3])),
+        &'a mut [DVec3],
+    ),
+);
+
 /// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
 fn granular_model(model: &Model) -> bool {
     matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
@@ -612,13 +622,7 @@ impl CpuBackend {
         };
         let h = &mut out.history;
         let (k, w) = (h.slots.max(1), h.wall_stride);
-        let kernel = |(i, ((f, (partner, spring)), wall_spring)): (
-            usize,
-            (
-                (&mut ParticleForce, (&mut [u32], &mut [DVec3])),
-                &mut [DVec3],
-            ),
-        )| {
+        let kernel = |(i, ((f, (partner, spring)), wall_spring)): KernelItem<'_>| {
             let mut pf = self.particle_force(bonds, i);
             let neighbors = self.neighbor_list(i);
             let g = inputs.particle(

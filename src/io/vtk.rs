@@ -18,7 +18,7 @@
 //! * `Lines`: one line cell `i j` per bond (cells `N..N+B`, in bond order);
 //! * point data: `radius`, `velocity` (3), `angular_velocity` (3, spatial Ω),
 //!   `rotation` (3, the Rodrigues vector α), `force` (3), `moment` (3, spatial),
-//!   all `Float64`, and `contact_count`, `material_id` (0 for now) and `id`, `Int32`;
+//!   all `Float64`, and `contact_count`, `material_id` (index into the scene's `[[material]]`s, 0 without any) and `id`, `Int32`;
 //! * cell data (over the vertex cells, then the line cells, as VTK orders them):
 //!   `strain_energy` (`Float64`, `U^m + U^a + U^s` of the bond; 0 on vertex cells) and
 //!   `bond_id` (`Int32`; −1 on vertex cells).
@@ -234,7 +234,8 @@ pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()>
         .map(|&c| i32::try_from(c).unwrap_or(i32::MAX))
         .collect();
     data_array(&mut x, "contact_count", 1, &Values::I32(&counts));
-    data_array(&mut x, "material_id", 1, &Values::I32(&vec![0; n]));
+    let material: Vec<i32> = frame.particles.material.iter().map(|&m| m as i32).collect();
+    data_array(&mut x, "material_id", 1, &Values::I32(&material));
     let ids: Vec<i32> = (0..n).map(index_i32).collect();
     data_array(&mut x, "id", 1, &Values::I32(&ids));
     x.push_str("      </PointData>\n");
