@@ -201,4 +201,11 @@ pub trait Backend {
             self.name()
         )))
     }
+    /// Whether, after [`Backend::advance`] failed with `error`, the backend's state is
+    /// that of the last completed step (and may be checkpointed). The default is no:
+    /// the run falls back to the last output step's state.
+    fn state_after_error_is_good(&self, error: &Error) -> bool {
+        let _ = error;
+        false
+    }
 }

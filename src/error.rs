@@ -85,6 +85,30 @@ pub enum Error {
         /// The tolerance.
         tolerance: f64,
     },
+    /// The total energy grew beyond the blow-up bound.
+    #[error("step {step}: blow-up: the total energy grew from {initial:.6e} J to {energy:.6e} J, more than the initial energy scale {scale:.3e} J; particle {particle} has the largest kinetic energy (time step too large or stiffness too high?)")]
+    BlowUp {
+        /// Output step where it was detected.
+        step: u64,
+        /// Particle with the largest kinetic energy.
+        particle: usize,
+        /// Total energy now (J).
+        energy: f64,
+        /// Total energy at the start (J).
+        initial: f64,
+        /// Initial energy scale (J).
+        scale: f64,
+    },
+    /// A run failed; the last good state was saved as a checkpoint.
+    #[error("{error}; the last good state (step {step}) is saved in {} (continue with: varidem resume {} --out DIR)", checkpoint.display(), checkpoint.display())]
+    RunFailed {
+        /// What went wrong.
+        error: Box<Error>,
+        /// Step of the saved state.
+        step: u64,
+        /// The checkpoint written.
+        checkpoint: std::path::PathBuf,
+    },
     /// The requested backend is not available or failed.
     #[error("backend: {0}")]
     Backend(String),

@@ -277,6 +277,7 @@ pub fn run_with(
         checkpoints,
         start,
         options.progress,
+        out_dir,
     );
     let wall_time = start.elapsed();
     let done = backend.step_count() - first_step;
@@ -331,7 +332,89 @@ pub fn run_with(
 /// writing a row (and a VTK frame, with `vtk`) at each output step and a checkpoint
 /// (with `checkpoints = Some((interval, out_dir))`) at each checkpoint step. Logs
 /// progress at every tenth of the run.
+#[allow(clippy::too_many_arguments)]
 fn step_and_record(
+    scene: &Scene,
+    backend: &mut dyn Backend,
+    energy_path: &Path,
+    vtk: Option<&mut VtkSeries>,
+    checkpoints: Option<(u64, &Path)>,
+    start: Instant,
+    progress: bool,
+    out_dir: &Path,
+) -> Result<()> {
+    let mut last_good = None;
+    let result = step_loop(
+        scene,
+        backend,
+        energy_path,
+        vtk,
+        checkpoints,
+        start,
+        progress,
+        &mut last_good,
+    );
+    let Err(e) = result else {
+        return Ok(());
+    };
+    // Save the last good state so the run can be resumed (or inspected) from it.
+    let snapshot = if backend.state_after_error_is_good(&e) {
+        backend.checkpoint_state().ok()
+    } else {
+        last_good
+    };
+    let Some(state) = snapshot else {
+        return Err(e);
+    };
+    let step = state.step;
+    let checkpoint = Checkpoint {
+        scene: scene.clone(),
+        state,
+        checkpoint_every: checkpoints.map(|(k, _)| k),
+    };
+    let path = checkpoint_path(out_dir, step);
+    match checkpoint.write(&path) {
+        Ok(()) => Err(Error::RunFailed {
+            error: Box::new(e),
+            step,
+            checkpoint: path,
+        }),
+        Err(w) => {
+            log::error!("the last good state (step {step}) could not be saved: {w}");
+            Err(e)
+        }
+    }
+}
+
+/// Energy growth (e_total − e_total(0)) beyond this multiple of the initial energy
+/// scale (Σ|kinetic and potential parts| at the start) is a blow-up: the physical
+/// systems varidem runs conserve or dissipate energy.
+pub const BLOW_UP_FACTOR: f64 = 1.0;
+
+/// The initial energy scale for the blow-up guard: the sum of the magnitudes of every
+/// kinetic and potential part.
+fn energy_scale(d: &crate::diagnostics::Diagnostics) -> f64 {
+    let p = &d.potentials;
+    d.e_kin.abs()
+        + d.e_rot.abs()
+        + [
+            p.bend,
+            p.axial,
+            p.shear,
+            p.contact,
+            p.wall,
+            p.field,
+            p.near_field,
+        ]
+        .iter()
+        .map(|v| v.abs())
+        .sum::<f64>()
+}
+
+/// The loop of [`step_and_record`]; `last_good` receives a snapshot of the state at
+/// every output step that passed the checks.
+#[allow(clippy::too_many_arguments)]
+fn step_loop(
     scene: &Scene,
     backend: &mut dyn Backend,
     energy_path: &Path,
@@ -339,6 +422,7 @@ fn step_and_record(
     checkpoints: Option<(u64, &Path)>,
     start: Instant,
     progress: bool,
+    last_good: &mut Option<crate::backend::StateSnapshot>,
 ) -> Result<()> {
     let sim = &scene.simulation;
     let total = scene.simulation.steps();
@@ -371,7 +455,9 @@ fn step_and_record(
         }
     }
     let e0 = d.e_total();
+    let scale0 = energy_scale(&d);
     log::info!("step {first}: t = {:.6} s, E = {:.9e} J", d.time, e0);
+    *last_good = backend.checkpoint_state().ok();
 
     let span = total - first;
     let bar = progress
@@ -403,6 +489,22 @@ fn step_and_record(
         if is_output(step) {
             let d = backend.diagnostics()?;
             energy.write(&d)?;
+            if scale0 > 0.0 && d.e_total() - e0 > BLOW_UP_FACTOR * scale0 {
+                let p = backend.particles()?;
+                let particle = (0..p.len())
+                    .max_by(|&a, &b| {
+                        let ke = |i: usize| p.mass[i] * p.velocity[i].length_squared();
+                        ke(a).total_cmp(&ke(b))
+                    })
+                    .unwrap_or(0);
+                return Err(Error::BlowUp {
+                    step,
+                    particle,
+                    energy: d.e_total(),
+                    initial: e0,
+                    scale: scale0,
+                });
+            }
             if let Some(v) = vtk.as_deref_mut() {
                 v.write(&backend.frame()?)?;
             }
@@ -429,6 +531,9 @@ fn step_and_record(
                     rate
                 );
             }
+        }
+        if is_output(step) {
+            *last_good = backend.checkpoint_state().ok();
         }
         if let Some((k, out_dir)) = checkpoints {
             if step % k == 0 {

@@ -855,6 +855,12 @@ impl Backend for CpuBackend {
         self.check_finite()
     }
 
+    /// A failed step is undone (the state is that of the last completed step), except
+    /// for non-finite values, which are found after the fact.
+    fn state_after_error_is_good(&self, error: &Error) -> bool {
+        !matches!(error, Error::NonFinite { .. } | Error::BlowUp { .. })
+    }
+
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let p = &self.model.particles;
         Ok(StateSnapshot {

@@ -1616,7 +1616,10 @@ mod tests {
             names,
             [
                 "block-impact.toml",
+                "container.toml",
                 "pendulum.toml",
+                "spinning-sphere.toml",
+                "three-spheres.toml",
                 "torus-free.toml",
                 "torus-impact.toml"
             ]
@@ -1729,7 +1732,10 @@ mod tests {
         assert_error("[simulation\ndt = 1", "line 1");
         assert_error(&MINIMAL.replace("mass = 1.0", "mass = \"heavy\""), "line 7");
         assert_error("", "missing field `simulation`");
-        assert_error(&MINIMAL.replace("mass = 1.0\n", ""), "missing field `mass`");
+        assert_error(
+            &MINIMAL.replace("mass = 1.0\n", ""),
+            "particle[0].mass: missing (give mass, or a material with a density)",
+        );
     }
 
     #[test]
@@ -1773,8 +1779,38 @@ mod tests {
     fn section_values_are_checked() {
         assert_error(
             &chain(1, "[contact]\nlaw = \"hertz\"\nk_pp = 1.0\n"),
-            "contact.law = \"hertz\": unknown contact law (allowed: \"binder\")",
+            "contact.k_pp = 1: only the \"binder\" law uses it",
         );
+        assert_error(
+            &chain(1, "[contact]\nlaw = \"dmt\"\n"),
+            "contact.law = \"dmt\": unknown contact law (allowed: \"binder\", \"hertz\")",
+        );
+        // Granular keys: materials, interactions, clouds, drag, near field.
+        let granular = |extra: &str| {
+            format!(
+                "[simulation]\ndt = 1e-5\nsteps = 10\n[contact]\nlaw = \"hertz\"\n\
+                 [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+                 restitution = 0.5\nfriction_static = 0.5\n\
+                 [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.01\n{extra}"
+            )
+        };
+        assert!(parse_scene(&granular("")).is_ok());
+        for (extra, expected) in [
+            ("[[material]]\nname = \"glass\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\n", "material[1].name = \"glass\": material[0] already has that name"),
+            ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.7\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\n", "material[1].poisson = 0.7: must be in (-1, 0.5]"),
+            ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 1.5\nfriction_static = 0.5\n", "material[1].restitution = 1.5: must be in [0, 1]"),
+            ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.6\n", "material[1].friction_dynamic = 0.6: must be <= friction_static = 0.5"),
+            ("[[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.01\nmaterial = \"steel\"\n", "particle[1].material = \"steel\": unknown material (defined: \"glass\")"),
+            ("[[particle]]\nposition = [0.019, 0.0, 0.0]\nradius = 0.01\n", "particles 0 and 1 overlap by"),
+            ("[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nstiffness = 5.0\n", "wall[0].stiffness = 5: only the \"binder\" law uses it"),
+            ("[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 0.0]\n", "wall[0].normal = [0, 0, 0]: must be a non-zero vector"),
+            ("[[interaction]]\nmaterials = [\"glass\", \"sand\"]\n", "interaction[0].materials = \"sand\": unknown material"),
+            ("[[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.01, 0.01, 0.01]\ncount = 5\nradius = 0.01\n", "cloud[0]: the box"),
+            ("[drag]\ncoefficient = -1.0\n", "drag.coefficient = -1: must be >= 0"),
+            ("[near_field]\ncutoff = 0.0\n", "near_field.cutoff = 0: must be > 0"),
+        ] {
+            assert_error(&granular(extra), expected);
+        }
         assert_error(
             &chain(1, "[contact]\nlaw = \"binder\"\n"),
             "contact.k_pp: missing",
@@ -1975,9 +2011,44 @@ mod tests {
 
     #[test]
     fn scene_files_round_trip_through_toml() {
-        for name in ["pendulum.toml", "torus-impact.toml", "torus-free.toml"] {
+        for name in [
+            "pendulum.toml",
+            "torus-impact.toml",
+            "torus-free.toml",
+            "spinning-sphere.toml",
+            "three-spheres.toml",
+            "container.toml",
+        ] {
             assert_round_trip(&load_scene(&scenes_dir().join(name)).unwrap());
         }
+    }
+
+    /// Every granular key survives the way back: materials, interactions, drag, near
+    /// field, material names on particles and walls, rigid walls, locked rotations, the
+    /// implicit integrator's parameters.
+    #[test]
+    fn a_granular_scene_round_trips() {
+        let text = "[simulation]\ndt = 1e-5\nsteps = 10\nintegrator = \"campello-trapezoidal\"\n\
+            phi = 0.6\ntolerance = 1e-6\n\
+            [contact]\nlaw = \"hertz\"\nmax_contacts = 9\n\
+            [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+            restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+            [[material]]\nname = \"steel\"\nyoung = 2e11\npoisson = 0.28\nshear_modulus = 8e10\n\
+            density = 7800.0\nrestitution = 0.9\nfriction_static = 0.2\n\
+            [[interaction]]\nmaterials = [\"glass\", \"steel\"]\nfriction_static = 0.3\n\
+            [drag]\ncoefficient = 0.1\nfluid_velocity = [1.0, 0.0, 0.0]\nmagnus = 0.01\n\
+            [near_field]\nkappa_attractive = 1e-3\nlambda_attractive = 2.0\ncutoff = 0.05\n\
+            [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.01\nmaterial = \"steel\"\nhold_rotation = true\n\
+            [[cloud]]\nmin = [1.0, 0.0, 0.0]\nmax = [1.2, 0.2, 0.2]\ncount = 20\nradius = 0.01\n\
+            radius_jitter = 0.1\nmaterial = \"glass\"\nseed = 4\n\
+            [[wall]]\npoint = [0.0, 0.0, -1.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"steel\"\n\
+            [[wall]]\npoint = [0.0, 0.0, 1.0]\nnormal = [0.0, 0.0, -1.0]\n";
+        let scene = parse_scene(text).unwrap();
+        assert_eq!(scene.model.particles.len(), 21);
+        assert_eq!(scene.model.particles.material[0], 1);
+        assert_eq!(scene.model.walls[1].material, None);
+        assert_eq!(scene.simulation.trapezoidal.phi, 0.6);
+        assert_round_trip(&scene);
     }
 
     #[test]
