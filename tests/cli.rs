@@ -166,6 +166,52 @@ fn check_prints_the_scene_contents() {
     );
 }
 
+/// `check` on a granular scene prints the Hertz collision duration (Campello eq. 50)
+/// and the recommended time step; for the three-spheres scene t_col ≈ 4.7 ms, as the
+/// paper reports (0.0047 s).
+#[test]
+fn check_prints_the_time_step_advice() {
+    let o = varidem(&[
+        "check",
+        scenes().join("three-spheres.toml").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("t_col = 4.66")
+            && stdout.contains("recommended dt <= t_col/20 = 2.33")
+            && stdout.contains("46.7 steps per collision"),
+        "{stdout}"
+    );
+}
+
+/// `run` warns when dt is above t_col/20.
+#[test]
+fn run_warns_about_a_large_granular_time_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenes().join("spinning-sphere.toml"))
+        .unwrap()
+        .replace("dt = 1e-4\nt_end = 5.0", "dt = 1e-3\nt_end = 0.01");
+    let path = dir.path().join("coarse.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = dir.path().join("out");
+    let o = varidem(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--no-vtk",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("above the recommended t_col/20"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn info_lists_the_cpu_threads_and_the_adapters() {
     let o = varidem(&["info"]);
