@@ -77,7 +77,7 @@ fn hertz_contact(pm: PairMat, r_star: real, m_star: real, n: vec3<real>, overlap
     return c;
 }
 
-fn body_held(i: u32) -> bool { return (pflags[i] & FLAG_HELD) != 0u; }
+fn body_held(i: u32) -> bool { return (pflags[i] & (FLAG_HELD | FLAG_REMOVED)) != 0u; }
 
 // Velocities for damping and drag: the correct half with the previous forces
 // (integrators::correct), except on the first evaluation and for map (27).
@@ -91,7 +91,7 @@ fn end_velocity(i: u32) -> vec3<real> {
 fn end_omega(i: u32) -> vec3<real> {
     let w = get_omega(i);
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return w; }
-    if ((pflags[i] & FLAG_NO_ROTATION) != 0u) { return vec3<real>(0.0); }
+    if ((pflags[i] & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u) { return vec3<real>(0.0); }
     return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
 }
 
@@ -172,11 +172,14 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = params.max_contacts;
     let m = params.n_materials;
     var used = 0u;
+    let gone = is_removed(i);
     if (hertz) {
         let row = i * (params.max_neighbors + 1u);
-        let nn = neighbors[row];
+        // A removed particle takes part in no contact.
+        let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
             let j = neighbors[row + 1u + s];
+            if (is_removed(j)) { continue; }
             let a = min(i, j);
             let b = max(i, j);
             let d = get_pos(b) - get_pos(a);
@@ -223,7 +226,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let nw = max(params.n_walls, 1u);
     for (var w = 0u; w < params.n_walls; w++) {
         var new_s = vec3<real>(0.0);
-        if (hertz) {
+        if (hertz && !gone) {
             let wall = walls[w];
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
             let h = dot(me.x - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);

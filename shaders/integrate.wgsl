@@ -12,7 +12,7 @@ fn step_begin() {
 @compute @workgroup_size(WG)
 fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.n_particles || failed()) { return; }
+    if (i >= params.n_particles || failed() || is_removed(i)) { return; }
     let h = params.dt;
     let m = mass_of(i);
     let jj = inertia_of(i);
@@ -27,6 +27,22 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!held) {
         v = comp_add(1u, i, get_vel(i), kv * f);
         x = comp_add(0u, i, x, h * v);
+    }
+    if ((params.flags & PARAM_DOMAIN) != 0u) {
+        let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
+        let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
+        if (!(all(x >= lo) && all(x <= hi))) {
+            if ((params.flags & PARAM_DOMAIN_REMOVE) == 0u) {
+                raise(ERR_LEFT_DOMAIN, i);
+                return;
+            }
+            // Parked where it left, at rest, out of every contact (CPU: integrate_predict).
+            pflags[i] = pflags[i] | FLAG_REMOVED;
+            set_pos(i, x);
+            set_vel(i, vec3<real>(0.0));
+            set_omega(i, vec3<real>(0.0));
+            return;
+        }
     }
     if ((pflags[i] & FLAG_NO_ROTATION) != 0u) {
         // Rotation locked: α stays, Ω = 0 (integrators::predict).
@@ -81,7 +97,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.n_particles || failed() || params.integrator == 2u) { return; }
+    if (i >= params.n_particles || failed() || params.integrator == 2u || is_removed(i)) { return; }
     let h = params.dt;
     if ((pflags[i] & FLAG_HELD) == 0u) {
         set_vel(i, comp_add(1u, i, get_vel(i), (0.5 * h / mass_of(i)) * get_force(i)));

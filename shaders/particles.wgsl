@@ -17,11 +17,12 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let r = radius_of(i);
     var e_contact = real(0.0);
     var e_wall = real(0.0);
-    if ((params.flags & PARAM_CONTACT) != 0u && (params.flags & PARAM_HERTZ) == 0u) {
+    if ((params.flags & PARAM_CONTACT) != 0u && (params.flags & PARAM_HERTZ) == 0u && !is_removed(i)) {
         let row = i * (params.max_neighbors + 1u);
         let n = neighbors[row];
         for (var s = 0u; s < n; s++) {
             let j = neighbors[row + 1u + s];
+            if (is_removed(j)) { continue; }
             let c = binder_pair(params.k_pp, x, get_pos(j), r, radius_of(j));
             if (c.touching) {
                 e_contact += 0.5 * c.energy;

@@ -111,6 +111,8 @@ pub struct StateSnapshot {
     pub compensation: Vec<f32>,
     /// Granular contact state, for scenes under the Hertz law (`None` otherwise).
     pub contacts: Option<ContactState>,
+    /// Particles removed so far for leaving the domain, ascending.
+    pub removed: Vec<u32>,
 }
 
 /// What a granular (Hertz–Mindlin) step depends on beyond the kinematic state: the
@@ -172,6 +174,9 @@ impl StateSnapshot {
         particles
             .angular_velocity
             .clone_from(&self.angular_velocity);
+        for &i in &self.removed {
+            particles.flags[i as usize] |= crate::model::FLAG_REMOVED;
+        }
         Ok(())
     }
 }

@@ -44,8 +44,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{GpuBackend, Precision};
 use crate::integrators::IntegratorKind;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Duration, Interaction, Material, Model, Particles, Scene,
-    ShearForm, SimulationParams, Wall,
+    Bond, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model, Particles,
+    Scene, ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -346,6 +346,7 @@ fn encode_state_header(w: &mut Writer, s: &StateSnapshot, checkpoint_every: Opti
         angular_velocity: _,
         compensation: _,
         contacts: _,
+        removed: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -400,6 +401,7 @@ fn encode_model(w: &mut Writer, m: &Model) {
         interactions,
         drag,
         near_field,
+        domain,
     } = m;
     w.vec3(*gravity);
     w.u8(match shear {
@@ -448,6 +450,15 @@ fn encode_model(w: &mut Writer, m: &Model) {
             friction_dynamic,
         ] {
             w.f64(*v);
+        }
+    }
+    match domain {
+        None => w.u8(0),
+        Some(d) => {
+            w.u8(1);
+            w.vec3(d.min);
+            w.vec3(d.max);
+            w.u8(u8::from(d.remove));
         }
     }
     w.len(interactions.len());
@@ -569,6 +580,8 @@ fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
     }
     w.len(s.compensation.len());
     s.compensation.iter().for_each(|c| w.u32(c.to_bits()));
+    w.len(s.removed.len());
+    s.removed.iter().for_each(|i| w.u32(*i));
     match &s.contacts {
         None => w.u8(0),
         Some(c) => {
@@ -776,6 +789,15 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
             friction_dynamic: r.f64()?,
         });
     }
+    let domain = match r.u8()? {
+        0 => None,
+        1 => Some(Domain {
+            min: r.vec3()?,
+            max: r.vec3()?,
+            remove: r.u8()? != 0,
+        }),
+        c => return Err(format!("domain flag {c}")),
+    };
     let ni = r.count("interactions", 8 + 3)?;
     let mut interactions = Vec::with_capacity(ni);
     for _ in 0..ni {
@@ -894,6 +916,7 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
         interactions,
         drag,
         near_field,
+        domain,
     };
 
     // Snapshot arrays.
@@ -911,6 +934,11 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     let compensation = (0..nc)
         .map(|_| r.u32().map(f32::from_bits))
         .collect::<Decoded<Vec<f32>>>()?;
+    let nr = r.count("removed particles", 4)?;
+    let removed = (0..nr).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    if let Some(i) = removed.iter().find(|&&i| i as usize >= n) {
+        return Err(format!("removed particle {i}, but there are {n}"));
+    }
     let contacts = match r.u8()? {
         0 => None,
         1 => {
@@ -948,6 +976,7 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     };
     let state = StateSnapshot {
         contacts,
+        removed,
         backend,
         backend_name,
         precision,

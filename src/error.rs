@@ -73,6 +73,16 @@ pub enum Error {
         /// Slots per particle.
         capacity: usize,
     },
+    /// A particle left the `[domain]` box (with `on_exit = "error"`).
+    #[error("step {step}, particle {particle}: left the domain at {position:?} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)")]
+    LeftDomain {
+        /// Step.
+        step: u64,
+        /// Particle.
+        particle: usize,
+        /// Where it would have been.
+        position: [f64; 3],
+    },
     /// The implicit integrator's fixed-point iteration did not converge.
     #[error("step {step}: campello-trapezoidal did not converge in {iterations} fixed-point iterations (normalised change {error:.3e} > tolerance {tolerance:e}); lower dt or raise [simulation] tolerance")]
     NotConverged {

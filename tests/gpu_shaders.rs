@@ -94,9 +94,13 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("fluid_y", fluid_y),
             ("fluid_z", fluid_z),
             ("magnus", magnus),
+            ("domain_min_x", domain_min_x),
+            ("domain_min_y", domain_min_y),
+            ("domain_min_z", domain_min_z),
+            ("domain_max_x", domain_max_x),
+            ("domain_max_y", domain_max_y),
+            ("domain_max_z", domain_max_z),
             ("pad_r0", pad_r0),
-            ("pad_r1", pad_r1),
-            ("pad_r2", pad_r2),
         ]
     );
     check_layout!(

@@ -507,3 +507,42 @@ fn campello_trapezoidal_is_second_order() {
     eprintln!("trapezoidal errors {errs:?}, slope {slope:.3}");
     assert!(slope > 1.8 && slope < 2.3, "slope {slope}");
 }
+
+/// A particle leaving the `[domain]` stops the run with an error naming it and the
+/// step, with the state left at the last completed step; with `on_exit = "remove"` it is
+/// parked at rest and the others go on.
+#[test]
+fn leaving_the_domain_is_an_error_or_a_removal() {
+    let text = |on_exit: &str| {
+        format!(
+            "[simulation]\ndt = 1e-4\nsteps = 100\n\
+             [contact]\nlaw = \"hertz\"\n\
+             [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+             restitution = 0.5\nfriction_static = 0.5\n\
+             [domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"{on_exit}\"\n\
+             [[particle]]\nposition = [0.9, 0.0, 0.0]\nvelocity = [20.0, 0.0, 0.0]\nradius = 0.01\n\
+             [[particle]]\nposition = [0.0, 0.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\nradius = 0.01\n"
+        )
+    };
+    let scene = parse_scene(&text("error")).unwrap();
+    let mut b = CpuBackend::new(&scene).unwrap();
+    let err = b.advance(100).unwrap_err().to_string();
+    assert!(
+        err.contains("step 51, particle 0: left the domain"),
+        "{err}"
+    );
+    assert_eq!(b.time(), 50.0 * 1e-4);
+    assert!(b.model().particles.position[0].x <= 1.0);
+
+    let scene = parse_scene(&text("remove")).unwrap();
+    let mut b = CpuBackend::new(&scene).unwrap();
+    b.advance(100).unwrap();
+    let p = &b.model().particles;
+    assert!(p.flags[0] & varidem::model::FLAG_REMOVED != 0);
+    assert_eq!(p.velocity[0], DVec3::ZERO);
+    assert!(p.position[0].x > 1.0);
+    assert!(
+        (p.position[1].x - 100.0 * 1e-4).abs() < 1e-12,
+        "the other particle goes on"
+    );
+}

@@ -38,9 +38,14 @@ struct Params {
     fluid_y: real,
     fluid_z: real,
     magnus: real,
+    // [domain] box (PARAM_DOMAIN).
+    domain_min_x: real,
+    domain_min_y: real,
+    domain_min_z: real,
+    domain_max_x: real,
+    domain_max_y: real,
+    domain_max_z: real,
     pad_r0: real,
-    pad_r1: real,
-    pad_r2: real,
 }
 
 // Effective properties of a material pair (or material and wall): the layout of
@@ -114,16 +119,20 @@ const ERR_BUCKET_OVERFLOW: u32 = 3u;
 const ERR_NEIGHBOR_OVERFLOW: u32 = 4u;
 const ERR_NON_FINITE: u32 = 5u;
 const ERR_CONTACT_OVERFLOW: u32 = 6u;
+const ERR_LEFT_DOMAIN: u32 = 7u;
 
 const FLAG_HELD: u32 = 1u;
 const FLAG_PENDULUM: u32 = 2u;
 const FLAG_NO_ROTATION: u32 = 4u;
+const FLAG_REMOVED: u32 = 8u;
 const PARAM_CONTACT: u32 = 1u;
 const PARAM_PRINTED_SHEAR: u32 = 2u;
 // Bit 2 (energies wanted) is set per step by the host.
 const PARAM_HERTZ: u32 = 8u;      // granular Hertz–Mindlin contacts
 const PARAM_DRAG: u32 = 16u;      // drag / Magnus forces
 const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
+const PARAM_DOMAIN: u32 = 64u;    // [domain] box checked in integrate_predict
+const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an error
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
@@ -136,7 +145,8 @@ const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
 @group(0) @binding(8) var<storage, read> pend: array<real>;
 // Per particle: mass, inertia, radius.
 @group(0) @binding(9) var<storage, read> props: array<real>;
-@group(0) @binding(10) var<storage, read> pflags: array<u32>;
+// Particle flags; integrate_predict sets FLAG_REMOVED on particles leaving the domain.
+@group(0) @binding(10) var<storage, read_write> pflags: array<u32>;
 // Per particle: half of its contact pairs' energy, its wall energy.
 @group(0) @binding(11) var<storage, read_write> penergy: array<real>;
 @group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
@@ -213,6 +223,8 @@ fn raise(code: u32, index: u32) {
     atomicOr(&status[STATUS_ERROR], 1u << code);
     atomicMin(&status[STATUS_FIRST_INDEX + code], index);
 }
+
+fn is_removed(i: u32) -> bool { return (pflags[i] & FLAG_REMOVED) != 0u; }
 
 fn failed() -> bool { return atomicLoad(&status[STATUS_ERROR]) != 0u; }
 

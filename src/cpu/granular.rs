@@ -12,10 +12,13 @@ use glam::DVec3;
 
 use super::ParticleForce;
 use crate::integrators::{self, Body, IntegratorKind};
-use crate::model::{ContactLaw, Model, Particles};
+use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
 use crate::physics::granular::{
     hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide, PairMaterial,
 };
+
+/// A particle's contact side (re-exported for the scratch buffer of the CPU backend).
+pub(super) type ContactSideScratch = ContactSide;
 
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
@@ -165,6 +168,14 @@ pub(super) struct GranularInputs<'a> {
 }
 
 impl GranularInputs<'_> {
+    /// Every particle's contact side and end-of-step angular velocity, computed once per
+    /// evaluation (each is used by the particle and by each of its partners).
+    pub(super) fn sides(&self, out: &mut Vec<(ContactSide, DVec3)>) {
+        let p = &self.model.particles;
+        out.resize(p.len(), (ContactSide::default(), DVec3::ZERO));
+        super::dispatch(out, |i| (self.side(p, i), self.velocity(p, i).1));
+    }
+
     fn side(&self, p: &Particles, i: usize) -> ContactSide {
         let (dx, dalpha) = if self.first {
             (DVec3::ZERO, DVec3::ZERO)
@@ -196,8 +207,8 @@ impl GranularInputs<'_> {
         let body = Body {
             mass: p.mass[i],
             inertia: p.inertia[i],
-            held: p.flags[i] & crate::model::FLAG_HELD != 0,
-            fixed_rotation: p.flags[i] & crate::model::FLAG_NO_ROTATION != 0,
+            held: p.flags[i] & (crate::model::FLAG_HELD | FLAG_REMOVED) != 0,
+            fixed_rotation: p.flags[i] & (crate::model::FLAG_NO_ROTATION | FLAG_REMOVED) != 0,
         };
         let f = &self.old_forces[i];
         integrators::correct(
@@ -223,21 +234,29 @@ impl GranularInputs<'_> {
 
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
     /// `neighbors` (ascending): Hertz–Mindlin contacts and near-field forces with
-    /// them, walls and drag. Writes `i`'s new history row.
+    /// them, walls and drag. Writes `i`'s new history row. `sides`: every particle's
+    /// [`GranularInputs::sides`] for this evaluation.
     pub(super) fn particle(
         &self,
         i: usize,
         neighbors: &[u32],
         row: HistoryRow<'_>,
+        sides: &[(ContactSide, DVec3)],
     ) -> GranularForce {
         let m = self.model;
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let mut out = GranularForce::default();
-        let me = self.side(p, i);
+        let me = sides[i].0;
         let mut used = 0usize;
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        // A removed particle takes part in no contact.
+        let neighbors = if removed(i) { &[][..] } else { neighbors };
         for &j in neighbors {
             let ju = j as usize;
+            if removed(ju) {
+                continue;
+            }
             // Canonical order: the lower id is `a`; `i` takes `a`'s force or its negative.
             let (a, b) = if i < ju { (i, ju) } else { (ju, i) };
             let sign = if i == a { 1.0 } else { -1.0 };
@@ -255,7 +274,7 @@ impl GranularInputs<'_> {
             else {
                 continue;
             };
-            let other = self.side(p, ju);
+            let other = sides[ju].0;
             let (sa, sb) = if i == a { (&me, &other) } else { (&other, &me) };
             let pm = self.tables.pair(p.material[a], p.material[b]);
             let g = ContactGeometry {
@@ -296,7 +315,7 @@ impl GranularInputs<'_> {
         let nw = self.old.wall_stride;
         for (w, wall) in m.walls.iter().enumerate() {
             let mut new = DVec3::ZERO;
-            if hertz {
+            if hertz && !removed(i) {
                 if let Some((n, overlap, lever)) = wall_overlap(wall, me.x, me.r) {
                     let pm = self.tables.wall(w, p.material[i]);
                     let g = ContactGeometry {
@@ -323,8 +342,7 @@ impl GranularInputs<'_> {
             row.wall_spring[w] = new;
         }
         if let Some(d) = &m.drag {
-            let (v, w) = self.velocity(p, i);
-            out.force += d.force(v, w);
+            out.force += d.force(me.v, sides[i].1);
         }
         out
     }

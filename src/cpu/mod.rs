@@ -21,6 +21,7 @@ use crate::gpu::Precision;
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault, Trapezoidal};
 use crate::model::{
     ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM,
+    FLAG_REMOVED,
 };
 use crate::neighbor::{self, NeighborList};
 use crate::physics::{self, contact, field, BondResult};
@@ -73,6 +74,8 @@ struct ForceState {
     bonds: Vec<Option<BondResult>>,
     /// Contact history after this evaluation (empty without granular forces).
     history: History,
+    /// Scratch: every particle's contact side (granular models).
+    sides: Vec<(granular::ContactSideScratch, DVec3)>,
 }
 
 impl ForceState {
@@ -91,6 +94,7 @@ impl ForceState {
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
             history,
+            sides: Vec::new(),
         }
     }
 }
@@ -545,6 +549,24 @@ impl CpuBackend {
                 StepFault::HalfTurn => Error::HalfTurn { step, particle },
             });
         }
+        // Particles leaving the domain: an error before anything moves, or removal.
+        let mut leaving = Vec::new();
+        if let Some(d) = self.model.domain {
+            for (i, k) in self.predicted.iter().enumerate() {
+                if let Ok(k) = k {
+                    if p.flags[i] & FLAG_REMOVED == 0 && !d.contains(k.x) {
+                        if !d.remove {
+                            return Err(Error::LeftDomain {
+                                step,
+                                particle: i,
+                                position: k.x.to_array(),
+                            });
+                        }
+                        leaving.push(i);
+                    }
+                }
+            }
+        }
         // Keep the old state so a failing force evaluation can be undone.
         self.saved.clear();
         self.saved.extend((0..p.len()).map(|i| kinematics(p, i)));
@@ -556,6 +578,15 @@ impl CpuBackend {
                 p.rotation[i] = k.alpha;
                 p.angular_velocity[i] = k.omega;
             }
+        }
+        for i in leaving {
+            // Parked where it left, at rest, its rotation as before the step (the GPU
+            // twin stops before composing). Removal is not undone by a failing step.
+            p.flags[i] |= FLAG_REMOVED;
+            p.rotation[i] = self.saved[i].alpha;
+            p.velocity[i] = DVec3::ZERO;
+            p.angular_velocity[i] = DVec3::ZERO;
+            log::info!("step {step}: particle {i} left the domain and was removed");
         }
         Ok(())
     }
@@ -620,6 +651,8 @@ impl CpuBackend {
             first,
             old_forces: &self.forces.particles,
         };
+        inputs.sides(&mut out.sides);
+        let sides = &out.sides;
         let h = &mut out.history;
         let (k, w) = (h.slots.max(1), h.wall_stride);
         let kernel = |(i, ((f, (partner, spring)), wall_spring)): KernelItem<'_>| {
@@ -633,6 +666,7 @@ impl CpuBackend {
                     spring,
                     wall_spring,
                 },
+                sides,
             );
             pf.force += g.force;
             pf.moment += g.moment;
@@ -740,9 +774,14 @@ impl CpuBackend {
         let (x, rad) = (p.position[i], p.radius[i]);
         let mut e_contact = 0.0;
         let mut e_wall = 0.0;
-        if let Some(ContactLaw::Binder { k_pp }) = m.contact.map(|c| c.law) {
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        if let Some(ContactLaw::Binder { k_pp }) = m.contact.map(|c| c.law).filter(|_| !removed(i))
+        {
             for &j in self.neighbors.of(i) {
                 let j = j as usize;
+                if removed(j) {
+                    continue;
+                }
                 if let Some((e, fi)) =
                     contact::binder_pair(k_pp, x, p.position[j], rad, p.radius[j])
                 {
@@ -815,13 +854,20 @@ impl CpuBackend {
     }
 }
 
+/// Ids of the particles flagged [`FLAG_REMOVED`], ascending.
+pub(crate) fn removed_ids(flags: &[u32]) -> Vec<u32> {
+    (0..flags.len() as u32)
+        .filter(|&i| flags[i as usize] & FLAG_REMOVED != 0)
+        .collect()
+}
+
 #[inline]
 fn body(p: &Particles, i: usize) -> Body {
     Body {
         mass: p.mass[i],
         inertia: p.inertia[i],
-        held: p.flags[i] & FLAG_HELD != 0,
-        fixed_rotation: p.flags[i] & FLAG_NO_ROTATION != 0,
+        held: p.flags[i] & (FLAG_HELD | FLAG_REMOVED) != 0,
+        fixed_rotation: p.flags[i] & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0,
     }
 }
 
@@ -876,6 +922,7 @@ impl Backend for CpuBackend {
             angular_velocity: p.angular_velocity.clone(),
             compensation: Vec::new(),
             contacts: self.contact_state(),
+            removed: removed_ids(&p.flags),
         })
     }
 

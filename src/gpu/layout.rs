@@ -32,7 +32,7 @@ impl Real for f64 {
     }
 }
 
-/// `struct Params` (uniform). 12 `u32` then 16 reals: 112 bytes in f32, 176 in f64, both
+/// `struct Params` (uniform). 12 `u32` then 20 reals: 128 bytes in f32, 208 in f64, both
 /// multiples of 16 as uniform blocks require.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -88,12 +88,20 @@ pub struct Params<R: Real> {
     pub fluid_z: R,
     /// Magnus constant `S` (Remark 4).
     pub magnus: R,
+    /// Domain lower corner x (`[domain]`).
+    pub domain_min_x: R,
+    /// Domain lower corner y.
+    pub domain_min_y: R,
+    /// Domain lower corner z.
+    pub domain_min_z: R,
+    /// Domain upper corner x.
+    pub domain_max_x: R,
+    /// Domain upper corner y.
+    pub domain_max_y: R,
+    /// Domain upper corner z.
+    pub domain_max_z: R,
     /// Padding.
     pub pad_r0: R,
-    /// Padding.
-    pub pad_r1: R,
-    /// Padding.
-    pub pad_r2: R,
 }
 
 /// `struct Chunk` (uniform): one chunk of the bond set.
@@ -229,8 +237,8 @@ unsafe impl<R: Real> Pod for PairRecord<R> {}
 
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<Params<f32>>() == 48 + 16 * 4);
-    assert!(size_of::<Params<f64>>() == 48 + 16 * 8);
+    assert!(size_of::<Params<f32>>() == 48 + 20 * 4);
+    assert!(size_of::<Params<f64>>() == 48 + 20 * 8);
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);

@@ -65,7 +65,7 @@ const STATUS_BUILDS: usize = 3;
 const STATUS_MAX_NEIGHBORS: usize = 4;
 const STATUS_FIRST_INDEX: usize = 8;
 const STATUS_WORDS: usize = 16;
-const ERR_NAMES: [&str; 7] = [
+const ERR_NAMES: [&str; 8] = [
     "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
     "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
     "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
@@ -73,11 +73,14 @@ const ERR_NAMES: [&str; 7] = [
     "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [simulation] max_neighbors or lower the skin) at particle",
     "a state value is not finite (blow-up: time step too large or stiffness too high?) at particle",
     "contact-history overflow (more touching contacts than [contact] max_contacts; raise it, or the packing overlaps too much: time step too large?) at particle",
+    "a particle left the domain ([domain] on_exit = \"error\"; on_exit = \"remove\" takes leaving particles out): particle",
 ];
 /// Params flag bits (`PARAM_*` in layout.wgsl).
 const PARAM_HERTZ: u32 = 8;
 const PARAM_DRAG: u32 = 16;
 const PARAM_FIRST: u32 = 32;
+const PARAM_DOMAIN: u32 = 64;
+const PARAM_DOMAIN_REMOVE: u32 = 128;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -337,6 +340,11 @@ impl GpuBackend {
         };
         let n_materials = model.materials.len() as u32;
         let drag = model.drag.unwrap_or_default();
+        let domain = model.domain.unwrap_or(crate::model::Domain {
+            min: DVec3::ZERO,
+            max: DVec3::ZERO,
+            remove: false,
+        });
         let max_neighbors = options
             .max_neighbors
             .unwrap_or(DEFAULT_MAX_NEIGHBORS)
@@ -389,7 +397,12 @@ impl GpuBackend {
                 }
                 | if hertz { PARAM_HERTZ } else { 0 }
                 | if model.drag.is_some() { PARAM_DRAG } else { 0 }
-                | PARAM_FIRST,
+                | PARAM_FIRST
+                | match model.domain {
+                    None => 0,
+                    Some(d) if d.remove => PARAM_DOMAIN | PARAM_DOMAIN_REMOVE,
+                    Some(_) => PARAM_DOMAIN,
+                },
             integrator: match integrator {
                 IntegratorKind::Variational => 0,
                 IntegratorKind::VariationalExact => 1,
@@ -414,9 +427,13 @@ impl GpuBackend {
             fluid_y: R::from_f64(drag.fluid_velocity.y),
             fluid_z: R::from_f64(drag.fluid_velocity.z),
             magnus: R::from_f64(drag.magnus),
+            domain_min_x: R::from_f64(domain.min.x),
+            domain_min_y: R::from_f64(domain.min.y),
+            domain_min_z: R::from_f64(domain.min.z),
+            domain_max_x: R::from_f64(domain.max.x),
+            domain_max_y: R::from_f64(domain.max.y),
+            domain_max_z: R::from_f64(domain.max.z),
             pad_r0: R::default(),
-            pad_r1: R::default(),
-            pad_r2: R::default(),
         };
         // Granular tables and history (empty bindings otherwise).
         let (pair_table, pmaterial) = if granular {
@@ -928,6 +945,13 @@ impl GpuBackend {
             .collect())
     }
 
+    /// The particle flags as they are on the device (removals included).
+    fn read_flags(&self) -> Result<Vec<u32>> {
+        let n = self.n as usize;
+        let raw = self.read(bind::PFLAGS, 4 * n as u64)?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+    }
+
     /// Uploads `values` (rounded to the kernel precision) into the buffer at `binding`.
     fn write_reals(&self, binding: u32, values: &[f64]) {
         let buffer = &self.buffers[binding as usize];
@@ -1149,6 +1173,11 @@ impl Backend for GpuBackend {
             angular_velocity: self.read_vec3(bind::OMEGA)?,
             compensation,
             contacts: self.contact_state()?,
+            removed: if self.model.domain.is_some_and(|d| d.remove) {
+                crate::cpu::removed_ids(&self.read_flags()?)
+            } else {
+                Vec::new()
+            },
         })
     }
 
@@ -1212,6 +1241,9 @@ impl Backend for GpuBackend {
         p.velocity = self.read_vec3(bind::VEL)?;
         p.rotation = self.read_vec3(bind::ROT)?;
         p.angular_velocity = self.read_vec3(bind::OMEGA)?;
+        if self.model.domain.is_some_and(|d| d.remove) {
+            p.flags = self.read_flags()?;
+        }
         Ok(p)
     }
 

@@ -28,6 +28,11 @@
 //! k_pp = 2100.0               # K^pp (J)
 //! skin = 0.005                # neighbour-list skin (m); default 0.1 × largest radius
 //!
+//! [domain]                    # optional box; a centre leaving it stops the run, or
+//! min = [-1.0, -1.0, -1.0]    # with on_exit = "remove" the particle is removed
+//! max = [1.0, 1.0, 1.0]       # (parked at rest, out of every contact)
+//! on_exit = "error"           # | "remove"
+//!
 //! [[particle]]
 //! position = [1.0, 0.0, 0.0]
 //! velocity = [0.0, 0.0, 0.0]          # default 0
@@ -68,7 +73,7 @@ use crate::gpu::Precision;
 use crate::integrators::IntegratorKind;
 use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::{
-    Bond, BondStiffness, ContactLaw, ContactParams, Duration, Interaction, Material, Model,
+    Bond, BondStiffness, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model,
     Particle, Scene, ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
 };
 use crate::physics::granular::{Drag, NearField};
@@ -137,6 +142,17 @@ struct SceneFile {
     drag: Option<DragSection>,
     #[serde(default)]
     near_field: Option<NearFieldSection>,
+    #[serde(default)]
+    domain: Option<DomainSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainSection {
+    min: Vec3,
+    max: Vec3,
+    #[serde(default)]
+    on_exit: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1217,6 +1233,38 @@ fn build(file: &SceneFile) -> Result<Scene> {
             ));
         }
     }
+    if let Some(d) = &file.domain {
+        let min = finite_vec("domain.min", d.min)?;
+        let max = finite_vec("domain.max", d.max)?;
+        if !(max.cmpgt(min).all()) {
+            return Err(scene_error(format!(
+                "domain.max = {}: must be > domain.min = {} in every component",
+                fmt_vec(d.max),
+                fmt_vec(d.min)
+            )));
+        }
+        let remove = match d.on_exit.as_deref() {
+            None | Some("error") => false,
+            Some("remove") => true,
+            Some(other) => {
+                return Err(scene_error(format!(
+                    "domain.on_exit = {other:?}: unknown (allowed: \"error\", \"remove\")"
+                )))
+            }
+        };
+        let domain = Domain { min, max, remove };
+        if let Some(i) =
+            (0..model.particles.len()).find(|&i| !domain.contains(model.particles.position[i]))
+        {
+            return Err(scene_error(format!(
+                "particle {i} at {:?} starts outside the domain {}..{}",
+                model.particles.position[i].to_array(),
+                fmt_vec(d.min),
+                fmt_vec(d.max)
+            )));
+        }
+        model.domain = Some(domain);
+    }
     if hertz {
         check_initial_overlaps(&model)?;
     }
@@ -1399,6 +1447,15 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         }
         let _ = writeln!(s, "skin = {}", toml_float(c.skin));
         let _ = writeln!(s, "max_contacts = {}", c.max_contacts);
+    }
+    if let Some(d) = &m.domain {
+        let _ = writeln!(
+            s,
+            "\n[domain]\nmin = {}\nmax = {}\non_exit = \"{}\"",
+            toml_vec(d.min),
+            toml_vec(d.max),
+            if d.remove { "remove" } else { "error" }
+        );
     }
     if let Some(d) = &m.drag {
         let _ = writeln!(
@@ -1808,6 +1865,9 @@ mod tests {
             ("[[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.01, 0.01, 0.01]\ncount = 5\nradius = 0.01\n", "cloud[0]: the box"),
             ("[drag]\ncoefficient = -1.0\n", "drag.coefficient = -1: must be >= 0"),
             ("[near_field]\ncutoff = 0.0\n", "near_field.cutoff = 0: must be > 0"),
+            ("[domain]\nmin = [1.0, 1.0, 1.0]\nmax = [2.0, 2.0, 2.0]\n", "particle 0 at [0.0, 0.0, 0.0] starts outside the domain"),
+            ("[domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"wrap\"\n", "domain.on_exit = \"wrap\": unknown"),
+            ("[domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, -1.0, 1.0]\n", "domain.max = [1, -1, 1]: must be > domain.min"),
         ] {
             assert_error(&granular(extra), expected);
         }
@@ -2042,12 +2102,14 @@ mod tests {
             [[cloud]]\nmin = [1.0, 0.0, 0.0]\nmax = [1.2, 0.2, 0.2]\ncount = 20\nradius = 0.01\n\
             radius_jitter = 0.1\nmaterial = \"glass\"\nseed = 4\n\
             [[wall]]\npoint = [0.0, 0.0, -1.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"steel\"\n\
-            [[wall]]\npoint = [0.0, 0.0, 1.0]\nnormal = [0.0, 0.0, -1.0]\n";
+            [[wall]]\npoint = [0.0, 0.0, 1.0]\nnormal = [0.0, 0.0, -1.0]\n\
+            [domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [2.0, 1.0, 1.0]\non_exit = \"remove\"\n";
         let scene = parse_scene(text).unwrap();
         assert_eq!(scene.model.particles.len(), 21);
         assert_eq!(scene.model.particles.material[0], 1);
         assert_eq!(scene.model.walls[1].material, None);
         assert_eq!(scene.simulation.trapezoidal.phi, 0.6);
+        assert!(scene.model.domain.is_some_and(|d| d.remove));
         assert_round_trip(&scene);
     }
 

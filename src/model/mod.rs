@@ -11,7 +11,9 @@ mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
 pub use materials::{Interaction, Material};
-pub use particles::{Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM};
+pub use particles::{
+    Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
+};
 pub use walls::Wall;
 
 use glam::DVec3;
@@ -66,6 +68,28 @@ pub struct ContactParams {
 /// number), so 16 leaves room for polydisperse packings and walls are counted apart.
 pub const DEFAULT_MAX_CONTACTS: u32 = 16;
 
+/// The simulation box (`[domain]`): a particle whose centre leaves it stops the run
+/// with an error naming it, or is removed (`on_exit = "remove"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Domain {
+    /// Lower corner (m).
+    pub min: DVec3,
+    /// Upper corner (m).
+    pub max: DVec3,
+    /// Remove leaving particles instead of stopping the run. A removed particle stays
+    /// where it left, at rest, with its position and rotation frozen, and takes no part
+    /// in contacts (it keeps its bonds, which then pull on their other ends).
+    pub remove: bool,
+}
+
+impl Domain {
+    /// Whether `x` is inside (boundary included).
+    #[inline]
+    pub fn contains(&self, x: DVec3) -> bool {
+        x.cmpge(self.min).all() && x.cmple(self.max).all()
+    }
+}
+
 /// Everything a backend needs to advance the system.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Model {
@@ -85,6 +109,8 @@ pub struct Model {
     pub interactions: Vec<Interaction>,
     /// Drag and Magnus forces (Campello eq. 15, Remark 4), if any.
     pub drag: Option<crate::physics::granular::Drag>,
+    /// Simulation box and what happens to particles that leave it (`[domain]`).
+    pub domain: Option<Domain>,
     /// Near-field Mie forces (Campello eq. 17), if any.
     pub near_field: Option<crate::physics::granular::NearField>,
     /// Uniform field acceleration `a` (m/s²): `U = −Σ m a·x` (or `−m a·(x + Rρ₀)` for

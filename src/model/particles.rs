@@ -15,6 +15,9 @@ pub const FLAG_PENDULUM: u32 = 2;
 /// Bit in [`Particles::flags`]: the rotation is locked (`Ω = 0`, `α` constant), for
 /// translation-only DEM (Campello §5.3 "without rotational DOFs").
 pub const FLAG_NO_ROTATION: u32 = 4;
+/// Bit in [`Particles::flags`]: the particle left the domain and was removed (frozen,
+/// out of every contact; see [`crate::model::Domain`]).
+pub const FLAG_REMOVED: u32 = 8;
 
 /// The particle set: state (position, velocity, rotation, spatial angular velocity) and
 /// constant properties. SI units throughout.
