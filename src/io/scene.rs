@@ -88,8 +88,8 @@ const CONTACT_LAWS: [&str; 2] = ["binder", "hertz"];
 /// Largest `[contact] max_contacts`.
 const MAX_CONTACT_SLOTS: u32 = 64;
 
-/// Largest initial overlap of two particles under the Hertz law, relative to the
-/// smaller radius: more is almost always a placement mistake (and an explosion).
+/// Largest initial overlap of two unbonded particles in a scene with contacts, relative
+/// to the smaller radius: more is almost always a placement mistake (and an explosion).
 const MAX_INITIAL_OVERLAP: f64 = 0.05;
 
 /// The shear forms a scene may name in `[binder] shear`.
@@ -1265,7 +1265,7 @@ fn build(file: &SceneFile) -> Result<Scene> {
         }
         model.domain = Some(domain);
     }
-    if hertz {
+    if model.contact.is_some() {
         check_initial_overlaps(&model)?;
     }
     for (k, it) in file.interactions.iter().enumerate() {
@@ -1309,16 +1309,22 @@ fn build(file: &SceneFile) -> Result<Scene> {
     Ok(Scene { simulation, model })
 }
 
-/// Rejects Hertz scenes whose particles overlap by more than [`MAX_INITIAL_OVERLAP`] of
-/// the smaller radius at `t = 0`, naming the first such pair.
+/// Rejects scenes with contacts whose particles overlap by more than
+/// [`MAX_INITIAL_OVERLAP`] of the smaller radius at `t = 0`, naming the first such pair.
+/// Bonded pairs are exempt: their overlap is part of the rest state they were built in.
 fn check_initial_overlaps(model: &Model) -> Result<()> {
     let p = &model.particles;
+    let bonded: std::collections::HashSet<(u32, u32)> = model
+        .bonds
+        .iter()
+        .map(|b| (b.i.min(b.j), b.i.max(b.j)))
+        .collect();
     let mut list = crate::neighbor::NeighborList::new(0.0);
     list.build(&p.position, &p.radius);
     for i in 0..p.len() {
         for &j in list.of(i) {
             let j = j as usize;
-            if j <= i {
+            if j <= i || bonded.contains(&(i as u32, j as u32)) {
                 continue;
             }
             let overlap = p.radius[i] + p.radius[j] - p.position[i].distance(p.position[j]);
@@ -1842,6 +1848,13 @@ mod tests {
             &chain(1, "[contact]\nlaw = \"dmt\"\n"),
             "contact.law = \"dmt\": unknown contact law (allowed: \"binder\", \"hertz\")",
         );
+        // Overlaps at t = 0: an error for unbonded pairs, whatever the contact law.
+        let two = "[simulation]\ndt = 1e-3\nsteps = 10\n[contact]\nlaw = \"binder\"\nk_pp = 10.0\n\
+            [[particle]]\nposition = [0.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n\
+            [[particle]]\nposition = [0.15, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n";
+        assert_error(two, "particles 0 and 1 overlap by 5.000e-2 m at t = 0");
+        let bonded = format!("{two}[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
+        assert!(parse_scene(&bonded).is_ok(), "bonded pairs may overlap");
         // Granular keys: materials, interactions, clouds, drag, near field.
         let granular = |extra: &str| {
             format!(
