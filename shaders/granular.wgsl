@@ -117,6 +117,34 @@ fn side_of(i: u32) -> Side {
     return s;
 }
 
+struct NearResult {
+    force: vec3<real>,
+    energy: real,
+}
+
+// ∫_d^cut κ s^{−λ} ds (physics::granular::NearField::term_energy).
+fn near_term(kappa: real, lambda: real, d: real, cut: real) -> real {
+    if (abs(lambda - 1.0) < 1e-12) { return kappa * ln_real(cut / d); }
+    return kappa * (pow_real(cut, 1.0 - lambda) - pow_real(d, 1.0 - lambda)) / (1.0 - lambda);
+}
+
+// Near-field force on a from b (d = x_b − x_a) and its pair energy: Campello eq. (17),
+// the twin of NearField::pair.
+fn near_field(d: vec3<real>) -> NearResult {
+    var r: NearResult;
+    r.force = vec3<real>(0.0);
+    r.energy = 0.0;
+    let dist = sqrt(dot(d, d));
+    if (!(dist < params.nf_cutoff) || dist == 0.0) { return r; }
+    let n = d / dist;
+    let mag = params.nf_kappa_a * pow_real(dist, -params.nf_lambda_a)
+        - params.nf_kappa_r * pow_real(dist, -params.nf_lambda_r);
+    r.energy = -near_term(params.nf_kappa_a, params.nf_lambda_a, dist, params.nf_cutoff)
+        + near_term(params.nf_kappa_r, params.nf_lambda_r, dist, params.nf_cutoff);
+    r.force = mag * n;
+    return r;
+}
+
 // History copies: the evaluation of step s writes copy s & 1 and reads the other.
 fn hist_id(copy: u32, k: u32) -> u32 {
     if (copy == 0u) { return hist_id_a[k]; }
@@ -168,12 +196,14 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     var t = vec3<real>(0.0);
     var e_contact = real(0.0);
     var e_wall = real(0.0);
+    var e_near = real(0.0);
     let hertz = (params.flags & PARAM_HERTZ) != 0u;
+    let near = (params.flags & PARAM_NEAR) != 0u;
     let k = params.max_contacts;
     let m = params.n_materials;
     var used = 0u;
     let gone = is_removed(i);
-    if (hertz) {
+    if (hertz || near) {
         let row = i * (params.max_neighbors + 1u);
         // A removed particle takes part in no contact.
         let nn = select(neighbors[row], 0u, gone);
@@ -183,6 +213,14 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let a = min(i, j);
             let b = max(i, j);
             let d = get_pos(b) - get_pos(a);
+            var sgn = real(1.0);
+            if (i != a) { sgn = -1.0; }
+            if (near) {
+                let nf = near_field(d);
+                f += sgn * nf.force;
+                e_near += 0.5 * nf.energy;
+            }
+            if (!hertz) { continue; }
             let dist2 = dot(d, d);
             let ra = radius_of(a);
             let rb = radius_of(b);
@@ -218,7 +256,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             used += 1u;
         }
-        for (var s = min(used, k); s < k; s++) {
+        for (var s = min(used, k); s < k && hertz; s++) {
             set_hist_id(wr, i * k + s, NO_PARTNER);
             set_hist_s(wr, i * k + s, vec3<real>(0.0));
         }
@@ -256,9 +294,10 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
         f += (-params.drag_c) * (v - vf) + params.magnus * cross(om, v);
     }
-    let o = 8u * i;
+    let o = 9u * i;
     gout[o] = f.x; gout[o + 1u] = f.y; gout[o + 2u] = f.z;
     gout[o + 3u] = t.x; gout[o + 4u] = t.y; gout[o + 5u] = t.z;
     gout[o + 6u] = e_contact;
     gout[o + 7u] = e_wall;
+    gout[o + 8u] = e_near;
 }

@@ -61,7 +61,7 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
                     let j = bucket_items[b * params.bucket_capacity + s];
                     if (j == i) { continue; }
                     let d = x - get_pos(j);
-                    let reach = r + radius_of(j) + params.skin;
+                    let reach = max(r + radius_of(j), params.nf_cutoff) + params.skin;
                     if (dot(d, d) < reach * reach) {
                         if (n >= params.max_neighbors) {
                             overflow = true;

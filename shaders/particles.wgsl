@@ -17,6 +17,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let r = radius_of(i);
     var e_contact = real(0.0);
     var e_wall = real(0.0);
+    var e_near = real(0.0);
     if ((params.flags & PARAM_CONTACT) != 0u && (params.flags & PARAM_HERTZ) == 0u && !is_removed(i)) {
         let row = i * (params.max_neighbors + 1u);
         let n = neighbors[row];
@@ -44,17 +45,19 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         // U = −m a·(x + Rρ₀): moment m (Rρ₀) × a.
         t += m * cross(rotate(get_rot(i), get_pend(i)), g);
     }
-    if ((params.flags & (PARAM_HERTZ | PARAM_DRAG)) != 0u) {
+    if ((params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
-        let o = 8u * i;
+        let o = 9u * i;
         f += vec3<real>(gout[o], gout[o + 1u], gout[o + 2u]);
         t += vec3<real>(gout[o + 3u], gout[o + 4u], gout[o + 5u]);
         e_contact += gout[o + 6u];
         e_wall += gout[o + 7u];
+        e_near = gout[o + 8u];
     }
     set_force(i, f);
     set_moment(i, t);
-    penergy[2u * i] = e_contact;
-    penergy[2u * i + 1u] = e_wall;
+    penergy[3u * i] = e_contact;
+    penergy[3u * i + 1u] = e_wall;
+    penergy[3u * i + 2u] = e_near;
 }

@@ -1,7 +1,7 @@
 // Deterministic tree reduction of the diagnostics (energies and momenta), run only at
 // output steps. The twin of src/diagnostics.rs (kinematic) and CpuBackend::potentials.
 // Quantities, in order: e_kin, e_rot, px, py, pz, lx, ly, lz, e_field, e_contact,
-// e_wall, e_bend, e_axial, e_shear (NQ = 14, padded to 16).
+// e_wall, e_bend, e_axial, e_shear, e_near_field (NQ = 15, padded to 16).
 
 const NQ: u32 = 16u;
 var<workgroup> scratch: array<array<real, 16>, WG>;
@@ -25,8 +25,9 @@ fn contributions(i: u32) -> array<real, 16> {
             at = x + rotate(get_rot(i), get_pend(i));
         }
         q[8] = -m * dot(gravity(), at);
-        q[9] = penergy[2u * i];
-        q[10] = penergy[2u * i + 1u];
+        q[9] = penergy[3u * i];
+        q[10] = penergy[3u * i + 1u];
+        q[14] = penergy[3u * i + 2u];
     }
     return q;
 }

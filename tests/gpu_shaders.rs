@@ -100,7 +100,11 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("domain_max_x", domain_max_x),
             ("domain_max_y", domain_max_y),
             ("domain_max_z", domain_max_z),
-            ("pad_r0", pad_r0),
+            ("nf_kappa_a", nf_kappa_a),
+            ("nf_lambda_a", nf_lambda_a),
+            ("nf_kappa_r", nf_kappa_r),
+            ("nf_lambda_r", nf_lambda_r),
+            ("nf_cutoff", nf_cutoff),
         ]
     );
     check_layout!(

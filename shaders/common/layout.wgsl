@@ -45,7 +45,13 @@ struct Params {
     domain_max_x: real,
     domain_max_y: real,
     domain_max_z: real,
-    pad_r0: real,
+    // Near-field Mie force (Campello eq. 17; PARAM_NEAR) and its cutoff, which is also
+    // the smallest neighbour reach (0 without near field).
+    nf_kappa_a: real,
+    nf_lambda_a: real,
+    nf_kappa_r: real,
+    nf_lambda_r: real,
+    nf_cutoff: real,
 }
 
 // Effective properties of a material pair (or material and wall): the layout of
@@ -133,6 +139,7 @@ const PARAM_DRAG: u32 = 16u;      // drag / Magnus forces
 const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
 const PARAM_DOMAIN: u32 = 64u;    // [domain] box checked in integrate_predict
 const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an error
+const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
@@ -147,7 +154,8 @@ const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an 
 @group(0) @binding(9) var<storage, read> props: array<real>;
 // Particle flags; integrate_predict sets FLAG_REMOVED on particles leaving the domain.
 @group(0) @binding(10) var<storage, read_write> pflags: array<u32>;
-// Per particle: half of its contact pairs' energy, its wall energy.
+// Per particle: half of its contact pairs' energy, its wall energy, half of its
+// near-field pairs' energy.
 @group(0) @binding(11) var<storage, read_write> penergy: array<real>;
 @group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
 // The chunk's bonds (bindings 13, 14, 15 and 23 are bound per chunk).

@@ -32,7 +32,7 @@ impl Real for f64 {
     }
 }
 
-/// `struct Params` (uniform). 12 `u32` then 20 reals: 128 bytes in f32, 208 in f64, both
+/// `struct Params` (uniform). 12 `u32` then 24 reals: 144 bytes in f32, 240 in f64, both
 /// multiples of 16 as uniform blocks require.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -100,8 +100,16 @@ pub struct Params<R: Real> {
     pub domain_max_y: R,
     /// Domain upper corner z.
     pub domain_max_z: R,
-    /// Padding.
-    pub pad_r0: R,
+    /// Near-field `κ₁` (attractive strength, Campello eq. 17).
+    pub nf_kappa_a: R,
+    /// Near-field `λ₁`.
+    pub nf_lambda_a: R,
+    /// Near-field `κ₂` (repulsive strength).
+    pub nf_kappa_r: R,
+    /// Near-field `λ₂`.
+    pub nf_lambda_r: R,
+    /// Near-field cutoff (centre distance); also the smallest neighbour reach (0: none).
+    pub nf_cutoff: R,
 }
 
 /// `struct Chunk` (uniform): one chunk of the bond set.
@@ -237,8 +245,8 @@ unsafe impl<R: Real> Pod for PairRecord<R> {}
 
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<Params<f32>>() == 48 + 20 * 4);
-    assert!(size_of::<Params<f64>>() == 48 + 20 * 8);
+    assert!(size_of::<Params<f32>>() == 48 + 24 * 4);
+    assert!(size_of::<Params<f64>>() == 48 + 24 * 8);
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);

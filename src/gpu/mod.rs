@@ -81,6 +81,7 @@ const PARAM_DRAG: u32 = 16;
 const PARAM_FIRST: u32 = 32;
 const PARAM_DOMAIN: u32 = 64;
 const PARAM_DOMAIN_REMOVE: u32 = 128;
+const PARAM_NEAR: u32 = 256;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -299,11 +300,7 @@ impl GpuBackend {
                 "the campello-trapezoidal integrator (implicit, fixed-point iterations) runs on the CPU reference backend only; use --backend cpu".into(),
             ));
         }
-        if model.near_field.is_some() {
-            return Err(Error::Backend(
-                "near-field forces ([near_field]) are not on the GPU backend yet (they need pow in f64 kernels); use --backend cpu".into(),
-            ));
-        }
+
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"
@@ -332,7 +329,7 @@ impl GpuBackend {
         let nb = model.bonds.len() as u32;
         let contact = model.contact.is_some();
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let granular = hertz || model.drag.is_some();
+        let granular = hertz || model.drag.is_some() || model.near_field.is_some();
         let max_contacts = if hertz {
             model.contact.map_or(0, |c| c.max_contacts)
         } else {
@@ -340,6 +337,15 @@ impl GpuBackend {
         };
         let n_materials = model.materials.len() as u32;
         let drag = model.drag.unwrap_or_default();
+        let near = model
+            .near_field
+            .unwrap_or(crate::physics::granular::NearField {
+                kappa_attractive: 0.0,
+                lambda_attractive: 0.0,
+                kappa_repulsive: 0.0,
+                lambda_repulsive: 0.0,
+                cutoff: 0.0,
+            });
         let domain = model.domain.unwrap_or(crate::model::Domain {
             min: DVec3::ZERO,
             max: DVec3::ZERO,
@@ -363,7 +369,8 @@ impl GpuBackend {
             }
             None => (0.0, 0.0),
         };
-        let cell = 2.0 * r_max + skin;
+        // Cells reach every pair the list holds: contacts, and near-field partners.
+        let cell = (2.0 * r_max).max(near.cutoff) + skin;
         let rs = std::mem::size_of::<R>() as u64;
         // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
         let limits = ctx.device.limits();
@@ -398,6 +405,11 @@ impl GpuBackend {
                 | if hertz { PARAM_HERTZ } else { 0 }
                 | if model.drag.is_some() { PARAM_DRAG } else { 0 }
                 | PARAM_FIRST
+                | if model.near_field.is_some() {
+                    PARAM_NEAR
+                } else {
+                    0
+                }
                 | match model.domain {
                     None => 0,
                     Some(d) if d.remove => PARAM_DOMAIN | PARAM_DOMAIN_REMOVE,
@@ -433,7 +445,11 @@ impl GpuBackend {
             domain_max_x: R::from_f64(domain.max.x),
             domain_max_y: R::from_f64(domain.max.y),
             domain_max_z: R::from_f64(domain.max.z),
-            pad_r0: R::default(),
+            nf_kappa_a: R::from_f64(near.kappa_attractive),
+            nf_lambda_a: R::from_f64(near.lambda_attractive),
+            nf_kappa_r: R::from_f64(near.kappa_repulsive),
+            nf_lambda_r: R::from_f64(near.lambda_repulsive),
+            nf_cutoff: R::from_f64(near.cutoff),
         };
         // Granular tables and history (empty bindings otherwise).
         let (pair_table, pmaterial) = if granular {
@@ -519,7 +535,7 @@ impl GpuBackend {
                 "pflags",
                 bytemuck::cast_slice(&p.flags).to_vec(),
             ),
-            (bind::PENERGY, "penergy", zeros(2 * n as u64 * rs)),
+            (bind::PENERGY, "penergy", zeros(3 * n as u64 * rs)),
             (bind::REF_POS, "ref_pos", zeros(n3)),
             // Bindings 13-15 and 23 are bound per chunk (below); placeholders keep the
             // table indexed by binding.
@@ -579,7 +595,7 @@ impl GpuBackend {
             (
                 bind::GOUT,
                 "gout",
-                zeros(if granular { 8 * n as u64 * rs } else { 0 }),
+                zeros(if granular { 9 * n as u64 * rs } else { 0 }),
             ),
         ];
         // Per chunk: bonds, bond_out, incidence, chunk uniform.
@@ -1005,7 +1021,7 @@ impl GpuBackend {
         };
         let spring = vec3s(self.read_reals(springs, 3 * slots)?);
         let wall_spring = vec3s(self.read_reals(wall_springs, 3 * walls)?);
-        let energy = self.read_reals(bind::PENERGY, 2 * n)?;
+        let energy = self.read_reals(bind::PENERGY, 3 * n)?;
         Ok(Some(ContactState {
             slots: self.max_contacts,
             partner,
@@ -1013,7 +1029,7 @@ impl GpuBackend {
             wall_spring,
             force: self.read_vec3(bind::FORCE)?,
             moment: self.read_vec3(bind::MOMENT)?,
-            energy: energy.chunks_exact(2).map(|e| [e[0], e[1], 0.0]).collect(),
+            energy: energy.chunks_exact(3).map(|e| [e[0], e[1], e[2]]).collect(),
         }))
     }
 
@@ -1052,7 +1068,7 @@ impl GpuBackend {
         }
         self.write_reals(bind::FORCE, &flat(&c.force));
         self.write_reals(bind::MOMENT, &flat(&c.moment));
-        let energy: Vec<f64> = c.energy.iter().flat_map(|e| [e[0], e[1]]).collect();
+        let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
         self.write_reals(bind::PENERGY, &energy);
         Ok(())
     }
@@ -1230,7 +1246,7 @@ impl Backend for GpuBackend {
                 bend: q[11],
                 axial: q[12],
                 shear: q[13],
-                near_field: 0.0,
+                near_field: q[14],
             },
         })
     }

@@ -1853,7 +1853,8 @@ mod tests {
             [[particle]]\nposition = [0.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n\
             [[particle]]\nposition = [0.15, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n";
         assert_error(two, "particles 0 and 1 overlap by 5.000e-2 m at t = 0");
-        let bonded = format!("{two}[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
+        let bonded =
+            format!("{two}[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
         assert!(parse_scene(&bonded).is_ok(), "bonded pairs may overlap");
         // Granular keys: materials, interactions, clouds, drag, near field.
         let granular = |extra: &str| {
