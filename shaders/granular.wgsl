@@ -177,10 +177,15 @@ fn set_wall_s(copy: u32, k: u32, v: vec3<real>) {
 }
 
 // i's old spring with partner j (zero if none).
+// Rows are sorted by partner and end at the first NO_PARTNER: the scan stops at the
+// first id above j, so the slots after the end marker are never read or cleared
+// (a row costs its used slots plus one id of traffic, not max_contacts).
 fn old_spring(copy: u32, i: u32, j: u32) -> vec3<real> {
     let k = params.max_contacts;
     for (var s = 0u; s < k; s++) {
-        if (hist_id(copy, i * k + s) == j) { return hist_s(copy, i * k + s); }
+        let id = hist_id(copy, i * k + s);
+        if (id == j) { return hist_s(copy, i * k + s); }
+        if (id > j) { break; }
     }
     return vec3<real>(0.0);
 }
@@ -256,9 +261,9 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             used += 1u;
         }
-        for (var s = min(used, k); s < k && hertz; s++) {
-            set_hist_id(wr, i * k + s, NO_PARTNER);
-            set_hist_s(wr, i * k + s, vec3<real>(0.0));
+        // End marker; the slots after it keep stale values that are never read.
+        if (used < k && hertz) {
+            set_hist_id(wr, i * k + used, NO_PARTNER);
         }
     }
     let nw = max(params.n_walls, 1u);

@@ -223,13 +223,22 @@ impl GranularInputs<'_> {
     }
 
     /// The old spring of `i`'s contact with `j`, if `i`'s row has one.
+    ///
+    /// Rows are sorted by partner and end at the first [`NO_PARTNER`] (or at the row's
+    /// end): the scan stops at the first id above `j`, so slots after the end marker
+    /// are never read (and need not be cleared).
     fn old_spring(&self, i: usize, j: u32) -> DVec3 {
         let k = self.old.slots;
         let row = &self.old.partner[i * k..(i + 1) * k];
-        match row.iter().position(|&p| p == j) {
-            Some(s) => self.old.spring[i * k + s],
-            None => DVec3::ZERO,
+        for (s, &p) in row.iter().enumerate() {
+            if p == j {
+                return self.old.spring[i * k + s];
+            }
+            if p > j {
+                break;
+            }
         }
+        DVec3::ZERO
     }
 
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
@@ -308,9 +317,9 @@ impl GranularInputs<'_> {
             }
             used += 1;
         }
-        for s in used.min(row.partner.len())..row.partner.len() {
-            row.partner[s] = NO_PARTNER;
-            row.spring[s] = DVec3::ZERO;
+        // End marker; the slots after it keep stale values that are never read.
+        if used < row.partner.len() {
+            row.partner[used] = NO_PARTNER;
         }
         let nw = self.old.wall_stride;
         for (w, wall) in m.walls.iter().enumerate() {
