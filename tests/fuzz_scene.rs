@@ -5,11 +5,14 @@
 use proptest::prelude::*;
 use varidem::io::parse_scene;
 
-const SCENES: [&str; 4] = [
+const SCENES: [&str; 7] = [
     include_str!("../scenes/torus-impact.toml"),
     include_str!("../scenes/torus-free.toml"),
     include_str!("../scenes/pendulum.toml"),
     include_str!("../scenes/block-impact.toml"),
+    include_str!("../scenes/spinning-sphere.toml"),
+    include_str!("../scenes/three-spheres.toml"),
+    include_str!("../scenes/container.toml"),
 ];
 
 /// Values that stress validation: non-finite, huge, negative, zero, wrong types.
@@ -46,7 +49,7 @@ proptest! {
     }
 
     #[test]
-    fn edited_scenes(which in 0usize..4, edits in prop::collection::vec((0usize..10_000, 0usize..4, 0usize..NASTY.len()), 1..6)) {
+    fn edited_scenes(which in 0usize..SCENES.len(), edits in prop::collection::vec((0usize..10_000, 0usize..4, 0usize..NASTY.len()), 1..6)) {
         let mut lines: Vec<String> = SCENES[which].lines().map(str::to_string).collect();
         for (pos, kind, nasty) in edits {
             if lines.is_empty() { break; }

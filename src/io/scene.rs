@@ -950,6 +950,14 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
     let material = material_of(&who, c.material.as_deref(), materials, hertz)?;
     let min = finite_vec(&key("min"), c.min)?;
     let max = finite_vec(&key("max"), c.max)?;
+    if !(max - min).is_finite() {
+        return Err(scene_error(format!(
+            "{} = {}: the box from min = {} is too large to place spheres in",
+            key("max"),
+            fmt_vec(c.max),
+            fmt_vec(c.min)
+        )));
+    }
     if (max - min).min_element() < 0.0 {
         return Err(scene_error(format!(
             "{} = {}: must be >= min = {} in every component",
