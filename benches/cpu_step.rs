@@ -1,11 +1,11 @@
 //! CPU reference step throughput (particle-steps per second, shown by criterion as
-//! elements/s): the torus of Baker & Gonzalez §4.1 and bonded lattice blocks of 10⁴ and
-//! 10⁵ particles.
+//! elements/s): the torus of Baker & Gonzalez §4.1, bonded lattice blocks of 10⁴ and
+//! 10⁵ particles, and the granular settling bed (Hertz–Mindlin with history) of 10⁴.
 
 use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
 use varidem::cpu::CpuBackend;
 use varidem::integrators::IntegratorKind;
-use varidem::model::generators::bonded_block;
+use varidem::model::generators::{bonded_block, settling_bed, SETTLING_BED_DT};
 
 /// Steps per measured iteration.
 const STEPS: u64 = 10;
@@ -42,6 +42,19 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // The granular bed: benchmark steps stay well inside its stable range (dt ≈ t_col/40).
+    let model = settling_bed(10_000);
+    let n = model.particles.len();
+    let mut sim = CpuBackend::from_model(model, IntegratorKind::Variational, SETTLING_BED_DT)
+        .expect("settling bed");
+    group.throughput(Throughput::Elements(n as u64 * STEPS));
+    group.bench_function(BenchmarkId::new("settling_bed", n), |b| {
+        b.iter(|| {
+            for _ in 0..STEPS {
+                sim.step().expect("step");
+            }
+        })
+    });
     group.finish();
 }
 

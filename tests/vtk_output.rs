@@ -36,6 +36,7 @@ k_shear = 200.0
 [contact]
 law = "binder"
 k_pp = 2100.0
+max_initial_overlap = 1.0
 [[particle]]
 position = [0.095, 0.0, 0.0]
 velocity = [-0.5, 0.1, 0.0]

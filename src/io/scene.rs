@@ -27,6 +27,7 @@
 //! law = "binder"              # U^pp of eqs. 56-57
 //! k_pp = 2100.0               # K^pp (J)
 //! skin = 0.005                # neighbour-list skin (m); default 0.1 × largest radius
+//! max_initial_overlap = 0.05  # unbonded overlap allowed at t = 0 (fraction of the smaller radius)
 //!
 //! [domain]                    # optional box; a centre leaving it stops the run, or
 //! min = [-1.0, -1.0, -1.0]    # with on_exit = "remove" the particle is removed
@@ -277,6 +278,8 @@ struct ContactSection {
     skin: Option<f64>,
     #[serde(default)]
     max_contacts: Option<i64>,
+    #[serde(default)]
+    max_initial_overlap: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1273,8 +1276,12 @@ fn build(file: &SceneFile) -> Result<Scene> {
         }
         model.domain = Some(domain);
     }
-    if model.contact.is_some() {
-        check_initial_overlaps(&model)?;
+    if let Some(c) = &file.contact {
+        let limit = match c.max_initial_overlap {
+            Some(v) => non_negative("contact.max_initial_overlap", v)?,
+            None => MAX_INITIAL_OVERLAP,
+        };
+        check_initial_overlaps(&model, limit)?;
     }
     for (k, it) in file.interactions.iter().enumerate() {
         let key = |field: &str| format!("interaction[{k}].{field}");
@@ -1317,10 +1324,28 @@ fn build(file: &SceneFile) -> Result<Scene> {
     Ok(Scene { simulation, model })
 }
 
-/// Rejects scenes with contacts whose particles overlap by more than
-/// [`MAX_INITIAL_OVERLAP`] of the smaller radius at `t = 0`, naming the first such pair.
-/// Bonded pairs are exempt: their overlap is part of the rest state they were built in.
-fn check_initial_overlaps(model: &Model) -> Result<()> {
+/// Rejects scenes with contacts whose particles overlap by more than `max_overlap` of
+/// the smaller radius at `t = 0` (`[contact] max_initial_overlap`, default
+/// [`MAX_INITIAL_OVERLAP`]), naming the first such pair.
+fn check_initial_overlaps(model: &Model, max_overlap: f64) -> Result<()> {
+    match worst_initial_overlap(model, Some(max_overlap)) {
+        Some((ratio, i, j, overlap)) if ratio > max_overlap => {
+            let limit = overlap / ratio * max_overlap;
+            Err(scene_error(format!(
+                "particles {i} and {j} overlap by {overlap:.3e} m at t = 0, more than {max_overlap} of the smaller radius ({limit:.3e} m): move them apart, or raise [contact] max_initial_overlap"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The largest overlap of two unbonded particles relative to the smaller radius:
+/// `(ratio, i, j, overlap)`, or `None` without overlaps. With `stop_above`, the first
+/// pair above it (in particle order) is returned at once.
+fn worst_initial_overlap(
+    model: &Model,
+    stop_above: Option<f64>,
+) -> Option<(f64, usize, usize, f64)> {
     let p = &model.particles;
     let bonded: std::collections::HashSet<(u32, u32)> = model
         .bonds
@@ -1329,6 +1354,7 @@ fn check_initial_overlaps(model: &Model) -> Result<()> {
         .collect();
     let mut list = crate::neighbor::NeighborList::new(0.0);
     list.build(&p.position, &p.radius);
+    let mut worst: Option<(f64, usize, usize, f64)> = None;
     for i in 0..p.len() {
         for &j in list.of(i) {
             let j = j as usize;
@@ -1336,15 +1362,29 @@ fn check_initial_overlaps(model: &Model) -> Result<()> {
                 continue;
             }
             let overlap = p.radius[i] + p.radius[j] - p.position[i].distance(p.position[j]);
-            let limit = MAX_INITIAL_OVERLAP * p.radius[i].min(p.radius[j]);
-            if overlap > limit {
-                return Err(scene_error(format!(
-                    "particles {i} and {j} overlap by {overlap:.3e} m at t = 0, more than {MAX_INITIAL_OVERLAP} of the smaller radius ({limit:.3e} m): move them apart"
-                )));
+            if overlap <= 0.0 {
+                continue;
+            }
+            let ratio = overlap / p.radius[i].min(p.radius[j]);
+            if stop_above.is_some_and(|limit| ratio > limit) {
+                return Some((ratio, i, j, overlap));
+            }
+            if worst.is_none_or_smaller(ratio) {
+                worst = Some((ratio, i, j, overlap));
             }
         }
     }
-    Ok(())
+    worst
+}
+
+trait SmallerRatio {
+    fn is_none_or_smaller(&self, ratio: f64) -> bool;
+}
+
+impl SmallerRatio for Option<(f64, usize, usize, f64)> {
+    fn is_none_or_smaller(&self, ratio: f64) -> bool {
+        self.map_or(true, |w| ratio > w.0)
+    }
 }
 
 /// Reads, parses and validates the scene file at `path`.
@@ -1461,6 +1501,12 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         }
         let _ = writeln!(s, "skin = {}", toml_float(c.skin));
         let _ = writeln!(s, "max_contacts = {}", c.max_contacts);
+        // Overlaps the scene already has must parse back.
+        if let Some((ratio, ..)) = worst_initial_overlap(m, None) {
+            if ratio > MAX_INITIAL_OVERLAP {
+                let _ = writeln!(s, "max_initial_overlap = {}", toml_float(ratio));
+            }
+        }
     }
     if let Some(d) = &m.domain {
         let _ = writeln!(
