@@ -361,15 +361,20 @@ impl Cloud {
     }
 }
 
-/// Time step of [`settling_bed`] (s): about 1/40 of its Hertz collision duration at
-/// the 0.1 m/s relative speeds of the bed (eq. 50 gives t_col ≈ 5·10⁻⁵ s).
+/// Time step of [`settling_bed`] (s). Eq. (50) gives t_col ≈ 8·10⁻⁴ s at 0.1 m/s, so
+/// the bed barely moves over a benchmark's few hundred steps: the neighbour list is
+/// rebuilt rarely, as in a settled bed, and what is timed is the per-step cost of
+/// persistent contacts with history.
 pub const SETTLING_BED_DT: f64 = 1e-6;
 
 /// The granular benchmark bed of about `n` particles: a near-square simple cubic
-/// lattice of glass spheres (radius 1 mm ± 10 %, E = 10⁸ Pa, ν = 0.3, e = 0.5,
+/// lattice of soft spheres (radius 1 mm ± 10 %, E = 10⁶ Pa, ν = 0.3, e = 0.5,
 /// μ = 0.5) on a floor under gravity, spaced 6 % closer than a mean diameter so that
 /// ~5 contacts per particle are loaded (Hertz–Mindlin with history) from the first
-/// step, with small random velocities so that contacts slip and stick. Lattice
+/// step, with small random velocities so that contacts slip and stick. The overlaps
+/// (up to 28 % of a radius) relax over a collision time, ~800 steps of
+/// [`SETTLING_BED_DT`]; a stiffer material would explode the lattice and rebuild the
+/// neighbour list every few steps, which is not the settled bed being modelled. Lattice
 /// neighbours are the only pairs that can touch, so 8 history slots suffice.
 pub fn settling_bed(n: usize) -> Model {
     use crate::model::{ContactLaw, ContactParams, Material, Wall};
@@ -377,10 +382,10 @@ pub fn settling_bed(n: usize) -> Model {
     let nz = n.div_ceil(side * side).max(1);
     let radius = 1e-3;
     let glass = Material {
-        name: "glass".into(),
-        young: 1e8,
+        name: "soft".into(),
+        young: 1e6,
         poisson: 0.3,
-        shear_modulus: 1e8 / 2.6,
+        shear_modulus: 1e6 / 2.6,
         density: 2500.0,
         restitution: 0.5,
         friction_static: 0.5,
