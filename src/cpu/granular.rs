@@ -283,8 +283,8 @@ impl GranularInputs<'_> {
             else {
                 continue;
             };
-            let other = sides[ju].0;
-            let (sa, sb) = if i == a { (&me, &other) } else { (&other, &me) };
+            let other = &sides[ju].0;
+            let (sa, sb) = if i == a { (&me, other) } else { (other, &me) };
             let pm = self.tables.pair(p.material[a], p.material[b]);
             let g = ContactGeometry {
                 r_star: sa.r * sb.r / (sa.r + sb.r),

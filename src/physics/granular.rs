@@ -278,7 +278,7 @@ pub fn carry_spring(s: DVec3, n: DVec3) -> DVec3 {
 ///   differs by `δ/2` (`δ/r ~ 10⁻³` in practice). For a wall, `ℓ_a = r − δ` (the
 ///   contact point is on the plane) and `b` has no motion.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub fn hertz_contact(
     pm: &PairMaterial,
     g: ContactGeometry,
