@@ -31,23 +31,7 @@ fn max_rel(a: &Particles, b: &Particles) -> f64 {
     per_field(a, b).into_iter().fold(0.0, f64::max)
 }
 
-/// Relative difference of position, velocity, rotation and angular velocity.
-fn per_field(a: &Particles, b: &Particles) -> [f64; 4] {
-    let fields = [
-        (&a.position, &b.position),
-        (&a.velocity, &b.velocity),
-        (&a.rotation, &b.rotation),
-        (&a.angular_velocity, &b.angular_velocity),
-    ];
-    fields.map(|(x, y)| {
-        let scale = x.iter().map(|v| v.length()).fold(0.0, f64::max).max(1e-300);
-        x.iter()
-            .zip(y.iter())
-            .map(|(u, v)| (*u - *v).length())
-            .fold(0.0, f64::max)
-            / scale
-    })
-}
+use gpu_common::per_field;
 
 fn gpu(
     test: &str,

@@ -13,8 +13,9 @@ use glam::DVec3;
 use super::ParticleForce;
 use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
+pub use crate::physics::granular::PairTables;
 use crate::physics::granular::{
-    hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide, PairMaterial,
+    hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide,
 };
 
 /// A particle's contact side (re-exported for the scratch buffer of the CPU backend).
@@ -22,72 +23,6 @@ pub(super) type ContactSideScratch = ContactSide;
 
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
-
-/// Material tables of a granular model.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PairTables {
-    /// Number of materials `M`.
-    pub materials: usize,
-    /// Pair properties `M × M`, `[a * M + b]`.
-    pub pairs: Vec<PairMaterial>,
-    /// Particle-wall properties `W × M`, `[w * M + m]`.
-    pub walls: Vec<PairMaterial>,
-}
-
-impl PairTables {
-    /// The tables of `model`'s materials and walls.
-    pub fn new(model: &Model) -> Self {
-        let mats = &model.materials;
-        let m = mats.len();
-        let mut pairs = Vec::with_capacity(m * m);
-        for a in mats {
-            for b in mats {
-                pairs.push(PairMaterial::new(a, Some(b)));
-            }
-        }
-        // Overrides of the mixing rule for listed pairs of materials.
-        let apply = |pm: &mut PairMaterial, a: u32, b: Option<u32>| {
-            let Some(b) = b else { return };
-            for it in &model.interactions {
-                let [x, y] = it.materials;
-                if (x, y) == (a, b) || (y, x) == (a, b) {
-                    pm.apply(it);
-                }
-            }
-        };
-        for a in 0..m {
-            for b in 0..m {
-                apply(&mut pairs[a * m + b], a as u32, Some(b as u32));
-            }
-        }
-        let mut walls = Vec::with_capacity(model.walls.len() * m);
-        for w in &model.walls {
-            let wm = w.material.map(|k| &mats[k as usize]);
-            for (k, a) in mats.iter().enumerate() {
-                let mut pm = PairMaterial::new(a, wm);
-                apply(&mut pm, k as u32, w.material);
-                walls.push(pm);
-            }
-        }
-        Self {
-            materials: m,
-            pairs,
-            walls,
-        }
-    }
-
-    /// Pair properties of materials `a` and `b`.
-    #[inline]
-    pub fn pair(&self, a: u32, b: u32) -> &PairMaterial {
-        &self.pairs[a as usize * self.materials + b as usize]
-    }
-
-    /// Properties of material `a` against wall `w`.
-    #[inline]
-    pub fn wall(&self, w: usize, a: u32) -> &PairMaterial {
-        &self.walls[w * self.materials + a as usize]
-    }
-}
 
 /// Contact history: springs of touching pairs and of particle–wall contacts.
 #[derive(Clone, Debug, Default, PartialEq)]

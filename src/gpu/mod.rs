@@ -453,7 +453,7 @@ impl GpuBackend {
         };
         // Granular tables and history (empty bindings otherwise).
         let (pair_table, pmaterial) = if granular {
-            let t = crate::cpu::PairTables::new(&model);
+            let t = crate::physics::granular::PairTables::new(&model);
             let records: Vec<PairRecord<R>> = t
                 .pairs
                 .iter()

@@ -1369,22 +1369,12 @@ fn worst_initial_overlap(
             if stop_above.is_some_and(|limit| ratio > limit) {
                 return Some((ratio, i, j, overlap));
             }
-            if worst.is_none_or_smaller(ratio) {
+            if worst.map_or(true, |w| ratio > w.0) {
                 worst = Some((ratio, i, j, overlap));
             }
         }
     }
     worst
-}
-
-trait SmallerRatio {
-    fn is_none_or_smaller(&self, ratio: f64) -> bool;
-}
-
-impl SmallerRatio for Option<(f64, usize, usize, f64)> {
-    fn is_none_or_smaller(&self, ratio: f64) -> bool {
-        self.map_or(true, |w| ratio > w.0)
-    }
 }
 
 /// Reads, parses and validates the scene file at `path`.

@@ -94,6 +94,72 @@ impl PairMaterial {
     }
 }
 
+/// Material tables of a granular model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairTables {
+    /// Number of materials `M`.
+    pub materials: usize,
+    /// Pair properties `M × M`, `[a * M + b]`.
+    pub pairs: Vec<PairMaterial>,
+    /// Particle-wall properties `W × M`, `[w * M + m]`.
+    pub walls: Vec<PairMaterial>,
+}
+
+impl PairTables {
+    /// The tables of `model`'s materials and walls.
+    pub fn new(model: &crate::model::Model) -> Self {
+        let mats = &model.materials;
+        let m = mats.len();
+        let mut pairs = Vec::with_capacity(m * m);
+        for a in mats {
+            for b in mats {
+                pairs.push(PairMaterial::new(a, Some(b)));
+            }
+        }
+        // Overrides of the mixing rule for listed pairs of materials.
+        let apply = |pm: &mut PairMaterial, a: u32, b: Option<u32>| {
+            let Some(b) = b else { return };
+            for it in &model.interactions {
+                let [x, y] = it.materials;
+                if (x, y) == (a, b) || (y, x) == (a, b) {
+                    pm.apply(it);
+                }
+            }
+        };
+        for a in 0..m {
+            for b in 0..m {
+                apply(&mut pairs[a * m + b], a as u32, Some(b as u32));
+            }
+        }
+        let mut walls = Vec::with_capacity(model.walls.len() * m);
+        for w in &model.walls {
+            let wm = w.material.map(|k| &mats[k as usize]);
+            for (k, a) in mats.iter().enumerate() {
+                let mut pm = PairMaterial::new(a, wm);
+                apply(&mut pm, k as u32, w.material);
+                walls.push(pm);
+            }
+        }
+        Self {
+            materials: m,
+            pairs,
+            walls,
+        }
+    }
+
+    /// Pair properties of materials `a` and `b`.
+    #[inline]
+    pub fn pair(&self, a: u32, b: u32) -> &PairMaterial {
+        &self.pairs[a as usize * self.materials + b as usize]
+    }
+
+    /// Properties of material `a` against wall `w`.
+    #[inline]
+    pub fn wall(&self, w: usize, a: u32) -> &PairMaterial {
+        &self.walls[w * self.materials + a as usize]
+    }
+}
+
 /// Restitution of the Hertz contact with the damping of eq. (22), as a function of the
 /// damping ratio `ξ ≥ 0` alone.
 ///
@@ -478,7 +544,7 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
     let mut smallest: Vec<Option<(f64, f64)>> = vec![None; nm];
     for i in 0..p.len() {
         let k = (p.material[i] as usize).min(nm - 1);
-        if smallest[k].is_none_or_larger(p.radius[i]) {
+        if smallest[k].map_or(true, |(q, _)| p.radius[i] < q) {
             smallest[k] = Some((p.radius[i], p.mass[i]));
         }
     }
@@ -505,15 +571,4 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
         collision_duration: t_min,
         dt_max: t_min / 20.0,
     })
-}
-
-/// `Option<(radius, mass)>` is empty or holds a larger radius than `r`.
-trait SmallerRadius {
-    fn is_none_or_larger(&self, r: f64) -> bool;
-}
-
-impl SmallerRadius for Option<(f64, f64)> {
-    fn is_none_or_larger(&self, r: f64) -> bool {
-        self.map_or(true, |(q, _)| r < q)
-    }
 }

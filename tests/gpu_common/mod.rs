@@ -18,3 +18,22 @@ pub fn context(test: &str) -> Option<GpuContext> {
         }
     }
 }
+
+/// Largest difference over particles of position, velocity, rotation and angular
+/// velocity, each relative to that field's largest magnitude.
+pub fn per_field(a: &varidem::model::Particles, b: &varidem::model::Particles) -> [f64; 4] {
+    let fields = [
+        (&a.position, &b.position),
+        (&a.velocity, &b.velocity),
+        (&a.rotation, &b.rotation),
+        (&a.angular_velocity, &b.angular_velocity),
+    ];
+    fields.map(|(x, y)| {
+        let scale = x.iter().map(|v| v.length()).fold(0.0, f64::max).max(1e-300);
+        x.iter()
+            .zip(y.iter())
+            .map(|(u, v)| (*u - *v).length())
+            .fold(0.0, f64::max)
+            / scale
+    })
+}
