@@ -63,6 +63,40 @@ pub(super) struct HistoryRow<'a> {
     pub wall_spring: &'a mut [DVec3],
 }
 
+/// Slot flag: the pair touches (contact) or is within the near-field cutoff.
+const SLOT_ACTIVE: u32 = 1;
+
+/// One listed pair's contact, computed once by its lower id `a` (kernel
+/// `granular_pairs`) and added by both particles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct PairSlot {
+    /// Force on `a` (N); `b` takes its exact negative.
+    force: DVec3,
+    /// `n × f_t`: the moments are `ℓ_a n × f_t` on `a` and `ℓ_b n × f_t` on `b` (eq. 39).
+    n_cross_friction: DVec3,
+    /// The pair's new tangential spring (both rows store it).
+    spring: DVec3,
+    /// Hertz energy of the pair (J).
+    energy: f64,
+    /// Lever arm `ℓ_a = r_a − δ/2`.
+    lever_a: f64,
+    /// Lever arm `ℓ_b = r_b − δ/2`.
+    lever_b: f64,
+    /// [`SLOT_ACTIVE`] when touching, 0 otherwise (the rest is then stale).
+    flags: u32,
+}
+
+/// One listed pair's near-field force (eq. 17), computed once by its lower id.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct NearSlot {
+    /// Force on `a` (N).
+    force: DVec3,
+    /// Pair energy (J).
+    energy: f64,
+    /// [`SLOT_ACTIVE`] within the cutoff.
+    flags: u32,
+}
+
 /// Granular forces on one particle.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct GranularForce {
@@ -159,6 +193,8 @@ impl GranularInputs<'_> {
 
     /// The old spring of `i`'s contact with `j`, if `i`'s row has one.
     ///
+    /// Both rows of a pair hold the same spring, so the lower id's row serves.
+    ///
     /// Rows are sorted by partner and end at the first [`NO_PARTNER`] (or at the row's
     /// end): the scan stops at the first id above `j`, so slots after the end marker
     /// are never read (and need not be cleared).
@@ -176,14 +212,95 @@ impl GranularInputs<'_> {
         DVec3::ZERO
     }
 
+    /// Kernel `granular_pairs` for particle `a`: every listed pair `(a, b)` with
+    /// `b > a` (`partners`, ascending) is computed once, here, into `out` (one slot per
+    /// partner) and `near` (near-field results, empty without a near field). Both
+    /// particles then add the slot in [`GranularInputs::particle`].
+    pub(super) fn pairs(
+        &self,
+        a: usize,
+        partners: &[u32],
+        out: &mut [PairSlot],
+        near: &mut [NearSlot],
+        sides: &[(ContactSide, DVec3)],
+    ) {
+        let m = self.model;
+        let p = &m.particles;
+        let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        let gone = removed(a);
+        for (s, &j) in partners.iter().enumerate() {
+            let b = j as usize;
+            // A removed particle takes part in no contact.
+            out[s].flags = 0;
+            if gone || removed(b) {
+                if let Some(n) = near.get_mut(s) {
+                    n.flags = 0;
+                }
+                continue;
+            }
+            if let Some(nf) = &m.near_field {
+                near[s] = match nf.pair(p.position[a], p.position[b]) {
+                    Some((e, f)) => NearSlot {
+                        force: f,
+                        energy: e,
+                        flags: SLOT_ACTIVE,
+                    },
+                    None => NearSlot::default(),
+                };
+            }
+            if !hertz {
+                continue;
+            }
+            let Some((n, overlap)) =
+                pair_overlap(p.position[a], p.position[b], p.radius[a], p.radius[b])
+            else {
+                continue;
+            };
+            let (sa, sb) = (&sides[a].0, &sides[b].0);
+            let pm = self.tables.pair(p.material[a], p.material[b]);
+            let g = ContactGeometry {
+                r_star: sa.r * sb.r / (sa.r + sb.r),
+                m_star: p.mass[a] * p.mass[b] / (p.mass[a] + p.mass[b]),
+            };
+            let (lever_a, lever_b) = (sa.r - 0.5 * overlap, sb.r - 0.5 * overlap);
+            let r = hertz_contact(
+                pm,
+                g,
+                n,
+                overlap,
+                lever_a,
+                lever_b,
+                sa,
+                sb,
+                self.old_spring(a, j),
+            );
+            out[s] = PairSlot {
+                force: r.force,
+                n_cross_friction: r.normal.cross(r.friction),
+                spring: r.spring,
+                energy: r.energy,
+                lever_a,
+                lever_b,
+                flags: SLOT_ACTIVE,
+            };
+        }
+    }
+
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
-    /// `neighbors` (ascending): Hertz–Mindlin contacts and near-field forces with
-    /// them, walls and drag. Writes `i`'s new history row. `sides`: every particle's
-    /// [`GranularInputs::sides`] for this evaluation.
+    /// `neighbors` (ascending) whose pairs sit in the half-list slots `slots` (one per
+    /// neighbour, [`crate::neighbor::NeighborList::pair_index`]) of `pairs` and `near`:
+    /// the contact and near-field results are summed in neighbour order, `i` taking a
+    /// pair's force when it is the lower id and its exact negative otherwise (so
+    /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new history row.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn particle(
         &self,
         i: usize,
         neighbors: &[u32],
+        slots: &[u32],
+        pairs: &[PairSlot],
+        near: &[NearSlot],
         row: HistoryRow<'_>,
         sides: &[(ContactSide, DVec3)],
     ) -> GranularForce {
@@ -194,59 +311,22 @@ impl GranularInputs<'_> {
         let me = sides[i].0;
         let mut used = 0usize;
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
-        // A removed particle takes part in no contact.
-        let neighbors = if removed(i) { &[][..] } else { neighbors };
-        for &j in neighbors {
-            let ju = j as usize;
-            if removed(ju) {
-                continue;
+        for (&j, &slot) in neighbors.iter().zip(slots) {
+            let lower = i < j as usize;
+            let sign = if lower { 1.0 } else { -1.0 };
+            if let Some(nf) = near.get(slot as usize).filter(|s| s.flags != 0) {
+                out.force += sign * nf.force;
+                out.e_near += 0.5 * nf.energy;
             }
-            // Canonical order: the lower id is `a`; `i` takes `a`'s force or its negative.
-            let (a, b) = if i < ju { (i, ju) } else { (ju, i) };
-            let sign = if i == a { 1.0 } else { -1.0 };
-            if let Some(nf) = &m.near_field {
-                if let Some((e, f)) = nf.pair(p.position[a], p.position[b]) {
-                    out.force += sign * f;
-                    out.e_near += 0.5 * e;
-                }
-            }
-            if !hertz {
-                continue;
-            }
-            let Some((n, overlap)) =
-                pair_overlap(p.position[a], p.position[b], p.radius[a], p.radius[b])
-            else {
+            let Some(c) = pairs.get(slot as usize).filter(|s| s.flags != 0) else {
                 continue;
             };
-            let other = &sides[ju].0;
-            let (sa, sb) = if i == a { (&me, other) } else { (other, &me) };
-            let pm = self.tables.pair(p.material[a], p.material[b]);
-            let g = ContactGeometry {
-                r_star: sa.r * sb.r / (sa.r + sb.r),
-                m_star: p.mass[a] * p.mass[b] / (p.mass[a] + p.mass[b]),
-            };
-            let spring = self.old_spring(i, j);
-            let r = hertz_contact(
-                pm,
-                g,
-                n,
-                overlap,
-                sa.r - 0.5 * overlap,
-                sb.r - 0.5 * overlap,
-                sa,
-                sb,
-                spring,
-            );
-            out.force += sign * r.force;
-            out.moment += if i == a {
-                r.moment_a(sa.r)
-            } else {
-                r.moment_b(sb.r)
-            };
-            out.e_contact += 0.5 * r.energy;
+            out.force += sign * c.force;
+            out.moment += if lower { c.lever_a } else { c.lever_b } * c.n_cross_friction;
+            out.e_contact += 0.5 * c.energy;
             if used < row.partner.len() {
                 row.partner[used] = j;
-                row.spring[used] = r.spring;
+                row.spring[used] = c.spring;
             } else {
                 out.overflow += 1;
             }

@@ -48,6 +48,46 @@ fn dispatch<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync + Send) {
     }
 }
 
+/// One particle's state fields (position, velocity, rotation, angular velocity), by index.
+type StateItem<'a> = (
+    usize,
+    (
+        ((&'a mut DVec3, &'a mut DVec3), &'a mut DVec3),
+        &'a mut DVec3,
+    ),
+);
+
+/// Particles `lo..hi` with their half-list contact and near-field slots.
+type RowChunk<'a> = (
+    usize,
+    usize,
+    &'a mut [granular::PairSlot],
+    &'a mut [granular::NearSlot],
+);
+
+/// Splits the half-list slots (`pairs`, and `near` when it is not empty) into disjoint
+/// runs of `chunk` particles' rows (`half`: row offsets), for a parallel pass that
+/// writes each row once.
+fn row_chunks<'a>(
+    half: &[u32],
+    mut pairs: &'a mut [granular::PairSlot],
+    mut near: &'a mut [granular::NearSlot],
+    chunk: usize,
+) -> Vec<RowChunk<'a>> {
+    let n = half.len() - 1;
+    let mut out = Vec::with_capacity(n.div_ceil(chunk));
+    for lo in (0..n).step_by(chunk) {
+        let hi = (lo + chunk).min(n);
+        let len = (half[hi] - half[lo]) as usize;
+        let len_n = len.min(near.len());
+        let (mine, rest) = std::mem::take(&mut pairs).split_at_mut(len);
+        let (mine_n, rest_n) = std::mem::take(&mut near).split_at_mut(len_n);
+        out.push((lo, hi, mine, mine_n));
+        (pairs, near) = (rest, rest_n);
+    }
+    out
+}
+
 /// What `particle_forces` produces for one particle.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ParticleForce {
@@ -76,6 +116,10 @@ struct ForceState {
     history: History,
     /// Scratch: every particle's contact side (granular models).
     sides: Vec<(granular::ContactSideScratch, DVec3)>,
+    /// Scratch: one contact slot per listed pair (half list), granular models.
+    pairs: Vec<granular::PairSlot>,
+    /// Scratch: one near-field slot per listed pair, with a near field.
+    near: Vec<granular::NearSlot>,
 }
 
 impl ForceState {
@@ -95,6 +139,8 @@ impl ForceState {
             bonds: vec![None; nb],
             history,
             sides: Vec::new(),
+            pairs: Vec::new(),
+            near: Vec::new(),
         }
     }
 }
@@ -568,16 +614,32 @@ impl CpuBackend {
             }
         }
         // Keep the old state so a failing force evaluation can be undone.
-        self.saved.clear();
-        self.saved.extend((0..p.len()).map(|i| kinematics(p, i)));
+        self.saved.resize(p.len(), Kinematics::default());
+        dispatch(&mut self.saved, |i| kinematics(p, i));
         let p = &mut self.model.particles;
-        for (i, k) in self.predicted.iter().enumerate() {
-            if let Ok(k) = k {
-                p.position[i] = k.x;
-                p.velocity[i] = k.v;
-                p.rotation[i] = k.alpha;
-                p.angular_velocity[i] = k.omega;
+        let predicted = &self.predicted;
+        let write = |(i, (((x, v), alpha), omega)): StateItem<'_>| {
+            if let Ok(k) = &predicted[i] {
+                (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
             }
+        };
+        if p.len() < PAR_THRESHOLD {
+            p.position
+                .iter_mut()
+                .zip(&mut p.velocity)
+                .zip(&mut p.rotation)
+                .zip(&mut p.angular_velocity)
+                .enumerate()
+                .for_each(write);
+        } else {
+            p.position
+                .par_iter_mut()
+                .zip(&mut p.velocity)
+                .zip(&mut p.rotation)
+                .zip(&mut p.angular_velocity)
+                .with_min_len(MIN_CHUNK)
+                .enumerate()
+                .for_each(write);
         }
         for i in leaving {
             // Parked where it left, at rest, its rotation as before the step (the GPU
@@ -609,17 +671,25 @@ impl CpuBackend {
         }
         let forces = &self.forces.particles;
         let p = &mut self.model.particles;
-        for (i, f) in forces.iter().enumerate() {
-            let b = body(p, i);
-            (p.velocity[i], p.angular_velocity[i]) = integrators::correct(
-                kind,
-                h,
-                b,
-                p.velocity[i],
-                p.angular_velocity[i],
-                f.force,
-                f.moment,
-            );
+        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
+        let correct = |(i, (v, omega)): (usize, (&mut DVec3, &mut DVec3))| {
+            let b = body_of(mass, inertia, flags, i);
+            let f = &forces[i];
+            (*v, *omega) = integrators::correct(kind, h, b, *v, *omega, f.force, f.moment);
+        };
+        if p.len() < PAR_THRESHOLD {
+            p.velocity
+                .iter_mut()
+                .zip(&mut p.angular_velocity)
+                .enumerate()
+                .for_each(correct);
+        } else {
+            p.velocity
+                .par_iter_mut()
+                .zip(&mut p.angular_velocity)
+                .with_min_len(MIN_CHUNK)
+                .enumerate()
+                .for_each(correct);
         }
     }
 
@@ -653,14 +723,57 @@ impl CpuBackend {
         };
         inputs.sides(&mut out.sides);
         let sides = &out.sides;
+        // Kernel `granular_pairs`: each listed pair once, by its lower id.
+        let list = &self.neighbors;
+        let contacts = self.model.contact.is_some();
+        let n_pairs = if contacts { list.pairs() } else { 0 };
+        out.pairs.resize(n_pairs, granular::PairSlot::default());
+        out.near.resize(
+            if self.model.near_field.is_some() {
+                n_pairs
+            } else {
+                0
+            },
+            granular::NearSlot::default(),
+        );
+        if n_pairs > 0 {
+            let half = &list.half_offsets;
+            let chunks = row_chunks(half, &mut out.pairs, &mut out.near, MIN_CHUNK);
+            let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
+                let (mut pairs, mut near) = (pairs, near);
+                for a in lo..hi {
+                    let len = (half[a + 1] - half[a]) as usize;
+                    let (mine, rest) = pairs.split_at_mut(len);
+                    let (mine_n, rest_n) = near.split_at_mut(len.min(near.len()));
+                    let start = list.split(a);
+                    let partners = &list.neighbors[start..start + len];
+                    inputs.pairs(a, partners, mine, mine_n, sides);
+                    (pairs, near) = (rest, rest_n);
+                }
+            };
+            if self.model.particles.len() < PAR_THRESHOLD {
+                chunks.into_iter().for_each(pass);
+            } else {
+                chunks.into_par_iter().for_each(pass);
+            }
+        }
+        let (pairs, near) = (&out.pairs, &out.near);
         let h = &mut out.history;
         let (k, w) = (h.slots.max(1), h.wall_stride);
         let kernel = |(i, ((f, (partner, spring)), wall_spring)): KernelItem<'_>| {
             let mut pf = self.particle_force(bonds, i);
-            let neighbors = self.neighbor_list(i);
+            let (neighbors, slots) = if contacts {
+                let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+                (&list.neighbors[r.clone()], &list.pair_index[r])
+            } else {
+                (&[][..], &[][..])
+            };
             let g = inputs.particle(
                 i,
                 neighbors,
+                slots,
+                pairs,
+                near,
                 granular::HistoryRow {
                     partner,
                     spring,
@@ -863,11 +976,17 @@ pub(crate) fn removed_ids(flags: &[u32]) -> Vec<u32> {
 
 #[inline]
 fn body(p: &Particles, i: usize) -> Body {
+    body_of(&p.mass, &p.inertia, &p.flags, i)
+}
+
+/// [`Body`] of particle `i` from the fields it needs (borrowed apart from the state).
+#[inline]
+fn body_of(mass: &[f64], inertia: &[f64], flags: &[u32], i: usize) -> Body {
     Body {
-        mass: p.mass[i],
-        inertia: p.inertia[i],
-        held: p.flags[i] & (FLAG_HELD | FLAG_REMOVED) != 0,
-        fixed_rotation: p.flags[i] & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0,
+        mass: mass[i],
+        inertia: inertia[i],
+        held: flags[i] & (FLAG_HELD | FLAG_REMOVED) != 0,
+        fixed_rotation: flags[i] & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0,
     }
 }
 

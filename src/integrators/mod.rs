@@ -81,7 +81,7 @@ pub enum StepFault {
 }
 
 /// Per-particle kinematic state `(x, v, α, Ω)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Kinematics {
     /// Position.
     pub x: DVec3,

@@ -30,6 +30,14 @@ pub struct NeighborList {
     pub min_reach: f64,
     /// Number of rebuilds so far.
     pub builds: u64,
+    /// Half list: particle `p` owns the pairs with its higher-id neighbours, which are
+    /// the tail of its (ascending) row; their slots are
+    /// `half_offsets[p]..half_offsets[p+1]`, in row order.
+    pub half_offsets: Vec<u32>,
+    /// For every entry of `neighbors`: the slot of that pair in the half list (its own
+    /// slot for a higher-id partner, the partner's slot for a lower-id one). Lets each
+    /// pair be computed once and gathered by both particles in row order.
+    pub pair_index: Vec<u32>,
 }
 
 /// Hash of integer cell coordinates (three large odd multipliers, as in Teschner et al.
@@ -165,9 +173,68 @@ impl NeighborList {
         for l in lists {
             self.neighbors.extend_from_slice(&l);
         }
+        self.build_half_list();
         self.reference.clear();
         self.reference.extend_from_slice(position);
         self.builds += 1;
+    }
+
+    /// Number of half-list slots (one per listed pair).
+    pub fn pairs(&self) -> usize {
+        self.half_offsets.last().map_or(0, |&o| o as usize)
+    }
+
+    /// Index of the first entry of `p`'s row with a partner above `p`.
+    #[inline]
+    pub fn split(&self, p: usize) -> usize {
+        let row = self.of(p);
+        self.offsets[p] as usize + row.partition_point(|&j| (j as usize) < p)
+    }
+
+    /// `half_offsets` and `pair_index` from the rows (the list is symmetric: `j` is in
+    /// `i`'s row exactly when `i` is in `j`'s, the reach test being symmetric).
+    fn build_half_list(&mut self) {
+        let n = self.offsets.len().saturating_sub(1);
+        self.half_offsets.clear();
+        self.half_offsets.reserve(n + 1);
+        self.half_offsets.push(0);
+        let mut total = 0u32;
+        for p in 0..n {
+            total += self.offsets[p + 1] - self.split(p) as u32;
+            self.half_offsets.push(total);
+        }
+        let me = &*self;
+        let index: Vec<Vec<u32>> = (0..n)
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| {
+                let split = me.split(i);
+                let own = me.half_offsets[i] as usize;
+                let start = me.offsets[i] as usize;
+                me.of(i)
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &j)| {
+                        let j = j as usize;
+                        if j > i {
+                            (own + start + k - split) as u32
+                        } else {
+                            let row = me.of(j);
+                            let at = row
+                                .binary_search(&(i as u32))
+                                .expect("neighbour lists are symmetric");
+                            let split_j = me.split(j) - me.offsets[j] as usize;
+                            me.half_offsets[j] + (at - split_j) as u32
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        self.pair_index.clear();
+        self.pair_index.reserve(self.neighbors.len());
+        for r in index {
+            self.pair_index.extend_from_slice(&r);
+        }
     }
 }
 
@@ -229,6 +296,21 @@ mod tests {
                 .collect();
             assert_eq!(list.of(i), expect.as_slice(), "particle {i}");
         }
+        // Every pair has one half-list slot, owned by its lower id and shared by both.
+        let mut owner = vec![None; list.pairs()];
+        for i in 0..n {
+            let base = list.offsets[i] as usize;
+            for (k, &j) in list.of(i).iter().enumerate() {
+                let slot = list.pair_index[base + k] as usize;
+                let pair = (i.min(j as usize), i.max(j as usize));
+                assert_eq!(*owner[slot].get_or_insert(pair), pair, "slot {slot}");
+                if (j as usize) > i {
+                    let h = list.half_offsets[i] as usize..list.half_offsets[i + 1] as usize;
+                    assert!(h.contains(&slot), "{i}'s pair with {j} is in its own range");
+                }
+            }
+        }
+        assert!(owner.iter().all(Option::is_some), "no slot unused");
     }
 
     /// Touching pairs and walls are counted; a pair within the skin but apart is not.
