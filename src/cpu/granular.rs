@@ -18,8 +18,19 @@ use crate::physics::granular::{
     hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide,
 };
 
-/// A particle's contact side (re-exported for the scratch buffer of the CPU backend).
-pub(super) type ContactSideScratch = ContactSide;
+/// What a pair computation reads of one particle, gathered once per evaluation into
+/// one record so a partner costs one or two cache lines, not one per field.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct SideScratch {
+    /// The contact side: position, end-of-step velocity, radius, increments.
+    side: ContactSide,
+    /// Mass (kg).
+    mass: f64,
+    /// Material index.
+    material: u32,
+    /// Whether the particle was removed (it takes part in no contact).
+    removed: bool,
+}
 
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
@@ -139,13 +150,22 @@ pub(super) struct GranularInputs<'a> {
 impl GranularInputs<'_> {
     /// Every particle's contact side and end-of-step angular velocity, computed once per
     /// evaluation (each is used by the particle and by each of its partners).
-    pub(super) fn sides(&self, out: &mut Vec<(ContactSide, DVec3)>) {
+    pub(super) fn sides(&self, out: &mut Vec<(SideScratch, DVec3)>) {
         let p = &self.model.particles;
-        out.resize(p.len(), (ContactSide::default(), DVec3::ZERO));
-        super::dispatch(out, |i| (self.side(p, i), self.velocity(p, i).1));
+        out.resize(p.len(), Default::default());
+        super::dispatch(out, |i| {
+            let (v, omega) = self.velocity(p, i);
+            let s = SideScratch {
+                side: self.side(p, i, v),
+                mass: p.mass[i],
+                material: p.material[i],
+                removed: p.flags[i] & FLAG_REMOVED != 0,
+            };
+            (s, omega)
+        });
     }
 
-    fn side(&self, p: &Particles, i: usize) -> ContactSide {
+    fn side(&self, p: &Particles, i: usize, v: DVec3) -> ContactSide {
         let (dx, dalpha) = if self.first {
             (DVec3::ZERO, DVec3::ZERO)
         } else if let Some(inc) = self.increments {
@@ -155,7 +175,7 @@ impl GranularInputs<'_> {
         };
         ContactSide {
             x: p.position[i],
-            v: self.velocity(p, i).0,
+            v,
             r: p.radius[i],
             dx,
             dalpha,
@@ -222,25 +242,24 @@ impl GranularInputs<'_> {
         partners: &[u32],
         out: &mut [PairSlot],
         near: &mut [NearSlot],
-        sides: &[(ContactSide, DVec3)],
+        sides: &[(SideScratch, DVec3)],
     ) {
         let m = self.model;
-        let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
-        let gone = removed(a);
+        let me = &sides[a].0;
         for (s, &j) in partners.iter().enumerate() {
-            let b = j as usize;
+            let other = &sides[j as usize].0;
             // A removed particle takes part in no contact.
             out[s].flags = 0;
-            if gone || removed(b) {
+            if me.removed || other.removed {
                 if let Some(n) = near.get_mut(s) {
                     n.flags = 0;
                 }
                 continue;
             }
+            let (sa, sb) = (&me.side, &other.side);
             if let Some(nf) = &m.near_field {
-                near[s] = match nf.pair(p.position[a], p.position[b]) {
+                near[s] = match nf.pair(sa.x, sb.x) {
                     Some((e, f)) => NearSlot {
                         force: f,
                         energy: e,
@@ -252,16 +271,13 @@ impl GranularInputs<'_> {
             if !hertz {
                 continue;
             }
-            let Some((n, overlap)) =
-                pair_overlap(p.position[a], p.position[b], p.radius[a], p.radius[b])
-            else {
+            let Some((n, overlap)) = pair_overlap(sa.x, sb.x, sa.r, sb.r) else {
                 continue;
             };
-            let (sa, sb) = (&sides[a].0, &sides[b].0);
-            let pm = self.tables.pair(p.material[a], p.material[b]);
+            let pm = self.tables.pair(me.material, other.material);
             let g = ContactGeometry {
                 r_star: sa.r * sb.r / (sa.r + sb.r),
-                m_star: p.mass[a] * p.mass[b] / (p.mass[a] + p.mass[b]),
+                m_star: me.mass * other.mass / (me.mass + other.mass),
             };
             let (lever_a, lever_b) = (sa.r - 0.5 * overlap, sb.r - 0.5 * overlap);
             let r = hertz_contact(
@@ -302,13 +318,13 @@ impl GranularInputs<'_> {
         pairs: &[PairSlot],
         near: &[NearSlot],
         row: HistoryRow<'_>,
-        sides: &[(ContactSide, DVec3)],
+        sides: &[(SideScratch, DVec3)],
     ) -> GranularForce {
         let m = self.model;
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let mut out = GranularForce::default();
-        let me = sides[i].0;
+        let me = sides[i].0.side;
         let mut used = 0usize;
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
         for (&j, &slot) in neighbors.iter().zip(slots) {

@@ -115,7 +115,7 @@ struct ForceState {
     /// Contact history after this evaluation (empty without granular forces).
     history: History,
     /// Scratch: every particle's contact side (granular models).
-    sides: Vec<(granular::ContactSideScratch, DVec3)>,
+    sides: Vec<(granular::SideScratch, DVec3)>,
     /// Scratch: one contact slot per listed pair (half list), granular models.
     pairs: Vec<granular::PairSlot>,
     /// Scratch: one near-field slot per listed pair, with a near field.
