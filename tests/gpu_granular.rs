@@ -10,7 +10,7 @@
 mod gpu_common;
 
 use glam::DVec3;
-use varidem::backend::Backend;
+use varidem::backend::{Backend, ContactState};
 use varidem::cpu::CpuBackend;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::io::parse_scene;
@@ -103,6 +103,111 @@ fn pour_f64_matches_cpu() {
     assert!(e_rel(dc.potentials.contact, dg.potentials.contact) < 1e-9);
     assert!(e_rel(dc.potentials.wall, dg.potentials.wall) < 1e-9);
     assert!(e_rel(dc.e_kin, dg.e_kin) < 1e-9);
+}
+
+/// Each particle's used history: (partner, spring) up to the row's end marker (the
+/// slots after it are stale and never read).
+fn used_history(c: &ContactState) -> Vec<Vec<(u32, DVec3)>> {
+    let k = c.slots as usize;
+    c.partner
+        .chunks_exact(k)
+        .zip(c.spring.chunks_exact(k))
+        .map(|(ids, springs)| {
+            ids.iter()
+                .zip(springs)
+                .take_while(|(&id, _)| id != u32::MAX)
+                .map(|(&id, &s)| (id, s))
+                .collect()
+        })
+        .collect()
+}
+
+/// The per-particle row buffers (neighbour rows, contact history, wall springs, gout)
+/// split into row chunks of 97 particles (11 chunks, ending mid-workgroup) give the
+/// unchunked GPU run's bits: state, neighbour lists, the whole contact state (history
+/// rows, wall springs, forces, energies) and the diagnostics, over the 200-step f64
+/// pour. The chunked run matches the CPU as the unchunked one does, and a checkpoint of
+/// it at step 100 restored with another chunking (64 particles) goes on with the same
+/// bits (history rows read and written back across chunks).
+#[test]
+fn row_chunks_match_unchunked() {
+    let scene = pour(10, 200);
+    let backend = |test: &str, rows: Option<u32>| -> Option<GpuBackend> {
+        let ctx = gpu_common::context(test)?;
+        let opts = GpuOptions {
+            precision: Precision::F64,
+            max_neighbors: Some(32),
+            max_chunk_particles: rows,
+            ..Default::default()
+        };
+        Some(
+            GpuBackend::with_context(
+                ctx,
+                scene.model.clone(),
+                scene.simulation.integrator,
+                scene.simulation.dt,
+                &opts,
+            )
+            .unwrap(),
+        )
+    };
+    let Some(mut whole) = backend("row_chunks_match_unchunked", None) else {
+        return;
+    };
+    let Some(mut chunked) = backend("row_chunks_match_unchunked", Some(97)) else {
+        return;
+    };
+    whole.advance(100).unwrap();
+    chunked.advance(100).unwrap();
+    let snapshot = chunked.checkpoint_state().unwrap();
+    assert_eq!(snapshot, whole.checkpoint_state().unwrap());
+    whole.advance(100).unwrap();
+    chunked.advance(100).unwrap();
+    let (pw, pc) = (whole.particles().unwrap(), chunked.particles().unwrap());
+    assert_eq!(pw, pc, "row-chunked state differs from the unchunked run");
+    assert_eq!(
+        whole.neighbor_lists().unwrap(),
+        chunked.neighbor_lists().unwrap()
+    );
+    let (sw, sc) = (
+        whole.checkpoint_state().unwrap(),
+        chunked.checkpoint_state().unwrap(),
+    );
+    let contacts = sc.contacts.as_ref().unwrap();
+    let touching: usize = used_history(contacts).iter().map(Vec::len).sum();
+    assert!(touching > 1500, "too few history entries: {touching}");
+    assert!(contacts.wall_spring.iter().any(|s| *s != DVec3::ZERO));
+    assert_eq!(sw, sc, "row-chunked contact state differs");
+    assert_eq!(whole.diagnostics().unwrap(), chunked.diagnostics().unwrap());
+
+    // Against the CPU, as pour_f64_matches_cpu.
+    let mut c = CpuBackend::new(&scene).unwrap();
+    c.advance(200).unwrap();
+    let d = per_field(&c.particles().unwrap(), &pc);
+    eprintln!(
+        "row chunks: {touching} history entries; vs CPU x {:.2e}, v {:.2e}, α {:.2e}, Ω {:.2e}",
+        d[0], d[1], d[2], d[3]
+    );
+    assert!(d.iter().all(|&v| v <= 1e-9), "{d:?}");
+
+    // Restored from the chunked run's step-100 checkpoint with 64-particle chunks.
+    let Some(ctx) = gpu_common::context("row_chunks_match_unchunked") else {
+        return;
+    };
+    let opts = GpuOptions {
+        precision: Precision::F64,
+        max_neighbors: Some(32),
+        max_chunk_particles: Some(64),
+        ..Default::default()
+    };
+    let mut resumed = GpuBackend::restore(ctx, scene.model.clone(), &snapshot, &opts).unwrap();
+    resumed.advance(100).unwrap();
+    assert_eq!(resumed.particles().unwrap(), pw, "resumed state differs");
+    let sr = resumed.checkpoint_state().unwrap();
+    let (cr, cw) = (sr.contacts.unwrap(), sw.contacts.unwrap());
+    assert_eq!(used_history(&cr), used_history(&cw));
+    assert_eq!(cr.wall_spring, cw.wall_spring);
+    assert_eq!((cr.force, cr.moment), (cw.force, cw.moment));
 }
 
 /// Two identical f32 GPU runs of the pour give bitwise-identical states (no atomics in
