@@ -95,6 +95,7 @@ pub fn gpu_options(
         bucket_capacity: sim.gpu_bucket_capacity,
         max_chunk_bonds: None,
         max_chunk_particles: None,
+        max_binding_bytes: None,
     }
 }
 

@@ -140,6 +140,10 @@ pub struct GpuOptions {
     /// history, wall springs, `gout`). Default: as many as fit
     /// one storage binding; tests set it small to exercise row chunking.
     pub max_chunk_particles: Option<u32>,
+    /// Storage-binding size to plan for, in bytes, when smaller than the adapter's
+    /// `max_storage_buffer_binding_size`: tests pretend a small device to exercise the
+    /// automatic chunk sizes and the [`Error::DeviceTooSmall`] refusal on small problems.
+    pub max_binding_bytes: Option<u64>,
 }
 
 /// A compiled kernel: its pipeline, bind group and what it is dispatched over.
@@ -160,13 +164,20 @@ const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, 
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
 /// a partner's neighbour or history row: both sides of a contact keep their own copy
 /// of its spring), so a chunk needs no other chunk's rows bound.
-const ROW_CHUNKED: [&str; 3] = ["neighbor_build", "granular_forces", "particle_forces"];
+const ROW_CHUNKED: [&str; 5] = [
+    "integrate_predict",
+    "neighbor_build",
+    "granular_forces",
+    "particle_forces",
+    "integrate_correct",
+];
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
 /// partners (`pos`, `vel`, ...) stay whole.
-const ROW_BINDINGS: [u32; 9] = [
+const ROW_BINDINGS: [u32; 10] = [
     bind::NEIGHBORS,
+    bind::COMP,
     bind::HIST_ID_A,
     bind::HIST_ID_B,
     bind::HIST_S_A,
@@ -387,7 +398,22 @@ impl GpuBackend {
             .unwrap_or(DEFAULT_MAX_NEIGHBORS)
             .min(MAX_NEIGHBORS);
         let bucket_capacity = options.bucket_capacity.unwrap_or(16);
-        let n_buckets = (n as usize).next_power_of_two().max(64) as u32;
+        // The largest storage binding (a test hook may pretend it is smaller).
+        let limits = ctx.device.limits();
+        let max_bind = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(options.max_binding_bytes.unwrap_or(u64::MAX));
+        // About one bucket per particle (a power of two, for the hash mask), but no more
+        // than one binding of bucket_items holds: the grid is read for every partner, so
+        // it cannot be split by rows. Fewer buckets only hash more cells to one bucket;
+        // the sorted lists are the same unless a bucket overflows, which stops the run
+        // with an error naming bucket_capacity.
+        let fit = (max_bind / (4 * u64::from(bucket_capacity.max(1)))).max(1);
+        let n_buckets = (n as u64)
+            .next_power_of_two()
+            .max(64)
+            .min(1 << (63 - fit.leading_zeros())) as u32;
         let r_max = p.max_radius();
         let (k_pp, skin) = match model.contact {
             Some(c) => {
@@ -404,10 +430,6 @@ impl GpuBackend {
         let cell = (2.0 * r_max).max(near.cutoff) + skin;
         let rs = std::mem::size_of::<R>() as u64;
         // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
-        let limits = ctx.device.limits();
-        let max_bind = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
         let per_bond = (std::mem::size_of::<BondRecord<R>>() as u64).max(12 * rs);
         let chunk_len = options
             .max_chunk_bonds
@@ -502,40 +524,39 @@ impl GpuBackend {
         // The row buffers: bytes per particle of each binding in ROW_BINDINGS (but the
         // uniform) and the byte a fresh buffer is filled with (history ids start empty:
         // NO_PARTNER everywhere).
+        // (binding, label, bytes per particle, fill byte, initial contents of all rows).
         let k = max_contacts as u64;
-        let row_layout: [(u32, &str, u64, u8); 8] = [
+        let wall_row = if hertz { 3 * wall_stride * rs } else { 0 };
+        // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
+        let comp_row = if rs == 4 { 36 } else { 0 };
+        let comp_init: Option<&[u8]> =
+            (rs == 4 && comp.len() == 9 * n as usize).then(|| bytemuck::cast_slice(comp));
+        let neighbor_row = if contact {
+            4 * (max_neighbors as u64 + 1)
+        } else {
+            0
+        };
+        let row_layout: [(u32, &str, u64, u8, Option<&[u8]>); 9] = [
+            (bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
+            (bind::COMP, "comp", comp_row, 0, comp_init),
+            (bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
+            (bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
+            (bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0, None),
+            (bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0, None),
+            (bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
+            (bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
             (
-                bind::NEIGHBORS,
-                "neighbors",
-                if contact {
-                    4 * (max_neighbors as u64 + 1)
-                } else {
-                    0
-                },
+                bind::GOUT,
+                "gout",
+                if granular { 9 * rs } else { 0 },
                 0,
+                None,
             ),
-            (bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff),
-            (bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff),
-            (bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0),
-            (bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0),
-            (
-                bind::WALL_S_A,
-                "wall_s_a",
-                if hertz { 3 * wall_stride * rs } else { 0 },
-                0,
-            ),
-            (
-                bind::WALL_S_B,
-                "wall_s_b",
-                if hertz { 3 * wall_stride * rs } else { 0 },
-                0,
-            ),
-            (bind::GOUT, "gout", if granular { 9 * rs } else { 0 }, 0),
         ];
         debug_assert!(row_layout
             .iter()
             .map(|r| r.0)
-            .eq(ROW_BINDINGS[..8].iter().copied()));
+            .eq(ROW_BINDINGS[..9].iter().copied()));
         // Row chunks: contiguous particle ranges whose rows fit one storage binding in
         // every row buffer.
         let widest_row = row_layout.iter().map(|r| r.2).max().unwrap_or(0);
@@ -629,7 +650,7 @@ impl GpuBackend {
                     0
                 }),
             ),
-            // Bindings 19, 26-33 are bound per row chunk (below).
+            // Bindings 19, 22 and 26-33 are bound per row chunk (below).
             (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
             (
                 bind::PARTIALS,
@@ -637,17 +658,7 @@ impl GpuBackend {
                 zeros(16 * n_partials as u64 * rs),
             ),
             (bind::RESULT, "result", zeros(16 * rs)),
-            (
-                bind::COMP,
-                "comp",
-                if rs != 4 {
-                    Vec::new()
-                } else if comp.len() == 9 * n as usize {
-                    bytemuck::cast_slice(comp).to_vec()
-                } else {
-                    zeros(3 * n3)
-                },
-            ),
+            (bind::COMP, "comp (per row chunk)", Vec::new()),
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
             (bind::PAIR_TABLE, "pair_table", pair_table),
             (bind::PMATERIAL, "pmaterial", pmaterial),
@@ -677,12 +688,16 @@ impl GpuBackend {
                 };
                 row_layout
                     .iter()
-                    .map(|&(b, label, per_row, fill)| {
-                        (
-                            b,
-                            format!("{label}{suffix}"),
-                            vec![fill; (per_row * count as u64) as usize],
-                        )
+                    .map(|&(b, label, per_row, fill, init)| {
+                        let (from, to) = (
+                            (per_row * first as u64) as usize,
+                            (per_row * (first + count) as u64) as usize,
+                        );
+                        let data = match init {
+                            Some(all) => all[from..to].to_vec(),
+                            None => vec![fill; to - from],
+                        };
+                        (b, format!("{label}{suffix}"), data)
                     })
                     .chain(std::iter::once((
                         bind::ROWS,
@@ -751,21 +766,35 @@ impl GpuBackend {
             .flatten()
             .chain(row_contents.iter().flatten())
             .map(|(b, l, d)| (*b, l.as_str(), d));
-        for (_, label, data) in contents
+        for (b, label, data) in contents
             .iter()
             .map(|(b, l, d)| (*b, *l, d))
             .chain(chunk_refs)
         {
             let size = data.len() as u64;
-            if size > limits.max_storage_buffer_binding_size || size > limits.max_buffer_size {
+            if size > max_bind {
+                // Row and bond chunks are sized to fit, so this is a whole array that
+                // kernels index by any partner, or a single row or bond too large.
+                let why = if ROW_BINDINGS.contains(&b) {
+                    "one particle's row alone exceeds it"
+                } else if CHUNK_BINDINGS.contains(&b) {
+                    "one bond alone exceeds it"
+                } else {
+                    "kernels read this array for any particle's partners, so it is not split into chunks"
+                };
                 return Err(Error::DeviceTooSmall(format!(
-                    "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {} bytes per storage buffer; total device memory needed ≈ {:.1} MiB",
+                    "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {max_bind} bytes per storage buffer ({why}); total device memory needed ≈ {:.1} MiB",
                     ctx.summary.name,
-                    limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
                     total as f64 / 1048576.0
                 )));
             }
         }
+        log::debug!(
+            "gpu buffers: {:.1} MiB; {} row chunk(s) of ≤ {rows_per_chunk} particles, {} bond chunk(s)",
+            total as f64 / 1048576.0,
+            row_chunks.len(),
+            bond_chunks.len()
+        );
 
         let device = &ctx.device;
         let make = |b: u32, label: &str, data: &Vec<u8>| -> wgpu::Buffer {
@@ -796,6 +825,10 @@ impl GpuBackend {
             }
             buf
         };
+        // Every buffer fits a binding, but together they may not fit the device's
+        // memory: an allocation failure becomes the same clear refusal.
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffers: Vec<wgpu::Buffer> = contents
             .iter()
             .map(|(b, label, data)| make(*b, label, data))
@@ -817,6 +850,16 @@ impl GpuBackend {
             })
             .collect();
         drop(row_contents);
+        if let Some(e) = pollster::block_on(out_of_memory.pop()) {
+            return Err(Error::DeviceTooSmall(format!(
+                "allocating {:.1} MiB of buffers ({n} particles, {nb} bonds) on adapter {} failed: {e}",
+                total as f64 / 1048576.0,
+                ctx.summary.name
+            )));
+        }
+        if let Some(e) = pollster::block_on(validation.pop()) {
+            return Err(Error::Backend(format!("buffer set-up: {e}")));
+        }
 
         let precision = if rs == 8 {
             Precision::F64
@@ -959,6 +1002,12 @@ impl GpuBackend {
         Ok(me)
     }
 
+    /// Number of row chunks the per-particle row buffers are split into (1 when they
+    /// fit one storage binding): tests check that chunking took place.
+    pub fn row_chunk_count(&self) -> usize {
+        self.rows.len()
+    }
+
     /// The adapter this backend runs on.
     pub fn adapter_name(&self) -> &str {
         &self.ctx.summary.name
@@ -1025,10 +1074,10 @@ impl GpuBackend {
 
     fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.dispatch(pass, "step_begin", 1);
-        self.dispatch(pass, "integrate_predict", groups(self.n));
+        self.dispatch_rows(pass, "integrate_predict");
         self.encode_forces(pass);
         if self.integrator != IntegratorKind::SymplecticEuler {
-            self.dispatch(pass, "integrate_correct", groups(self.n));
+            self.dispatch_rows(pass, "integrate_correct");
         }
     }
 
@@ -1363,9 +1412,7 @@ impl Backend for GpuBackend {
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
             Precision::F32 => {
-                let count = 9 * self.n as usize;
-                let raw = self.read(bind::COMP, 4 * count as u64)?;
-                bytemuck::pod_collect_to_vec::<u8, f32>(&raw[..4 * count])
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 36)?)
             }
             Precision::F64 => Vec::new(),
         };
