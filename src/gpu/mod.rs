@@ -188,6 +188,38 @@ const ROW_BINDINGS: [u32; 10] = [
     bind::ROWS,
 ];
 
+/// One row buffer of a problem: what each of its row chunks holds.
+struct RowBuffer<'a> {
+    /// Its binding, one of [`ROW_BINDINGS`].
+    binding: u32,
+    /// Buffer label.
+    label: &'static str,
+    /// Bytes per particle (0: unused by this problem).
+    per_row: u64,
+    /// The byte a fresh buffer is filled with (history ids start empty: `NO_PARTNER`).
+    fill: u8,
+    /// Initial contents of all rows in particle order, instead of `fill`.
+    init: Option<&'a [u8]>,
+}
+
+impl<'a> RowBuffer<'a> {
+    fn new(
+        binding: u32,
+        label: &'static str,
+        per_row: u64,
+        fill: u8,
+        init: Option<&'a [u8]>,
+    ) -> Self {
+        Self {
+            binding,
+            label,
+            per_row,
+            fill,
+            init,
+        }
+    }
+}
+
 /// Default neighbour-list capacity: a monodisperse packing has at most 12 touching
 /// neighbours, plus the skin's margin (the rows are split into chunks that fit the
 /// storage-binding limit, so the capacity does not bound N).
@@ -536,30 +568,26 @@ impl GpuBackend {
         } else {
             0
         };
-        let row_layout: [(u32, &str, u64, u8, Option<&[u8]>); 9] = [
-            (bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
-            (bind::COMP, "comp", comp_row, 0, comp_init),
-            (bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
-            (bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
-            (bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0, None),
-            (bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0, None),
-            (bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
-            (bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
-            (
-                bind::GOUT,
-                "gout",
-                if granular { 9 * rs } else { 0 },
-                0,
-                None,
-            ),
+        let gout_row = if granular { 9 * rs } else { 0 };
+        let row = RowBuffer::new;
+        let row_layout: [RowBuffer; 9] = [
+            row(bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
+            row(bind::COMP, "comp", comp_row, 0, comp_init),
+            row(bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
+            row(bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
+            row(bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0, None),
+            row(bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0, None),
+            row(bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
+            row(bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
+            row(bind::GOUT, "gout", gout_row, 0, None),
         ];
         debug_assert!(row_layout
             .iter()
-            .map(|r| r.0)
+            .map(|r| r.binding)
             .eq(ROW_BINDINGS[..9].iter().copied()));
         // Row chunks: contiguous particle ranges whose rows fit one storage binding in
         // every row buffer.
-        let widest_row = row_layout.iter().map(|r| r.2).max().unwrap_or(0);
+        let widest_row = row_layout.iter().map(|r| r.per_row).max().unwrap_or(0);
         let rows_per_chunk = options
             .max_chunk_particles
             .map_or(u64::MAX, u64::from)
@@ -688,16 +716,16 @@ impl GpuBackend {
                 };
                 row_layout
                     .iter()
-                    .map(|&(b, label, per_row, fill, init)| {
+                    .map(|r| {
                         let (from, to) = (
-                            (per_row * first as u64) as usize,
-                            (per_row * (first + count) as u64) as usize,
+                            (r.per_row * first as u64) as usize,
+                            (r.per_row * (first + count) as u64) as usize,
                         );
-                        let data = match init {
+                        let data = match r.init {
                             Some(all) => all[from..to].to_vec(),
-                            None => vec![fill; to - from],
+                            None => vec![r.fill; to - from],
                         };
-                        (b, format!("{label}{suffix}"), data)
+                        (r.binding, format!("{}{suffix}", r.label), data)
                     })
                     .chain(std::iter::once((
                         bind::ROWS,
