@@ -553,10 +553,8 @@ impl GpuBackend {
             (Vec::new(), Vec::new())
         };
         let wall_stride = model.walls.len().max(1) as u64;
-        // The row buffers: bytes per particle of each binding in ROW_BINDINGS (but the
-        // uniform) and the byte a fresh buffer is filled with (history ids start empty:
-        // NO_PARTNER everywhere).
-        // (binding, label, bytes per particle, fill byte, initial contents of all rows).
+        // The row buffers (ROW_BINDINGS but the uniform): their bytes per particle and
+        // initial contents.
         let k = max_contacts as u64;
         let wall_row = if hertz { 3 * wall_stride * rs } else { 0 };
         // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
