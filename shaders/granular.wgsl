@@ -176,24 +176,30 @@ fn set_wall_s(copy: u32, k: u32, v: vec3<real>) {
     }
 }
 
-// i's old spring with partner j (zero if none).
+// The old spring of the chunk's particle li (row li of the chunk's history buffers)
+// with partner j (zero if none).
 // Rows are sorted by partner and end at the first NO_PARTNER: the scan stops at the
 // first id above j, so the slots after the end marker are never read or cleared
 // (a row costs its used slots plus one id of traffic, not max_contacts).
-fn old_spring(copy: u32, i: u32, j: u32) -> vec3<real> {
+fn old_spring(copy: u32, li: u32, j: u32) -> vec3<real> {
     let k = params.max_contacts;
     for (var s = 0u; s < k; s++) {
-        let id = hist_id(copy, i * k + s);
-        if (id == j) { return hist_s(copy, i * k + s); }
+        let id = hist_id(copy, li * k + s);
+        if (id == j) { return hist_s(copy, li * k + s); }
         if (id > j) { break; }
     }
     return vec3<real>(0.0);
 }
 
+// Dispatched once per row chunk (struct Rows). Every row it reads or writes (neighbour
+// row, history rows, wall springs, gout) is its own particle's, at li = i − first: a
+// partner's history is never read (each side keeps its own copy of the pair's spring),
+// so the rows can be split into chunks bound one at a time.
 @compute @workgroup_size(WG)
 fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.n_particles || failed()) { return; }
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
     let wr = atomicLoad(&status[STATUS_STEP]) & 1u;
     let rd = 1u - wr;
     let me = side_of(i);
@@ -209,7 +215,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     var used = 0u;
     let gone = is_removed(i);
     if (hertz || near) {
-        let row = i * (params.max_neighbors + 1u);
+        let row = li * (params.max_neighbors + 1u);
         // A removed particle takes part in no contact.
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
@@ -245,7 +251,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let mb = mass_of(b);
             let m_star = ma * mb / (ma + mb);
             let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
-                                  sb.r - 0.5 * overlap, sa, sb, old_spring(rd, i, j));
+                                  sb.r - 0.5 * overlap, sa, sb, old_spring(rd, li, j));
             f += sign * c.force;
             if (i == a) {
                 t += (sa.r - 0.5 * overlap) * cross(n, c.friction);
@@ -254,8 +260,8 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                set_hist_id(wr, i * k + used, j);
-                set_hist_s(wr, i * k + used, c.spring);
+                set_hist_id(wr, li * k + used, j);
+                set_hist_s(wr, li * k + used, c.spring);
             } else {
                 raise(ERR_CONTACT_OVERFLOW, i);
             }
@@ -263,7 +269,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         // End marker; the slots after it keep stale values that are never read.
         if (used < k && hertz) {
-            set_hist_id(wr, i * k + used, NO_PARTNER);
+            set_hist_id(wr, li * k + used, NO_PARTNER);
         }
     }
     let nw = max(params.n_walls, 1u);
@@ -284,14 +290,14 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
                 still.dx = vec3<real>(0.0);
                 still.dalpha = vec3<real>(0.0);
                 let c = hertz_contact(pm, me.r, mass_of(i), n, overlap, h, 0.0, me, still,
-                                      wall_s(rd, i * nw + w));
+                                      wall_s(rd, li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
                 e_wall += c.energy;
                 new_s = c.spring;
             }
         }
-        set_wall_s(wr, i * nw + w, new_s);
+        set_wall_s(wr, li * nw + w, new_s);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         let v = end_velocity(i);
@@ -299,7 +305,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
         f += (-params.drag_c) * (v - vf) + params.magnus * cross(om, v);
     }
-    let o = 9u * i;
+    let o = 9u * li;
     gout[o] = f.x; gout[o + 1u] = f.y; gout[o + 2u] = f.z;
     gout[o + 3u] = t.x; gout[o + 4u] = t.y; gout[o + 5u] = t.z;
     gout[o + 6u] = e_contact;

@@ -33,10 +33,13 @@ fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
+// Dispatched once per row chunk (struct Rows): writes the rows of particles
+// rows.first .. rows.first + rows.count, each particle's own row only.
 @compute @workgroup_size(WG)
 fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.n_particles || !rebuilding()) { return; }
+    let li = gid.x;
+    if (li >= rows.count || !rebuilding()) { return; }
+    let i = rows.first + li;
     let x = get_pos(i);
     let r = radius_of(i);
     let c = cell_of(x);
@@ -84,7 +87,7 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         raise(ERR_NEIGHBOR_OVERFLOW, i);
         return;
     }
-    let row = i * (params.max_neighbors + 1u);
+    let row = li * (params.max_neighbors + 1u);
     neighbors[row] = n;
     for (var s = 0u; s < n; s++) {
         neighbors[row + 1u + s] = list[s];

@@ -9,10 +9,14 @@ fn step_begin() {
     atomicAdd(&status[STATUS_STEP], 1u);
 }
 
+// Both halves are dispatched once per row chunk (struct Rows): the Kahan terms `comp`
+// are a row buffer, at li = i − first.
 @compute @workgroup_size(WG)
 fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.n_particles || failed() || is_removed(i)) { return; }
+    let li = gid.x;
+    if (li >= rows.count) { return; }
+    let i = rows.first + li;
+    if (failed() || is_removed(i)) { return; }
     let h = params.dt;
     let m = mass_of(i);
     let jj = inertia_of(i);
@@ -25,8 +29,8 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     var x = get_pos(i);
     var v = vec3<real>(0.0);
     if (!held) {
-        v = comp_add(1u, i, get_vel(i), kv * f);
-        x = comp_add(0u, i, x, h * v);
+        v = comp_add(1u, li, get_vel(i), kv * f);
+        x = comp_add(0u, li, x, h * v);
     }
     if ((params.flags & PARAM_DOMAIN) != 0u) {
         let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
@@ -62,7 +66,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         return;
     }
-    let w = comp_add(2u, i, get_omega(i), kw * t);
+    let w = comp_add(2u, li, get_omega(i), kw * t);
     var da = h * w;
     if (params.integrator == 1u) {
         let q = h * h * dot(w, w);
@@ -96,17 +100,19 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(WG)
 fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.n_particles || failed() || params.integrator == 2u || is_removed(i)) { return; }
+    let li = gid.x;
+    if (li >= rows.count) { return; }
+    let i = rows.first + li;
+    if (failed() || params.integrator == 2u || is_removed(i)) { return; }
     let h = params.dt;
     if ((pflags[i] & FLAG_HELD) == 0u) {
-        set_vel(i, comp_add(1u, i, get_vel(i), (0.5 * h / mass_of(i)) * get_force(i)));
+        set_vel(i, comp_add(1u, li, get_vel(i), (0.5 * h / mass_of(i)) * get_force(i)));
     } else {
         set_vel(i, vec3<real>(0.0));
     }
     if ((pflags[i] & FLAG_NO_ROTATION) != 0u) {
         set_omega(i, vec3<real>(0.0));
     } else {
-        set_omega(i, comp_add(2u, i, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
+        set_omega(i, comp_add(2u, li, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
     }
 }

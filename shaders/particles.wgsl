@@ -1,11 +1,13 @@
 // Kernel particle_forces: per particle, after bond_gather has summed the bond results,
 // contacts over the neighbour list (ascending id), walls and the field. With
-// bond_gather, the twin of CpuBackend::particle_force.
+// bond_gather, the twin of CpuBackend::particle_force. Dispatched once per row chunk
+// (struct Rows): it reads its particle's neighbour row and gout row at li = i − first.
 
 @compute @workgroup_size(WG)
 fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.n_particles || failed()) { return; }
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
     // Bond contributions were summed by bond_gather (chunk by chunk).
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
@@ -19,7 +21,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     var e_wall = real(0.0);
     var e_near = real(0.0);
     if ((params.flags & PARAM_CONTACT) != 0u && (params.flags & PARAM_HERTZ) == 0u && !is_removed(i)) {
-        let row = i * (params.max_neighbors + 1u);
+        let row = li * (params.max_neighbors + 1u);
         let n = neighbors[row];
         for (var s = 0u; s < n; s++) {
             let j = neighbors[row + 1u + s];
@@ -48,7 +50,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     if ((params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
-        let o = 9u * i;
+        let o = 9u * li;
         f += vec3<real>(gout[o], gout[o + 1u], gout[o + 2u]);
         t += vec3<real>(gout[o + 3u], gout[o + 4u], gout[o + 5u]);
         e_contact += gout[o + 6u];

@@ -94,6 +94,8 @@ pub fn gpu_options(
         max_neighbors: sim.gpu_max_neighbors,
         bucket_capacity: sim.gpu_bucket_capacity,
         max_chunk_bonds: None,
+        max_chunk_particles: None,
+        max_binding_bytes: None,
     }
 }
 

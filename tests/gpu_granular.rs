@@ -10,7 +10,7 @@
 mod gpu_common;
 
 use glam::DVec3;
-use varidem::backend::Backend;
+use varidem::backend::{Backend, ContactState};
 use varidem::cpu::CpuBackend;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::io::parse_scene;
@@ -103,6 +103,172 @@ fn pour_f64_matches_cpu() {
     assert!(e_rel(dc.potentials.contact, dg.potentials.contact) < 1e-9);
     assert!(e_rel(dc.potentials.wall, dg.potentials.wall) < 1e-9);
     assert!(e_rel(dc.e_kin, dg.e_kin) < 1e-9);
+}
+
+/// Each particle's used history: (partner, spring) up to the row's end marker (the
+/// slots after it are stale and never read).
+fn used_history(c: &ContactState) -> Vec<Vec<(u32, DVec3)>> {
+    let k = c.slots as usize;
+    c.partner
+        .chunks_exact(k)
+        .zip(c.spring.chunks_exact(k))
+        .map(|(ids, springs)| {
+            ids.iter()
+                .zip(springs)
+                .take_while(|(&id, _)| id != u32::MAX)
+                .map(|(&id, &s)| (id, s))
+                .collect()
+        })
+        .collect()
+}
+
+/// A GPU backend for the pour with row chunks of `rows` particles and a storage-binding
+/// size of `binding` bytes (`None`: the adapter's).
+fn chunked(
+    test: &str,
+    scene: &Scene,
+    precision: Precision,
+    rows: Option<u32>,
+    binding: Option<u64>,
+) -> Option<varidem::error::Result<GpuBackend>> {
+    let ctx = gpu_common::context(test)?;
+    let opts = GpuOptions {
+        precision,
+        max_neighbors: Some(32),
+        max_chunk_particles: rows,
+        max_binding_bytes: binding,
+        ..Default::default()
+    };
+    Some(GpuBackend::with_context(
+        ctx,
+        scene.model.clone(),
+        scene.simulation.integrator,
+        scene.simulation.dt,
+        &opts,
+    ))
+}
+
+/// The per-particle row buffers (neighbour rows, contact history, wall springs, gout and,
+/// in f32, the Kahan terms) split into row chunks of 97 particles (11 chunks, ending
+/// mid-workgroup) give the unchunked GPU run's bits, in f64 and f32: state, neighbour
+/// lists, the whole snapshot (history rows, wall springs, forces, energies, Kahan terms)
+/// and the diagnostics, over the 200-step pour. The f64 chunked run matches the CPU as
+/// the unchunked one does. A checkpoint of the chunked run at step 100, restored with
+/// another chunking (64 particles), goes on with the same bits (history rows and Kahan
+/// terms read and written back across chunks).
+#[test]
+fn row_chunks_match_unchunked() {
+    let test = "row_chunks_match_unchunked";
+    let scene = pour(10, 200);
+    for precision in [Precision::F64, Precision::F32] {
+        let Some(whole) = chunked(test, &scene, precision, None, None) else {
+            return;
+        };
+        let mut whole = whole.unwrap();
+        let mut rows = chunked(test, &scene, precision, Some(97), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((whole.row_chunk_count(), rows.row_chunk_count()), (1, 11));
+        whole.advance(100).unwrap();
+        rows.advance(100).unwrap();
+        let snapshot = rows.checkpoint_state().unwrap();
+        assert_eq!(snapshot, whole.checkpoint_state().unwrap(), "{precision}");
+        whole.advance(100).unwrap();
+        rows.advance(100).unwrap();
+        let (pw, pc) = (whole.particles().unwrap(), rows.particles().unwrap());
+        assert_eq!(pw, pc, "{precision}: row-chunked state differs");
+        assert_eq!(
+            whole.neighbor_lists().unwrap(),
+            rows.neighbor_lists().unwrap()
+        );
+        let (sw, sc) = (
+            whole.checkpoint_state().unwrap(),
+            rows.checkpoint_state().unwrap(),
+        );
+        let contacts = sc.contacts.as_ref().unwrap();
+        let touching: usize = used_history(contacts).iter().map(Vec::len).sum();
+        assert!(touching > 1500, "too few history entries: {touching}");
+        assert!(contacts.wall_spring.iter().any(|s| *s != DVec3::ZERO));
+        if precision == Precision::F32 {
+            assert!(sc.compensation.iter().any(|&c| c != 0.0));
+        }
+        assert_eq!(sw, sc, "{precision}: row-chunked snapshot differs");
+        assert_eq!(whole.diagnostics().unwrap(), rows.diagnostics().unwrap());
+
+        if precision == Precision::F64 {
+            // Against the CPU, as pour_f64_matches_cpu.
+            let mut c = CpuBackend::new(&scene).unwrap();
+            c.advance(200).unwrap();
+            let d = per_field(&c.particles().unwrap(), &pc);
+            eprintln!(
+                "row chunks: {touching} history entries; vs CPU x {:.2e}, v {:.2e}, α {:.2e}, Ω {:.2e}",
+                d[0], d[1], d[2], d[3]
+            );
+            assert!(d.iter().all(|&v| v <= 1e-9), "{d:?}");
+        }
+
+        // Restored from the chunked run's step-100 checkpoint with 64-particle chunks.
+        let ctx = gpu_common::context(test).unwrap();
+        let opts = GpuOptions {
+            precision,
+            max_neighbors: Some(32),
+            max_chunk_particles: Some(64),
+            ..Default::default()
+        };
+        let mut resumed = GpuBackend::restore(ctx, scene.model.clone(), &snapshot, &opts).unwrap();
+        resumed.advance(100).unwrap();
+        assert_eq!(
+            resumed.particles().unwrap(),
+            pw,
+            "{precision}: resumed state differs"
+        );
+        let sr = resumed.checkpoint_state().unwrap();
+        assert_eq!(sr.compensation, sw.compensation);
+        let (cr, cw) = (sr.contacts.unwrap(), sw.contacts.unwrap());
+        assert_eq!(used_history(&cr), used_history(&cw));
+        assert_eq!(cr.wall_spring, cw.wall_spring);
+        assert_eq!((cr.force, cr.moment), (cw.force, cw.moment));
+    }
+}
+
+/// On a device that binds only 32 KiB per storage buffer (pretended with
+/// `max_binding_bytes`), the 10³-particle f64 pour's row buffers are split into chunks
+/// sized to fit (the history springs, 384 B per particle, need 12) and the grid gets
+/// fewer buckets: the run has the unchunked run's bits. At 16 KiB the 24 000-byte `pos`
+/// array, which every kernel reads for partners, does not fit: the refusal names the
+/// buffer, its size, the limit and the total memory needed.
+#[test]
+fn small_device_chunks_rows_or_refuses() {
+    let test = "small_device_chunks_rows_or_refuses";
+    let scene = pour(10, 100);
+    let Some(whole) = chunked(test, &scene, Precision::F64, None, None) else {
+        return;
+    };
+    let mut whole = whole.unwrap();
+    let mut small = chunked(test, &scene, Precision::F64, None, Some(32 * 1024))
+        .unwrap()
+        .unwrap();
+    assert_eq!(small.row_chunk_count(), 12);
+    whole.advance(100).unwrap();
+    small.advance(100).unwrap();
+    assert_eq!(whole.particles().unwrap(), small.particles().unwrap());
+    assert_eq!(
+        whole.checkpoint_state().unwrap(),
+        small.checkpoint_state().unwrap()
+    );
+
+    let err = chunked(test, &scene, Precision::F64, None, Some(16 * 1024))
+        .unwrap()
+        .unwrap_err();
+    let message = err.to_string();
+    eprintln!("{message}");
+    assert!(
+        matches!(err, varidem::error::Error::DeviceTooSmall(_)),
+        "{message}"
+    );
+    for part in ["'pos'", "24000 bytes", "16384 bytes", "MiB"] {
+        assert!(message.contains(part), "{part} missing: {message}");
+    }
 }
 
 /// Two identical f32 GPU runs of the pour give bitwise-identical states (no atomics in

@@ -297,7 +297,8 @@ fn force_kernels_match_cpu_on_random_state() {
 
 /// Bond sets larger than one storage binding are split into chunks (here forced to 7
 /// bonds per chunk, so the cluster's bonds span many chunks): the chunked gather sums in
-/// the same order, so the run still matches the CPU.
+/// the same order, so the run still matches the CPU. The particles' neighbour rows are
+/// split too (7 particles per row chunk), through the binder contact law.
 #[test]
 fn chunked_bonds_match_cpu() {
     let m = common::random_cluster(5, ShearForm::Objective);
@@ -307,6 +308,7 @@ fn chunked_bonds_match_cpu() {
     let opts = GpuOptions {
         precision: Precision::F64,
         max_chunk_bonds: Some(7),
+        max_chunk_particles: Some(7),
         ..Default::default()
     };
     let mut g =

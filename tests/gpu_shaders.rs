@@ -190,6 +190,18 @@ fn records_match_wgsl_layout() {
             ("bond_base", bond_base),
         ]
     );
+    check_layout!(
+        "Rows",
+        varidem::gpu::layout::RowChunk,
+        Precision::F32,
+        4,
+        [
+            ("first", first),
+            ("count", count),
+            ("pad0", pad0),
+            ("pad1", pad1),
+        ]
+    );
     check_all::<f32>(Precision::F32);
     check_all::<f64>(Precision::F64);
     // The f64 bond record is the model's own record, uploaded as is.

@@ -80,6 +80,22 @@ struct Chunk {
     bond_base: u32,
 }
 
+// One chunk of the particle rows. The per-particle row buffers that only their owner
+// reads or writes (neighbour rows, contact-history ids and springs, wall springs,
+// gout, comp) are split into row chunks whose buffers each fit one storage binding;
+// the kernels that touch them (integrate_predict, neighbor_build, granular_forces,
+// particle_forces, integrate_correct) run once per chunk over particles first .. first + count and index those buffers by
+// i − first. Every particle's work is the same as in one dispatch, so the results
+// are bitwise the same; state arrays read for partners (pos, vel, ...) stay whole.
+struct Rows {
+    // Global id of the chunk's first particle.
+    first: u32,
+    // Particles in the chunk.
+    count: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
 struct Bond {
     i: u32,
@@ -168,18 +184,21 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 @group(0) @binding(16) var<storage, read> walls: array<Wall>;
 @group(0) @binding(17) var<storage, read_write> bucket_count: array<atomic<u32>>;
 @group(0) @binding(18) var<storage, read_write> bucket_items: array<u32>;
-// Per particle a row of 1 + max_neighbors: count, then ascending ids.
+// Per particle of the row chunk a row of 1 + max_neighbors: count, then ascending ids.
 @group(0) @binding(19) var<storage, read_write> neighbors: array<u32>;
 @group(0) @binding(20) var<storage, read_write> partials: array<real>;
 @group(0) @binding(21) var<storage, read_write> result: array<real>;
 // Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
+// Bound per row chunk (struct Rows), rows indexed from rows.first.
 @group(0) @binding(22) var<storage, read_write> comp: array<real>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
 // Granular (granular.wgsl): pair table, particle materials, the contact history in two
 // copies (A, B) that alternate by step parity (written: copy step & 1), and the
-// granular kernel's output per particle: force (3), moment (3), e_contact, e_wall.
+// granular kernel's output per particle: force (3), moment (3), e_contact, e_wall,
+// e_near. Bindings 19, 22, 26-32 and 33 are bound per row chunk (struct Rows): their
+// rows are those of the chunk's particles, indexed from rows.first.
 @group(0) @binding(24) var<storage, read> pair_table: array<PairMat>;
 @group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
 @group(0) @binding(26) var<storage, read_write> hist_id_a: array<u32>;
@@ -189,6 +208,7 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 @group(0) @binding(30) var<storage, read_write> wall_s_a: array<real>;
 @group(0) @binding(31) var<storage, read_write> wall_s_b: array<real>;
 @group(0) @binding(32) var<storage, read_write> gout: array<real>;
+@group(0) @binding(33) var<uniform> rows: Rows;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }
@@ -206,10 +226,10 @@ fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i 
 fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
 fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
 // Compensated x + d (Kahan): `comp` holds the rounding lost so far, negated; row k
-// (0: x, 1: v, 2: Ω) of particle i.
-fn comp_add(k: u32, i: u32, x: vec3<real>, d: vec3<real>) -> vec3<real> {
+// (0: x, 1: v, 2: Ω) of the row chunk's particle li (comp is a row buffer).
+fn comp_add(k: u32, li: u32, x: vec3<real>, d: vec3<real>) -> vec3<real> {
     if (!COMPENSATE) { return x + d; }
-    let o = 9u * i + 3u * k;
+    let o = 9u * li + 3u * k;
     let c = vec3<real>(comp[o], comp[o + 1u], comp[o + 2u]);
     let y = d - c;
     let t = x + y;

@@ -126,6 +126,21 @@ pub struct Chunk {
     pub bond_base: u32,
 }
 
+/// `struct Rows` (uniform): one chunk of the per-particle row buffers (neighbour rows,
+/// contact history, wall springs, `gout`), which the row kernels index from `first`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct RowChunk {
+    /// Global id of the chunk's first particle.
+    pub first: u32,
+    /// Particles in the chunk.
+    pub count: u32,
+    /// Padding to the 16 bytes of a uniform block.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+}
+
 /// `struct Bond` in either precision; in `f64` it has exactly the layout of
 /// [`crate::model::Bond`].
 #[repr(C)]
@@ -250,6 +265,7 @@ const _: () = {
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);
+    assert!(size_of::<RowChunk>() == 16);
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
     assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());

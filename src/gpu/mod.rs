@@ -24,7 +24,7 @@ use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
 use context::GpuContext;
-use layout::{BondRecord, Chunk, PairRecord, Params, Real, WallRecord};
+use layout::{BondRecord, Chunk, PairRecord, Params, Real, RowChunk, WallRecord};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
@@ -118,7 +118,8 @@ mod bind {
     pub(super) const WALL_S_A: u32 = 30;
     pub(super) const WALL_S_B: u32 = 31;
     pub(super) const GOUT: u32 = 32;
-    pub(super) const COUNT: usize = 33;
+    pub(super) const ROWS: u32 = 33;
+    pub(super) const COUNT: usize = 34;
 }
 
 /// GPU run options.
@@ -135,13 +136,22 @@ pub struct GpuOptions {
     /// Bonds per chunk (default: as many as fit one storage binding); tests set it small
     /// to exercise chunking.
     pub max_chunk_bonds: Option<u32>,
+    /// Particles per row chunk of the per-particle row buffers (neighbour rows, contact
+    /// history, wall springs, `gout`). Default: as many as fit
+    /// one storage binding; tests set it small to exercise row chunking.
+    pub max_chunk_particles: Option<u32>,
+    /// Storage-binding size to plan for, in bytes, when smaller than the adapter's
+    /// `max_storage_buffer_binding_size`: tests pretend a small device to exercise the
+    /// automatic chunk sizes and the [`Error::DeviceTooSmall`] refusal on small problems.
+    pub max_binding_bytes: Option<u64>,
 }
 
 /// A compiled kernel: its pipeline, bind group and what it is dispatched over.
 #[derive(Debug)]
 struct Kernel {
     pipeline: wgpu::ComputePipeline,
-    /// One bind group, or one per bond chunk for the kernels in [`CHUNKED`].
+    /// One bind group, or one per bond chunk for the kernels in [`CHUNKED`], or one per
+    /// row chunk for the kernels in [`ROW_CHUNKED`].
     bind_groups: Vec<wgpu::BindGroup>,
 }
 
@@ -150,9 +160,69 @@ const CHUNKED: [&str; 3] = ["bond_forces", "bond_gather", "reduce_bond_partials"
 /// Bindings that differ per bond chunk.
 const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
 
+/// Kernels bound and dispatched once per row chunk: the only ones that touch the
+/// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
+/// a partner's neighbour or history row: both sides of a contact keep their own copy
+/// of its spring), so a chunk needs no other chunk's rows bound.
+const ROW_CHUNKED: [&str; 5] = [
+    "integrate_predict",
+    "neighbor_build",
+    "granular_forces",
+    "particle_forces",
+    "integrate_correct",
+];
+/// Bindings that differ per row chunk: the per-particle rows that only their owner
+/// touches (the largest buffers of a granular run: 8 f64 history springs per particle
+/// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
+/// partners (`pos`, `vel`, ...) stay whole.
+const ROW_BINDINGS: [u32; 10] = [
+    bind::NEIGHBORS,
+    bind::COMP,
+    bind::HIST_ID_A,
+    bind::HIST_ID_B,
+    bind::HIST_S_A,
+    bind::HIST_S_B,
+    bind::WALL_S_A,
+    bind::WALL_S_B,
+    bind::GOUT,
+    bind::ROWS,
+];
+
+/// One row buffer of a problem: what each of its row chunks holds.
+struct RowBuffer<'a> {
+    /// Its binding, one of [`ROW_BINDINGS`].
+    binding: u32,
+    /// Buffer label.
+    label: &'static str,
+    /// Bytes per particle (0: unused by this problem).
+    per_row: u64,
+    /// The byte a fresh buffer is filled with (history ids start empty: `NO_PARTNER`).
+    fill: u8,
+    /// Initial contents of all rows in particle order, instead of `fill`.
+    init: Option<&'a [u8]>,
+}
+
+impl<'a> RowBuffer<'a> {
+    fn new(
+        binding: u32,
+        label: &'static str,
+        per_row: u64,
+        fill: u8,
+        init: Option<&'a [u8]>,
+    ) -> Self {
+        Self {
+            binding,
+            label,
+            per_row,
+            fill,
+            init,
+        }
+    }
+}
+
 /// Default neighbour-list capacity: a monodisperse packing has at most 12 touching
-/// neighbours, plus the skin's margin; 24 keeps the list of 10⁶ particles (100 MB)
-/// under lavapipe's 128 MiB storage-binding limit.
+/// neighbours, plus the skin's margin (the rows are split into chunks that fit the
+/// storage-binding limit, so the capacity does not bound N).
 pub const DEFAULT_MAX_NEIGHBORS: u32 = 24;
 
 /// Steps encoded per command buffer.
@@ -169,6 +239,10 @@ pub struct GpuBackend {
     buffers: Vec<wgpu::Buffer>,
     /// Per bond chunk, the buffers of [`CHUNK_BINDINGS`] in that order.
     chunk_buffers: Vec<Vec<wgpu::Buffer>>,
+    /// Per row chunk, the buffers of [`ROW_BINDINGS`] in that order.
+    row_buffers: Vec<Vec<wgpu::Buffer>>,
+    /// First particle and particle count of each row chunk.
+    rows: Vec<(u32, u32)>,
     kernels: BTreeMap<&'static str, Kernel>,
     n: u32,
     n_buckets: u32,
@@ -356,7 +430,22 @@ impl GpuBackend {
             .unwrap_or(DEFAULT_MAX_NEIGHBORS)
             .min(MAX_NEIGHBORS);
         let bucket_capacity = options.bucket_capacity.unwrap_or(16);
-        let n_buckets = (n as usize).next_power_of_two().max(64) as u32;
+        // The largest storage binding (a test hook may pretend it is smaller).
+        let limits = ctx.device.limits();
+        let max_bind = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(options.max_binding_bytes.unwrap_or(u64::MAX));
+        // About one bucket per particle (a power of two, for the hash mask), but no more
+        // than one binding of bucket_items holds: the grid is read for every partner, so
+        // it cannot be split by rows. Fewer buckets only hash more cells to one bucket;
+        // the sorted lists are the same unless a bucket overflows, which stops the run
+        // with an error naming bucket_capacity.
+        let fit = (max_bind / (4 * u64::from(bucket_capacity.max(1)))).max(1);
+        let n_buckets = (n as u64)
+            .next_power_of_two()
+            .max(64)
+            .min(1 << (63 - fit.leading_zeros())) as u32;
         let r_max = p.max_radius();
         let (k_pp, skin) = match model.contact {
             Some(c) => {
@@ -373,10 +462,6 @@ impl GpuBackend {
         let cell = (2.0 * r_max).max(near.cutoff) + skin;
         let rs = std::mem::size_of::<R>() as u64;
         // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
-        let limits = ctx.device.limits();
-        let max_bind = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
         let per_bond = (std::mem::size_of::<BondRecord<R>>() as u64).max(12 * rs);
         let chunk_len = options
             .max_chunk_bonds
@@ -467,15 +552,49 @@ impl GpuBackend {
         } else {
             (Vec::new(), Vec::new())
         };
-        let slots = n as u64 * max_contacts as u64;
         let wall_stride = model.walls.len().max(1) as u64;
-        let hist_ids = || vec![0xffu8; 4 * slots as usize];
-        let hist_springs = 3 * slots * rs;
-        let wall_springs = if hertz {
-            3 * n as u64 * wall_stride * rs
+        // The row buffers (ROW_BINDINGS but the uniform): their bytes per particle and
+        // initial contents.
+        let k = max_contacts as u64;
+        let wall_row = if hertz { 3 * wall_stride * rs } else { 0 };
+        // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
+        let comp_row = if rs == 4 { 36 } else { 0 };
+        let comp_init: Option<&[u8]> =
+            (rs == 4 && comp.len() == 9 * n as usize).then(|| bytemuck::cast_slice(comp));
+        let neighbor_row = if contact {
+            4 * (max_neighbors as u64 + 1)
         } else {
             0
         };
+        let gout_row = if granular { 9 * rs } else { 0 };
+        let row = RowBuffer::new;
+        let row_layout: [RowBuffer; 9] = [
+            row(bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
+            row(bind::COMP, "comp", comp_row, 0, comp_init),
+            row(bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
+            row(bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
+            row(bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0, None),
+            row(bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0, None),
+            row(bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
+            row(bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
+            row(bind::GOUT, "gout", gout_row, 0, None),
+        ];
+        debug_assert!(row_layout
+            .iter()
+            .map(|r| r.binding)
+            .eq(ROW_BINDINGS[..9].iter().copied()));
+        // Row chunks: contiguous particle ranges whose rows fit one storage binding in
+        // every row buffer.
+        let widest_row = row_layout.iter().map(|r| r.per_row).max().unwrap_or(0);
+        let rows_per_chunk = options
+            .max_chunk_particles
+            .map_or(u64::MAX, u64::from)
+            .min(max_bind.checked_div(widest_row).unwrap_or(u64::MAX))
+            .clamp(1, u64::from(n.max(1))) as u32;
+        let row_chunks: Vec<(u32, u32)> = (0..n.max(1))
+            .step_by(rows_per_chunk as usize)
+            .map(|first| (first, rows_per_chunk.min(n - first)))
+            .collect();
         let props: Vec<R> = (0..p.len())
             .flat_map(|i| {
                 [
@@ -557,47 +676,63 @@ impl GpuBackend {
                     0
                 }),
             ),
-            (
-                bind::NEIGHBORS,
-                "neighbors",
-                zeros(if contact {
-                    4 * n as u64 * (max_neighbors as u64 + 1)
-                } else {
-                    0
-                }),
-            ),
+            // Bindings 19, 22 and 26-33 are bound per row chunk (below).
+            (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
             (
                 bind::PARTIALS,
                 "partials",
                 zeros(16 * n_partials as u64 * rs),
             ),
             (bind::RESULT, "result", zeros(16 * rs)),
-            (
-                bind::COMP,
-                "comp",
-                if rs != 4 {
-                    Vec::new()
-                } else if comp.len() == 9 * n as usize {
-                    bytemuck::cast_slice(comp).to_vec()
-                } else {
-                    zeros(3 * n3)
-                },
-            ),
+            (bind::COMP, "comp (per row chunk)", Vec::new()),
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
             (bind::PAIR_TABLE, "pair_table", pair_table),
             (bind::PMATERIAL, "pmaterial", pmaterial),
-            (bind::HIST_ID_A, "hist_id_a", hist_ids()),
-            (bind::HIST_ID_B, "hist_id_b", hist_ids()),
-            (bind::HIST_S_A, "hist_s_a", zeros(hist_springs)),
-            (bind::HIST_S_B, "hist_s_b", zeros(hist_springs)),
-            (bind::WALL_S_A, "wall_s_a", zeros(wall_springs)),
-            (bind::WALL_S_B, "wall_s_b", zeros(wall_springs)),
-            (
-                bind::GOUT,
-                "gout",
-                zeros(if granular { 9 * n as u64 * rs } else { 0 }),
-            ),
+            (bind::HIST_ID_A, "hist_id_a (per row chunk)", Vec::new()),
+            (bind::HIST_ID_B, "hist_id_b (per row chunk)", Vec::new()),
+            (bind::HIST_S_A, "hist_s_a (per row chunk)", Vec::new()),
+            (bind::HIST_S_B, "hist_s_b (per row chunk)", Vec::new()),
+            (bind::WALL_S_A, "wall_s_a (per row chunk)", Vec::new()),
+            (bind::WALL_S_B, "wall_s_b (per row chunk)", Vec::new()),
+            (bind::GOUT, "gout (per row chunk)", Vec::new()),
+            (bind::ROWS, "rows (per row chunk)", Vec::new()),
         ];
+        // Per row chunk: its rows of every row buffer, then its Rows uniform.
+        let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
+            .iter()
+            .enumerate()
+            .map(|(c, &(first, count))| {
+                let info = RowChunk {
+                    first,
+                    count,
+                    ..Default::default()
+                };
+                let suffix = if row_chunks.len() > 1 {
+                    format!("[{c}]")
+                } else {
+                    String::new()
+                };
+                row_layout
+                    .iter()
+                    .map(|r| {
+                        let (from, to) = (
+                            (r.per_row * first as u64) as usize,
+                            (r.per_row * (first + count) as u64) as usize,
+                        );
+                        let data = match r.init {
+                            Some(all) => all[from..to].to_vec(),
+                            None => vec![r.fill; to - from],
+                        };
+                        (r.binding, format!("{}{suffix}", r.label), data)
+                    })
+                    .chain(std::iter::once((
+                        bind::ROWS,
+                        format!("rows{suffix}"),
+                        bytemuck::bytes_of(&info).to_vec(),
+                    )))
+                    .collect()
+            })
+            .collect();
         // Per chunk: bonds, bond_out, incidence, chunk uniform.
         let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 4]> = Vec::new();
         let mut bond_base = 0u32;
@@ -649,31 +784,47 @@ impl GpuBackend {
             + chunk_contents
                 .iter()
                 .flatten()
+                .chain(row_contents.iter().flatten())
                 .map(|c| c.2.len() as u64)
                 .sum::<u64>();
         let chunk_refs = chunk_contents
             .iter()
             .flatten()
+            .chain(row_contents.iter().flatten())
             .map(|(b, l, d)| (*b, l.as_str(), d));
-        for (_, label, data) in contents
+        for (b, label, data) in contents
             .iter()
             .map(|(b, l, d)| (*b, *l, d))
             .chain(chunk_refs)
         {
             let size = data.len() as u64;
-            if size > limits.max_storage_buffer_binding_size || size > limits.max_buffer_size {
+            if size > max_bind {
+                // Row and bond chunks are sized to fit, so this is a whole array that
+                // kernels index by any partner, or a single row or bond too large.
+                let why = if ROW_BINDINGS.contains(&b) {
+                    "one particle's row alone exceeds it"
+                } else if CHUNK_BINDINGS.contains(&b) {
+                    "one bond alone exceeds it"
+                } else {
+                    "kernels read this array for any particle's partners, so it is not split into chunks"
+                };
                 return Err(Error::DeviceTooSmall(format!(
-                    "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {} bytes per storage buffer; total device memory needed ≈ {:.1} MiB",
+                    "buffer '{label}' needs {size} bytes ({n} particles, {nb} bonds) but adapter {} binds at most {max_bind} bytes per storage buffer ({why}); total device memory needed ≈ {:.1} MiB",
                     ctx.summary.name,
-                    limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
                     total as f64 / 1048576.0
                 )));
             }
         }
+        log::debug!(
+            "gpu buffers: {:.1} MiB; {} row chunk(s) of ≤ {rows_per_chunk} particles, {} bond chunk(s)",
+            total as f64 / 1048576.0,
+            row_chunks.len(),
+            bond_chunks.len()
+        );
 
         let device = &ctx.device;
         let make = |b: u32, label: &str, data: &Vec<u8>| -> wgpu::Buffer {
-            let usage = if b == bind::PARAMS || b == bind::CHUNK {
+            let usage = if b == bind::PARAMS || b == bind::CHUNK || b == bind::ROWS {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
             } else {
                 wgpu::BufferUsages::STORAGE
@@ -700,6 +851,10 @@ impl GpuBackend {
             }
             buf
         };
+        // Every buffer fits a binding, but together they may not fit the device's
+        // memory: an allocation failure becomes the same clear refusal.
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffers: Vec<wgpu::Buffer> = contents
             .iter()
             .map(|(b, label, data)| make(*b, label, data))
@@ -712,6 +867,25 @@ impl GpuBackend {
                     .collect()
             })
             .collect();
+        let row_buffers: Vec<Vec<wgpu::Buffer>> = row_contents
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|(b, label, data)| make(*b, label, data))
+                    .collect()
+            })
+            .collect();
+        drop(row_contents);
+        if let Some(e) = pollster::block_on(out_of_memory.pop()) {
+            return Err(Error::DeviceTooSmall(format!(
+                "allocating {:.1} MiB of buffers ({n} particles, {nb} bonds) on adapter {} failed: {e}",
+                total as f64 / 1048576.0,
+                ctx.summary.name
+            )));
+        }
+        if let Some(e) = pollster::block_on(validation.pop()) {
+            return Err(Error::Backend(format!("buffer set-up: {e}")));
+        }
 
         let precision = if rs == 8 {
             Precision::F64
@@ -752,12 +926,30 @@ impl GpuBackend {
                     cache: None,
                 });
                 let layout = pipeline.get_bind_group_layout(0);
+                // A kernel dispatched once must not reach a per-chunk binding: it would
+                // get the empty placeholder.
+                let per_chunk: &[u32] = if CHUNKED.contains(&ep) {
+                    &CHUNK_BINDINGS
+                } else if ROW_CHUNKED.contains(&ep) {
+                    &ROW_BINDINGS
+                } else {
+                    &[]
+                };
+                if let Some(b) = used.iter().find(|&&b| {
+                    (CHUNK_BINDINGS.contains(&b) || ROW_BINDINGS.contains(&b))
+                        && !per_chunk.contains(&b)
+                }) {
+                    return Err(Error::Backend(format!(
+                        "kernel {ep} uses binding {b}, which is bound per chunk, but is not dispatched per chunk"
+                    )));
+                }
+                // The bind group of one chunk: its buffers for the per-chunk bindings,
+                // the shared ones for the rest.
                 let group = |chunk: Option<&Vec<wgpu::Buffer>>| {
                     let entries: Vec<wgpu::BindGroupEntry> = used
                         .iter()
                         .map(|&b| {
-                            let buffer = match (chunk, CHUNK_BINDINGS.iter().position(|&x| x == b))
-                            {
+                            let buffer = match (chunk, per_chunk.iter().position(|&x| x == b)) {
                                 (Some(c), Some(k)) => &c[k],
                                 _ => &buffers[b as usize],
                             };
@@ -775,6 +967,8 @@ impl GpuBackend {
                 };
                 let bind_groups = if CHUNKED.contains(&ep) {
                     chunk_buffers.iter().map(|c| group(Some(c))).collect()
+                } else if ROW_CHUNKED.contains(&ep) {
+                    row_buffers.iter().map(|c| group(Some(c))).collect()
                 } else {
                     vec![group(None)]
                 };
@@ -798,6 +992,8 @@ impl GpuBackend {
             dt,
             buffers,
             chunk_buffers,
+            row_buffers,
+            rows: row_chunks,
             kernels,
             n,
             n_buckets,
@@ -832,6 +1028,12 @@ impl GpuBackend {
         Ok(me)
     }
 
+    /// Number of row chunks the per-particle row buffers are split into (1 when they
+    /// fit one storage binding): tests check that chunking took place.
+    pub fn row_chunk_count(&self) -> usize {
+        self.rows.len()
+    }
+
     /// The adapter this backend runs on.
     pub fn adapter_name(&self) -> &str {
         &self.ctx.summary.name
@@ -854,8 +1056,8 @@ impl GpuBackend {
         self.dispatch_chunk(pass, name, 0, groups);
     }
 
-    /// Dispatches `name` with the bind group of bond chunk `chunk` (0 for unchunked
-    /// kernels).
+    /// Dispatches `name` with the bind group of bond or row chunk `chunk` (0 for
+    /// unchunked kernels).
     fn dispatch_chunk(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -869,30 +1071,39 @@ impl GpuBackend {
         pass.dispatch_workgroups(groups, 1, 1);
     }
 
+    /// Dispatches a kernel of [`ROW_CHUNKED`] once per row chunk, over its particles.
+    /// Every particle's work does not depend on the chunking, so the results are the
+    /// same bits as one dispatch over all particles.
+    fn dispatch_rows(&self, pass: &mut wgpu::ComputePass<'_>, name: &str) {
+        for (c, &(_, count)) in self.rows.iter().enumerate() {
+            self.dispatch_chunk(pass, name, c, groups(count));
+        }
+    }
+
     /// Grid (when stale), bond forces and particle forces.
     fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
         if self.contact {
             self.dispatch(pass, "grid_clear", groups(self.n_buckets));
             self.dispatch(pass, "grid_insert", groups(self.n));
-            self.dispatch(pass, "neighbor_build", groups(self.n));
+            self.dispatch_rows(pass, "neighbor_build");
             self.dispatch(pass, "grid_finish", 1);
         }
         if self.granular {
-            self.dispatch(pass, "granular_forces", groups(self.n));
+            self.dispatch_rows(pass, "granular_forces");
         }
         for (c, &len) in self.chunks.iter().enumerate() {
             self.dispatch_chunk(pass, "bond_forces", c, groups(len));
             self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
         }
-        self.dispatch(pass, "particle_forces", groups(self.n));
+        self.dispatch_rows(pass, "particle_forces");
     }
 
     fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.dispatch(pass, "step_begin", 1);
-        self.dispatch(pass, "integrate_predict", groups(self.n));
+        self.dispatch_rows(pass, "integrate_predict");
         self.encode_forces(pass);
         if self.integrator != IntegratorKind::SymplecticEuler {
-            self.dispatch(pass, "integrate_correct", groups(self.n));
+            self.dispatch_rows(pass, "integrate_correct");
         }
     }
 
@@ -938,20 +1149,82 @@ impl GpuBackend {
         self.read_buffer_reals(&self.buffers[binding as usize], count)
     }
 
-    /// The first `count` reals of `buffer`, widened to `f64`.
-    fn read_buffer_reals(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<f64>> {
-        let rs = match self.precision {
+    /// Bytes per real of the kernels.
+    fn real_size(&self) -> usize {
+        match self.precision {
             Precision::F32 => 4,
             Precision::F64 => 8,
-        };
-        let raw = self.read_buffer(buffer, (count * rs) as u64)?;
-        Ok(match self.precision {
-            Precision::F32 => bytemuck::cast_slice::<u8, f32>(&raw[..count * 4])
+        }
+    }
+
+    /// The first `count` reals of `raw` (kernel precision), widened to `f64`.
+    fn reals_from_bytes(&self, raw: &[u8], count: usize) -> Vec<f64> {
+        match self.precision {
+            Precision::F32 => bytemuck::pod_collect_to_vec::<u8, f32>(&raw[..count * 4])
                 .iter()
                 .map(|&v| v as f64)
                 .collect(),
             Precision::F64 => bytemuck::pod_collect_to_vec::<u8, f64>(&raw[..count * 8]),
-        })
+        }
+    }
+
+    /// `values` rounded to the kernel precision, as bytes.
+    fn real_bytes(&self, values: &[f64]) -> Vec<u8> {
+        match self.precision {
+            Precision::F32 => {
+                let v: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+                bytemuck::cast_slice(&v).to_vec()
+            }
+            Precision::F64 => bytemuck::cast_slice(values).to_vec(),
+        }
+    }
+
+    /// The first `count` reals of `buffer`, widened to `f64`.
+    fn read_buffer_reals(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<f64>> {
+        let raw = self.read_buffer(buffer, (count * self.real_size()) as u64)?;
+        Ok(self.reals_from_bytes(&raw, count))
+    }
+
+    /// The buffers of row binding `binding` (one of [`ROW_BINDINGS`]), one per row chunk,
+    /// with the particle count of each.
+    fn row_chunk_buffers(&self, binding: u32) -> Result<Vec<(&wgpu::Buffer, usize)>> {
+        let slot = ROW_BINDINGS
+            .iter()
+            .position(|&b| b == binding)
+            .ok_or_else(|| Error::Backend(format!("binding {binding} is not a row binding")))?;
+        Ok(self
+            .row_buffers
+            .iter()
+            .zip(&self.rows)
+            .map(|(bufs, &(_, count))| (&bufs[slot], count as usize))
+            .collect())
+    }
+
+    /// Every particle's row of row binding `binding` (`bytes_per_row` each), read from
+    /// each row chunk's buffer and concatenated in particle order.
+    fn read_rows(&self, binding: u32, bytes_per_row: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.n as usize * bytes_per_row);
+        for (buffer, count) in self.row_chunk_buffers(binding)? {
+            let bytes = count * bytes_per_row;
+            if bytes > 0 {
+                out.extend_from_slice(&self.read_buffer(buffer, bytes as u64)?[..bytes]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Uploads `data`, every particle's row of row binding `binding` in particle order
+    /// (`bytes_per_row` each), into the row chunks' buffers.
+    fn write_rows(&self, binding: u32, bytes_per_row: usize, data: &[u8]) -> Result<()> {
+        let mut rest = data;
+        for (buffer, count) in self.row_chunk_buffers(binding)? {
+            let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
+            if !part.is_empty() {
+                self.ctx.queue.write_buffer(buffer, 0, part);
+            }
+            rest = tail;
+        }
+        Ok(())
     }
 
     fn read_vec3(&self, binding: u32) -> Result<Vec<DVec3>> {
@@ -970,18 +1243,17 @@ impl GpuBackend {
 
     /// Uploads `values` (rounded to the kernel precision) into the buffer at `binding`.
     fn write_reals(&self, binding: u32, values: &[f64]) {
-        let buffer = &self.buffers[binding as usize];
-        match self.precision {
-            Precision::F32 => {
-                let v: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-                self.ctx
-                    .queue
-                    .write_buffer(buffer, 0, bytemuck::cast_slice(&v));
-            }
-            Precision::F64 => self
-                .ctx
-                .queue
-                .write_buffer(buffer, 0, bytemuck::cast_slice(values)),
+        self.ctx
+            .queue
+            .write_buffer(&self.buffers[binding as usize], 0, &self.real_bytes(values));
+    }
+
+    /// Wall springs per particle in the wall-spring rows (none without history).
+    fn wall_stride(&self) -> usize {
+        if self.max_contacts > 0 {
+            self.model.walls.len().max(1)
+        } else {
+            0
         }
     }
 
@@ -1001,26 +1273,22 @@ impl GpuBackend {
             return Ok(None);
         }
         let n = self.n as usize;
-        let slots = n * self.max_contacts as usize;
-        let walls = if self.max_contacts > 0 {
-            n * self.model.walls.len().max(1)
-        } else {
-            0
-        };
+        let k = self.max_contacts as usize;
+        let slots = n * k;
+        let stride = self.wall_stride();
+        let rs = self.real_size();
         let (ids, springs, wall_springs) = self.history_bindings();
-        let partner = if slots > 0 {
-            let raw = self.read(ids, 4 * slots as u64)?;
-            bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * slots])
-        } else {
-            Vec::new()
-        };
+        let partner = bytemuck::pod_collect_to_vec::<u8, u32>(&self.read_rows(ids, 4 * k)?);
         let vec3s = |v: Vec<f64>| -> Vec<DVec3> {
             v.chunks_exact(3)
                 .map(|c| DVec3::new(c[0], c[1], c[2]))
                 .collect()
         };
-        let spring = vec3s(self.read_reals(springs, 3 * slots)?);
-        let wall_spring = vec3s(self.read_reals(wall_springs, 3 * walls)?);
+        let spring = vec3s(self.reals_from_bytes(&self.read_rows(springs, 3 * k * rs)?, 3 * slots));
+        let wall_spring = vec3s(self.reals_from_bytes(
+            &self.read_rows(wall_springs, 3 * stride * rs)?,
+            3 * n * stride,
+        ));
         let energy = self.read_reals(bind::PENERGY, 3 * n)?;
         Ok(Some(ContactState {
             slots: self.max_contacts,
@@ -1036,13 +1304,11 @@ impl GpuBackend {
     /// Puts a snapshot's contact state in place of what the set-up evaluation computed.
     fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
         let n = self.n as usize;
-        let walls = if self.max_contacts > 0 {
-            n * self.model.walls.len().max(1)
-        } else {
-            0
-        };
+        let stride = self.wall_stride();
+        let walls = n * stride;
         if c.slots != self.max_contacts
             || c.partner.len() != n * c.slots as usize
+            || c.spring.len() != c.partner.len()
             || c.wall_spring.len() != walls
             || c.force.len() != n
         {
@@ -1055,16 +1321,18 @@ impl GpuBackend {
         }
         let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
         let (ids, springs, wall_springs) = self.history_bindings();
+        let k = c.slots as usize;
+        let rs = self.real_size();
         if !c.partner.is_empty() {
-            self.ctx.queue.write_buffer(
-                &self.buffers[ids as usize],
-                0,
-                bytemuck::cast_slice(&c.partner),
-            );
-            self.write_reals(springs, &flat(&c.spring));
+            self.write_rows(ids, 4 * k, bytemuck::cast_slice(&c.partner))?;
+            self.write_rows(springs, 3 * k * rs, &self.real_bytes(&flat(&c.spring)))?;
         }
         if !c.wall_spring.is_empty() {
-            self.write_reals(wall_springs, &flat(&c.wall_spring));
+            self.write_rows(
+                wall_springs,
+                3 * stride * rs,
+                &self.real_bytes(&flat(&c.wall_spring)),
+            )?;
         }
         self.write_reals(bind::FORCE, &flat(&c.force));
         self.write_reals(bind::MOMENT, &flat(&c.moment));
@@ -1144,8 +1412,8 @@ impl GpuBackend {
             return Ok(Vec::new());
         }
         let row = self.max_neighbors as usize + 1;
-        let raw = self.read(bind::NEIGHBORS, 4 * (self.n as usize * row) as u64)?;
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&raw[..4 * self.n as usize * row]);
+        let words: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 4 * row)?);
         Ok(words
             .chunks_exact(row)
             .map(|r| r[1..1 + r[0] as usize].to_vec())
@@ -1170,9 +1438,7 @@ impl Backend for GpuBackend {
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
             Precision::F32 => {
-                let count = 9 * self.n as usize;
-                let raw = self.read(bind::COMP, 4 * count as u64)?;
-                bytemuck::pod_collect_to_vec::<u8, f32>(&raw[..4 * count])
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 36)?)
             }
             Precision::F64 => Vec::new(),
         };
