@@ -213,4 +213,9 @@ pub trait Backend {
         let _ = error;
         false
     }
+    /// Neighbour-list builds so far (`None` without a neighbour list or when the backend
+    /// does not count them): a throughput figure means little without it.
+    fn neighbor_builds(&mut self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }

@@ -465,10 +465,12 @@ fn bench_command(
         backend.name()
     );
     backend.advance(warmup)?;
+    let builds_before = backend.neighbor_builds()?;
     log::info!("timing {steps} step(s)");
     let start = Instant::now();
     backend.advance(steps)?;
     let seconds = start.elapsed().as_secs_f64();
+    let builds = backend.neighbor_builds()?.zip(builds_before).map(|(a, b)| a - b);
     let rate = |count: usize| {
         if seconds > 0.0 {
             count as f64 * steps as f64 / seconds
@@ -490,6 +492,9 @@ fn bench_command(
             "contacts per particle (walls included): {:.2}",
             touching as f64 / particles.max(1) as f64
         );
+    }
+    if let Some(b) = builds {
+        println!("neighbour-list builds during the timed steps: {b}");
     }
     Ok(())
 }

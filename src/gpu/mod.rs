@@ -1422,6 +1422,13 @@ impl GpuBackend {
 }
 
 impl Backend for GpuBackend {
+    fn neighbor_builds(&mut self) -> Result<Option<u64>> {
+        if !self.contact {
+            return Ok(None);
+        }
+        Ok(Some(u64::from(self.neighbor_stats()?.0)))
+    }
+
     fn name(&self) -> String {
         format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
     }
