@@ -9,8 +9,13 @@ fn rebuilding() -> bool { return atomicLoad(&status[STATUS_REBUILD]) != 0u && !f
 
 fn cell_of(x: vec3<real>) -> vec3<i32> { return vec3<i32>(floor(x * params.inv_cell)); }
 
+// A linear hash (mod 2^32, then mod n_buckets, a power of two ≥ 32): the 27 cells around
+// any cell fall in 27 distinct buckets, because the offsets dx·P₁ + dy·P₂ + dz·P₃
+// (dx, dy, dz ∈ {−1, 0, 1}) are distinct mod every 2^k with k ≥ 5 (checked in
+// src/gpu/mod.rs tests). neighbor_build therefore visits no bucket twice without
+// checking.
 fn bucket_of(c: vec3<i32>) -> u32 {
-    let h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u) ^ (bitcast<u32>(c.z) * 83492791u);
+    let h = bitcast<u32>(c.x) * HASH_P1 + bitcast<u32>(c.y) * HASH_P2 + bitcast<u32>(c.z) * HASH_P3;
     return h & (params.n_buckets - 1u);
 }
 
@@ -43,8 +48,6 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     let x = get_pos(i);
     let r = radius_of(i);
     let c = cell_of(x);
-    var seen: array<u32, 27>;
-    var nseen = 0u;
     var list: array<u32, MAX_NEIGHBORS>;
     var n = 0u;
     var overflow = false;
@@ -52,13 +55,6 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dx = -1; dx <= 1; dx++) {
                 let b = bucket_of(c + vec3<i32>(dx, dy, dz));
-                var dup = false;
-                for (var q = 0u; q < nseen; q++) {
-                    if (seen[q] == b) { dup = true; }
-                }
-                if (dup) { continue; }
-                seen[nseen] = b;
-                nseen++;
                 let count = min(atomicLoad(&bucket_count[b]), params.bucket_capacity);
                 for (var s = 0u; s < count; s++) {
                     let j = bucket_items[b * params.bucket_capacity + s];
@@ -93,7 +89,10 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         neighbors[row + 1u + s] = list[s];
     }
     set_ref(i, x);
-    atomicMax(&status[STATUS_MAX_NEIGHBORS], n);
+    // Most lists are not the longest: read before the (contended) read-modify-write.
+    if (n > atomicLoad(&status[STATUS_MAX_NEIGHBORS])) {
+        atomicMax(&status[STATUS_MAX_NEIGHBORS], n);
+    }
 }
 
 // One invocation after neighbor_build: the list is fresh again.

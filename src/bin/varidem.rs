@@ -470,7 +470,10 @@ fn bench_command(
     let start = Instant::now();
     backend.advance(steps)?;
     let seconds = start.elapsed().as_secs_f64();
-    let builds = backend.neighbor_builds()?.zip(builds_before).map(|(a, b)| a - b);
+    let builds = backend
+        .neighbor_builds()?
+        .zip(builds_before)
+        .map(|(a, b)| a - b);
     let rate = |count: usize| {
         if seconds > 0.0 {
             count as f64 * steps as f64 / seconds

@@ -1002,7 +1002,11 @@ fn kinematics(p: &Particles, i: usize) -> Kinematics {
 
 impl Backend for CpuBackend {
     fn neighbor_builds(&mut self) -> Result<Option<u64>> {
-        Ok(self.model.contact.is_some().then_some(self.neighbors.builds))
+        Ok(self
+            .model
+            .contact
+            .is_some()
+            .then_some(self.neighbors.builds))
     }
 
     fn name(&self) -> String {

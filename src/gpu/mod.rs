@@ -445,7 +445,8 @@ impl GpuBackend {
         let n_buckets = (n as u64)
             .next_power_of_two()
             .max(64)
-            .min(1 << (63 - fit.leading_zeros())) as u32;
+            .min(1 << (63 - fit.leading_zeros()))
+            .max(u64::from(shaders::MIN_BUCKETS)) as u32;
         let r_max = p.max_radius();
         let (k_pp, skin) = match model.contact {
             Some(c) => {

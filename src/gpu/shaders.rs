@@ -75,6 +75,24 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     },
 ];
 
+/// Multipliers of the GPU grid's linear cell hash (`bucket_of` in `shaders/grid.wgsl`):
+/// the 27 cells around any cell hash to 27 distinct buckets for every power-of-two
+/// bucket count of at least [`MIN_BUCKETS`] (tested), so the neighbour search needs no
+/// duplicate check.
+pub const HASH_PRIMES: [u32; 3] = [73_856_093, 19_349_663, 83_492_791];
+
+/// Fewest grid buckets: below 32 two cells of one neighbourhood could share a bucket.
+pub const MIN_BUCKETS: u32 = 32;
+
+/// The bucket of cell `c` under the linear hash (the twin of `bucket_of`).
+pub fn bucket_of(c: [i32; 3], n_buckets: u32) -> u32 {
+    let h = (c[0] as u32)
+        .wrapping_mul(HASH_PRIMES[0])
+        .wrapping_add((c[1] as u32).wrapping_mul(HASH_PRIMES[1]))
+        .wrapping_add((c[2] as u32).wrapping_mul(HASH_PRIMES[2]));
+    h & (n_buckets - 1)
+}
+
 /// The generated header: precision alias and constants.
 pub fn header(precision: Precision) -> String {
     // f32 builds compensate the state updates (see `comp` in layout.wgsl).
@@ -83,7 +101,8 @@ pub fn header(precision: Precision) -> String {
         Precision::F64 => ("f64", "1.7976931348623157e308", false),
     };
     format!(
-        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\nconst COMPENSATE: bool = {compensate};\n"
+        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\nconst COMPENSATE: bool = {compensate};\nconst HASH_P1: u32 = {}u;\nconst HASH_P2: u32 = {}u;\nconst HASH_P3: u32 = {}u;\n",
+        HASH_PRIMES[0], HASH_PRIMES[1], HASH_PRIMES[2]
     )
 }
 
@@ -135,4 +154,45 @@ pub fn used_bindings(
         .collect();
     out.sort_unstable();
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 27 cells around a cell hash to 27 distinct buckets, for every power-of-two
+    /// bucket count from [`MIN_BUCKETS`] up and cells anywhere (negative coordinates
+    /// and the wrap of u32 included): `neighbor_build` relies on it.
+    #[test]
+    fn neighbourhoods_hash_to_distinct_buckets() {
+        let centres = [
+            [0, 0, 0],
+            [-1, 5, -7],
+            [i32::MAX, i32::MIN, 12345],
+            [-40, -40, -40],
+        ];
+        for k in MIN_BUCKETS.trailing_zeros()..32 {
+            let nb = 1u32 << k;
+            for c in centres {
+                let mut seen: Vec<u32> = (-1..=1)
+                    .flat_map(|dz| {
+                        (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| [dx, dy, dz]))
+                    })
+                    .map(|d: [i32; 3]| {
+                        bucket_of(
+                            [
+                                c[0].wrapping_add(d[0]),
+                                c[1].wrapping_add(d[1]),
+                                c[2].wrapping_add(d[2]),
+                            ],
+                            nb,
+                        )
+                    })
+                    .collect();
+                seen.sort_unstable();
+                seen.dedup();
+                assert_eq!(seen.len(), 27, "{nb} buckets around {c:?}");
+            }
+        }
+    }
 }
