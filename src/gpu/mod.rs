@@ -860,22 +860,16 @@ impl GpuBackend {
             .iter()
             .map(|(b, label, data)| make(*b, label, data))
             .collect();
-        let chunk_buffers: Vec<Vec<wgpu::Buffer>> = chunk_contents
-            .iter()
-            .map(|c| {
-                c.iter()
-                    .map(|(b, label, data)| make(*b, label, data))
-                    .collect()
-            })
-            .collect();
-        let row_buffers: Vec<Vec<wgpu::Buffer>> = row_contents
-            .iter()
-            .map(|c| {
-                c.iter()
-                    .map(|(b, label, data)| make(*b, label, data))
-                    .collect()
-            })
-            .collect();
+        // One chunk's buffers (bond or row chunk), in its bindings' order.
+        let make_set = |set: &[(u32, String, Vec<u8>)]| -> Vec<wgpu::Buffer> {
+            set.iter()
+                .map(|(b, label, data)| make(*b, label, data))
+                .collect()
+        };
+        let chunk_buffers: Vec<Vec<wgpu::Buffer>> =
+            chunk_contents.iter().map(|c| make_set(c)).collect();
+        let row_buffers: Vec<Vec<wgpu::Buffer>> =
+            row_contents.iter().map(|c| make_set(c)).collect();
         drop(row_contents);
         if let Some(e) = pollster::block_on(out_of_memory.pop()) {
             return Err(Error::DeviceTooSmall(format!(
