@@ -20,11 +20,10 @@ fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     bond_out[o + 9u] = r.e_bend; bond_out[o + 10u] = r.e_axial; bond_out[o + 11u] = r.e_shear;
 }
 
-fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
-
 // Kernel bond_gather: per particle, adds the chunk's bond results in ascending bond id
 // to the running force and moment (chunks are contiguous id ranges, so the summation
-// order is that of the CPU gather).
+// order is that of the CPU gather). Dispatched for every bond chunk but the last, whose
+// results particle_forces gathers itself (gather_bonds).
 @compute @workgroup_size(WG)
 fn bond_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -35,20 +34,7 @@ fn bond_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
         f = get_force(i);
         t = get_moment(i);
     }
-    let first = incidence[i];
-    let last = incidence[i + 1u];
-    let base = params.n_particles + 1u;
-    for (var k = first; k < last; k++) {
-        let e = incidence[base + k];
-        let o = 12u * (e >> 1u);
-        if ((e & 1u) == 0u) {
-            f += bond_vec(o);
-            t += bond_vec(o + 3u);
-        } else {
-            f -= bond_vec(o);
-            t += bond_vec(o + 6u);
-        }
-    }
+    gather_bonds(i, &f, &t);
     set_force(i, f);
     set_moment(i, t);
 }

@@ -1,6 +1,7 @@
 // Integrators (Baker & Gonzalez maps 23, 25, 27) split into predict and correct halves:
-// the twin of src/integrators/mod.rs and the kernels integrate_predict /
-// integrate_correct of src/cpu/mod.rs.
+// the twin of src/integrators/mod.rs and the kernel integrate_predict of src/cpu/mod.rs.
+// The correct half (the twin of CpuBackend::integrate_correct) ends particle_forces:
+// correct_particle in particles.wgsl.
 
 // One invocation: counts the step (stops counting once an error is raised).
 @compute @workgroup_size(1)
@@ -95,24 +96,5 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (dot(moved, moved) > half * half) {
             atomicOr(&status[STATUS_REBUILD], 1u);
         }
-    }
-}
-
-@compute @workgroup_size(WG)
-fn integrate_correct(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let li = gid.x;
-    if (li >= rows.count) { return; }
-    let i = rows.first + li;
-    if (failed() || params.integrator == 2u || is_removed(i)) { return; }
-    let h = params.dt;
-    if ((pflags[i] & FLAG_HELD) == 0u) {
-        set_vel(i, comp_add(1u, li, get_vel(i), (0.5 * h / mass_of(i)) * get_force(i)));
-    } else {
-        set_vel(i, vec3<real>(0.0));
-    }
-    if ((pflags[i] & FLAG_NO_ROTATION) != 0u) {
-        set_omega(i, vec3<real>(0.0));
-    } else {
-        set_omega(i, comp_add(2u, li, get_omega(i), (0.5 * h / inertia_of(i)) * get_moment(i)));
     }
 }

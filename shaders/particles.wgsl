@@ -1,19 +1,46 @@
-// Kernel particle_forces: per particle, after bond_gather has summed the bond results,
-// contacts over the neighbour list (ascending id), walls and the field. With
-// bond_gather, the twin of CpuBackend::particle_force. Dispatched once per row chunk
-// (struct Rows): it reads its particle's neighbour row and gout row at li = i − first.
+// Kernel particle_forces: per particle, the bond results (earlier bond chunks summed by
+// bond_gather, the last chunk's gathered here), contacts over the neighbour list
+// (ascending id), walls and the field, then the correct half of the step
+// (correct_particle, below). The twin of CpuBackend::particle_force followed
+// by CpuBackend::integrate_correct. Dispatched once per row chunk (struct Rows): it
+// reads its particle's neighbour, gout and comp rows at li = i − first, and the last
+// bond chunk's results.
+
+// The correct half of maps (23) and (25) for particle i (row li of its chunk) with its
+// new force f and moment t; map (27) has none. particle_forces applies it as soon as it
+// has summed f and t: no kernel reads a velocity between the force sums and the end
+// of the step, so the step needs no separate pass over the state. The twin of
+// CpuBackend::integrate_correct.
+fn correct_particle(i: u32, li: u32, f: vec3<real>, t: vec3<real>) {
+    if (params.integrator == 2u || is_removed(i)) { return; }
+    let h = params.dt;
+    let flags = pflags[i];
+    var v = vec3<real>(0.0);
+    if ((flags & FLAG_HELD) == 0u) {
+        v = comp_add(1u, li, get_vel(i), (0.5 * h / mass_of(i)) * f);
+    }
+    set_vel(i, v);
+    var w = vec3<real>(0.0);
+    if ((flags & FLAG_NO_ROTATION) == 0u) {
+        w = comp_add(2u, li, get_omega(i), (0.5 * h / inertia_of(i)) * t);
+    }
+    set_omega(i, w);
+}
 
 @compute @workgroup_size(WG)
 fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    // Bond contributions were summed by bond_gather (chunk by chunk).
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     if (params.n_bonds > 0u) {
-        f = get_force(i);
-        t = get_moment(i);
+        // The bound chunk is the last; bond_gather summed the others.
+        if (chunk.first == 0u) {
+            f = get_force(i);
+            t = get_moment(i);
+        }
+        gather_bonds(i, &f, &t);
     }
     let x = get_pos(i);
     let r = radius_of(i);
@@ -62,4 +89,8 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     penergy[3u * i] = e_contact;
     penergy[3u * i + 1u] = e_wall;
     penergy[3u * i + 2u] = e_near;
+    // The first evaluation (set-up) computes the forces of the initial state only.
+    if ((params.flags & PARAM_FIRST) == 0u) {
+        correct_particle(i, li, f, t);
+    }
 }

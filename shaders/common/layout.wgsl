@@ -12,7 +12,7 @@ struct Params {
     n_buckets: u32,
     bucket_capacity: u32,
     max_neighbors: u32,
-    // Bit 0: contacts on. Bit 1: printed shear form. Bit 2: energies wanted this step.
+    // PARAM_* bits.
     flags: u32,
     // 0 = variational (map 25), 1 = variational-exact (map 23), 2 = symplectic-euler (27).
     integrator: u32,
@@ -149,7 +149,6 @@ const FLAG_NO_ROTATION: u32 = 4u;
 const FLAG_REMOVED: u32 = 8u;
 const PARAM_CONTACT: u32 = 1u;
 const PARAM_PRINTED_SHEAR: u32 = 2u;
-// Bit 2 (energies wanted) is set per step by the host.
 const PARAM_HERTZ: u32 = 8u;      // granular Hertz–Mindlin contacts
 const PARAM_DRAG: u32 = 16u;      // drag / Magnus forces
 const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
@@ -239,6 +238,25 @@ fn comp_add(k: u32, li: u32, x: vec3<real>, d: vec3<real>) -> vec3<real> {
     let c2 = (t * params.one - x) - y;
     comp[o] = c2.x; comp[o + 1u] = c2.y; comp[o + 2u] = c2.z;
     return t;
+}
+
+fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
+
+// Adds the bound bond chunk's results for particle i to f and t, in ascending bond id
+// (the CPU gather's order). Branch-free: lavapipe executes both arms of a divergent
+// `if`, loads included; x − y is x + (−y) in IEEE arithmetic, so the sums are the same.
+fn gather_bonds(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>) {
+    let first = incidence[i];
+    let last = incidence[i + 1u];
+    let base = params.n_particles + 1u;
+    for (var k = first; k < last; k++) {
+        let e = incidence[base + k];
+        let o = 12u * (e >> 1u);
+        let odd = (e & 1u) != 0u;
+        let fb = bond_vec(o);
+        *f += select(fb, -fb, odd);
+        *t += bond_vec(o + select(3u, 6u, odd));
+    }
 }
 
 fn mass_of(i: u32) -> real { return props[3u * i]; }

@@ -3,7 +3,9 @@
 //! One step is a fixed sequence of dispatches in one compute pass, mirroring the CPU
 //! reference kernel for kernel: `step_begin`, `integrate_predict`, (`grid_clear`,
 //! `grid_insert`, `neighbor_build`, `grid_finish`: no-ops unless a particle moved more
-//! than skin/2), `bond_forces`, `particle_forces`, `integrate_correct`. Many steps are
+//! than skin/2), `granular_forces`, `bond_forces` (with `bond_gather` for all but the
+//! last bond chunk), `particle_forces`, which ends with the correct half of the
+//! integrator. Many steps are
 //! encoded per submission; nothing is read back between output steps. Energies and
 //! momenta are reduced on the GPU (deterministic tree) only when asked for.
 //! No float atomics anywhere: results are bitwise reproducible on one adapter.
@@ -164,13 +166,15 @@ const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, 
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
 /// a partner's neighbour or history row: both sides of a contact keep their own copy
 /// of its spring), so a chunk needs no other chunk's rows bound.
-const ROW_CHUNKED: [&str; 5] = [
+const ROW_CHUNKED: [&str; 4] = [
     "integrate_predict",
     "neighbor_build",
     "granular_forces",
     "particle_forces",
-    "integrate_correct",
 ];
+/// Row-chunked kernels that also gather the last bond chunk's results: they get that
+/// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
+const LAST_BOND_CHUNK: [&str; 1] = ["particle_forces"];
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
@@ -923,29 +927,27 @@ impl GpuBackend {
                 let layout = pipeline.get_bind_group_layout(0);
                 // A kernel dispatched once must not reach a per-chunk binding: it would
                 // get the empty placeholder.
-                let per_chunk: &[u32] = if CHUNKED.contains(&ep) {
-                    &CHUNK_BINDINGS
-                } else if ROW_CHUNKED.contains(&ep) {
-                    &ROW_BINDINGS
-                } else {
-                    &[]
-                };
+                let bond_chunked = CHUNKED.contains(&ep) || LAST_BOND_CHUNK.contains(&ep);
+                let row_chunked = ROW_CHUNKED.contains(&ep);
                 if let Some(b) = used.iter().find(|&&b| {
-                    (CHUNK_BINDINGS.contains(&b) || ROW_BINDINGS.contains(&b))
-                        && !per_chunk.contains(&b)
+                    (CHUNK_BINDINGS.contains(&b) && !bond_chunked)
+                        || (ROW_BINDINGS.contains(&b) && !row_chunked)
                 }) {
                     return Err(Error::Backend(format!(
                         "kernel {ep} uses binding {b}, which is bound per chunk, but is not dispatched per chunk"
                     )));
                 }
-                // The bind group of one chunk: its buffers for the per-chunk bindings,
-                // the shared ones for the rest.
-                let group = |chunk: Option<&Vec<wgpu::Buffer>>| {
+                // The bind group of one bond chunk and/or row chunk: their buffers for
+                // the per-chunk bindings, the shared ones (or the placeholder of a
+                // problem without bonds) for the rest.
+                let group = |bond: Option<&Vec<wgpu::Buffer>>, row: Option<&Vec<wgpu::Buffer>>| {
                     let entries: Vec<wgpu::BindGroupEntry> = used
                         .iter()
                         .map(|&b| {
-                            let buffer = match (chunk, per_chunk.iter().position(|&x| x == b)) {
-                                (Some(c), Some(k)) => &c[k],
+                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
+                            let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
+                            let buffer = match (bond, in_bond, row, in_row) {
+                                (Some(c), Some(k), _, _) | (_, _, Some(c), Some(k)) => &c[k],
                                 _ => &buffers[b as usize],
                             };
                             wgpu::BindGroupEntry {
@@ -960,12 +962,20 @@ impl GpuBackend {
                         entries: &entries,
                     })
                 };
-                let bind_groups = if CHUNKED.contains(&ep) {
-                    chunk_buffers.iter().map(|c| group(Some(c))).collect()
-                } else if ROW_CHUNKED.contains(&ep) {
-                    row_buffers.iter().map(|c| group(Some(c))).collect()
+                let last_bond = if LAST_BOND_CHUNK.contains(&ep) {
+                    chunk_buffers.last()
                 } else {
-                    vec![group(None)]
+                    None
+                };
+                let bind_groups = if CHUNKED.contains(&ep) {
+                    chunk_buffers.iter().map(|c| group(Some(c), None)).collect()
+                } else if row_chunked {
+                    row_buffers
+                        .iter()
+                        .map(|c| group(last_bond, Some(c)))
+                        .collect()
+                } else {
+                    vec![group(None, None)]
                 };
                 kernels.insert(
                     ep,
@@ -1086,20 +1096,23 @@ impl GpuBackend {
         if self.granular {
             self.dispatch_rows(pass, "granular_forces");
         }
+        // particle_forces gathers the last chunk's bond results itself.
+        let last = self.chunks.len().saturating_sub(1);
         for (c, &len) in self.chunks.iter().enumerate() {
             self.dispatch_chunk(pass, "bond_forces", c, groups(len));
-            self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
+            if c < last {
+                self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
+            }
         }
         self.dispatch_rows(pass, "particle_forces");
     }
 
+    /// One step: predict, forces, and the correct half, which ends particle_forces
+    /// (except in the set-up evaluation, flagged `PARAM_FIRST`).
     fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.dispatch(pass, "step_begin", 1);
         self.dispatch_rows(pass, "integrate_predict");
         self.encode_forces(pass);
-        if self.integrator != IntegratorKind::SymplecticEuler {
-            self.dispatch_rows(pass, "integrate_correct");
-        }
     }
 
     /// Copies the first `bytes` of the buffer bound at `binding` to the host (blocking).

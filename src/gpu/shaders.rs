@@ -46,7 +46,7 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "integrate.wgsl",
         source: include_str!("../../shaders/integrate.wgsl"),
-        entry_points: &["step_begin", "integrate_predict", "integrate_correct"],
+        entry_points: &["step_begin", "integrate_predict"],
     },
     KernelFile {
         name: "bonds.wgsl",
