@@ -77,34 +77,34 @@ fn hertz_contact(pm: PairMat, r_star: real, m_star: real, n: vec3<real>, overlap
     return c;
 }
 
-fn body_held(i: u32) -> bool { return (pflags[i] & (FLAG_HELD | FLAG_REMOVED)) != 0u; }
+fn body_held(flags: u32) -> bool { return (flags & (FLAG_HELD | FLAG_REMOVED)) != 0u; }
 
 // Velocities for damping and drag: the correct half with the previous forces
 // (integrators::correct), except on the first evaluation and for map (27).
-fn end_velocity(i: u32) -> vec3<real> {
-    let v = get_vel(i);
+fn end_velocity(i: u32, v: vec3<real>, flags: u32) -> vec3<real> {
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return v; }
-    if (body_held(i)) { return vec3<real>(0.0); }
+    if (body_held(flags)) { return vec3<real>(0.0); }
     return v + (0.5 * params.dt / mass_of(i)) * get_force(i);
 }
 
-fn end_omega(i: u32) -> vec3<real> {
-    let w = get_omega(i);
+fn end_omega(i: u32, w: vec3<real>, flags: u32) -> vec3<real> {
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return w; }
-    if ((pflags[i] & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u) { return vec3<real>(0.0); }
+    if ((flags & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u) { return vec3<real>(0.0); }
     return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
 }
 
-fn side_of(i: u32) -> Side {
+// The side of particle i at position x with radius r (already loaded by the caller):
+// each of its arrays is read once.
+fn side_at(i: u32, x: vec3<real>, r: real, flags: u32) -> Side {
     var s: Side;
-    s.x = get_pos(i);
-    s.r = radius_of(i);
-    s.v = end_velocity(i);
+    s.x = x;
+    s.r = r;
+    let v = get_vel(i);
+    s.v = end_velocity(i, v, flags);
     s.dx = vec3<real>(0.0);
     s.dalpha = vec3<real>(0.0);
     if ((params.flags & PARAM_FIRST) == 0u) {
         let h = params.dt;
-        let v = get_vel(i);
         let w = get_omega(i);
         s.dx = h * v;
         if (params.integrator == 1u) {
@@ -145,64 +145,43 @@ fn near_field(d: vec3<real>) -> NearResult {
     return r;
 }
 
-// History copies: the evaluation of step s writes copy s & 1 and reads the other.
-fn hist_id(copy: u32, k: u32) -> u32 {
-    if (copy == 0u) { return hist_id_a[k]; }
-    return hist_id_b[k];
+fn old_id(k: u32) -> u32 { return hist_id_old[k]; }
+fn old_s(k: u32) -> vec3<real> {
+    return vec3<real>(hist_s_old[3u * k], hist_s_old[3u * k + 1u], hist_s_old[3u * k + 2u]);
 }
-fn set_hist_id(copy: u32, k: u32, v: u32) {
-    if (copy == 0u) { hist_id_a[k] = v; } else { hist_id_b[k] = v; }
+fn set_new(k: u32, id: u32, v: vec3<real>) {
+    hist_id_new[k] = id;
+    hist_s_new[3u * k] = v.x; hist_s_new[3u * k + 1u] = v.y; hist_s_new[3u * k + 2u] = v.z;
 }
-fn hist_s(copy: u32, k: u32) -> vec3<real> {
-    if (copy == 0u) { return vec3<real>(hist_s_a[3u * k], hist_s_a[3u * k + 1u], hist_s_a[3u * k + 2u]); }
-    return vec3<real>(hist_s_b[3u * k], hist_s_b[3u * k + 1u], hist_s_b[3u * k + 2u]);
+fn old_wall_s(k: u32) -> vec3<real> {
+    return vec3<real>(wall_s_old[3u * k], wall_s_old[3u * k + 1u], wall_s_old[3u * k + 2u]);
 }
-fn set_hist_s(copy: u32, k: u32, v: vec3<real>) {
-    if (copy == 0u) {
-        hist_s_a[3u * k] = v.x; hist_s_a[3u * k + 1u] = v.y; hist_s_a[3u * k + 2u] = v.z;
-    } else {
-        hist_s_b[3u * k] = v.x; hist_s_b[3u * k + 1u] = v.y; hist_s_b[3u * k + 2u] = v.z;
-    }
-}
-fn wall_s(copy: u32, k: u32) -> vec3<real> {
-    if (copy == 0u) { return vec3<real>(wall_s_a[3u * k], wall_s_a[3u * k + 1u], wall_s_a[3u * k + 2u]); }
-    return vec3<real>(wall_s_b[3u * k], wall_s_b[3u * k + 1u], wall_s_b[3u * k + 2u]);
-}
-fn set_wall_s(copy: u32, k: u32, v: vec3<real>) {
-    if (copy == 0u) {
-        wall_s_a[3u * k] = v.x; wall_s_a[3u * k + 1u] = v.y; wall_s_a[3u * k + 2u] = v.z;
-    } else {
-        wall_s_b[3u * k] = v.x; wall_s_b[3u * k + 1u] = v.y; wall_s_b[3u * k + 2u] = v.z;
-    }
-}
-
-// The old spring of the chunk's particle li (row li of the chunk's history buffers)
-// with partner j (zero if none).
-// Rows are sorted by partner and end at the first NO_PARTNER: the scan stops at the
-// first id above j, so the slots after the end marker are never read or cleared
-// (a row costs its used slots plus one id of traffic, not max_contacts).
-fn old_spring(copy: u32, li: u32, j: u32) -> vec3<real> {
-    let k = params.max_contacts;
-    for (var s = 0u; s < k; s++) {
-        let id = hist_id(copy, li * k + s);
-        if (id == j) { return hist_s(copy, li * k + s); }
-        if (id > j) { break; }
-    }
-    return vec3<real>(0.0);
+fn set_wall_s(k: u32, v: vec3<real>) {
+    wall_s_new[3u * k] = v.x; wall_s_new[3u * k + 1u] = v.y; wall_s_new[3u * k + 2u] = v.z;
 }
 
 // Dispatched once per row chunk (struct Rows). Every row it reads or writes (neighbour
 // row, history rows, wall springs, gout) is its own particle's, at li = i − first: a
 // partner's history is never read (each side keeps its own copy of the pair's spring),
 // so the rows can be split into chunks bound one at a time.
+//
+// Each array is read once per particle and partner: the particle's own position,
+// radius, mass and material are loaded before the loop, and the old history row is
+// walked with one cursor, because both it and the neighbour row ascend by partner id
+// (the CPU twin scans the row per contact and finds the same slot). Where the CPU
+// orders a pair (lower id first), the expressions keep that order; sums and products
+// of two terms are commutative in IEEE arithmetic, so swapping their operands is exact.
 @compute @workgroup_size(WG)
 fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let wr = atomicLoad(&status[STATUS_STEP]) & 1u;
-    let rd = 1u - wr;
-    let me = side_of(i);
+    let flags_i = pflags[i];
+    let x_i = get_pos(i);
+    let r_i = radius_of(i);
+    let m_i = mass_of(i);
+    let mat_i = pmaterial[i];
+    let me = side_at(i, x_i, r_i, flags_i);
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     var e_contact = real(0.0);
@@ -213,55 +192,61 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = params.max_contacts;
     let m = params.n_materials;
     var used = 0u;
-    let gone = is_removed(i);
+    let gone = (flags_i & FLAG_REMOVED) != 0u;
     if (hertz || near) {
         let row = li * (params.max_neighbors + 1u);
+        // The cursor into the old history row (sorted by partner, ended by NO_PARTNER
+        // unless full) and the partner id in that slot.
+        var cur = 0u;
+        var cur_id = NO_PARTNER;
+        if (k > 0u) { cur_id = old_id(li * k); }
         // A removed particle takes part in no contact.
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
             let j = neighbors[row + 1u + s];
-            if (is_removed(j)) { continue; }
-            let a = min(i, j);
-            let b = max(i, j);
-            let d = get_pos(b) - get_pos(a);
-            var sgn = real(1.0);
-            if (i != a) { sgn = -1.0; }
+            let flags_j = pflags[j];
+            if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
+            // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a.
+            let lower = i < j;
+            let x_j = get_pos(j);
+            let d = select(x_i - x_j, x_j - x_i, lower);
+            let sign = select(real(-1.0), real(1.0), lower);
             if (near) {
                 let nf = near_field(d);
-                f += sgn * nf.force;
+                f += sign * nf.force;
                 e_near += 0.5 * nf.energy;
             }
             if (!hertz) { continue; }
             let dist2 = dot(d, d);
-            let ra = radius_of(a);
-            let rb = radius_of(b);
-            let reach = ra + rb;
+            let r_j = radius_of(j);
+            let reach = r_i + r_j;
             if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
             let dist = sqrt(dist2);
             let n = d / dist;
             let overlap = reach - dist;
-            let other = side_of(j);
+            let other = side_at(j, x_j, r_j, flags_j);
             var sa = me;
             var sb = other;
-            var sign = real(1.0);
-            if (i != a) { sa = other; sb = me; sign = -1.0; }
-            let pm = pair_table[pmaterial[a] * m + pmaterial[b]];
-            let r_star = sa.r * sb.r / (sa.r + sb.r);
-            let ma = mass_of(a);
-            let mb = mass_of(b);
-            let m_star = ma * mb / (ma + mb);
-            let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
-                                  sb.r - 0.5 * overlap, sa, sb, old_spring(rd, li, j));
-            f += sign * c.force;
-            if (i == a) {
-                t += (sa.r - 0.5 * overlap) * cross(n, c.friction);
-            } else {
-                t += (sb.r - 0.5 * overlap) * cross(n, c.friction);
+            if (!lower) { sa = other; sb = me; }
+            let mat_j = pmaterial[j];
+            let pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
+            let r_star = r_i * r_j / (r_i + r_j);
+            let m_j = mass_of(j);
+            let m_star = m_i * m_j / (m_i + m_j);
+            // The old spring with j: the cursor passes the partners below j.
+            while (cur < k && cur_id < j) {
+                cur += 1u;
+                if (cur < k) { cur_id = old_id(li * k + cur); }
             }
+            var spring = vec3<real>(0.0);
+            if (cur < k && cur_id == j) { spring = old_s(li * k + cur); }
+            let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
+                                  sb.r - 0.5 * overlap, sa, sb, spring);
+            f += sign * c.force;
+            t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                set_hist_id(wr, li * k + used, j);
-                set_hist_s(wr, li * k + used, c.spring);
+                set_new(li * k + used, j, c.spring);
             } else {
                 raise(ERR_CONTACT_OVERFLOW, i);
             }
@@ -269,7 +254,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         // End marker; the slots after it keep stale values that are never read.
         if (used < k && hertz) {
-            set_hist_id(wr, li * k + used, NO_PARTNER);
+            hist_id_new[li * k + used] = NO_PARTNER;
         }
     }
     let nw = max(params.n_walls, 1u);
@@ -278,32 +263,31 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (hertz && !gone) {
             let wall = walls[w];
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
-            let h = dot(me.x - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
-            if (h < me.r) {
+            let h = dot(x_i - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
+            if (h < r_i) {
                 let n = -normal;
-                let overlap = me.r - h;
-                let pm = pair_table[m * m + w * m + pmaterial[i]];
+                let overlap = r_i - h;
+                let pm = pair_table[m * m + w * m + mat_i];
                 var still: Side;
                 still.x = vec3<real>(0.0);
                 still.v = vec3<real>(0.0);
                 still.r = 0.0;
                 still.dx = vec3<real>(0.0);
                 still.dalpha = vec3<real>(0.0);
-                let c = hertz_contact(pm, me.r, mass_of(i), n, overlap, h, 0.0, me, still,
-                                      wall_s(rd, li * nw + w));
+                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, me, still,
+                                      old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
                 e_wall += c.energy;
                 new_s = c.spring;
             }
         }
-        set_wall_s(wr, li * nw + w, new_s);
+        set_wall_s(li * nw + w, new_s);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
-        let v = end_velocity(i);
-        let om = end_omega(i);
+        let om = end_omega(i, get_omega(i), flags_i);
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
-        f += (-params.drag_c) * (v - vf) + params.magnus * cross(om, v);
+        f += (-params.drag_c) * (me.v - vf) + params.magnus * cross(om, me.v);
     }
     let o = 9u * li;
     gout[o] = f.x; gout[o + 1u] = f.y; gout[o + 2u] = f.z;

@@ -194,18 +194,21 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 @group(0) @binding(22) var<storage, read_write> comp: array<real>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
 // Granular (granular.wgsl): pair table, particle materials, the contact history in two
-// copies (A, B) that alternate by step parity (written: copy step & 1), and the
-// granular kernel's output per particle: force (3), moment (3), e_contact, e_wall,
-// e_near. Bindings 19, 22, 26-32 and 33 are bound per row chunk (struct Rows): their
-// rows are those of the chunk's particles, indexed from rows.first.
+// copies (A, B) that alternate by step parity, and the granular kernel's output per
+// particle: force (3), moment (3), e_contact, e_wall, e_near. The evaluation of step s
+// writes copy s & 1 and reads the other: the host binds that copy at the *_new
+// bindings and the other at *_old (two bind groups, chosen per step), so the kernel
+// never branches on the parity. Bindings 19, 22, 26-32 and 33 are bound per row chunk
+// (struct Rows): their rows are those of the chunk's particles, indexed from
+// rows.first.
 @group(0) @binding(24) var<storage, read> pair_table: array<PairMat>;
 @group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
-@group(0) @binding(26) var<storage, read_write> hist_id_a: array<u32>;
-@group(0) @binding(27) var<storage, read_write> hist_id_b: array<u32>;
-@group(0) @binding(28) var<storage, read_write> hist_s_a: array<real>;
-@group(0) @binding(29) var<storage, read_write> hist_s_b: array<real>;
-@group(0) @binding(30) var<storage, read_write> wall_s_a: array<real>;
-@group(0) @binding(31) var<storage, read_write> wall_s_b: array<real>;
+@group(0) @binding(26) var<storage, read_write> hist_id_new: array<u32>;
+@group(0) @binding(27) var<storage, read_write> hist_id_old: array<u32>;
+@group(0) @binding(28) var<storage, read_write> hist_s_new: array<real>;
+@group(0) @binding(29) var<storage, read_write> hist_s_old: array<real>;
+@group(0) @binding(30) var<storage, read_write> wall_s_new: array<real>;
+@group(0) @binding(31) var<storage, read_write> wall_s_old: array<real>;
 @group(0) @binding(32) var<storage, read_write> gout: array<real>;
 @group(0) @binding(33) var<uniform> rows: Rows;
 

@@ -153,7 +153,8 @@ pub struct GpuOptions {
 struct Kernel {
     pipeline: wgpu::ComputePipeline,
     /// One bind group, or one per bond chunk for the kernels in [`CHUNKED`], or one per
-    /// row chunk for the kernels in [`ROW_CHUNKED`].
+    /// row chunk for the kernels in [`ROW_CHUNKED`] (two sets, even steps' then odd
+    /// steps', for those in [`BY_PARITY`]).
     bind_groups: Vec<wgpu::BindGroup>,
 }
 
@@ -175,6 +176,10 @@ const ROW_CHUNKED: [&str; 4] = [
 /// Row-chunked kernels that also gather the last bond chunk's results: they get that
 /// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
 const LAST_BOND_CHUNK: [&str; 1] = ["particle_forces"];
+/// Row-chunked kernels that bind the two contact-history copies by step parity: one
+/// set of bind groups per parity, the copy written at that parity at the `*_new`
+/// bindings (26, 28, 30) and the other at `*_old` (27, 29, 31).
+const BY_PARITY: [&str; 1] = ["granular_forces"];
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
@@ -940,12 +945,21 @@ impl GpuBackend {
                 // The bind group of one bond chunk and/or row chunk: their buffers for
                 // the per-chunk bindings, the shared ones (or the placeholder of a
                 // problem without bonds) for the rest.
-                let group = |bond: Option<&Vec<wgpu::Buffer>>, row: Option<&Vec<wgpu::Buffer>>| {
+                // `odd`: bind the history copies for an odd step (copy B written).
+                let group = |bond: Option<&Vec<wgpu::Buffer>>,
+                             row: Option<&Vec<wgpu::Buffer>>,
+                             odd: bool| {
                     let entries: Vec<wgpu::BindGroupEntry> = used
                         .iter()
                         .map(|&b| {
-                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
-                            let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
+                            let source = if odd && (bind::HIST_ID_A..=bind::WALL_S_B).contains(&b) {
+                                // A ↔ B: 26 ↔ 27, 28 ↔ 29, 30 ↔ 31.
+                                b ^ 1
+                            } else {
+                                b
+                            };
+                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == source);
+                            let in_row = ROW_BINDINGS.iter().position(|&x| x == source);
                             let buffer = match (bond, in_bond, row, in_row) {
                                 (Some(c), Some(k), _, _) | (_, _, Some(c), Some(k)) => &c[k],
                                 _ => &buffers[b as usize],
@@ -967,15 +981,24 @@ impl GpuBackend {
                 } else {
                     None
                 };
+                let parities: &[bool] = if BY_PARITY.contains(&ep) {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
                 let bind_groups = if CHUNKED.contains(&ep) {
-                    chunk_buffers.iter().map(|c| group(Some(c), None)).collect()
-                } else if row_chunked {
-                    row_buffers
+                    chunk_buffers
                         .iter()
-                        .map(|c| group(last_bond, Some(c)))
+                        .map(|c| group(Some(c), None, false))
+                        .collect()
+                } else if row_chunked {
+                    parities
+                        .iter()
+                        .flat_map(|&odd| row_buffers.iter().map(move |c| (odd, c)))
+                        .map(|(odd, c)| group(last_bond, Some(c), odd))
                         .collect()
                 } else {
-                    vec![group(None, None)]
+                    vec![group(None, None, false)]
                 };
                 kernels.insert(
                     ep,
@@ -1016,7 +1039,7 @@ impl GpuBackend {
                 label: Some("init"),
                 timestamp_writes: None,
             });
-            me.encode_forces(&mut pass);
+            me.encode_forces(&mut pass, u64::from(start));
         }
         me.ctx.queue.submit([encoder.finish()]);
         // Later evaluations follow a step: the contact springs take its increments.
@@ -1080,13 +1103,21 @@ impl GpuBackend {
     /// Every particle's work does not depend on the chunking, so the results are the
     /// same bits as one dispatch over all particles.
     fn dispatch_rows(&self, pass: &mut wgpu::ComputePass<'_>, name: &str) {
+        self.dispatch_rows_from(pass, name, 0);
+    }
+
+    /// [`Self::dispatch_rows`] with the bind groups from `first` on: a kernel of
+    /// [`BY_PARITY`] has the odd-step set after the even one.
+    fn dispatch_rows_from(&self, pass: &mut wgpu::ComputePass<'_>, name: &str, first: usize) {
         for (c, &(_, count)) in self.rows.iter().enumerate() {
-            self.dispatch_chunk(pass, name, c, groups(count));
+            self.dispatch_chunk(pass, name, first + c, groups(count));
         }
     }
 
     /// Grid (when stale), bond forces and particle forces.
-    fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
+    /// `step` is the step count once this evaluation's step has begun: its parity picks
+    /// the history copy granular_forces writes.
+    fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64) {
         if self.contact {
             self.dispatch(pass, "grid_clear", groups(self.n_buckets));
             self.dispatch(pass, "grid_insert", groups(self.n));
@@ -1094,7 +1125,8 @@ impl GpuBackend {
             self.dispatch(pass, "grid_finish", 1);
         }
         if self.granular {
-            self.dispatch_rows(pass, "granular_forces");
+            let parity = (step & 1) as usize;
+            self.dispatch_rows_from(pass, "granular_forces", parity * self.rows.len());
         }
         // particle_forces gathers the last chunk's bond results itself.
         let last = self.chunks.len().saturating_sub(1);
@@ -1109,10 +1141,10 @@ impl GpuBackend {
 
     /// One step: predict, forces, and the correct half, which ends particle_forces
     /// (except in the set-up evaluation, flagged `PARAM_FIRST`).
-    fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>) {
+    fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>, step: u64) {
         self.dispatch(pass, "step_begin", 1);
         self.dispatch_rows(pass, "integrate_predict");
-        self.encode_forces(pass);
+        self.encode_forces(pass, step);
     }
 
     /// Copies the first `bytes` of the buffer bound at `binding` to the host (blocking).
@@ -1488,8 +1520,11 @@ impl Backend for GpuBackend {
                     label: Some("steps"),
                     timestamp_writes: None,
                 });
-                for _ in 0..batch {
-                    self.encode_step(&mut pass);
+                // Step numbers as step_begin counts them (an error stops the count, and
+                // every later kernel with it, so a stale parity is never used).
+                let done = n - left;
+                for k in 0..batch {
+                    self.encode_step(&mut pass, self.steps + done + k + 1);
                 }
             }
             self.ctx.queue.submit([encoder.finish()]);
