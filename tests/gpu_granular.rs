@@ -438,3 +438,32 @@ fn near_field_matches_cpu() {
     assert!(d.iter().all(|&v| v <= 1e-9), "{d:?}");
     assert!(e <= 1e-9, "{e}");
 }
+
+/// With `on_exit = "error"` a particle leaving the `[domain]` stops the GPU run with an
+/// error naming it and the step (the CPU stops at the same one: step 51 of this two-
+/// particle scene), and the state read back is that of the last completed step.
+#[test]
+fn leaving_the_domain_stops_the_gpu_run() {
+    let text = "[simulation]\ndt = 1e-4\nsteps = 100\n\
+         [contact]\nlaw = \"hertz\"\n\
+         [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+         restitution = 0.5\nfriction_static = 0.5\n\
+         [domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"error\"\n\
+         [[particle]]\nposition = [0.9, 0.0, 0.0]\nvelocity = [20.0, 0.0, 0.0]\nradius = 0.01\n\
+         [[particle]]\nposition = [0.0, 0.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\nradius = 0.01\n";
+    let scene = parse_scene(text).unwrap();
+    let Some(mut g) = gpu(
+        "leaving_the_domain_stops_the_gpu_run",
+        &scene,
+        Precision::F64,
+    ) else {
+        return;
+    };
+    let err = g.advance(100).unwrap_err().to_string();
+    eprintln!("{err}");
+    assert!(err.contains("left the domain"), "{err}");
+    assert!(err.contains("step 51"), "{err}");
+    assert!(err.contains("particle 0"), "{err}");
+    let p = g.particles().unwrap();
+    assert!(p.position[0].x <= 1.0, "{:?}", p.position[0]);
+}
