@@ -81,10 +81,10 @@ fn body_held(flags: u32) -> bool { return (flags & (FLAG_HELD | FLAG_REMOVED)) !
 
 // Velocities for damping and drag: the correct half with the previous forces
 // (integrators::correct), except on the first evaluation and for map (27).
-fn end_velocity(i: u32, v: vec3<real>, flags: u32) -> vec3<real> {
+fn end_velocity(i: u32, v: vec3<real>, mass: real, flags: u32) -> vec3<real> {
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return v; }
     if (body_held(flags)) { return vec3<real>(0.0); }
-    return v + (0.5 * params.dt / mass_of(i)) * get_force(i);
+    return v + (0.5 * params.dt / mass) * get_force(i);
 }
 
 fn end_omega(i: u32, w: vec3<real>, flags: u32) -> vec3<real> {
@@ -93,14 +93,14 @@ fn end_omega(i: u32, w: vec3<real>, flags: u32) -> vec3<real> {
     return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
 }
 
-// The side of particle i at position x with radius r (already loaded by the caller):
-// each of its arrays is read once.
-fn side_at(i: u32, x: vec3<real>, r: real, flags: u32) -> Side {
+// The side of particle i at position x with radius r and mass m (already loaded by the
+// caller): each of its arrays is read once.
+fn side_at(i: u32, x: vec3<real>, r: real, m: real, flags: u32) -> Side {
     var s: Side;
     s.x = x;
     s.r = r;
     let v = get_vel(i);
-    s.v = end_velocity(i, v, flags);
+    s.v = end_velocity(i, v, m, flags);
     s.dx = vec3<real>(0.0);
     s.dalpha = vec3<real>(0.0);
     if ((params.flags & PARAM_FIRST) == 0u) {
@@ -181,7 +181,7 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let r_i = radius_of(i);
     let m_i = mass_of(i);
     let mat_i = pmaterial[i];
-    let me = side_at(i, x_i, r_i, flags_i);
+    let me = side_at(i, x_i, r_i, m_i, flags_i);
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     var e_contact = real(0.0);
@@ -224,14 +224,14 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let dist = sqrt(dist2);
             let n = d / dist;
             let overlap = reach - dist;
-            let other = side_at(j, x_j, r_j, flags_j);
+            let m_j = mass_of(j);
+            let other = side_at(j, x_j, r_j, m_j, flags_j);
             var sa = me;
             var sb = other;
             if (!lower) { sa = other; sb = me; }
             let mat_j = pmaterial[j];
             let pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
             let r_star = r_i * r_j / (r_i + r_j);
-            let m_j = mass_of(j);
             let m_star = m_i * m_j / (m_i + m_j);
             // The old spring with j: the cursor passes the partners below j.
             while (cur < k && cur_id < j) {
