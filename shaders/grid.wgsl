@@ -19,6 +19,18 @@ fn bucket_of(c: vec3<i32>) -> u32 {
     return h & (params.n_buckets - 1u);
 }
 
+// One invocation before the grid kernels: their workgroup counts (indirect dispatch)
+// are those of a rebuild when the list is stale and zero otherwise, so between rebuilds
+// they launch nothing (rather than every invocation reading the flags and returning).
+@compute @workgroup_size(1)
+fn grid_gate() {
+    let on = rebuilding();
+    let k = grid_args[0];
+    for (var e = 0u; e < k; e++) {
+        grid_args[1u + 3u * e] = select(0u, grid_args[1u + 3u * k + e], on);
+    }
+}
+
 @compute @workgroup_size(WG)
 fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= params.n_buckets || !rebuilding()) { return; }

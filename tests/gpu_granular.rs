@@ -97,6 +97,12 @@ fn pour_f64_matches_cpu() {
         e_rel(dc.potentials.wall, dg.potentials.wall)
     );
     assert!(touching0 > 2000, "too few contacts: {touching0}");
+    // The GPU rebuilds its list exactly when the CPU does (same skin/2 criterion on the
+    // same trajectory): grid_gate launches the grid kernels on those steps only.
+    let (bc, bg) = (c.neighbor_builds(), g.neighbor_builds().unwrap().unwrap());
+    eprintln!("neighbour-list builds: cpu {bc}, gpu {bg}");
+    assert!(bc > 1, "the pour should rebuild its list: {bc}");
+    assert_eq!(bc, bg);
     for (k, v) in d.iter().enumerate() {
         assert!(*v <= 1e-9, "field {k}: {v}");
     }

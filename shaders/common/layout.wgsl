@@ -84,9 +84,10 @@ struct Chunk {
 // reads or writes (neighbour rows, contact-history ids and springs, wall springs,
 // gout, comp) are split into row chunks whose buffers each fit one storage binding;
 // the kernels that touch them (integrate_predict, neighbor_build, granular_forces,
-// particle_forces, integrate_correct) run once per chunk over particles first .. first + count and index those buffers by
-// i − first. Every particle's work is the same as in one dispatch, so the results
-// are bitwise the same; state arrays read for partners (pos, vel, ...) stay whole.
+// particle_forces) run once per chunk over particles first .. first + count and index
+// those buffers by i − first. Every particle's work is the same as in one dispatch, so
+// the results are bitwise the same; state arrays read for partners (pos, vel, ...)
+// stay whole.
 struct Rows {
     // Global id of the chunk's first particle.
     first: u32,
@@ -211,6 +212,9 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 @group(0) @binding(31) var<storage, read_write> wall_s_old: array<real>;
 @group(0) @binding(32) var<storage, read_write> gout: array<real>;
 @group(0) @binding(33) var<uniform> rows: Rows;
+// Indirect-dispatch arguments of the grid kernels (src/gpu/mod.rs grid_args): the count
+// K, K triples (x, 1, 1) that grid_gate fills, then the K workgroup counts of a rebuild.
+@group(0) @binding(34) var<storage, read_write> grid_args: array<u32>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }

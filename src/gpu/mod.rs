@@ -1,9 +1,9 @@
 //! The GPU backend: wgpu host code driving the WGSL kernels in `shaders/`.
 //!
 //! One step is a fixed sequence of dispatches in one compute pass, mirroring the CPU
-//! reference kernel for kernel: `step_begin`, `integrate_predict`, (`grid_clear`,
-//! `grid_insert`, `neighbor_build`, `grid_finish`: no-ops unless a particle moved more
-//! than skin/2), `granular_forces`, `bond_forces` (with `bond_gather` for all but the
+//! reference kernel for kernel: `step_begin`, `integrate_predict`, (`grid_gate`, then
+//! `grid_clear`, `grid_insert`, `neighbor_build` by indirect dispatch with zero
+//! workgroups unless a particle moved more than skin/2, and `grid_finish`), `granular_forces`, `bond_forces` (with `bond_gather` for all but the
 //! last bond chunk), `particle_forces`, which ends with the correct half of the
 //! integrator. Many steps are
 //! encoded per submission; nothing is read back between output steps. Energies and
@@ -121,7 +121,8 @@ mod bind {
     pub(super) const WALL_S_B: u32 = 31;
     pub(super) const GOUT: u32 = 32;
     pub(super) const ROWS: u32 = 33;
-    pub(super) const COUNT: usize = 34;
+    pub(super) const GRID_ARGS: u32 = 34;
+    pub(super) const COUNT: usize = 35;
 }
 
 /// GPU run options.
@@ -254,7 +255,6 @@ pub struct GpuBackend {
     rows: Vec<(u32, u32)>,
     kernels: BTreeMap<&'static str, Kernel>,
     n: u32,
-    n_buckets: u32,
     /// Bond count of each chunk.
     chunks: Vec<u32>,
     contact: bool,
@@ -271,6 +271,24 @@ pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
 
 fn checked_shaders() -> bool {
     std::env::var(CHECKED_ENV).is_ok_and(|v| v == "1")
+}
+
+/// The initial `grid_args` (binding 34): the number K of grid dispatches, then K
+/// indirect-dispatch triples (x, 1, 1), then the K workgroup counts of a rebuild:
+/// `grid_clear` over the buckets, `grid_insert` over the particles, `neighbor_build`
+/// over each row chunk. `grid_gate` copies each count into its triple when the list is
+/// stale and writes 0 otherwise.
+fn grid_args(n_buckets: u32, n: u32, row_chunks: &[(u32, u32)]) -> Vec<u32> {
+    let full: Vec<u32> = [groups(n_buckets), groups(n)]
+        .into_iter()
+        .chain(row_chunks.iter().map(|&(_, count)| groups(count)))
+        .collect();
+    let mut args = vec![full.len() as u32];
+    for _ in &full {
+        args.extend([0, 1, 1]);
+    }
+    args.extend(full);
+    args
 }
 
 fn groups(n: u32) -> u32 {
@@ -706,6 +724,11 @@ impl GpuBackend {
             (bind::WALL_S_B, "wall_s_b (per row chunk)", Vec::new()),
             (bind::GOUT, "gout (per row chunk)", Vec::new()),
             (bind::ROWS, "rows (per row chunk)", Vec::new()),
+            (
+                bind::GRID_ARGS,
+                "grid_args",
+                bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
+            ),
         ];
         // Per row chunk: its rows of every row buffer, then its Rows uniform.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
@@ -836,6 +859,10 @@ impl GpuBackend {
         let make = |b: u32, label: &str, data: &Vec<u8>| -> wgpu::Buffer {
             let usage = if b == bind::PARAMS || b == bind::CHUNK || b == bind::ROWS {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+            } else if b == bind::GRID_ARGS {
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_DST
             } else {
                 wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
@@ -1024,7 +1051,6 @@ impl GpuBackend {
             rows: row_chunks,
             kernels,
             n,
-            n_buckets,
             chunks,
             contact,
             granular,
@@ -1099,6 +1125,22 @@ impl GpuBackend {
         pass.dispatch_workgroups(groups, 1, 1);
     }
 
+    /// Dispatches `name` with the workgroup count at entry `entry` of `grid_args` (see
+    /// [`grid_args`]): the grid kernels launch no invocation at all between rebuilds.
+    fn dispatch_grid(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        name: &str,
+        chunk: usize,
+        entry: usize,
+    ) {
+        let k = &self.kernels[name];
+        pass.set_pipeline(&k.pipeline);
+        pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
+        let offset = 4 * (1 + 3 * entry as u64);
+        pass.dispatch_workgroups_indirect(&self.buffers[bind::GRID_ARGS as usize], offset);
+    }
+
     /// Dispatches a kernel of [`ROW_CHUNKED`] once per row chunk, over its particles.
     /// Every particle's work does not depend on the chunking, so the results are the
     /// same bits as one dispatch over all particles.
@@ -1119,9 +1161,13 @@ impl GpuBackend {
     /// the history copy granular_forces writes.
     fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64) {
         if self.contact {
-            self.dispatch(pass, "grid_clear", groups(self.n_buckets));
-            self.dispatch(pass, "grid_insert", groups(self.n));
-            self.dispatch_rows(pass, "neighbor_build");
+            // grid_gate sets the grid kernels' workgroup counts: zero unless stale.
+            self.dispatch(pass, "grid_gate", 1);
+            self.dispatch_grid(pass, "grid_clear", 0, 0);
+            self.dispatch_grid(pass, "grid_insert", 0, 1);
+            for c in 0..self.rows.len() {
+                self.dispatch_grid(pass, "neighbor_build", c, 2 + c);
+            }
             self.dispatch(pass, "grid_finish", 1);
         }
         if self.granular {

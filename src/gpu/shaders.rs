@@ -66,7 +66,13 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "grid.wgsl",
         source: include_str!("../../shaders/grid.wgsl"),
-        entry_points: &["grid_clear", "grid_insert", "neighbor_build", "grid_finish"],
+        entry_points: &[
+            "grid_gate",
+            "grid_clear",
+            "grid_insert",
+            "neighbor_build",
+            "grid_finish",
+        ],
     },
     KernelFile {
         name: "reduce.wgsl",
