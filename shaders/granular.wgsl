@@ -247,14 +247,17 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             e_contact += 0.5 * c.energy;
             if (used < k) {
                 set_new(li * k + used, j, c.spring);
-            } else {
-                raise(ERR_CONTACT_OVERFLOW, i);
             }
             used += 1u;
         }
-        // End marker; the slots after it keep stale values that are never read.
+        // End marker; the slots after it keep stale values that are never read. More
+        // touching partners than slots is an error (raised once, after the loop: an
+        // atomic inside it would be paid by every SIMD lane on every contact).
         if (used < k && hertz) {
             hist_id_new[li * k + used] = NO_PARTNER;
+        }
+        if (used > k) {
+            raise(ERR_CONTACT_OVERFLOW, i);
         }
     }
     let nw = max(params.n_walls, 1u);

@@ -473,3 +473,55 @@ fn leaving_the_domain_stops_the_gpu_run() {
     let p = g.particles().unwrap();
     assert!(p.position[0].x <= 1.0, "{:?}", p.position[0]);
 }
+
+/// More touching partners than `[contact] max_contacts` stops the GPU run with the
+/// contact-history overflow error naming a particle, as on the CPU (the pour starts
+/// with ~6 loaded contacts per particle; 3 slots cannot hold them).
+#[test]
+fn contact_history_overflow_names_the_particle() {
+    let mut scene = pour(6, 10);
+    if let Some(c) = scene.model.contact.as_mut() {
+        c.max_contacts = 3;
+    }
+    let Some(mut g) = gpu_result("contact_history_overflow_names_the_particle", &scene) else {
+        return;
+    };
+    let cpu = CpuBackend::new(&scene).and_then(|mut c| c.advance(10));
+    let cpu_err = cpu.unwrap_err().to_string();
+    let err = match g.as_mut() {
+        Ok(g) => g.advance(10).unwrap_err().to_string(),
+        Err(e) => e.to_string(),
+    };
+    eprintln!("gpu: {err}\ncpu: {cpu_err}");
+    assert!(err.contains("contact-history overflow"), "{err}");
+    assert!(cpu_err.contains("particle"), "{cpu_err}");
+    // Both name the lowest overflowing particle.
+    let id = |s: &str| -> u64 {
+        let tail = &s[s.rfind("particle").unwrap() + "particle".len()..];
+        tail.trim_start_matches(|c: char| !c.is_ascii_digit())
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(id(&err), id(&cpu_err));
+}
+
+/// The GPU backend for `scene` in f64, or its set-up error (the set-up evaluation may
+/// already overflow); `None` without an adapter.
+fn gpu_result(test: &str, scene: &Scene) -> Option<varidem::Result<GpuBackend>> {
+    let ctx = gpu_common::context(test)?;
+    let opts = GpuOptions {
+        precision: Precision::F64,
+        max_neighbors: Some(32),
+        ..Default::default()
+    };
+    Some(GpuBackend::with_context(
+        ctx,
+        scene.model.clone(),
+        scene.simulation.integrator,
+        scene.simulation.dt,
+        &opts,
+    ))
+}
