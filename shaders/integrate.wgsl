@@ -1,7 +1,7 @@
 // Integrators (Baker & Gonzalez maps 23, 25, 27) split into predict and correct halves:
 // the twin of src/integrators/mod.rs and the kernel integrate_predict of src/cpu/mod.rs.
-// The correct half (the twin of CpuBackend::integrate_correct) ends particle_forces:
-// correct_particle in particles.wgsl.
+// The correct half (the twin of CpuBackend::integrate_correct) ends particle_forces
+// (particles.wgsl); both halves are the functions of common/integrator.wgsl.
 
 // One invocation: counts the step (stops counting once an error is raised).
 @compute @workgroup_size(1)
@@ -11,11 +11,10 @@ fn step_begin() {
 }
 
 // Dispatched once per row chunk (struct Rows): the Kahan terms `comp` are a row
-// buffer, at li = i − first. One exit: every outcome (normal, rotation locked, removed
-// at the domain boundary) ends in the same stores, because lavapipe executes every arm
-// of a divergent `if`, stores included.
-const NO_ERROR: u32 = 0xffffffffu;
-
+// buffer, at li = i − first. The arithmetic is predict_half (common/integrator.wgsl),
+// which the fused particle_forces_predict shares. One exit: every outcome (normal,
+// rotation locked, removed at the domain boundary) ends in the same stores, because
+// lavapipe executes every arm of a divergent `if`, stores included.
 @compute @workgroup_size(WG)
 fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
@@ -23,64 +22,36 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = rows.first + li;
     let flags = pflags[i];
     if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
-    let h = params.dt;
-    let euler = params.integrator == 2u;
-    var x = get_pos(i);
-    var v = vec3<real>(0.0);
-    if ((flags & FLAG_HELD) == 0u) {
-        let kv = select(0.5 * h / mass_of(i), h / mass_of(i), euler);
-        v = comp_add(1u, li, get_vel(i), kv * get_force(i));
-        x = comp_add(0u, li, x, h * v);
-    }
-    var err = NO_ERROR;
-    var removed = false;
-    if ((params.flags & PARAM_DOMAIN) != 0u) {
-        let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
-        let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
-        if (!(all(x >= lo) && all(x <= hi))) {
-            // Removed: parked where it left, at rest, out of every contact (CPU:
-            // integrate_predict); otherwise an error.
-            removed = (params.flags & PARAM_DOMAIN_REMOVE) != 0u;
-            err = select(ERR_LEFT_DOMAIN, NO_ERROR, removed);
-        }
-    }
-    // Rotation locked (integrators::predict) or removed: α stays, Ω = 0.
-    let turning = (flags & FLAG_NO_ROTATION) == 0u && !removed && err == NO_ERROR;
-    var a = get_rot(i);
-    var w = vec3<real>(0.0);
-    if (turning) {
-        let kw = select(0.5 * h / inertia_of(i), h / inertia_of(i), euler);
-        w = comp_add(2u, li, get_omega(i), kw * get_moment(i));
-        var da = h * w;
-        if (params.integrator == 1u) {
-            let q = h * h * dot(w, w);
-            if (!(q < 1.0)) { err = ERR_ROTATION_DOMAIN; }
-            da = (2.0 * h / (1.0 + sqrt(1.0 - q))) * w;
-        }
-        let c = try_compose(a, da);
-        if (err == NO_ERROR && !c.ok) { err = ERR_HALF_TURN; }
-        a = c.value;
-    }
-    if (removed) {
-        v = vec3<real>(0.0);
-    } else if (err == NO_ERROR && !(finite3(x) && finite3(v) && finite3(a) && finite3(w))) {
-        err = ERR_NON_FINITE;
-    }
-    if (err != NO_ERROR) {
-        raise(err, i);
+    let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    let p = predict_half(flags, mass_of(i), inertia_of(i), get_pos(i), get_rot(i), s,
+                         load_comp(li, 0u), get_force(i), get_moment(i));
+    store_comp(li, 0u, p.cx);
+    store_comp(li, 1u, p.cv);
+    store_comp(li, 2u, p.cw);
+    if (p.err != NO_ERROR) {
+        raise(p.err, i);
         return;
     }
-    set_pos(i, x);
-    set_vel(i, v);
-    set_rot(i, a);
-    set_omega(i, w);
-    if (removed) {
+    set_pos(i, p.x);
+    set_vel(i, p.v);
+    set_rot(i, p.a);
+    set_omega(i, p.w);
+    if (p.removed) {
         pflags[i] = flags | FLAG_REMOVED;
     } else if ((params.flags & PARAM_CONTACT) != 0u) {
-        let moved = x - get_ref(i);
-        let half = 0.5 * params.skin;
-        if (dot(moved, moved) > half * half) {
-            atomicOr(&status[STATUS_REBUILD], 1u);
-        }
+        check_skin(i, p.x);
     }
+}
+
+// Kernel commit_pos: after a fused particle_forces_predict, the predicted positions
+// (pos_next; partners' positions were still being read while they were written) become
+// the positions of the step. The twin of nothing on the CPU, which predicts in its own
+// pass; a copy, so the bits are those of integrate_predict.
+@compute @workgroup_size(WG)
+fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    pos[3u * i] = pos_next[3u * i];
+    pos[3u * i + 1u] = pos_next[3u * i + 1u];
+    pos[3u * i + 2u] = pos_next[3u * i + 2u];
 }

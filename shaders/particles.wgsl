@@ -1,37 +1,20 @@
 // Kernel particle_forces: per particle, the bond results (earlier bond chunks summed by
 // bond_gather, the last chunk's gathered here), contacts over the neighbour list
 // (ascending id), walls and the field, then the correct half of the step
-// (correct_particle, below). The twin of CpuBackend::particle_force followed
+// (correct_half, common/integrator.wgsl). The twin of CpuBackend::particle_force followed
 // by CpuBackend::integrate_correct. Dispatched once per row chunk (struct Rows): it
 // reads its particle's neighbour, gout and comp rows at li = i − first, and the last
 // bond chunk's results.
 
-// The correct half of maps (23) and (25) for particle i (row li of its chunk) with its
-// new force f and moment t; map (27) has none. particle_forces applies it as soon as it
-// has summed f and t: no kernel reads a velocity between the force sums and the end
-// of the step, so the step needs no separate pass over the state. The twin of
-// CpuBackend::integrate_correct.
-fn correct_particle(i: u32, li: u32, f: vec3<real>, t: vec3<real>) {
-    if (params.integrator == 2u || is_removed(i)) { return; }
-    let h = params.dt;
-    let flags = pflags[i];
-    var v = vec3<real>(0.0);
-    if ((flags & FLAG_HELD) == 0u) {
-        v = comp_add(1u, li, get_vel(i), (0.5 * h / mass_of(i)) * f);
-    }
-    set_vel(i, v);
-    var w = vec3<real>(0.0);
-    if ((flags & FLAG_NO_ROTATION) == 0u) {
-        w = comp_add(2u, li, get_omega(i), (0.5 * h / inertia_of(i)) * t);
-    }
-    set_omega(i, w);
+// The forces and moments on particle i (row li of its chunk), stored in force and
+// moment with its energies in penergy; returned with its position.
+struct Forces {
+    f: vec3<real>,
+    t: vec3<real>,
+    x: vec3<real>,
 }
 
-@compute @workgroup_size(WG)
-fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let li = gid.x;
-    if (li >= rows.count || failed()) { return; }
-    let i = rows.first + li;
+fn forces_on(i: u32, li: u32) -> Forces {
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     if (params.n_bonds > 0u) {
@@ -89,8 +72,77 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     penergy[3u * i] = e_contact;
     penergy[3u * i + 1u] = e_wall;
     penergy[3u * i + 2u] = e_near;
+    return Forces(f, t, x);
+}
+
+// The correct half (correct_half, common/integrator.wgsl) ends the step: no kernel reads
+// a velocity between the force sums and the end of the step, so the step needs no
+// separate pass over the state. The twin of CpuBackend::integrate_correct.
+@compute @workgroup_size(WG)
+fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
+    let e = forces_on(i, li);
     // The first evaluation (set-up) computes the forces of the initial state only.
-    if ((params.flags & PARAM_FIRST) == 0u) {
-        correct_particle(i, li, f, t);
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u || is_removed(i)) {
+        return;
+    }
+    let flags = pflags[i];
+    let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    let c = correct_half(flags, mass_of(i), inertia_of(i), s, e.f, e.t);
+    store_comp(li, 1u, c.cv);
+    store_comp(li, 2u, c.cw);
+    set_vel(i, c.v);
+    set_omega(i, c.w);
+}
+
+// Kernel particle_forces_predict: particle_forces followed by the next step's
+// integrate_predict for the same particle, with its state kept in registers (one pass
+// over the particles per step instead of two, and no reload of v, Ω, F, M and the Kahan
+// terms). The twin of CpuBackend::particle_force, integrate_correct and
+// integrate_predict in turn, with the same functions, so the bits are those of the
+// separate kernels. Partners' positions are read by the contacts of this very
+// dispatch, so the new position goes to pos_next, which commit_pos copies into pos at
+// the start of the next step. The host fuses every step of an advance but the last
+// (whose state it reads back), and none when particles can be removed at the domain
+// boundary (the removal flag would be written while partners read it). A predict
+// error belongs to the next step: STATUS_AHEAD tells the host.
+@compute @workgroup_size(WG)
+fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
+    let e = forces_on(i, li);
+    let flags = pflags[i];
+    if ((flags & FLAG_REMOVED) != 0u) {
+        set_pos_next(i, e.x);
+        return;
+    }
+    let m = mass_of(i);
+    let jj = inertia_of(i);
+    var s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    if (params.integrator != 2u) {
+        s = correct_half(flags, m, jj, s, e.f, e.t);
+    }
+    let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_comp(li, 0u), e.f, e.t);
+    store_comp(li, 0u, p.cx);
+    store_comp(li, 1u, p.cv);
+    store_comp(li, 2u, p.cw);
+    if (p.err != NO_ERROR) {
+        // This step is complete (corrected velocities); the next one failed.
+        set_vel(i, s.v);
+        set_omega(i, s.w);
+        set_pos_next(i, e.x);
+        atomicOr(&status[STATUS_AHEAD], 1u);
+        raise(p.err, i);
+        return;
+    }
+    set_pos_next(i, p.x);
+    set_vel(i, p.v);
+    set_rot(i, p.a);
+    set_omega(i, p.w);
+    if ((params.flags & PARAM_CONTACT) != 0u) {
+        check_skin(i, p.x);
     }
 }

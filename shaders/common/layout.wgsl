@@ -134,6 +134,7 @@ const STATUS_ERROR: u32 = 1u;      // bit set of error codes (0: no error)
 const STATUS_REBUILD: u32 = 2u;    // neighbour list stale
 const STATUS_BUILDS: u32 = 3u;     // neighbour-list builds so far
 const STATUS_MAX_NEIGHBORS: u32 = 4u;
+const STATUS_AHEAD: u32 = 5u;      // 1: the error was raised by a fused predict (next step)
 const STATUS_FIRST_INDEX: u32 = 8u; // + code: lowest particle/bond index with that error
 const ERR_ROTATION_DOMAIN: u32 = 0u;
 const ERR_HALF_TURN: u32 = 1u;
@@ -215,9 +216,13 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 // Indirect-dispatch arguments of the grid kernels (src/gpu/mod.rs grid_args): the count
 // K, K triples (x, 1, 1) that grid_gate fills, then the K workgroup counts of a rebuild.
 @group(0) @binding(34) var<storage, read_write> grid_args: array<u32>;
+// Positions predicted by the fused particle_forces_predict, committed to pos by
+// commit_pos at the start of the next step.
+@group(0) @binding(35) var<storage, read_write> pos_next: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }
+fn set_pos_next(i: u32, v: vec3<real>) { pos_next[3u * i] = v.x; pos_next[3u * i + 1u] = v.y; pos_next[3u * i + 2u] = v.z; }
 fn get_vel(i: u32) -> vec3<real> { return vec3<real>(vel[3u * i], vel[3u * i + 1u], vel[3u * i + 2u]); }
 fn set_vel(i: u32, v: vec3<real>) { vel[3u * i] = v.x; vel[3u * i + 1u] = v.y; vel[3u * i + 2u] = v.z; }
 fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
@@ -231,22 +236,6 @@ fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u]
 fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
 fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
 fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
-// Compensated x + d (Kahan): `comp` holds the rounding lost so far, negated; row k
-// (0: x, 1: v, 2: Ω) of the row chunk's particle li (comp is a row buffer).
-fn comp_add(k: u32, li: u32, x: vec3<real>, d: vec3<real>) -> vec3<real> {
-    if (!COMPENSATE) { return x + d; }
-    let o = 9u * li + 3u * k;
-    let c = vec3<real>(comp[o], comp[o + 1u], comp[o + 2u]);
-    let y = d - c;
-    let t = x + y;
-    // Kahan's c = (t − x) − y is 0 in real arithmetic, and shader compilers that treat
-    // float math as inexact (Mesa's NIR) fold it away. Multiplying by a uniform that is
-    // 1 at run time keeps the algebra opaque while computing the same IEEE values.
-    let c2 = (t * params.one - x) - y;
-    comp[o] = c2.x; comp[o + 1u] = c2.y; comp[o + 2u] = c2.z;
-    return t;
-}
-
 fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
 
 // Adds the bound bond chunk's results for particle i to f and t, in ascending bond id

@@ -65,6 +65,9 @@ const STATUS_ERROR: usize = 1;
 const STATUS_REBUILD: usize = 2;
 const STATUS_BUILDS: usize = 3;
 const STATUS_MAX_NEIGHBORS: usize = 4;
+/// 1 when the error was raised by the predict half fused into `particle_forces_predict`:
+/// it belongs to the step after the one `STATUS_STEP` counts.
+const STATUS_AHEAD: usize = 5;
 const STATUS_FIRST_INDEX: usize = 8;
 const STATUS_WORDS: usize = 16;
 const ERR_NAMES: [&str; 8] = [
@@ -122,7 +125,8 @@ mod bind {
     pub(super) const GOUT: u32 = 32;
     pub(super) const ROWS: u32 = 33;
     pub(super) const GRID_ARGS: u32 = 34;
-    pub(super) const COUNT: usize = 35;
+    pub(super) const POS_NEXT: u32 = 35;
+    pub(super) const COUNT: usize = 36;
 }
 
 /// GPU run options.
@@ -168,15 +172,16 @@ const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, 
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
 /// a partner's neighbour or history row: both sides of a contact keep their own copy
 /// of its spring), so a chunk needs no other chunk's rows bound.
-const ROW_CHUNKED: [&str; 4] = [
+const ROW_CHUNKED: [&str; 5] = [
     "integrate_predict",
     "neighbor_build",
     "granular_forces",
     "particle_forces",
+    "particle_forces_predict",
 ];
 /// Row-chunked kernels that also gather the last bond chunk's results: they get that
 /// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
-const LAST_BOND_CHUNK: [&str; 1] = ["particle_forces"];
+const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"];
 /// Row-chunked kernels that bind the two contact-history copies by step parity: one
 /// set of bind groups per parity, the copy written at that parity at the `*_new`
 /// bindings (26, 28, 30) and the other at `*_old` (27, 29, 31).
@@ -260,6 +265,10 @@ pub struct GpuBackend {
     contact: bool,
     /// Granular kernel on (Hertz law or drag).
     granular: bool,
+    /// Steps may end in `particle_forces_predict` (the next step's predict fused into
+    /// this step's force pass): not when particles can be removed at the domain
+    /// boundary, whose flag partners read in the same pass.
+    fuse: bool,
     /// Contact-history slots per particle (0 without the Hertz law).
     max_contacts: u32,
     max_neighbors: u32,
@@ -268,6 +277,11 @@ pub struct GpuBackend {
 
 /// Environment variable: `1` compiles the kernels with wgpu's runtime bounds checks.
 pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
+
+/// Environment variable: `1` runs every step as separate kernels (no
+/// `particle_forces_predict`), for A/B measurements of the fused step. The results are
+/// the same bits either way (tested).
+pub const UNFUSED_ENV: &str = "VARIDEM_GPU_UNFUSED";
 
 fn checked_shaders() -> bool {
     std::env::var(CHECKED_ENV).is_ok_and(|v| v == "1")
@@ -729,6 +743,7 @@ impl GpuBackend {
                 "grid_args",
                 bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
             ),
+            (bind::POS_NEXT, "pos_next", zeros(n3)),
         ];
         // Per row chunk: its rows of every row buffer, then its Rows uniform.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
@@ -1039,6 +1054,8 @@ impl GpuBackend {
 
         let chunks: Vec<u32> = bond_chunks.iter().map(|c| c.len() as u32).collect();
         drop(bond_chunks);
+        let fuse = !model.domain.is_some_and(|d| d.remove)
+            && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
         let mut me = Self {
             ctx,
             precision,
@@ -1054,6 +1071,7 @@ impl GpuBackend {
             chunks,
             contact,
             granular,
+            fuse,
             max_contacts,
             max_neighbors,
             steps: 0,
@@ -1065,7 +1083,7 @@ impl GpuBackend {
                 label: Some("init"),
                 timestamp_writes: None,
             });
-            me.encode_forces(&mut pass, u64::from(start));
+            me.encode_forces(&mut pass, u64::from(start), false);
         }
         me.ctx.queue.submit([encoder.finish()]);
         // Later evaluations follow a step: the contact springs take its increments.
@@ -1159,7 +1177,8 @@ impl GpuBackend {
     /// Grid (when stale), bond forces and particle forces.
     /// `step` is the step count once this evaluation's step has begun: its parity picks
     /// the history copy granular_forces writes.
-    fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64) {
+    /// `fuse`: end in `particle_forces_predict` instead of `particle_forces`.
+    fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64, fuse: bool) {
         if self.contact {
             // grid_gate sets the grid kernels' workgroup counts: zero unless stale.
             self.dispatch(pass, "grid_gate", 1);
@@ -1182,15 +1201,34 @@ impl GpuBackend {
                 self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
             }
         }
-        self.dispatch_rows(pass, "particle_forces");
+        if fuse {
+            self.dispatch_rows(pass, "particle_forces_predict");
+        } else {
+            self.dispatch_rows(pass, "particle_forces");
+        }
     }
 
     /// One step: predict, forces, and the correct half, which ends particle_forces
     /// (except in the set-up evaluation, flagged `PARAM_FIRST`).
-    fn encode_step(&self, pass: &mut wgpu::ComputePass<'_>, step: u64) {
+    ///
+    /// `predicted`: the previous step ended in `particle_forces_predict`, which
+    /// predicted this one, so only its positions are committed. `fuse`: end in
+    /// `particle_forces_predict` (predict the next step); the last step of an advance
+    /// does not, so the state read back afterwards is that of a completed step.
+    fn encode_step(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        step: u64,
+        predicted: bool,
+        fuse: bool,
+    ) {
         self.dispatch(pass, "step_begin", 1);
-        self.dispatch_rows(pass, "integrate_predict");
-        self.encode_forces(pass, step);
+        if predicted {
+            self.dispatch(pass, "commit_pos", groups(self.n));
+        } else {
+            self.dispatch_rows(pass, "integrate_predict");
+        }
+        self.encode_forces(pass, step, fuse);
     }
 
     /// Copies the first `bytes` of the buffer bound at `binding` to the host (blocking).
@@ -1439,7 +1477,8 @@ impl GpuBackend {
     /// Reads the status words; turns a raised kernel error into [`Error::Kernel`].
     fn check_status(&mut self) -> Result<()> {
         let s = self.status()?;
-        self.steps = s[STATUS_STEP] as u64;
+        // An error of a fused predict is the next step's (step_begin no longer counts it).
+        self.steps = s[STATUS_STEP] as u64 + u64::from(s[STATUS_AHEAD] != 0);
         let bits = s[STATUS_ERROR];
         if bits == 0 {
             return Ok(());
@@ -1570,7 +1609,13 @@ impl Backend for GpuBackend {
                 // every later kernel with it, so a stale parity is never used).
                 let done = n - left;
                 for k in 0..batch {
-                    self.encode_step(&mut pass, self.steps + done + k + 1);
+                    let index = done + k;
+                    self.encode_step(
+                        &mut pass,
+                        self.steps + index + 1,
+                        self.fuse && index > 0,
+                        self.fuse && index + 1 < n,
+                    );
                 }
             }
             self.ctx.queue.submit([encoder.finish()]);

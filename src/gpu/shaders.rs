@@ -15,7 +15,7 @@ pub const WORKGROUP_SIZE: u32 = 128;
 pub const MAX_NEIGHBORS: u32 = 64;
 
 /// The shared files, in inclusion order.
-pub const COMMON: [(&str, &str); 3] = [
+pub const COMMON: [(&str, &str); 4] = [
     (
         "common/layout.wgsl",
         include_str!("../../shaders/common/layout.wgsl"),
@@ -27,6 +27,10 @@ pub const COMMON: [(&str, &str); 3] = [
     (
         "common/laws.wgsl",
         include_str!("../../shaders/common/laws.wgsl"),
+    ),
+    (
+        "common/integrator.wgsl",
+        include_str!("../../shaders/common/integrator.wgsl"),
     ),
 ];
 
@@ -46,7 +50,7 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "integrate.wgsl",
         source: include_str!("../../shaders/integrate.wgsl"),
-        entry_points: &["step_begin", "integrate_predict"],
+        entry_points: &["step_begin", "integrate_predict", "commit_pos"],
     },
     KernelFile {
         name: "bonds.wgsl",
@@ -56,7 +60,7 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "particles.wgsl",
         source: include_str!("../../shaders/particles.wgsl"),
-        entry_points: &["particle_forces"],
+        entry_points: &["particle_forces", "particle_forces_predict"],
     },
     KernelFile {
         name: "granular.wgsl",
