@@ -2,8 +2,10 @@
 // and of the bond loop of CpuBackend::particle_force.
 
 // Kernel bond_forces: one invocation per bond of the chunk, results into bond_out.
-@compute @workgroup_size(WG)
-fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+// `energies`: also store U^m, U^a, U^s (entry point bond_forces); bond_forces_no_energy
+// skips them in the steps that end fused, whose energies nobody reads (the host reads
+// them after the last step of an advance).
+fn bond_forces_at(gid: vec3<u32>, energies: bool) {
     let k = gid.x;
     if (k >= chunk.n_bonds || failed()) { return; }
     let b = bonds[k];
@@ -17,7 +19,19 @@ fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     bond_out[o] = r.force_i.x; bond_out[o + 1u] = r.force_i.y; bond_out[o + 2u] = r.force_i.z;
     bond_out[o + 3u] = r.moment_i.x; bond_out[o + 4u] = r.moment_i.y; bond_out[o + 5u] = r.moment_i.z;
     bond_out[o + 6u] = r.moment_j.x; bond_out[o + 7u] = r.moment_j.y; bond_out[o + 8u] = r.moment_j.z;
-    bond_out[o + 9u] = r.e_bend; bond_out[o + 10u] = r.e_axial; bond_out[o + 11u] = r.e_shear;
+    if (energies) {
+        bond_out[o + 9u] = r.e_bend; bond_out[o + 10u] = r.e_axial; bond_out[o + 11u] = r.e_shear;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    bond_forces_at(gid, true);
+}
+
+@compute @workgroup_size(WG)
+fn bond_forces_no_energy(@builtin(global_invocation_id) gid: vec3<u32>) {
+    bond_forces_at(gid, false);
 }
 
 // Kernel bond_gather: per particle, adds the chunk's bond results in ascending bond id

@@ -171,8 +171,11 @@ fn set_wall_s(k: u32, v: vec3<real>) {
 // (the CPU twin scans the row per contact and finds the same slot). Where the CPU
 // orders a pair (lower id first), the expressions keep that order; sums and products
 // of two terms are commutative in IEEE arithmetic, so swapping their operands is exact.
-@compute @workgroup_size(WG)
-fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+//
+// `energies`: also store the pair, wall and near-field energies in gout (entry point
+// granular_forces); granular_forces_no_energy skips them in the steps that end fused,
+// whose energies nobody reads (the host reads them after the last step of an advance).
+fn granular_forces_at(gid: vec3<u32>, energies: bool) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
@@ -295,7 +298,19 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let o = 9u * li;
     gout[o] = f.x; gout[o + 1u] = f.y; gout[o + 2u] = f.z;
     gout[o + 3u] = t.x; gout[o + 4u] = t.y; gout[o + 5u] = t.z;
-    gout[o + 6u] = e_contact;
-    gout[o + 7u] = e_wall;
-    gout[o + 8u] = e_near;
+    if (energies) {
+        gout[o + 6u] = e_contact;
+        gout[o + 7u] = e_wall;
+        gout[o + 8u] = e_near;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    granular_forces_at(gid, true);
+}
+
+@compute @workgroup_size(WG)
+fn granular_forces_no_energy(@builtin(global_invocation_id) gid: vec3<u32>) {
+    granular_forces_at(gid, false);
 }

@@ -7,14 +7,14 @@
 // bond chunk's results.
 
 // The forces and moments on particle i (row li of its chunk), stored in force and
-// moment with its energies in penergy; returned with its position.
+// moment (with its energies in penergy when `energies`); returned with its position.
 struct Forces {
     f: vec3<real>,
     t: vec3<real>,
     x: vec3<real>,
 }
 
-fn forces_on(i: u32, li: u32) -> Forces {
+fn forces_on(i: u32, li: u32, energies: bool) -> Forces {
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     if (params.n_bonds > 0u) {
@@ -63,15 +63,19 @@ fn forces_on(i: u32, li: u32) -> Forces {
         let o = 9u * li;
         f += vec3<real>(gout[o], gout[o + 1u], gout[o + 2u]);
         t += vec3<real>(gout[o + 3u], gout[o + 4u], gout[o + 5u]);
-        e_contact += gout[o + 6u];
-        e_wall += gout[o + 7u];
-        e_near = gout[o + 8u];
+        if (energies) {
+            e_contact += gout[o + 6u];
+            e_wall += gout[o + 7u];
+            e_near = gout[o + 8u];
+        }
     }
     set_force(i, f);
     set_moment(i, t);
-    penergy[3u * i] = e_contact;
-    penergy[3u * i + 1u] = e_wall;
-    penergy[3u * i + 2u] = e_near;
+    if (energies) {
+        penergy[3u * i] = e_contact;
+        penergy[3u * i + 1u] = e_wall;
+        penergy[3u * i + 2u] = e_near;
+    }
     return Forces(f, t, x);
 }
 
@@ -83,7 +87,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let e = forces_on(i, li);
+    let e = forces_on(i, li, true);
     // The first evaluation (set-up) computes the forces of the initial state only.
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u || is_removed(i)) {
         return;
@@ -107,13 +111,14 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // the start of the next step. The host fuses every step of an advance but the last
 // (whose state it reads back), and none when particles can be removed at the domain
 // boundary (the removal flag would be written while partners read it). A predict
-// error belongs to the next step: STATUS_AHEAD tells the host.
+// error belongs to the next step: STATUS_AHEAD tells the host. Energies are not stored:
+// the host reads them after the last step, which is never fused.
 @compute @workgroup_size(WG)
 fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let e = forces_on(i, li);
+    let e = forces_on(i, li, false);
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
         set_pos_next(i, e.x);

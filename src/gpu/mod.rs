@@ -164,7 +164,12 @@ struct Kernel {
 }
 
 /// Kernels bound and dispatched once per bond chunk.
-const CHUNKED: [&str; 3] = ["bond_forces", "bond_gather", "reduce_bond_partials"];
+const CHUNKED: [&str; 4] = [
+    "bond_forces",
+    "bond_forces_no_energy",
+    "bond_gather",
+    "reduce_bond_partials",
+];
 /// Bindings that differ per bond chunk.
 const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
 
@@ -172,10 +177,11 @@ const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, 
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
 /// a partner's neighbour or history row: both sides of a contact keep their own copy
 /// of its spring), so a chunk needs no other chunk's rows bound.
-const ROW_CHUNKED: [&str; 5] = [
+const ROW_CHUNKED: [&str; 6] = [
     "integrate_predict",
     "neighbor_build",
     "granular_forces",
+    "granular_forces_no_energy",
     "particle_forces",
     "particle_forces_predict",
 ];
@@ -185,7 +191,7 @@ const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"
 /// Row-chunked kernels that bind the two contact-history copies by step parity: one
 /// set of bind groups per parity, the copy written at that parity at the `*_new`
 /// bindings (26, 28, 30) and the other at `*_old` (27, 29, 31).
-const BY_PARITY: [&str; 1] = ["granular_forces"];
+const BY_PARITY: [&str; 2] = ["granular_forces", "granular_forces_no_energy"];
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
@@ -1189,14 +1195,21 @@ impl GpuBackend {
             }
             self.dispatch(pass, "grid_finish", 1);
         }
+        // A fused step's energies are never read (the host reads them after the last
+        // step of an advance, which is not fused): its kernels do not store them.
+        let (granular, bonds) = if fuse {
+            ("granular_forces_no_energy", "bond_forces_no_energy")
+        } else {
+            ("granular_forces", "bond_forces")
+        };
         if self.granular {
             let parity = (step & 1) as usize;
-            self.dispatch_rows_from(pass, "granular_forces", parity * self.rows.len());
+            self.dispatch_rows_from(pass, granular, parity * self.rows.len());
         }
         // particle_forces gathers the last chunk's bond results itself.
         let last = self.chunks.len().saturating_sub(1);
         for (c, &len) in self.chunks.iter().enumerate() {
-            self.dispatch_chunk(pass, "bond_forces", c, groups(len));
+            self.dispatch_chunk(pass, bonds, c, groups(len));
             if c < last {
                 self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
             }

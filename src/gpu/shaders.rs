@@ -55,7 +55,7 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "bonds.wgsl",
         source: include_str!("../../shaders/bonds.wgsl"),
-        entry_points: &["bond_forces", "bond_gather"],
+        entry_points: &["bond_forces", "bond_forces_no_energy", "bond_gather"],
     },
     KernelFile {
         name: "particles.wgsl",
@@ -65,7 +65,7 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
     KernelFile {
         name: "granular.wgsl",
         source: include_str!("../../shaders/granular.wgsl"),
-        entry_points: &["granular_forces"],
+        entry_points: &["granular_forces", "granular_forces_no_energy"],
     },
     KernelFile {
         name: "grid.wgsl",
