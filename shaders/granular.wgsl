@@ -232,8 +232,15 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
             var sa = me;
             var sb = other;
             if (!lower) { sa = other; sb = me; }
-            let mat_j = pmaterial[j];
-            let pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
+            // One material (the common case): the table's only pair, at an address
+            // every invocation shares (one load, not one gather per SIMD lane).
+            var pm: PairMat;
+            if (m == 1u) {
+                pm = pair_table[0];
+            } else {
+                let mat_j = pmaterial[j];
+                pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
+            }
             let r_star = r_i * r_j / (r_i + r_j);
             let m_star = m_i * m_j / (m_i + m_j);
             // The old spring with j: the cursor passes the partners below j.

@@ -111,6 +111,31 @@ fn pour_f64_matches_cpu() {
     assert!(e_rel(dc.e_kin, dg.e_kin) < 1e-9);
 }
 
+/// The pour with one material (the steel wall made rigid): granular_forces takes the
+/// single-material path (the pair table's only entry at a shared address); f64 states
+/// equal the CPU's to ≤ 1e-9 relative after 200 steps, as with two materials.
+#[test]
+fn pour_one_material_f64_matches_cpu() {
+    let mut scene = pour(8, 200);
+    scene.model.materials.truncate(1);
+    for w in &mut scene.model.walls {
+        w.material = None;
+    }
+    let Some(mut g) = gpu("pour_one_material_f64_matches_cpu", &scene, Precision::F64) else {
+        return;
+    };
+    let mut c = CpuBackend::new(&scene).unwrap();
+    g.advance(200).unwrap();
+    c.advance(200).unwrap();
+    let touching: u32 = c.contact_counts().iter().sum();
+    assert!(touching > 500, "{touching} contacts");
+    let d = per_field(&c.particles().unwrap(), &g.particles().unwrap());
+    eprintln!("one-material f64 pour: {touching} contacts; {d:?}");
+    for (k, v) in d.iter().enumerate() {
+        assert!(*v <= 1e-9, "field {k}: {v}");
+    }
+}
+
 /// Each particle's used history: (partner, spring) up to the row's end marker (the
 /// slots after it are stale and never read).
 fn used_history(c: &ContactState) -> Vec<Vec<(u32, DVec3)>> {
