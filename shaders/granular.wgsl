@@ -183,7 +183,9 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
     let x_i = get_pos(i);
     let r_i = radius_of(i);
     let m_i = mass_of(i);
-    let mat_i = pmaterial[i];
+    // With one material every pair and wall record is the table's first entry.
+    var mat_i = 0u;
+    if (params.n_materials > 1u) { mat_i = pmaterial[i]; }
     let me = side_at(i, x_i, r_i, m_i, flags_i);
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
@@ -207,14 +209,16 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
             let j = neighbors[row + 1u + s];
-            let flags_j = pflags[j];
-            if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
             // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a.
             let lower = i < j;
             let x_j = get_pos(j);
             let d = select(x_i - x_j, x_j - x_i, lower);
             let sign = select(real(-1.0), real(1.0), lower);
+            // A removed partner takes part in nothing. Its flags are read only where
+            // they matter: before the near field, and for touching pairs (most listed
+            // neighbours do not touch).
             if (near) {
+                if ((pflags[j] & FLAG_REMOVED) != 0u) { continue; }
                 let nf = near_field(d);
                 f += sign * nf.force;
                 e_near += 0.5 * nf.energy;
@@ -224,6 +228,8 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
             let r_j = radius_of(j);
             let reach = r_i + r_j;
             if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
+            let flags_j = pflags[j];
+            if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
             let dist = sqrt(dist2);
             let n = d / dist;
             let overlap = reach - dist;
