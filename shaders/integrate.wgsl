@@ -25,9 +25,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
     let p = predict_half(flags, mass_of(i), inertia_of(i), get_pos(i), get_rot(i), s,
                          load_comp(li, 0u), get_force(i), get_moment(i));
-    store_comp(li, 0u, p.cx);
-    store_comp(li, 1u, p.cv);
-    store_comp(li, 2u, p.cw);
+    store_predicted_comp(li, p);
     if (p.err != NO_ERROR) {
         raise(p.err, i);
         return;
@@ -45,8 +43,11 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Kernel commit_pos: after a fused particle_forces_predict, the predicted positions
 // (pos_next; partners' positions were still being read while they were written) become
-// the positions of the step. The twin of nothing on the CPU, which predicts in its own
-// pass; a copy, so the bits are those of integrate_predict.
+// the positions of the step. Its CPU twin is the position store of
+// CpuBackend::integrate_predict (the CPU predicts in a pass of its own, in place); a
+// copy, so the bits are those integrate_predict stores. The CPU parity tests of
+// tests/gpu_parity.rs and gpu_granular.rs run fused steps, and
+// fused_steps_equal_single_steps checks them against the unfused kernels bit for bit.
 @compute @workgroup_size(WG)
 fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;

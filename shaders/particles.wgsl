@@ -131,9 +131,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         s = correct_half(flags, m, jj, s, e.f, e.t);
     }
     let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_comp(li, 0u), e.f, e.t);
-    store_comp(li, 0u, p.cx);
-    store_comp(li, 1u, p.cv);
-    store_comp(li, 2u, p.cw);
+    store_predicted_comp(li, p);
     if (p.err != NO_ERROR) {
         // This step is complete (corrected velocities); the next one failed.
         set_vel(i, s.v);

@@ -142,6 +142,14 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
     return p;
 }
 
+// Stores the Kahan terms after predict_half, error or not (the state itself is stored
+// only without an error).
+fn store_predicted_comp(li: u32, p: Predicted) {
+    store_comp(li, 0u, p.cx);
+    store_comp(li, 1u, p.cv);
+    store_comp(li, 2u, p.cw);
+}
+
 // Raises the neighbour-list rebuild when x has moved more than half the skin since the
 // last build.
 fn check_skin(i: u32, x: vec3<real>) {
