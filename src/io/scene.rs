@@ -421,6 +421,23 @@ fn non_negative(key: &str, v: f64) -> Result<f64> {
     }
 }
 
+/// Largest `bond_cutoff / spacing` of a `[[block]]`: up to ~2100 lattice neighbours
+/// per particle.
+pub const MAX_BOND_REACH: f64 = 8.0;
+
+/// A random amplitude `a` (uniform samples in `[−a, a]`): non-negative, and small enough
+/// that the width `2a` of the interval is finite (the sampler needs it).
+fn amplitude(key: &str, v: f64) -> Result<f64> {
+    let a = non_negative(key, v)?;
+    if (2.0 * a).is_finite() {
+        Ok(a)
+    } else {
+        Err(scene_error(format!(
+            "{key} = {v:e}: too large (the interval [−a, a] must have a finite width)"
+        )))
+    }
+}
+
 fn finite_vec(key: &str, v: Vec3) -> Result<DVec3> {
     if v.iter().all(|c| c.is_finite()) {
         Ok(DVec3::from_array(v))
@@ -872,8 +889,8 @@ fn ring(k: usize, r: &RingSection) -> Result<Ring> {
         velocity: finite_vec(&key("velocity"), r.velocity)?,
         angular_velocity: finite_vec(&key("angular_velocity"), r.angular_velocity)?,
         bond: r.bond,
-        random_velocity: non_negative(&key("random_velocity"), r.random_velocity)?,
-        random_angular_velocity: non_negative(
+        random_velocity: amplitude(&key("random_velocity"), r.random_velocity)?,
+        random_angular_velocity: amplitude(
             &key("random_angular_velocity"),
             r.random_angular_velocity,
         )?,
@@ -909,10 +926,21 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
             key("radius_jitter")
         )));
     }
+    let spacing = positive(&key("spacing"), b.spacing)?;
+    let bond_cutoff = non_negative(&key("bond_cutoff"), b.bond_cutoff)?;
+    // Binder bonds join near neighbours; a cutoff of many spacings would bond each
+    // particle to thousands of others (and the lattice scan would take as long).
+    if bond_cutoff > MAX_BOND_REACH * spacing {
+        return Err(scene_error(format!(
+            "{} = {bond_cutoff:e}: more than {MAX_BOND_REACH} spacings ({:e}); binder bonds join near neighbours",
+            key("bond_cutoff"),
+            spacing
+        )));
+    }
     Ok(Block {
         origin: finite_vec(&key("origin"), b.origin)?,
         counts,
-        spacing: positive(&key("spacing"), b.spacing)?,
+        spacing,
         radius: positive(&key("radius"), b.radius)?,
         radius_jitter,
         density: density_of(
@@ -923,7 +951,7 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
             materials,
         )?,
         velocity: finite_vec(&key("velocity"), b.velocity)?,
-        bond_cutoff: non_negative(&key("bond_cutoff"), b.bond_cutoff)?,
+        bond_cutoff,
         seed: seed(&key("seed"), b.seed)?,
         material,
         hold_rotation: b.hold_rotation,
@@ -1658,6 +1686,48 @@ mod tests {
             ));
         }
         s
+    }
+
+    /// A block whose bond cutoff spans many lattice spacings is refused (a tiny spacing
+    /// or a huge cutoff made the lattice scan run for ever; found by tests/fuzz_scene.rs).
+    #[test]
+    fn block_bond_reach_is_bounded() {
+        let block = |spacing: &str, cutoff: &str| {
+            chain(
+                0,
+                &format!(
+                    "[binder]\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n\
+                     [[block]]\ncounts = [3, 3, 3]\nspacing = {spacing}\nradius = 0.25\n\
+                     density = 1.0\nbond_cutoff = {cutoff}\n"
+                ),
+            )
+        };
+        assert_error(
+            &block("1.0", "1e308"),
+            "block[0].bond_cutoff = 1e308: more than 8 spacings",
+        );
+        assert_error(
+            &block("1e-320", "1.1"),
+            "block[0].bond_cutoff = 1.1e0: more than 8 spacings",
+        );
+        assert!(parse_scene(&block("1.0", "8.0")).is_ok());
+    }
+
+    /// A ring's random amplitude so large that `[−a, a]` has no finite width is an error
+    /// naming the key (the sampler panicked on it; found by tests/fuzz_scene.rs).
+    #[test]
+    fn ring_amplitudes_must_have_a_finite_interval() {
+        let ring = |key: &str| {
+            format!(
+                "[simulation]\ndt = 1e-3\nsteps = 10\n[[ring]]\ncount = 4\ndiameter = 1.0\n\
+                 center = [0.0, 0.0, 0.0]\naxis = [0.0, 0.0, 1.0]\nmass = 1.0\nbond = false\n{key} = 1e308\n"
+            )
+        };
+        for key in ["random_velocity", "random_angular_velocity"] {
+            assert_error(&ring(key), &format!("ring[0].{key} = 1e308: too large"));
+        }
+        let ok = ring("random_velocity").replace("1e308", "1e300");
+        assert!(parse_scene(&ok).is_ok(), "{:?}", parse_scene(&ok).err());
     }
 
     #[test]

@@ -163,27 +163,23 @@ impl Block {
         }
         if self.bond_cutoff > 0.0 {
             // Neighbours on the lattice within the cutoff: scan the offsets that can reach.
-            let reach = (self.bond_cutoff / self.spacing).ceil() as i64;
+            // Offsets are clamped to the lattice, so a large reach costs no empty scans.
+            let reach = (self.bond_cutoff / self.spacing)
+                .ceil()
+                .min(i64::MAX as f64) as i64;
             let idx = |ix: i64, iy: i64, iz: i64| {
                 first + (iz as usize * ny + iy as usize) * nx + ix as usize
+            };
+            let span = |i: i64, n: usize| {
+                (i.saturating_sub(reach)).max(0)..=(i.saturating_add(reach)).min(n as i64 - 1)
             };
             for iz in 0..nz as i64 {
                 for iy in 0..ny as i64 {
                     for ix in 0..nx as i64 {
                         let a = idx(ix, iy, iz);
-                        for dz in -reach..=reach {
-                            for dy in -reach..=reach {
-                                for dx in -reach..=reach {
-                                    let (jx, jy, jz) = (ix + dx, iy + dy, iz + dz);
-                                    if jx < 0
-                                        || jy < 0
-                                        || jz < 0
-                                        || jx >= nx as i64
-                                        || jy >= ny as i64
-                                        || jz >= nz as i64
-                                    {
-                                        continue;
-                                    }
+                        for jz in span(iz, nz) {
+                            for jy in span(iy, ny) {
+                                for jx in span(ix, nx) {
                                     let b = idx(jx, jy, jz);
                                     if b <= a {
                                         continue;
