@@ -23,8 +23,10 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let flags = pflags[i];
     if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
     let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
-    let p = predict_half(flags, mass_of(i), inertia_of(i), get_pos(i), get_rot(i), s,
-                         load_comp(li, 0u), get_force(i), get_moment(i));
+    let m = mass_of(i);
+    let f = get_force(i);
+    let p = predict_half(flags, m, inertia_of(i), get_pos(i), get_rot(i), s,
+                         load_comp(li, 0u), f, get_moment(i));
     store_predicted_comp(li, p);
     if (p.err != NO_ERROR) {
         raise(p.err, i);
@@ -34,6 +36,11 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_vel(i, p.v);
     set_rot(i, p.a);
     set_omega(i, p.w);
+    // The motion record the merged contact pass of this step reads for its partners
+    // (bound with the next step's parity: the copy this step reads).
+    if ((params.flags & (PARAM_MERGED | PARAM_HERTZ)) == (PARAM_MERGED | PARAM_HERTZ)) {
+        store_motion(i, p.v, p.w, f, m, flags);
+    }
     if (p.removed) {
         pflags[i] = flags | FLAG_REMOVED;
     } else if ((params.flags & PARAM_CONTACT) != 0u) {

@@ -14,7 +14,9 @@ struct Forces {
     x: vec3<real>,
 }
 
-fn forces_on(i: u32, li: u32, energies: bool) -> Forces {
+// `merged`: compute the granular forces here (granular_sum) instead of adding the gout
+// row of granular_forces (PARAM_MERGED, fused steps only).
+fn forces_on(i: u32, li: u32, energies: bool, merged: bool) -> Forces {
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     if (params.n_bonds > 0u) {
@@ -57,7 +59,13 @@ fn forces_on(i: u32, li: u32, energies: bool) -> Forces {
         // U = −m a·(x + Rρ₀): moment m (Rρ₀) × a.
         t += m * cross(rotate(get_rot(i), get_pend(i)), g);
     }
-    if ((params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
+    if (merged) {
+        // The contacts of this particle, read before `force` and `moment` are
+        // overwritten below (it needs F_k, M_k), added after the field as the CPU does.
+        let g = granular_sum(i, li, true);
+        f += g.f;
+        t += g.t;
+    } else if ((params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
         let o = 9u * li;
@@ -87,7 +95,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let e = forces_on(i, li, true);
+    let e = forces_on(i, li, true, false);
     // The first evaluation (set-up) computes the forces of the initial state only.
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u || is_removed(i)) {
         return;
@@ -113,12 +121,21 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // boundary (the removal flag would be written while partners read it). A predict
 // error belongs to the next step: STATUS_AHEAD tells the host. Energies are not stored:
 // the host reads them after the last step, which is never fused.
+//
+// With PARAM_MERGED (granular scenes with at most one bond chunk) it also runs the
+// contact pass of granular_forces for its particle, so a step makes one pass over the
+// particles and their neighbours, not two, and no gout round trip. Partners' v, Ω and F
+// are overwritten in this very dispatch, so their contact sides come from the motion
+// records (common/contact.wgsl) that the previous predict wrote; this kernel writes its
+// particle's record for the next step, with the bits side_at would compute from the
+// stored v, Ω and F.
 @compute @workgroup_size(WG)
 fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let e = forces_on(i, li, false);
+    let merged = (params.flags & PARAM_MERGED) != 0u;
+    let e = forces_on(i, li, false, merged);
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
         set_pos_next(i, e.x);
@@ -145,6 +162,9 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_vel(i, p.v);
     set_rot(i, p.a);
     set_omega(i, p.w);
+    if (merged && (params.flags & PARAM_HERTZ) != 0u) {
+        store_motion(i, p.v, p.w, e.f, m, flags);
+    }
     if ((params.flags & PARAM_CONTACT) != 0u) {
         check_skin(i, p.x);
     }

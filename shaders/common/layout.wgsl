@@ -157,6 +157,7 @@ const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
 const PARAM_DOMAIN: u32 = 64u;    // [domain] box checked in integrate_predict
 const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an error
 const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
+const PARAM_MERGED: u32 = 512u;   // fused steps: particle_forces_predict runs the contacts
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
@@ -219,6 +220,18 @@ const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 // Positions predicted by the fused particle_forces_predict, committed to pos by
 // commit_pos at the start of the next step.
 @group(0) @binding(35) var<storage, read_write> pos_next: array<real>;
+// Motion records (struct Motion, common/contact.wgsl): per particle the end-of-step
+// velocity and the increments Δx, Δα that its contact partners use, written by the
+// predict of the step before (integrate_predict, particle_forces_predict) and read by
+// the merged contact pass of particle_forces_predict, which overwrites v, Ω and F while
+// partners read them. Two copies bound by step parity like the history (A at the even
+// binding): `*_new` is written, `*_old` read.
+@group(0) @binding(36) var<storage, read_write> motion_v_new: array<real>;
+@group(0) @binding(37) var<storage, read_write> motion_v_old: array<real>;
+@group(0) @binding(38) var<storage, read_write> motion_dx_new: array<real>;
+@group(0) @binding(39) var<storage, read_write> motion_dx_old: array<real>;
+@group(0) @binding(40) var<storage, read_write> motion_da_new: array<real>;
+@group(0) @binding(41) var<storage, read_write> motion_da_old: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }

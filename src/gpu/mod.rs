@@ -87,6 +87,9 @@ const PARAM_FIRST: u32 = 32;
 const PARAM_DOMAIN: u32 = 64;
 const PARAM_DOMAIN_REMOVE: u32 = 128;
 const PARAM_NEAR: u32 = 256;
+/// Fused steps run the granular contact pass inside `particle_forces_predict`
+/// ([`granular_forces_merge`]).
+const PARAM_MERGED: u32 = 512;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -126,7 +129,13 @@ mod bind {
     pub(super) const ROWS: u32 = 33;
     pub(super) const GRID_ARGS: u32 = 34;
     pub(super) const POS_NEXT: u32 = 35;
-    pub(super) const COUNT: usize = 36;
+    pub(super) const MOTION_V_A: u32 = 36;
+    pub(super) const MOTION_V_B: u32 = 37;
+    pub(super) const MOTION_DX_A: u32 = 38;
+    pub(super) const MOTION_DX_B: u32 = 39;
+    pub(super) const MOTION_DA_A: u32 = 40;
+    pub(super) const MOTION_DA_B: u32 = 41;
+    pub(super) const COUNT: usize = 42;
 }
 
 /// GPU run options.
@@ -188,10 +197,32 @@ const ROW_CHUNKED: [&str; 6] = [
 /// Row-chunked kernels that also gather the last bond chunk's results: they get that
 /// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
 const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"];
-/// Row-chunked kernels that bind the two contact-history copies by step parity: one
-/// set of bind groups per parity, the copy written at that parity at the `*_new`
-/// bindings (26, 28, 30) and the other at `*_old` (27, 29, 31).
-const BY_PARITY: [&str; 2] = ["granular_forces", "granular_forces_no_energy"];
+/// Row-chunked kernels that bind the two copies of the contact history and of the
+/// motion records by step parity: one set of bind groups per parity, the copy written
+/// at that parity at the `*_new` bindings (26, 28, 30, 36, 38, 40) and the other at
+/// `*_old` (27, 29, 31, 37, 39, 41).
+const BY_PARITY: [&str; 4] = [
+    "granular_forces",
+    "granular_forces_no_energy",
+    "particle_forces_predict",
+    "integrate_predict",
+];
+
+/// Bindings that come in an A/B pair swapped by step parity (A even, B = A + 1).
+fn by_parity(binding: u32) -> bool {
+    (bind::HIST_ID_A..=bind::WALL_S_B).contains(&binding)
+        || (bind::MOTION_V_A..=bind::MOTION_DA_B).contains(&binding)
+}
+
+/// Whether fused steps merge the granular contact pass into `particle_forces_predict`
+/// (one pass over particles and neighbours per step instead of two, and no `gout`
+/// round trip): in granular models whose bonds, if any, fit one chunk. With several
+/// bond chunks `bond_gather` keeps partial sums in `force` before
+/// `particle_forces_predict` runs, where the contact pass needs the previous step's
+/// `F_k`, so `granular_forces` runs on its own, before the bond kernels.
+fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize) -> bool {
+    granular && fuse && bond_chunks <= 1
+}
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
@@ -275,6 +306,9 @@ pub struct GpuBackend {
     /// this step's force pass): not when particles can be removed at the domain
     /// boundary, whose flag partners read in the same pass.
     fuse: bool,
+    /// Fused steps run the contact pass in `particle_forces_predict`
+    /// ([`granular_forces_merge`]).
+    merged: bool,
     /// Contact-history slots per particle (0 without the Hertz law).
     max_contacts: u32,
     max_neighbors: u32,
@@ -522,6 +556,9 @@ impl GpuBackend {
                 .iter()
                 .map(|c| groups(c.len() as u32))
                 .sum::<u32>();
+        let fuse = !model.domain.is_some_and(|d| d.remove)
+            && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
+        let merged = granular_forces_merge(granular, fuse, bond_chunks.len());
         let params = Params::<R> {
             n_particles: n,
             n_bonds: nb,
@@ -536,6 +573,7 @@ impl GpuBackend {
                     0
                 }
                 | if hertz { PARAM_HERTZ } else { 0 }
+                | if merged { PARAM_MERGED } else { 0 }
                 | if model.drag.is_some() { PARAM_DRAG } else { 0 }
                 | PARAM_FIRST
                 | if model.near_field.is_some() {
@@ -660,6 +698,7 @@ impl GpuBackend {
             *w = u32::MAX;
         }
         let n3 = 3 * n as u64 * rs;
+        let motion = if merged && hertz { n3 } else { 0 };
         let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
         // (binding, label, contents, usage is uniform)
         let contents: Vec<(u32, &str, Vec<u8>)> = vec![
@@ -750,6 +789,13 @@ impl GpuBackend {
                 bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
             ),
             (bind::POS_NEXT, "pos_next", zeros(n3)),
+            // Motion records: only merged contact passes read them.
+            (bind::MOTION_V_A, "motion_v_a", zeros(motion)),
+            (bind::MOTION_V_B, "motion_v_b", zeros(motion)),
+            (bind::MOTION_DX_A, "motion_dx_a", zeros(motion)),
+            (bind::MOTION_DX_B, "motion_dx_b", zeros(motion)),
+            (bind::MOTION_DA_A, "motion_da_a", zeros(motion)),
+            (bind::MOTION_DA_B, "motion_da_b", zeros(motion)),
         ];
         // Per row chunk: its rows of every row buffer, then its Rows uniform.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
@@ -1000,8 +1046,8 @@ impl GpuBackend {
                     let entries: Vec<wgpu::BindGroupEntry> = used
                         .iter()
                         .map(|&b| {
-                            let source = if odd && (bind::HIST_ID_A..=bind::WALL_S_B).contains(&b) {
-                                // A ↔ B: 26 ↔ 27, 28 ↔ 29, 30 ↔ 31.
+                            let source = if odd && by_parity(b) {
+                                // A ↔ B: 26 ↔ 27, 28 ↔ 29, 30 ↔ 31, 36 ↔ 37, ...
                                 b ^ 1
                             } else {
                                 b
@@ -1010,7 +1056,7 @@ impl GpuBackend {
                             let in_row = ROW_BINDINGS.iter().position(|&x| x == source);
                             let buffer = match (bond, in_bond, row, in_row) {
                                 (Some(c), Some(k), _, _) | (_, _, Some(c), Some(k)) => &c[k],
-                                _ => &buffers[b as usize],
+                                _ => &buffers[source as usize],
                             };
                             wgpu::BindGroupEntry {
                                 binding: b,
@@ -1060,8 +1106,6 @@ impl GpuBackend {
 
         let chunks: Vec<u32> = bond_chunks.iter().map(|c| c.len() as u32).collect();
         drop(bond_chunks);
-        let fuse = !model.domain.is_some_and(|d| d.remove)
-            && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
         let mut me = Self {
             ctx,
             precision,
@@ -1078,6 +1122,7 @@ impl GpuBackend {
             contact,
             granular,
             fuse,
+            merged,
             max_contacts,
             max_neighbors,
             steps: 0,
@@ -1202,8 +1247,9 @@ impl GpuBackend {
         } else {
             ("granular_forces", "bond_forces")
         };
-        if self.granular {
-            let parity = (step & 1) as usize;
+        let parity = (step & 1) as usize;
+        // Merged fused steps run the contact pass in particle_forces_predict.
+        if self.granular && !(fuse && self.merged) {
             self.dispatch_rows_from(pass, granular, parity * self.rows.len());
         }
         // particle_forces gathers the last chunk's bond results itself.
@@ -1215,7 +1261,7 @@ impl GpuBackend {
             }
         }
         if fuse {
-            self.dispatch_rows(pass, "particle_forces_predict");
+            self.dispatch_rows_from(pass, "particle_forces_predict", parity * self.rows.len());
         } else {
             self.dispatch_rows(pass, "particle_forces");
         }
@@ -1239,7 +1285,10 @@ impl GpuBackend {
         if predicted {
             self.dispatch(pass, "commit_pos", groups(self.n));
         } else {
-            self.dispatch_rows(pass, "integrate_predict");
+            // Bound with the next step's parity: its `*_new` motion records are the
+            // copy this step's merged contact pass reads.
+            let parity = ((step + 1) & 1) as usize;
+            self.dispatch_rows_from(pass, "integrate_predict", parity * self.rows.len());
         }
         self.encode_forces(pass, step, fuse);
     }

@@ -15,7 +15,7 @@ pub const WORKGROUP_SIZE: u32 = 128;
 pub const MAX_NEIGHBORS: u32 = 64;
 
 /// The shared files, in inclusion order.
-pub const COMMON: [(&str, &str); 4] = [
+pub const COMMON: [(&str, &str); 5] = [
     (
         "common/layout.wgsl",
         include_str!("../../shaders/common/layout.wgsl"),
@@ -31,6 +31,10 @@ pub const COMMON: [(&str, &str); 4] = [
     (
         "common/integrator.wgsl",
         include_str!("../../shaders/common/integrator.wgsl"),
+    ),
+    (
+        "common/contact.wgsl",
+        include_str!("../../shaders/common/contact.wgsl"),
     ),
 ];
 

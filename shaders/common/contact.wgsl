@@ -1,0 +1,368 @@
+// Granular contact laws shared by the kernels granular_forces (granular.wgsl) and the
+// fused particle_forces_predict (particles.wgsl): Campello's Hertz–Mindlin contacts with
+// history, walls, drag and near-field forces. The twin of src/cpu/granular.rs
+// (GranularInputs::particle) and of src/physics/granular.rs (hertz_contact and
+// helpers), operation for operation.
+//
+// Each particle computes its side of every touching pair in the canonical order (lower
+// id first) and takes that side's force or its exact negative: f_ij = −f_ji bitwise, no
+// atomics. Both partners keep the pair's spring in their own history rows, computed
+// from the same inputs, so the two copies stay identical.
+
+const NO_PARTNER: u32 = 0xffffffffu;
+
+struct Side {
+    x: vec3<real>,
+    v: vec3<real>,
+    r: real,
+    dx: vec3<real>,
+    dalpha: vec3<real>,
+}
+
+struct Contact {
+    force: vec3<real>,
+    friction: vec3<real>,
+    energy: real,
+    spring: vec3<real>,
+}
+
+// (R(α) − I) v = c [α × v + ½ α × (α × v)], c = 4/(4 + |α|²).
+fn rotate_minus_identity(alpha: vec3<real>, v: vec3<real>) -> vec3<real> {
+    let c = 4.0 / (4.0 + dot(alpha, alpha));
+    let av = cross(alpha, v);
+    return c * (av + 0.5 * cross(alpha, av));
+}
+
+// The stored spring carried into the plane of n, length kept.
+fn carry_spring(s: vec3<real>, n: vec3<real>) -> vec3<real> {
+    let len2 = dot(s, s);
+    if (len2 == 0.0) { return s; }
+    let t = s - dot(s, n) * n;
+    let tl2 = dot(t, t);
+    if (tl2 == 0.0) { return vec3<real>(0.0); }
+    return t * sqrt(len2 / tl2);
+}
+
+// Campello eqs. (19), (22), (28)–(37) with NOTES' signs: see physics::granular::hertz_contact.
+fn hertz_contact(pm: PairMat, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+                 lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+    var c: Contact;
+    let sqrt_rd = sqrt(r_star * overlap);
+    let f_el = (4.0 / 3.0) * pm.e_star * sqrt_rd * overlap;
+    let damp = 2.0 * pm.xi * sqrt(2.0 * pm.e_star * m_star * sqrt_rd);
+    let approach = dot(a.v - b.v, n);
+    let f_n = max(f_el + damp * approach, 0.0);
+    let carried = carry_spring(spring, n);
+    let slip = a.dx - b.dx + rotate_minus_identity(a.dalpha, lever_a * n)
+        + rotate_minus_identity(b.dalpha, lever_b * n);
+    let ds = slip - dot(slip, n) * n;
+    let trial = carried + ds;
+    let k_t = 8.0 * pm.g_star * sqrt_rd;
+    let f_trial = k_t * sqrt(dot(trial, trial));
+    if (f_trial <= pm.mu_s * f_n) {
+        c.friction = (-k_t) * trial;
+        c.spring = trial;
+    } else {
+        let tau = trial / sqrt(dot(trial, trial));
+        let f = pm.mu_d * f_n;
+        c.spring = vec3<real>(0.0);
+        if (k_t > 0.0) { c.spring = (f / k_t) * tau; }
+        c.friction = (-f) * tau;
+    }
+    c.energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
+    c.force = (-f_n) * n + c.friction;
+    return c;
+}
+
+fn body_held(flags: u32) -> bool { return (flags & (FLAG_HELD | FLAG_REMOVED)) != 0u; }
+
+// Velocity for damping and drag: v_{k+½} carried to the end of the step with the
+// previous force f = F_k (the correct half, integrators::correct), except on the first
+// evaluation and for map (27).
+fn end_velocity(v: vec3<real>, f: vec3<real>, mass: real, flags: u32) -> vec3<real> {
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return v; }
+    if (body_held(flags)) { return vec3<real>(0.0); }
+    return v + (0.5 * params.dt / mass) * f;
+}
+
+fn end_omega(i: u32, w: vec3<real>, flags: u32) -> vec3<real> {
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return w; }
+    if ((flags & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u) { return vec3<real>(0.0); }
+    return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
+}
+
+// What a contact side takes from the particle's motion: the velocity at the end of the
+// step (for damping) and the increments Δx, Δα of the step just taken (eqs. 25–28,
+// integrators::increments). A function of v_{k+½}, Ω_{k+½}, F_k, mass and flags only,
+// so the predict kernels can compute it once per particle for the partners of the
+// next evaluation (the `motion_*` buffers), with the bits side_at computes.
+struct Motion {
+    v: vec3<real>,
+    dx: vec3<real>,
+    dalpha: vec3<real>,
+}
+
+fn motion_of(v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) -> Motion {
+    var s: Motion;
+    s.v = end_velocity(v, f, m, flags);
+    s.dx = vec3<real>(0.0);
+    s.dalpha = vec3<real>(0.0);
+    if ((params.flags & PARAM_FIRST) == 0u) {
+        let h = params.dt;
+        s.dx = h * v;
+        if (params.integrator == 1u) {
+            let q = h * h * dot(w, w);
+            s.dalpha = (2.0 * h / (1.0 + sqrt(max(1.0 - q, 0.0)))) * w;
+        } else {
+            s.dalpha = h * w;
+        }
+    }
+    return s;
+}
+
+// The motion record of partner j written by the previous step's predict (binding
+// parity: the copy this step reads).
+fn old_motion(j: u32) -> Motion {
+    return Motion(
+        vec3<real>(motion_v_old[3u * j], motion_v_old[3u * j + 1u], motion_v_old[3u * j + 2u]),
+        vec3<real>(motion_dx_old[3u * j], motion_dx_old[3u * j + 1u], motion_dx_old[3u * j + 2u]),
+        vec3<real>(motion_da_old[3u * j], motion_da_old[3u * j + 1u], motion_da_old[3u * j + 2u]));
+}
+
+// Particle i's motion record from the v, Ω and F the caller has just computed and
+// stored, for the next evaluation. The inputs pass through a multiply by the uniform
+// `one` (exact), so that a compiler that treats float arithmetic as reassociable (Mesa's
+// NIR does) cannot merge end_velocity's v + cF with the v = v₀ + cF it sees in
+// registers: the record must hold the bits side_at computes from the stored v. A guard:
+// lavapipe gives the same bits without it (tested), other compilers need not.
+fn store_motion(i: u32, v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) {
+    let one = params.one;
+    set_motion(i, motion_of(v * one, w * one, f * one, m, flags));
+}
+
+// Stores particle i's motion record for the next evaluation (the copy it will read).
+fn set_motion(i: u32, s: Motion) {
+    motion_v_new[3u * i] = s.v.x; motion_v_new[3u * i + 1u] = s.v.y; motion_v_new[3u * i + 2u] = s.v.z;
+    motion_dx_new[3u * i] = s.dx.x; motion_dx_new[3u * i + 1u] = s.dx.y; motion_dx_new[3u * i + 2u] = s.dx.z;
+    motion_da_new[3u * i] = s.dalpha.x; motion_da_new[3u * i + 1u] = s.dalpha.y; motion_da_new[3u * i + 2u] = s.dalpha.z;
+}
+
+fn side_from(x: vec3<real>, r: real, s: Motion) -> Side {
+    return Side(x, s.v, r, s.dx, s.dalpha);
+}
+
+// The side of particle i at position x with radius r and mass m (already loaded by the
+// caller), from its state arrays: each is read once.
+fn side_at(i: u32, x: vec3<real>, r: real, m: real, flags: u32) -> Side {
+    return side_from(x, r, motion_of(get_vel(i), get_omega(i), get_force(i), m, flags));
+}
+
+struct NearResult {
+    force: vec3<real>,
+    energy: real,
+}
+
+// ∫_d^cut κ s^{−λ} ds (physics::granular::NearField::term_energy).
+fn near_term(kappa: real, lambda: real, d: real, cut: real) -> real {
+    if (abs(lambda - 1.0) < 1e-12) { return kappa * ln_real(cut / d); }
+    return kappa * (pow_real(cut, 1.0 - lambda) - pow_real(d, 1.0 - lambda)) / (1.0 - lambda);
+}
+
+// Near-field force on a from b (d = x_b − x_a) and its pair energy: Campello eq. (17),
+// the twin of NearField::pair.
+fn near_field(d: vec3<real>) -> NearResult {
+    var r: NearResult;
+    r.force = vec3<real>(0.0);
+    r.energy = 0.0;
+    let dist = sqrt(dot(d, d));
+    if (!(dist < params.nf_cutoff) || dist == 0.0) { return r; }
+    let n = d / dist;
+    let mag = params.nf_kappa_a * pow_real(dist, -params.nf_lambda_a)
+        - params.nf_kappa_r * pow_real(dist, -params.nf_lambda_r);
+    r.energy = -near_term(params.nf_kappa_a, params.nf_lambda_a, dist, params.nf_cutoff)
+        + near_term(params.nf_kappa_r, params.nf_lambda_r, dist, params.nf_cutoff);
+    r.force = mag * n;
+    return r;
+}
+
+fn old_id(k: u32) -> u32 { return hist_id_old[k]; }
+fn old_s(k: u32) -> vec3<real> {
+    return vec3<real>(hist_s_old[3u * k], hist_s_old[3u * k + 1u], hist_s_old[3u * k + 2u]);
+}
+fn set_new(k: u32, id: u32, v: vec3<real>) {
+    hist_id_new[k] = id;
+    hist_s_new[3u * k] = v.x; hist_s_new[3u * k + 1u] = v.y; hist_s_new[3u * k + 2u] = v.z;
+}
+fn old_wall_s(k: u32) -> vec3<real> {
+    return vec3<real>(wall_s_old[3u * k], wall_s_old[3u * k + 1u], wall_s_old[3u * k + 2u]);
+}
+fn set_wall_s(k: u32, v: vec3<real>) {
+    wall_s_new[3u * k] = v.x; wall_s_new[3u * k + 1u] = v.y; wall_s_new[3u * k + 2u] = v.z;
+}
+
+// A particle's granular force, moment and energies (half of each pair's).
+struct GranularSum {
+    f: vec3<real>,
+    t: vec3<real>,
+    e_contact: real,
+    e_wall: real,
+    e_near: real,
+}
+
+// The granular forces on particle i (row li of its row chunk): contacts over the
+// neighbour list, walls, drag; the twin of GranularInputs::particle (src/cpu/granular.rs)
+// with the pairs it gathers. Writes i's new history row and wall springs. Called by
+// granular_forces (which stores the sums in gout for particle_forces) and, `merged`, by
+// particle_forces_predict itself (PARAM_MERGED; partners' motion then comes from the
+// motion records, see granular_forces_merge in src/gpu/mod.rs).
+//
+// Every row it reads or writes (neighbour row, history rows, wall springs) is its own
+// particle's, at li = i − first: a
+// partner's history is never read (each side keeps its own copy of the pair's spring),
+// so the rows can be split into chunks bound one at a time.
+//
+// Each array is read once per particle and partner: the particle's own position,
+// radius, mass and material are loaded before the loop, and the old history row is
+// walked with one cursor, because both it and the neighbour row ascend by partner id
+// (the CPU twin scans the row per contact and finds the same slot). Where the CPU
+// orders a pair (lower id first), the expressions keep that order; sums and products
+// of two terms are commutative in IEEE arithmetic, so swapping their operands is exact.
+fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
+    let flags_i = pflags[i];
+    let x_i = get_pos(i);
+    let r_i = radius_of(i);
+    let m_i = mass_of(i);
+    // With one material every pair and wall record is the table's first entry.
+    var mat_i = 0u;
+    if (params.n_materials > 1u) { mat_i = pmaterial[i]; }
+    let me = side_at(i, x_i, r_i, m_i, flags_i);
+    var f = vec3<real>(0.0);
+    var t = vec3<real>(0.0);
+    var e_contact = real(0.0);
+    var e_wall = real(0.0);
+    var e_near = real(0.0);
+    let hertz = (params.flags & PARAM_HERTZ) != 0u;
+    let near = (params.flags & PARAM_NEAR) != 0u;
+    let k = params.max_contacts;
+    let m = params.n_materials;
+    var used = 0u;
+    let gone = (flags_i & FLAG_REMOVED) != 0u;
+    if (hertz || near) {
+        let row = li * (params.max_neighbors + 1u);
+        // The cursor into the old history row (sorted by partner, ended by NO_PARTNER
+        // unless full) and the partner id in that slot.
+        var cur = 0u;
+        var cur_id = NO_PARTNER;
+        if (k > 0u) { cur_id = old_id(li * k); }
+        // A removed particle takes part in no contact.
+        let nn = select(neighbors[row], 0u, gone);
+        for (var s = 0u; s < nn; s++) {
+            let j = neighbors[row + 1u + s];
+            // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a.
+            let lower = i < j;
+            let x_j = get_pos(j);
+            let d = select(x_i - x_j, x_j - x_i, lower);
+            let sign = select(real(-1.0), real(1.0), lower);
+            // A removed partner takes part in nothing. Its flags are read only where
+            // they matter: before the near field, and for touching pairs (most listed
+            // neighbours do not touch).
+            if (near) {
+                if ((pflags[j] & FLAG_REMOVED) != 0u) { continue; }
+                let nf = near_field(d);
+                f += sign * nf.force;
+                e_near += 0.5 * nf.energy;
+            }
+            if (!hertz) { continue; }
+            let dist2 = dot(d, d);
+            let r_j = radius_of(j);
+            let reach = r_i + r_j;
+            if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
+            let flags_j = pflags[j];
+            if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
+            let dist = sqrt(dist2);
+            let n = d / dist;
+            let overlap = reach - dist;
+            let m_j = mass_of(j);
+            // Fused into particle_forces_predict (`merged`), partners' v, Ω and F are
+            // being overwritten: their motion comes from the record of the last predict.
+            var other: Side;
+            if (merged) {
+                other = side_from(x_j, r_j, old_motion(j));
+            } else {
+                other = side_at(j, x_j, r_j, m_j, flags_j);
+            }
+            var sa = me;
+            var sb = other;
+            if (!lower) { sa = other; sb = me; }
+            // One material (the common case): the table's only pair, at an address
+            // every invocation shares (one load, not one gather per SIMD lane).
+            var pm: PairMat;
+            if (m == 1u) {
+                pm = pair_table[0];
+            } else {
+                let mat_j = pmaterial[j];
+                pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
+            }
+            let r_star = r_i * r_j / (r_i + r_j);
+            let m_star = m_i * m_j / (m_i + m_j);
+            // The old spring with j: the cursor passes the partners below j.
+            while (cur < k && cur_id < j) {
+                cur += 1u;
+                if (cur < k) { cur_id = old_id(li * k + cur); }
+            }
+            var spring = vec3<real>(0.0);
+            if (cur < k && cur_id == j) { spring = old_s(li * k + cur); }
+            let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
+                                  sb.r - 0.5 * overlap, sa, sb, spring);
+            f += sign * c.force;
+            t += (r_i - 0.5 * overlap) * cross(n, c.friction);
+            e_contact += 0.5 * c.energy;
+            if (used < k) {
+                set_new(li * k + used, j, c.spring);
+            }
+            used += 1u;
+        }
+        // End marker; the slots after it keep stale values that are never read. More
+        // touching partners than slots is an error (raised once, after the loop: an
+        // atomic inside it would be paid by every SIMD lane on every contact).
+        if (used < k && hertz) {
+            hist_id_new[li * k + used] = NO_PARTNER;
+        }
+        if (used > k) {
+            raise(ERR_CONTACT_OVERFLOW, i);
+        }
+    }
+    let nw = max(params.n_walls, 1u);
+    for (var w = 0u; w < params.n_walls; w++) {
+        var new_s = vec3<real>(0.0);
+        if (hertz && !gone) {
+            let wall = walls[w];
+            let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
+            let h = dot(x_i - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
+            if (h < r_i) {
+                let n = -normal;
+                let overlap = r_i - h;
+                let pm = pair_table[m * m + w * m + mat_i];
+                var still: Side;
+                still.x = vec3<real>(0.0);
+                still.v = vec3<real>(0.0);
+                still.r = 0.0;
+                still.dx = vec3<real>(0.0);
+                still.dalpha = vec3<real>(0.0);
+                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, me, still,
+                                      old_wall_s(li * nw + w));
+                f += c.force;
+                t += h * cross(n, c.friction);
+                e_wall += c.energy;
+                new_s = c.spring;
+            }
+        }
+        set_wall_s(li * nw + w, new_s);
+    }
+    if ((params.flags & PARAM_DRAG) != 0u) {
+        let om = end_omega(i, get_omega(i), flags_i);
+        let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
+        f += (-params.drag_c) * (me.v - vf) + params.magnus * cross(om, me.v);
+    }
+    return GranularSum(f, t, e_contact, e_wall, e_near);
+}
