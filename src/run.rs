@@ -96,6 +96,7 @@ pub fn gpu_options(
         max_chunk_bonds: None,
         max_chunk_particles: None,
         max_binding_bytes: None,
+        merge_contacts: None,
     }
 }
 

@@ -53,10 +53,23 @@ fn pour(n_side: usize, steps: u64) -> Scene {
 use gpu_common::per_field;
 
 fn gpu(test: &str, scene: &Scene, precision: Precision) -> Option<GpuBackend> {
+    gpu_merging(test, scene, precision, None)
+}
+
+/// [`gpu`] with the contact pass of fused steps merged into `particle_forces_predict`
+/// (`Some(true)`), split (`Some(false)`) or as the adapter's default (`None`: split on
+/// lavapipe).
+fn gpu_merging(
+    test: &str,
+    scene: &Scene,
+    precision: Precision,
+    merge_contacts: Option<bool>,
+) -> Option<GpuBackend> {
     let ctx = gpu_common::context(test)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
+        merge_contacts,
         ..Default::default()
     };
     Some(
@@ -72,11 +85,19 @@ fn gpu(test: &str, scene: &Scene, precision: Precision) -> Option<GpuBackend> {
 }
 
 /// 10³-particle pour, 200 steps, f64: GPU and CPU states agree to ≤ 1e-9 relative,
-/// and so do the energies (Hertz contact and wall energies included).
+/// and so do the energies (Hertz contact and wall energies included). Fused steps with
+/// the contact pass in `granular_forces` and merged into `particle_forces_predict`.
 #[test]
 fn pour_f64_matches_cpu() {
+    for merge in [false, true] {
+        pour_f64_matches_cpu_with(merge);
+    }
+}
+
+fn pour_f64_matches_cpu_with(merge: bool) {
     let scene = pour(10, 200);
-    let Some(mut g) = gpu("pour_f64_matches_cpu", &scene, Precision::F64) else {
+    let Some(mut g) = gpu_merging("pour_f64_matches_cpu", &scene, Precision::F64, Some(merge))
+    else {
         return;
     };
     let mut c = CpuBackend::new(&scene).unwrap();
@@ -88,7 +109,7 @@ fn pour_f64_matches_cpu() {
     let (dc, dg) = (c.diagnostics().unwrap(), g.diagnostics().unwrap());
     let e_rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-300);
     eprintln!(
-        "f64 pour: contacts {touching0} → {touching}; x {:.2e}, v {:.2e}, α {:.2e}, Ω {:.2e}; e_contact {:.2e}, e_wall {:.2e}",
+        "f64 pour (merged: {merge}): contacts {touching0} → {touching}; x {:.2e}, v {:.2e}, α {:.2e}, Ω {:.2e}; e_contact {:.2e}, e_wall {:.2e}",
         d[0],
         d[1],
         d[2],
@@ -473,15 +494,22 @@ fn near_field_matches_cpu() {
 /// The fused step computes the separate kernels' bits in a granular scene too (contact
 /// history, wall springs and drag): a 1000-particle pour advanced 40 steps at once (39
 /// fused) and one step at a time (none fused) ends in the same state, history and
-/// energies, in f32 (Kahan terms) and f64.
+/// energies, in f32 (Kahan terms) and f64, with the contact pass of the fused steps in
+/// `granular_forces` and merged into `particle_forces_predict` (motion records).
 #[test]
 fn fused_steps_equal_single_steps_in_a_pour() {
     let scene = pour(10, 40);
-    for precision in [Precision::F32, Precision::F64] {
-        let Some(mut fused) = gpu("fused_steps_in_a_pour", &scene, precision) else {
+    for (precision, merge) in [
+        (Precision::F32, false),
+        (Precision::F64, false),
+        (Precision::F32, true),
+        (Precision::F64, true),
+    ] {
+        let test = "fused_steps_in_a_pour";
+        let Some(mut fused) = gpu_merging(test, &scene, precision, Some(merge)) else {
             return;
         };
-        let mut single = gpu("fused_steps_in_a_pour", &scene, precision).unwrap();
+        let mut single = gpu(test, &scene, precision).unwrap();
         fused.advance(40).unwrap();
         for _ in 0..40 {
             single.advance(1).unwrap();
@@ -491,7 +519,10 @@ fn fused_steps_equal_single_steps_in_a_pour() {
             single.checkpoint_state().unwrap(),
         );
         assert!(a.contacts.is_some());
-        assert!(a == b, "{precision}: fused and single steps differ");
+        assert!(
+            a == b,
+            "{precision} (merged: {merge}): fused and single steps differ"
+        );
         // Energies are stored by the last step only (every step when not fused).
         assert_eq!(fused.diagnostics().unwrap(), single.diagnostics().unwrap());
     }

@@ -160,6 +160,13 @@ pub struct GpuOptions {
     /// `max_storage_buffer_binding_size`: tests pretend a small device to exercise the
     /// automatic chunk sizes and the [`Error::DeviceTooSmall`] refusal on small problems.
     pub max_binding_bytes: Option<u64>,
+    /// Whether fused steps of granular scenes run the contact pass inside
+    /// `particle_forces_predict` (one pass over particles and neighbours per step, and
+    /// ≈ 60 B less traffic per particle-step) instead of in `granular_forces`. `None`:
+    /// `$VARIDEM_GPU_MERGE` (`1`/`0`), else merged on every adapter but CPU ones, on
+    /// which lavapipe ran the merged kernel at 0.7–0.9 of the split pair (README,
+    /// Performance). The results are the same bits either way.
+    pub merge_contacts: Option<bool>,
 }
 
 /// A compiled kernel: its pipeline, bind group and what it is dispatched over.
@@ -220,8 +227,9 @@ fn by_parity(binding: u32) -> bool {
 /// bond chunks `bond_gather` keeps partial sums in `force` before
 /// `particle_forces_predict` runs, where the contact pass needs the previous step's
 /// `F_k`, so `granular_forces` runs on its own, before the bond kernels.
-fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize) -> bool {
-    granular && fuse && bond_chunks <= 1
+/// `want`: the choice of [`GpuOptions::merge_contacts`] (or its default).
+fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize, want: bool) -> bool {
+    granular && fuse && bond_chunks <= 1 && want
 }
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
@@ -322,6 +330,12 @@ pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
 /// `particle_forces_predict`), for A/B measurements of the fused step. The results are
 /// the same bits either way (tested).
 pub const UNFUSED_ENV: &str = "VARIDEM_GPU_UNFUSED";
+
+/// Environment variable: `1` or `0` forces the granular contact pass of fused steps
+/// into `particle_forces_predict` or out of it ([`GpuOptions::merge_contacts`], which
+/// takes precedence), for A/B measurements. The results are the same bits either way
+/// (tested).
+pub const MERGE_ENV: &str = "VARIDEM_GPU_MERGE";
 
 fn checked_shaders() -> bool {
     std::env::var(CHECKED_ENV).is_ok_and(|v| v == "1")
@@ -558,7 +572,15 @@ impl GpuBackend {
                 .sum::<u32>();
         let fuse = !model.domain.is_some_and(|d| d.remove)
             && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
-        let merged = granular_forces_merge(granular, fuse, bond_chunks.len());
+        let want_merge =
+            options
+                .merge_contacts
+                .unwrap_or_else(|| match std::env::var(MERGE_ENV).as_deref() {
+                    Ok("1") => true,
+                    Ok("0") => false,
+                    _ => ctx.summary.device_type != format!("{:?}", wgpu::DeviceType::Cpu),
+                });
+        let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
         let params = Params::<R> {
             n_particles: n,
             n_bonds: nb,
