@@ -183,12 +183,25 @@ fn chunked(
     rows: Option<u32>,
     binding: Option<u64>,
 ) -> Option<varidem::error::Result<GpuBackend>> {
+    chunked_merging(test, scene, precision, rows, binding, None)
+}
+
+/// [`chunked`] with the contact pass of fused steps merged or split as `merge` says.
+fn chunked_merging(
+    test: &str,
+    scene: &Scene,
+    precision: Precision,
+    rows: Option<u32>,
+    binding: Option<u64>,
+    merge_contacts: Option<bool>,
+) -> Option<varidem::error::Result<GpuBackend>> {
     let ctx = gpu_common::context(test)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
         max_chunk_particles: rows,
         max_binding_bytes: binding,
+        merge_contacts,
         ..Default::default()
     };
     Some(GpuBackend::with_context(
@@ -205,7 +218,8 @@ fn chunked(
 /// mid-workgroup) give the unchunked GPU run's bits, in f64 and f32: state, neighbour
 /// lists, the whole snapshot (history rows, wall springs, forces, energies, Kahan terms)
 /// and the diagnostics, over the 200-step pour. The f64 chunked run matches the CPU as
-/// the unchunked one does. A checkpoint of the chunked run at step 100, restored with
+/// the unchunked one does. So does a chunked run whose fused steps merge the contact
+/// pass into `particle_forces_predict`. A checkpoint of the chunked run at step 100, restored with
 /// another chunking (64 particles), goes on with the same bits (history rows and Kahan
 /// terms read and written back across chunks).
 #[test]
@@ -220,15 +234,30 @@ fn row_chunks_match_unchunked() {
         let mut rows = chunked(test, &scene, precision, Some(97), None)
             .unwrap()
             .unwrap();
+        let mut merged = chunked_merging(test, &scene, precision, Some(97), None, Some(true))
+            .unwrap()
+            .unwrap();
         assert_eq!((whole.row_chunk_count(), rows.row_chunk_count()), (1, 11));
         whole.advance(100).unwrap();
         rows.advance(100).unwrap();
+        merged.advance(100).unwrap();
         let snapshot = rows.checkpoint_state().unwrap();
         assert_eq!(snapshot, whole.checkpoint_state().unwrap(), "{precision}");
+        assert_eq!(
+            snapshot,
+            merged.checkpoint_state().unwrap(),
+            "{precision} merged"
+        );
         whole.advance(100).unwrap();
         rows.advance(100).unwrap();
+        merged.advance(100).unwrap();
         let (pw, pc) = (whole.particles().unwrap(), rows.particles().unwrap());
         assert_eq!(pw, pc, "{precision}: row-chunked state differs");
+        assert_eq!(
+            merged.checkpoint_state().unwrap(),
+            rows.checkpoint_state().unwrap(),
+            "{precision}: row-chunked merged run differs"
+        );
         assert_eq!(
             whole.neighbor_lists().unwrap(),
             rows.neighbor_lists().unwrap()

@@ -134,7 +134,7 @@ fn old_motion(j: u32) -> Motion {
 // `one` (exact), so that a compiler that treats float arithmetic as reassociable (Mesa's
 // NIR does) cannot merge end_velocity's v + cF with the v = v₀ + cF it sees in
 // registers: the record must hold the bits side_at computes from the stored v. A guard:
-// lavapipe gives the same bits without it (tested), other compilers need not.
+// lavapipe gave the same bits without it when tried, other compilers need not.
 fn store_motion(i: u32, v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) {
     let one = params.one;
     set_motion(i, motion_of(v * one, w * one, f * one, m, flags));

@@ -164,8 +164,8 @@ pub struct GpuOptions {
     /// `particle_forces_predict` (one pass over particles and neighbours per step, and
     /// ≈ 60 B less traffic per particle-step) instead of in `granular_forces`. `None`:
     /// `$VARIDEM_GPU_MERGE` (`1`/`0`), else merged on every adapter but CPU ones, on
-    /// which lavapipe ran the merged kernel at 0.7–0.9 of the split pair (README,
-    /// Performance). The results are the same bits either way.
+    /// which lavapipe ran the merged kernel at a median 0.81 of the split pair (README,
+    /// GPU backend). The results are the same bits either way.
     pub merge_contacts: Option<bool>,
 }
 
