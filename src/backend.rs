@@ -218,4 +218,10 @@ pub trait Backend {
     fn neighbor_builds(&mut self) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// Entries of the current neighbour list summed over particles (each pair counted
+    /// by both partners; `None` without a neighbour list or when the backend does not
+    /// report it): with the contacts, what the per-neighbour work of a step scales with.
+    fn listed_neighbors(&mut self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }

@@ -272,6 +272,9 @@ fn bench_prints_the_throughput_of_the_bonded_block() {
     assert_eq!(value_after(&stdout, "particles: "), 1000.0, "{stdout}");
     assert!(value_after(&stdout, "bonds: ") > 0.0, "{stdout}");
     assert!(stdout.contains("backend: cpu"), "{stdout}");
+    // A simple cubic block: up to 6 lattice neighbours each, fewer at the faces.
+    let listed = value_after(&stdout, "listed neighbours per particle: ");
+    assert!((4.0..=6.5).contains(&listed), "{stdout}");
 
     // f32 on the CPU: it still runs (in f64), with a warning.
     let o = varidem(&[

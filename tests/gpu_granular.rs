@@ -124,6 +124,13 @@ fn pour_f64_matches_cpu_with(merge: bool) {
     eprintln!("neighbour-list builds: cpu {bc}, gpu {bg}");
     assert!(bc > 1, "the pour should rebuild its list: {bc}");
     assert_eq!(bc, bg);
+    // Same list, same count (what `varidem bench` reports per particle).
+    let listed = c.listed_neighbors().unwrap().unwrap();
+    assert!(
+        listed > u64::from(touching) / 2,
+        "{listed} entries, {touching} contacts"
+    );
+    assert_eq!(Some(listed), g.listed_neighbors().unwrap());
     for (k, v) in d.iter().enumerate() {
         assert!(*v <= 1e-9, "field {k}: {v}");
     }

@@ -496,6 +496,12 @@ fn bench_command(
             touching as f64 / particles.max(1) as f64
         );
     }
+    if let Some(listed) = backend.listed_neighbors()? {
+        println!(
+            "listed neighbours per particle: {:.2}",
+            listed as f64 / particles.max(1) as f64
+        );
+    }
     if let Some(b) = builds {
         println!("neighbour-list builds during the timed steps: {b}");
     }

@@ -1009,6 +1009,14 @@ impl Backend for CpuBackend {
             .then_some(self.neighbors.builds))
     }
 
+    fn listed_neighbors(&mut self) -> Result<Option<u64>> {
+        Ok(self.model.contact.is_some().then(|| {
+            (0..self.model.particles.len())
+                .map(|i| self.neighbors.of(i).len() as u64)
+                .sum()
+        }))
+    }
+
     fn name(&self) -> String {
         "cpu".into()
     }

@@ -1638,6 +1638,17 @@ impl Backend for GpuBackend {
         Ok(Some(u64::from(self.neighbor_stats()?.0)))
     }
 
+    fn listed_neighbors(&mut self) -> Result<Option<u64>> {
+        if !self.contact {
+            return Ok(None);
+        }
+        // Each row is its count, then the ids.
+        let row = self.max_neighbors as usize + 1;
+        let words: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 4 * row)?);
+        Ok(Some(words.chunks_exact(row).map(|r| u64::from(r[0])).sum()))
+    }
+
     fn name(&self) -> String {
         format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
     }
