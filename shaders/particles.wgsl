@@ -114,9 +114,9 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // over the particles per step instead of two, and no reload of v, Ω, F, M and the Kahan
 // terms). The twin of CpuBackend::particle_force, integrate_correct and
 // integrate_predict in turn, with the same functions, so the bits are those of the
-// separate kernels. Partners' positions are read by the contacts of this very
-// dispatch, so the new position goes to pos_next, which commit_pos copies into pos at
-// the start of the next step. The host fuses every step of an advance but the last
+// separate kernels. Where partners' positions are read by the contacts of this very
+// dispatch, the new position goes to pos_next, which commit_pos copies into pos at
+// the start of the next step; elsewhere to pos (store_next_pos). The host fuses every step of an advance but the last
 // (whose state it reads back), and none when particles can be removed at the domain
 // boundary (the removal flag would be written while partners read it). A predict
 // error belongs to the next step: STATUS_AHEAD tells the host. Energies are not stored:
@@ -129,6 +129,18 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // records (common/contact.wgsl) that the previous predict wrote; this kernel writes its
 // particle's record for the next step, with the bits side_at would compute from the
 // stored v, Ω and F.
+// The predicted position of particle i: in pos_next, for commit_pos, while partners'
+// positions are read in this dispatch (binder contacts, a merged contact pass); in pos
+// itself otherwise (PARAM_POS_DIRECT, direct_positions in src/gpu/mod.rs), where no
+// later kernel of the step reads positions.
+fn store_next_pos(i: u32, x: vec3<real>) {
+    if ((params.flags & PARAM_POS_DIRECT) != 0u) {
+        set_pos(i, x);
+    } else {
+        set_pos_next(i, x);
+    }
+}
+
 @compute @workgroup_size(WG)
 fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
@@ -138,7 +150,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let e = forces_on(i, li, false, merged);
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
-        set_pos_next(i, e.x);
+        store_next_pos(i, e.x);
         return;
     }
     let m = mass_of(i);
@@ -153,12 +165,12 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         // This step is complete (corrected velocities); the next one failed.
         set_vel(i, s.v);
         set_omega(i, s.w);
-        set_pos_next(i, e.x);
+        store_next_pos(i, e.x);
         atomicOr(&status[STATUS_AHEAD], 1u);
         raise(p.err, i);
         return;
     }
-    set_pos_next(i, p.x);
+    store_next_pos(i, p.x);
     set_vel(i, p.v);
     set_rot(i, p.a);
     set_omega(i, p.w);

@@ -158,6 +158,7 @@ const PARAM_DOMAIN: u32 = 64u;    // [domain] box checked in integrate_predict
 const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an error
 const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 const PARAM_MERGED: u32 = 512u;   // fused steps: particle_forces_predict runs the contacts
+const PARAM_POS_DIRECT: u32 = 1024u; // particle_forces_predict predicts x in pos, not pos_next
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;

@@ -90,6 +90,9 @@ const PARAM_NEAR: u32 = 256;
 /// Fused steps run the granular contact pass inside `particle_forces_predict`
 /// ([`granular_forces_merge`]).
 const PARAM_MERGED: u32 = 512;
+/// `particle_forces_predict` stores the predicted positions in `pos` itself
+/// ([`direct_positions`]): no `pos_next`, no `commit_pos`.
+const PARAM_POS_DIRECT: u32 = 1024;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -231,6 +234,17 @@ fn by_parity(binding: u32) -> bool {
 fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize, want: bool) -> bool {
     granular && fuse && bond_chunks <= 1 && want
 }
+
+/// Whether fused steps can predict positions in place. `particle_forces_predict` goes
+/// to `pos_next` (copied by `commit_pos` at the next step's start) only because
+/// partners' positions may be read in the same dispatch: by the binder contact law
+/// (bonded and contact scenes without Hertz contacts) or by a merged contact pass.
+/// Otherwise every kernel reading partners' positions (bonds, `granular_forces`, the
+/// grid) ran before it in the step, and the copy is a pass over the particles for
+/// nothing: 24 B per particle-step in f32, and a dispatch.
+fn direct_positions(fuse: bool, contact: bool, hertz: bool, merged: bool) -> bool {
+    fuse && !merged && !(contact && !hertz)
+}
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
@@ -317,6 +331,9 @@ pub struct GpuBackend {
     /// Fused steps run the contact pass in `particle_forces_predict`
     /// ([`granular_forces_merge`]).
     merged: bool,
+    /// Fused steps predict positions in place, so the next step commits none
+    /// ([`direct_positions`]).
+    direct: bool,
     /// Contact-history slots per particle (0 without the Hertz law).
     max_contacts: u32,
     max_neighbors: u32,
@@ -581,6 +598,7 @@ impl GpuBackend {
                     _ => ctx.summary.device_type != format!("{:?}", wgpu::DeviceType::Cpu),
                 });
         let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
+        let direct = direct_positions(fuse, contact, hertz, merged);
         let params = Params::<R> {
             n_particles: n,
             n_bonds: nb,
@@ -596,6 +614,7 @@ impl GpuBackend {
                 }
                 | if hertz { PARAM_HERTZ } else { 0 }
                 | if merged { PARAM_MERGED } else { 0 }
+                | if direct { PARAM_POS_DIRECT } else { 0 }
                 | if model.drag.is_some() { PARAM_DRAG } else { 0 }
                 | PARAM_FIRST
                 | if model.near_field.is_some() {
@@ -810,7 +829,12 @@ impl GpuBackend {
                 "grid_args",
                 bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
             ),
-            (bind::POS_NEXT, "pos_next", zeros(n3)),
+            // Only fused steps that do not predict in place write pos_next.
+            (
+                bind::POS_NEXT,
+                "pos_next",
+                zeros(if fuse && !direct { n3 } else { 0 }),
+            ),
             // Motion records: only merged contact passes read them.
             (bind::MOTION_V_A, "motion_v_a", zeros(motion)),
             (bind::MOTION_V_B, "motion_v_b", zeros(motion)),
@@ -1145,6 +1169,7 @@ impl GpuBackend {
             granular,
             fuse,
             merged,
+            direct,
             max_contacts,
             max_neighbors,
             steps: 0,
@@ -1305,7 +1330,10 @@ impl GpuBackend {
     ) {
         self.dispatch(pass, "step_begin", 1);
         if predicted {
-            self.dispatch(pass, "commit_pos", groups(self.n));
+            // Predicted in place (PARAM_POS_DIRECT): nothing to commit.
+            if !self.direct {
+                self.dispatch(pass, "commit_pos", groups(self.n));
+            }
         } else {
             // Bound with the next step's parity: its `*_new` motion records are the
             // copy this step's merged contact pass reads.
@@ -1792,5 +1820,32 @@ impl Backend for GpuBackend {
             contact_count,
             bond_energy,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Positions are predicted in place exactly when no kernel of the fused force pass
+    /// reads partners' positions after the predict has begun.
+    #[test]
+    fn direct_positions_only_without_partner_reads_in_the_predict_pass() {
+        // Granular (Hertz) with the split contact pass: in place.
+        assert!(direct_positions(true, true, true, false));
+        // Merged contact pass: partners' positions read in the same dispatch.
+        assert!(!direct_positions(true, true, true, true));
+        // Binder contacts (the bonded block): read in particle_forces_predict.
+        assert!(!direct_positions(true, true, false, false));
+        // No contacts at all (pendulum, torus): in place.
+        assert!(direct_positions(true, false, false, false));
+        // Unfused steps predict in integrate_predict, in place already.
+        assert!(!direct_positions(false, true, true, false));
+        // The merge needs fused steps, a granular model and at most one bond chunk.
+        assert!(granular_forces_merge(true, true, 1, true));
+        assert!(!granular_forces_merge(true, true, 2, true));
+        assert!(!granular_forces_merge(true, false, 0, true));
+        assert!(!granular_forces_merge(false, true, 0, true));
+        assert!(!granular_forces_merge(true, true, 0, false));
     }
 }
