@@ -243,7 +243,9 @@ fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize, want: b
 /// grid) ran before it in the step, and the copy is a pass over the particles for
 /// nothing: 24 B per particle-step in f32, and a dispatch.
 fn direct_positions(fuse: bool, contact: bool, hertz: bool, merged: bool) -> bool {
-    fuse && !merged && !(contact && !hertz)
+    // Binder contacts are the contact law when Hertz is off.
+    let binder_contacts = contact && !hertz;
+    fuse && !merged && !binder_contacts
 }
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
