@@ -109,26 +109,6 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_omega(i, c.w);
 }
 
-// Kernel particle_forces_predict: particle_forces followed by the next step's
-// integrate_predict for the same particle, with its state kept in registers (one pass
-// over the particles per step instead of two, and no reload of v, Ω, F, M and the Kahan
-// terms). The twin of CpuBackend::particle_force, integrate_correct and
-// integrate_predict in turn, with the same functions, so the bits are those of the
-// separate kernels. Where partners' positions are read by the contacts of this very
-// dispatch, the new position goes to pos_next, which commit_pos copies into pos at
-// the start of the next step; elsewhere to pos (store_next_pos). The host fuses every step of an advance but the last
-// (whose state it reads back), and none when particles can be removed at the domain
-// boundary (the removal flag would be written while partners read it). A predict
-// error belongs to the next step: STATUS_AHEAD tells the host. Energies are not stored:
-// the host reads them after the last step, which is never fused.
-//
-// With PARAM_MERGED (granular scenes with at most one bond chunk) it also runs the
-// contact pass of granular_forces for its particle, so a step makes one pass over the
-// particles and their neighbours, not two, and no gout round trip. Partners' v, Ω and F
-// are overwritten in this very dispatch, so their contact sides come from the motion
-// records (common/contact.wgsl) that the previous predict wrote; this kernel writes its
-// particle's record for the next step, with the bits side_at would compute from the
-// stored v, Ω and F.
 // The predicted position of particle i: in pos_next, for commit_pos, while partners'
 // positions are read in this dispatch (binder contacts, a merged contact pass); in pos
 // itself otherwise (PARAM_POS_DIRECT, direct_positions in src/gpu/mod.rs), where no
@@ -141,6 +121,27 @@ fn store_next_pos(i: u32, x: vec3<real>) {
     }
 }
 
+// Kernel particle_forces_predict: particle_forces followed by the next step's
+// integrate_predict for the same particle, with its state kept in registers (one pass
+// over the particles per step instead of two, and no reload of v, Ω, F, M and the Kahan
+// terms). The twin of CpuBackend::particle_force, integrate_correct and
+// integrate_predict in turn, with the same functions, so the bits are those of the
+// separate kernels. Where partners' positions are read by the contacts of this very
+// dispatch, the new position goes to pos_next, which commit_pos copies into pos at
+// the start of the next step; elsewhere to pos (store_next_pos). The host fuses every
+// step of an advance but the last (whose state it reads back), and none when particles
+// can be removed at the domain boundary (the removal flag would be written while
+// partners read it). A predict error belongs to the next step: STATUS_AHEAD tells the
+// host. Energies are not stored: the host reads them after the last step, which is
+// never fused.
+//
+// With PARAM_MERGED (granular scenes with at most one bond chunk) it also runs the
+// contact pass of granular_forces for its particle, so a step makes one pass over the
+// particles and their neighbours, not two, and no gout round trip. Partners' v, Ω and F
+// are overwritten in this very dispatch, so their contact sides come from the motion
+// records (common/contact.wgsl) that the previous predict wrote; this kernel writes its
+// particle's record for the next step, with the bits side_at would compute from the
+// stored v, Ω and F.
 @compute @workgroup_size(WG)
 fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
