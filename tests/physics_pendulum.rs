@@ -144,3 +144,31 @@ fn exact_map_reports_too_large_step() {
     assert_eq!(b.model().particles, before);
     assert_eq!(b.step_count(), 0);
 }
+
+/// The same error from the parallel update (above 2048 particles): among many free
+/// particles, two step outside map (23)'s domain; the error names the lower id whatever
+/// the thread scheduling, and every particle, updated or not, is put back as it was.
+#[test]
+fn exact_map_fault_among_many_names_the_lowest_and_restores_all() {
+    use varidem::model::{Model, Particle};
+    let mut m = Model::default();
+    for i in 0..5000 {
+        let mut p = Particle::at_rest(DVec3::new(i as f64, 0.0, 0.0), 1.0, 0.1);
+        p.inertia = 1.0;
+        p.velocity = DVec3::new(0.0, 0.1 * (i % 7) as f64, 0.0);
+        p.angular_velocity = DVec3::new(0.0, 0.0, 0.5 + 0.001 * i as f64);
+        m.particles.push(p);
+    }
+    for i in [4321, 3001] {
+        m.particles.angular_velocity[i] = DVec3::new(0.0, 0.0, 30.0);
+    }
+    let mut b = CpuBackend::from_model(m, IntegratorKind::VariationalExact, 0.05).unwrap();
+    let before = b.model().particles.clone();
+    let msg = b.advance(1).unwrap_err().to_string();
+    assert!(
+        msg.contains("step 1") && msg.contains("particle 3001") && msg.contains("map (23)"),
+        "{msg}"
+    );
+    assert_eq!(b.model().particles, before);
+    assert_eq!(b.step_count(), 0);
+}

@@ -48,12 +48,15 @@ fn dispatch<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync + Send) {
     }
 }
 
-/// One particle's state fields (position, velocity, rotation, angular velocity), by index.
-type StateItem<'a> = (
+/// One particle's state fields and its saved copy, by index (`integrate_predict`).
+type PredictItem<'a> = (
     usize,
     (
-        ((&'a mut DVec3, &'a mut DVec3), &'a mut DVec3),
-        &'a mut DVec3,
+        (
+            ((&'a mut DVec3, &'a mut DVec3), &'a mut DVec3),
+            &'a mut DVec3,
+        ),
+        &'a mut Kinematics,
     ),
 );
 
@@ -173,7 +176,6 @@ pub struct CpuBackend {
     neighbors: NeighborList,
     forces: ForceState,
     spare_forces: ForceState,
-    predicted: Vec<Result<Kinematics, StepFault>>,
     /// Copy of the state before the current step, restored if the step fails.
     saved: Vec<Kinematics>,
     /// Material tables, for granular models.
@@ -310,7 +312,6 @@ impl CpuBackend {
             step,
             incidence,
             neighbors,
-            predicted: Vec::with_capacity(n),
             saved: Vec::with_capacity(n),
             tables,
             trapezoidal: Trapezoidal::default(),
@@ -564,28 +565,67 @@ impl CpuBackend {
         }
     }
 
-    /// Kernel `integrate_predict`: first half of the step for every particle.
+    /// Kernel `integrate_predict`: first half of the step for every particle, in place,
+    /// in one pass that also keeps the old state in `saved` (so a failing step can be
+    /// undone). A particle whose update fails is left as it was; the step then restores
+    /// every particle and reports the lowest failing id, so the outcome does not depend
+    /// on the number of threads.
     fn integrate_predict(&mut self, step: u64) -> Result<()> {
-        let p = &self.model.particles;
         let (kind, h) = (self.integrator, self.dt);
         let forces = &self.forces.particles;
-        self.predicted.resize(p.len(), Err(StepFault::HalfTurn));
-        dispatch(&mut self.predicted, |i| {
-            integrators::predict(
+        let p = &mut self.model.particles;
+        let n = p.len();
+        self.saved.resize(n, Kinematics::default());
+        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
+        let update = |(i, ((((x, v), alpha), omega), saved)): PredictItem<'_>| {
+            let old = Kinematics {
+                x: *x,
+                v: *v,
+                alpha: *alpha,
+                omega: *omega,
+            };
+            *saved = old;
+            let f = &forces[i];
+            match integrators::predict(
                 kind,
                 h,
-                body(p, i),
-                kinematics(p, i),
-                forces[i].force,
-                forces[i].moment,
-            )
-        });
-        if let Some((particle, f)) = self
-            .predicted
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.err().map(|f| (i, f)))
-        {
+                body_of(mass, inertia, flags, i),
+                old,
+                f.force,
+                f.moment,
+            ) {
+                Ok(k) => {
+                    (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
+                    None
+                }
+                Err(fault) => Some((i, fault)),
+            }
+        };
+        // Every particle is updated and saved (no early exit: the restore needs them all).
+        let fault = if n < PAR_THRESHOLD {
+            p.position
+                .iter_mut()
+                .zip(&mut p.velocity)
+                .zip(&mut p.rotation)
+                .zip(&mut p.angular_velocity)
+                .zip(&mut self.saved)
+                .enumerate()
+                .filter_map(update)
+                .min_by_key(|&(i, _)| i)
+        } else {
+            p.position
+                .par_iter_mut()
+                .zip(&mut p.velocity)
+                .zip(&mut p.rotation)
+                .zip(&mut p.angular_velocity)
+                .zip(&mut self.saved)
+                .with_min_len(MIN_CHUNK)
+                .enumerate()
+                .filter_map(update)
+                .min_by_key(|&(i, _)| i)
+        };
+        if let Some((particle, f)) = fault {
+            self.restore();
             return Err(match f {
                 StepFault::RotationDomain(value) => Error::RotationStepTooLarge {
                     step,
@@ -595,51 +635,22 @@ impl CpuBackend {
                 StepFault::HalfTurn => Error::HalfTurn { step, particle },
             });
         }
-        // Particles leaving the domain: an error before anything moves, or removal.
-        let mut leaving = Vec::new();
-        if let Some(d) = self.model.domain {
-            for (i, k) in self.predicted.iter().enumerate() {
-                if let Ok(k) = k {
-                    if p.flags[i] & FLAG_REMOVED == 0 && !d.contains(k.x) {
-                        if !d.remove {
-                            return Err(Error::LeftDomain {
-                                step,
-                                particle: i,
-                                position: k.x.to_array(),
-                            });
-                        }
-                        leaving.push(i);
-                    }
-                }
-            }
-        }
-        // Keep the old state so a failing force evaluation can be undone.
-        self.saved.resize(p.len(), Kinematics::default());
-        dispatch(&mut self.saved, |i| kinematics(p, i));
-        let p = &mut self.model.particles;
-        let predicted = &self.predicted;
-        let write = |(i, (((x, v), alpha), omega)): StateItem<'_>| {
-            if let Ok(k) = &predicted[i] {
-                (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
-            }
+        // Particles leaving the domain: an error (the step undone), or removal.
+        let Some(d) = self.model.domain else {
+            return Ok(());
         };
-        if p.len() < PAR_THRESHOLD {
-            p.position
-                .iter_mut()
-                .zip(&mut p.velocity)
-                .zip(&mut p.rotation)
-                .zip(&mut p.angular_velocity)
-                .enumerate()
-                .for_each(write);
-        } else {
-            p.position
-                .par_iter_mut()
-                .zip(&mut p.velocity)
-                .zip(&mut p.rotation)
-                .zip(&mut p.angular_velocity)
-                .with_min_len(MIN_CHUNK)
-                .enumerate()
-                .for_each(write);
+        let p = &mut self.model.particles;
+        let leaving: Vec<usize> = (0..n)
+            .filter(|&i| p.flags[i] & FLAG_REMOVED == 0 && !d.contains(p.position[i]))
+            .collect();
+        if let (Some(&particle), false) = (leaving.first(), d.remove) {
+            let position = p.position[particle].to_array();
+            self.restore();
+            return Err(Error::LeftDomain {
+                step,
+                particle,
+                position,
+            });
         }
         for i in leaving {
             // Parked where it left, at rest, its rotation as before the step (the GPU
