@@ -13,9 +13,11 @@ use glam::DVec3;
 use super::ParticleForce;
 use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
+use crate::neighbor::NeighborList;
 pub use crate::physics::granular::PairTables;
 use crate::physics::granular::{
-    hertz_contact, pair_overlap, wall_overlap, ContactGeometry, ContactSide,
+    hertz_contact, hertz_core, wall_overlap, ContactGeometry, ContactSide, HertzInputs,
+    PairMaterial,
 };
 
 /// What a pair computation reads of one particle, gathered once per evaluation into
@@ -211,96 +213,85 @@ impl GranularInputs<'_> {
         )
     }
 
-    /// The old spring of `i`'s contact with `j`, if `i`'s row has one.
+    /// Kernel `granular_pairs` for particles `lo..hi`: every listed pair `(a, b)` with
+    /// `b > a` is computed once, by `a`, into `out` (the half-list slots of the rows
+    /// `lo..hi`, in row order) and `near` (near-field results, empty without a near
+    /// field). Both particles then add the slot in [`GranularInputs::particle`].
     ///
-    /// Both rows of a pair hold the same spring, so the lower id's row serves.
-    ///
-    /// Rows are sorted by partner and end at the first [`NO_PARTNER`] (or at the row's
-    /// end): the scan stops at the first id above `j`, so slots after the end marker
-    /// are never read (and need not be cleared).
-    fn old_spring(&self, i: usize, j: u32) -> DVec3 {
-        let k = self.old.slots;
-        let row = &self.old.partner[i * k..(i + 1) * k];
-        for (s, &p) in row.iter().enumerate() {
-            if p == j {
-                return self.old.spring[i * k + s];
-            }
-            if p > j {
-                break;
-            }
-        }
-        DVec3::ZERO
-    }
-
-    /// Kernel `granular_pairs` for particle `a`: every listed pair `(a, b)` with
-    /// `b > a` (`partners`, ascending) is computed once, here, into `out` (one slot per
-    /// partner) and `near` (near-field results, empty without a near field). Both
-    /// particles then add the slot in [`GranularInputs::particle`].
+    /// Touching pairs are queued and their contact law runs [`LANES`] at a time
+    /// ([`PairBatch`]), which the compiler turns into SIMD; the results are the same
+    /// bits as one [`hertz_contact`] per pair.
     pub(super) fn pairs(
         &self,
-        a: usize,
-        partners: &[u32],
+        rows: std::ops::Range<usize>,
+        list: &NeighborList,
         out: &mut [PairSlot],
         near: &mut [NearSlot],
         sides: &[(SideScratch, DVec3)],
     ) {
         let m = self.model;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let me = &sides[a].0;
-        for (s, &j) in partners.iter().enumerate() {
-            let other = &sides[j as usize].0;
-            // A removed particle takes part in no contact.
-            out[s].flags = 0;
-            if me.removed || other.removed {
-                if let Some(n) = near.get_mut(s) {
-                    n.flags = 0;
+        let k = self.old.slots;
+        let mut batch = PairBatch::default();
+        let mut slot = 0usize;
+        for a in rows {
+            let me = &sides[a].0;
+            let start = list.split(a);
+            let len = (list.half_offsets[a + 1] - list.half_offsets[a]) as usize;
+            let partners = &list.neighbors[start..start + len];
+            // The old history row ascends by partner, as `partners` does: one cursor
+            // finds every old spring (the row ends at NO_PARTNER, above every id).
+            let row = &self.old.partner[a * k..(a + 1) * k];
+            let mut cur = 0usize;
+            for &j in partners {
+                let s = slot;
+                slot += 1;
+                let other = &sides[j as usize].0;
+                // A removed particle takes part in no contact.
+                out[s].flags = 0;
+                if me.removed || other.removed {
+                    if let Some(n) = near.get_mut(s) {
+                        n.flags = 0;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let (sa, sb) = (&me.side, &other.side);
-            if let Some(nf) = &m.near_field {
-                near[s] = match nf.pair(sa.x, sb.x) {
-                    Some((e, f)) => NearSlot {
-                        force: f,
-                        energy: e,
-                        flags: SLOT_ACTIVE,
-                    },
-                    None => NearSlot::default(),
+                let (sa, sb) = (&me.side, &other.side);
+                if let Some(nf) = &m.near_field {
+                    near[s] = match nf.pair(sa.x, sb.x) {
+                        Some((e, f)) => NearSlot {
+                            force: f,
+                            energy: e,
+                            flags: SLOT_ACTIVE,
+                        },
+                        None => NearSlot::default(),
+                    };
+                }
+                if !hertz {
+                    continue;
+                }
+                // pair_overlap's test; the rest of its geometry runs in the batch.
+                let d = sb.x - sa.x;
+                let dist2 = d.length_squared();
+                let reach = sa.r + sb.r;
+                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 {
+                    continue;
+                }
+                while cur < k && row[cur] < j {
+                    cur += 1;
+                }
+                let spring = if cur < k && row[cur] == j {
+                    self.old.spring[a * k + cur]
+                } else {
+                    DVec3::ZERO
                 };
+                let pm = self.tables.pair(me.material, other.material);
+                batch.push(s, d, dist2, me, other, pm, spring);
+                if batch.len == LANES {
+                    batch.run(out);
+                }
             }
-            if !hertz {
-                continue;
-            }
-            let Some((n, overlap)) = pair_overlap(sa.x, sb.x, sa.r, sb.r) else {
-                continue;
-            };
-            let pm = self.tables.pair(me.material, other.material);
-            let g = ContactGeometry {
-                r_star: sa.r * sb.r / (sa.r + sb.r),
-                m_star: me.mass * other.mass / (me.mass + other.mass),
-            };
-            let (lever_a, lever_b) = (sa.r - 0.5 * overlap, sb.r - 0.5 * overlap);
-            let r = hertz_contact(
-                pm,
-                g,
-                n,
-                overlap,
-                lever_a,
-                lever_b,
-                sa,
-                sb,
-                self.old_spring(a, j),
-            );
-            out[s] = PairSlot {
-                force: r.force,
-                n_cross_friction: r.normal.cross(r.friction),
-                spring: r.spring,
-                energy: r.energy,
-                lever_a,
-                lever_b,
-                flags: SLOT_ACTIVE,
-            };
         }
+        batch.run(out);
     }
 
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
@@ -385,5 +376,295 @@ impl GranularInputs<'_> {
             out.force += d.force(me.v, sides[i].1);
         }
         out
+    }
+}
+
+/// Contacts per batch of the pair kernel: 8 `f64` lanes fill two AVX2 registers (or
+/// one AVX-512 register) per operation.
+pub(super) const LANES: usize = 8;
+
+/// Three components of `LANES` vectors.
+type Lanes3 = [[f64; LANES]; 3];
+
+/// Touching pairs queued for [`GranularInputs::pairs`], stored component by component
+/// (structure of arrays) so that the lane loop of [`PairBatch::compute`] vectorizes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PairBatch {
+    /// Queued pairs.
+    len: usize,
+    /// Slot of each pair in the caller's `out`.
+    slot: [usize; LANES],
+    /// `x_b − x_a`.
+    d: Lanes3,
+    /// `|x_b − x_a|²`.
+    dist2: [f64; LANES],
+    /// Radii of `a` and `b`.
+    r: [[f64; LANES]; 2],
+    /// Masses of `a` and `b`.
+    mass: [[f64; LANES]; 2],
+    /// Pair material: `E*`, `G*`, `ξ`, `μ_s`, `μ_d`.
+    pm: [[f64; LANES]; 5],
+    /// `v_a − v_b`.
+    rel_v: Lanes3,
+    /// `Δx_a − Δx_b`.
+    rel_dx: Lanes3,
+    /// `Δα_a`.
+    dalpha_a: Lanes3,
+    /// `Δα_b`.
+    dalpha_b: Lanes3,
+    /// Old spring.
+    spring: Lanes3,
+    /// Results: force on `a`, `n × f_t`, new spring.
+    out3: [Lanes3; 3],
+    /// Results: energy and the lever arms `ℓ_a`, `ℓ_b`.
+    out1: [[f64; LANES]; 3],
+}
+
+impl PairBatch {
+    /// Queues the touching pair `(a, b)` for slot `slot`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn push(
+        &mut self,
+        slot: usize,
+        d: DVec3,
+        dist2: f64,
+        a: &SideScratch,
+        b: &SideScratch,
+        pm: &PairMaterial,
+        spring: DVec3,
+    ) {
+        let l = self.len;
+        self.slot[l] = slot;
+        let set = |v: &mut Lanes3, x: DVec3| {
+            v[0][l] = x.x;
+            v[1][l] = x.y;
+            v[2][l] = x.z;
+        };
+        set(&mut self.d, d);
+        self.dist2[l] = dist2;
+        self.r[0][l] = a.side.r;
+        self.r[1][l] = b.side.r;
+        self.mass[0][l] = a.mass;
+        self.mass[1][l] = b.mass;
+        for (f, v) in self
+            .pm
+            .iter_mut()
+            .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
+        {
+            f[l] = v;
+        }
+        // The differences hertz_contact forms first, formed the same way.
+        set(&mut self.rel_v, a.side.v - b.side.v);
+        set(&mut self.rel_dx, a.side.dx - b.side.dx);
+        set(&mut self.dalpha_a, a.side.dalpha);
+        set(&mut self.dalpha_b, b.side.dalpha);
+        set(&mut self.spring, spring);
+        self.len += 1;
+    }
+
+    /// Computes the queued pairs, stores them in their slots of `out` and empties the
+    /// queue.
+    fn run(&mut self, out: &mut [PairSlot]) {
+        if self.len == 0 {
+            return;
+        }
+        self.compute();
+        let v3 = |v: &Lanes3, l: usize| DVec3::new(v[0][l], v[1][l], v[2][l]);
+        for l in 0..self.len {
+            out[self.slot[l]] = PairSlot {
+                force: v3(&self.out3[0], l),
+                n_cross_friction: v3(&self.out3[1], l),
+                spring: v3(&self.out3[2], l),
+                energy: self.out1[0][l],
+                lever_a: self.out1[1][l],
+                lever_b: self.out1[2][l],
+                flags: SLOT_ACTIVE,
+            };
+        }
+        self.len = 0;
+    }
+
+    /// All lanes (those past `len` hold stale or zero inputs; their results are never
+    /// read), with the widest SIMD the CPU has.
+    fn compute(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { self.compute_avx2() };
+            return;
+        }
+        self.compute_lanes();
+    }
+
+    /// [`PairBatch::compute_lanes`] compiled for AVX2 (no FMA: the operations and their
+    /// rounding are those of the scalar code).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn compute_avx2(&mut self) {
+        self.compute_lanes();
+    }
+
+    /// The lane loop: `pair_overlap`'s geometry, the pair's `r*`, `m*` and lever arms,
+    /// then [`hertz_core`], as [`GranularInputs::pairs`] did pair by pair.
+    #[inline(always)]
+    fn compute_lanes(&mut self) {
+        for l in 0..LANES {
+            let v3 = |v: &Lanes3| DVec3::new(v[0][l], v[1][l], v[2][l]);
+            let (ra, rb) = (self.r[0][l], self.r[1][l]);
+            let (ma, mb) = (self.mass[0][l], self.mass[1][l]);
+            let dist = self.dist2[l].sqrt();
+            let n = v3(&self.d) / dist;
+            let overlap = (ra + rb) - dist;
+            let (lever_a, lever_b) = (ra - 0.5 * overlap, rb - 0.5 * overlap);
+            let r = hertz_core(&HertzInputs {
+                pm: PairMaterial {
+                    e_star: self.pm[0][l],
+                    g_star: self.pm[1][l],
+                    xi: self.pm[2][l],
+                    restitution: 0.0,
+                    mu_s: self.pm[3][l],
+                    mu_d: self.pm[4][l],
+                },
+                g: ContactGeometry {
+                    r_star: ra * rb / (ra + rb),
+                    m_star: ma * mb / (ma + mb),
+                },
+                n,
+                overlap,
+                lever_a,
+                lever_b,
+                relative_v: v3(&self.rel_v),
+                relative_dx: v3(&self.rel_dx),
+                dalpha_a: v3(&self.dalpha_a),
+                dalpha_b: v3(&self.dalpha_b),
+                spring: v3(&self.spring),
+            });
+            let ncf = r.normal.cross(r.friction);
+            for (o, v) in self.out3.iter_mut().zip([r.force, ncf, r.spring]) {
+                o[0][l] = v.x;
+                o[1][l] = v.y;
+                o[2][l] = v.z;
+            }
+            self.out1[0][l] = r.energy;
+            self.out1[1][l] = lever_a;
+            self.out1[2][l] = lever_b;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::granular::pair_overlap;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The batched pair kernel gives the same bits as one branching [`hertz_contact`]
+    /// per pair (what `granular_pairs` computed before the batch), on random pairs that
+    /// stick and slip, approach and separate (the normal force clamped at 0), with zero
+    /// springs, springs along the normal (carried to zero), zero shear stiffness, and a
+    /// partly filled batch. Bitwise because both compute the same operations in the
+    /// same order; a difference would show the SIMD code rounding differently (FMA
+    /// contraction, reassociation).
+    #[test]
+    fn batch_matches_scalar_contact_law_bitwise() {
+        fn v(rng: &mut ChaCha8Rng, s: f64) -> DVec3 {
+            DVec3::new(
+                rng.random_range(-s..s),
+                rng.random_range(-s..s),
+                rng.random_range(-s..s),
+            )
+        }
+        fn side(rng: &mut ChaCha8Rng, x: DVec3) -> SideScratch {
+            SideScratch {
+                side: ContactSide {
+                    x,
+                    v: v(rng, 2.0),
+                    r: rng.random_range(0.5e-3..1.5e-3),
+                    dx: v(rng, 1e-5),
+                    dalpha: v(rng, 1e-2),
+                },
+                mass: rng.random_range(1e-6..1e-5),
+                material: 0,
+                removed: false,
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut batch = PairBatch::default();
+        let mut expected = Vec::new();
+        let mut out = vec![PairSlot::default(); 1000];
+        let mut kinds = [0usize; 4];
+        for case in 0..1000 {
+            let x = v(&mut rng, 1.0);
+            let a = side(&mut rng, x);
+            let dir = v(&mut rng, 1.0).normalize();
+            let mut b = side(&mut rng, DVec3::ZERO);
+            let reach = a.side.r + b.side.r;
+            b.side.x = a.side.x + dir * reach * rng.random_range(0.97..0.9999);
+            let n = (b.side.x - a.side.x).normalize();
+            let spring = match case % 4 {
+                0 => DVec3::ZERO,
+                1 => rng.random_range(-1e-5..1e-5) * n,
+                _ => {
+                    let s = rng.random_range(1e-9..1e-4);
+                    v(&mut rng, s)
+                }
+            };
+            let pm = PairMaterial {
+                e_star: rng.random_range(1e6..1e9),
+                g_star: if case % 7 == 0 {
+                    0.0
+                } else {
+                    rng.random_range(1e5..1e8)
+                },
+                xi: rng.random_range(0.0..1.0),
+                restitution: 0.5,
+                mu_s: rng.random_range(0.0..1.0),
+                mu_d: rng.random_range(0.0..1.0),
+            };
+            let d = b.side.x - a.side.x;
+            let dist2 = d.length_squared();
+            let (normal, overlap) = pair_overlap(a.side.x, b.side.x, a.side.r, b.side.r).unwrap();
+            let (la, lb) = (a.side.r - 0.5 * overlap, b.side.r - 0.5 * overlap);
+            let g = ContactGeometry {
+                r_star: a.side.r * b.side.r / (a.side.r + b.side.r),
+                m_star: a.mass * b.mass / (a.mass + b.mass),
+            };
+            let r = hertz_contact(&pm, g, normal, overlap, la, lb, &a.side, &b.side, spring);
+            kinds[usize::from(r.slipping) + 2 * usize::from(r.force.dot(normal) == 0.0)] += 1;
+            expected.push(PairSlot {
+                force: r.force,
+                n_cross_friction: r.normal.cross(r.friction),
+                spring: r.spring,
+                energy: r.energy,
+                lever_a: la,
+                lever_b: lb,
+                flags: SLOT_ACTIVE,
+            });
+            batch.push(case, d, dist2, &a, &b, &pm, spring);
+            // A partial batch at the end (1000 = 125 × 8: force one earlier).
+            if batch.len == LANES || case == 995 {
+                batch.run(&mut out);
+            }
+        }
+        batch.run(&mut out);
+        let bits = |s: &PairSlot| {
+            let mut v = Vec::new();
+            for x in [s.force, s.n_cross_friction, s.spring] {
+                v.extend(x.to_array().map(f64::to_bits));
+            }
+            v.extend([s.energy, s.lever_a, s.lever_b].map(f64::to_bits));
+            v.push(u64::from(s.flags));
+            v
+        };
+        for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
+            assert_eq!(bits(got), bits(want), "pair {i}: {got:?} != {want:?}");
+        }
+        // Every branch was taken: sticking, slipping, and separating (f_n clamped).
+        assert!(
+            kinds[0] > 50 && kinds[1] > 50 && kinds[2] + kinds[3] > 50,
+            "{kinds:?}"
+        );
     }
 }

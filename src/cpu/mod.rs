@@ -751,16 +751,7 @@ impl CpuBackend {
             let half = &list.half_offsets;
             let chunks = row_chunks(half, &mut out.pairs, &mut out.near, MIN_CHUNK);
             let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
-                let (mut pairs, mut near) = (pairs, near);
-                for a in lo..hi {
-                    let len = (half[a + 1] - half[a]) as usize;
-                    let (mine, rest) = pairs.split_at_mut(len);
-                    let (mine_n, rest_n) = near.split_at_mut(len.min(near.len()));
-                    let start = list.split(a);
-                    let partners = &list.neighbors[start..start + len];
-                    inputs.pairs(a, partners, mine, mine_n, sides);
-                    (pairs, near) = (rest, rest_n);
-                }
+                inputs.pairs(lo..hi, list, pairs, near, sides);
             };
             if self.model.particles.len() < PAR_THRESHOLD {
                 chunks.into_iter().for_each(pass);

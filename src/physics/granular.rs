@@ -356,36 +356,90 @@ pub fn hertz_contact(
     b: &ContactSide,
     spring: DVec3,
 ) -> ContactResult {
-    let sqrt_rd = (g.r_star * overlap).sqrt();
+    hertz_core(&HertzInputs {
+        pm: *pm,
+        g,
+        n,
+        overlap,
+        lever_a,
+        lever_b,
+        relative_v: a.v - b.v,
+        relative_dx: a.dx - b.dx,
+        dalpha_a: a.dalpha,
+        dalpha_b: b.dalpha,
+        spring,
+    })
+}
+
+/// What [`hertz_core`] reads of a contact: [`hertz_contact`]'s arguments with the two
+/// sides reduced to the differences the law uses (`v_a − v_b`, `Δx_a − Δx_b`, computed
+/// as [`hertz_contact`] computes them) and the two rotation increments.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HertzInputs {
+    /// Pair material.
+    pub pm: PairMaterial,
+    /// Effective radius and mass.
+    pub g: ContactGeometry,
+    /// Unit normal from `a` to `b`.
+    pub n: DVec3,
+    /// Overlap `δ > 0`.
+    pub overlap: f64,
+    /// Lever arm of `a`.
+    pub lever_a: f64,
+    /// Lever arm of `b`.
+    pub lever_b: f64,
+    /// `v_a − v_b`.
+    pub relative_v: DVec3,
+    /// `Δx_a − Δx_b`.
+    pub relative_dx: DVec3,
+    /// `Δα_a`.
+    pub dalpha_a: DVec3,
+    /// `Δα_b`.
+    pub dalpha_b: DVec3,
+    /// The stored spring.
+    pub spring: DVec3,
+}
+
+/// [`hertz_contact`] without branches: both outcomes of every test are computed and
+/// the one the test picks is kept, so a loop over many contacts compiles to SIMD
+/// (the CPU backend's batched pair kernel). The operations and their order are those
+/// of the branching form, so the result is the same to the bit (the unused outcome may
+/// hold NaN or ∞, which is never selected).
+#[inline(always)]
+pub fn hertz_core(c: &HertzInputs) -> ContactResult {
+    let (pm, n, overlap) = (&c.pm, c.n, c.overlap);
+    let sqrt_rd = (c.g.r_star * overlap).sqrt();
     // Elastic Hertz: (4/3) E* √r* δ^{3/2} = (4/3) E* √(r*δ) δ.
     let f_el = (4.0 / 3.0) * pm.e_star * sqrt_rd * overlap;
     // Eq. (22): d* = 2ξ √(2 √r* E* m*) δ^{1/4} = 2ξ √(2 E* m* √(r*δ)).
-    let damp = 2.0 * pm.xi * (2.0 * pm.e_star * g.m_star * sqrt_rd).sqrt();
-    let approach = (a.v - b.v).dot(n);
+    let damp = 2.0 * pm.xi * (2.0 * pm.e_star * c.g.m_star * sqrt_rd).sqrt();
+    let approach = c.relative_v.dot(n);
     let f_n = (f_el + damp * approach).max(0.0);
 
-    let carried = carry_spring(spring, n);
-    let slip = a.dx - b.dx
-        + rotate_minus_identity(a.dalpha, lever_a * n)
-        + rotate_minus_identity(b.dalpha, lever_b * n);
+    // carry_spring, both outcomes.
+    let s = c.spring;
+    let len2 = s.length_squared();
+    let t = s - s.dot(n) * n;
+    let tl2 = t.length_squared();
+    let scaled = t * (len2 / tl2).sqrt();
+    let carried = select3(len2 == 0.0, s, select3(tl2 == 0.0, DVec3::ZERO, scaled));
+
+    let slip = c.relative_dx
+        + rotate_minus_identity(c.dalpha_a, c.lever_a * n)
+        + rotate_minus_identity(c.dalpha_b, c.lever_b * n);
     let ds = slip - slip.dot(n) * n;
     let trial = carried + ds;
     let k_t = 8.0 * pm.g_star * sqrt_rd;
-    let f_trial = k_t * trial.length();
-    let (friction, new_spring, slipping) = if f_trial <= pm.mu_s * f_n {
-        (-k_t * trial, trial, false)
-    } else {
-        // Return mapping (eqs. 33–36): slide at μ_d f_n along the trial direction and
-        // keep the spring that carries exactly that force.
-        let tau = trial / trial.length();
-        let f = pm.mu_d * f_n;
-        let s = if k_t > 0.0 {
-            (f / k_t) * tau
-        } else {
-            DVec3::ZERO
-        };
-        (-f * tau, s, true)
-    };
+    let trial_len = trial.length();
+    let f_trial = k_t * trial_len;
+    let stick = f_trial <= pm.mu_s * f_n;
+    // Return mapping (eqs. 33–36): slide at μ_d f_n along the trial direction and keep
+    // the spring that carries exactly that force.
+    let tau = trial / trial_len;
+    let f = pm.mu_d * f_n;
+    let slide_spring = select3(k_t > 0.0, (f / k_t) * tau, DVec3::ZERO);
+    let friction = select3(stick, -k_t * trial, -f * tau);
+    let new_spring = select3(stick, trial, slide_spring);
     let energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
     ContactResult {
         force: -f_n * n + friction,
@@ -394,8 +448,18 @@ pub fn hertz_contact(
         overlap,
         energy,
         spring: new_spring,
-        slipping,
+        slipping: !stick,
     }
+}
+
+/// `if c { a } else { b }` per component, written so that it compiles to a blend.
+#[inline(always)]
+fn select3(c: bool, a: DVec3, b: DVec3) -> DVec3 {
+    DVec3::new(
+        if c { a.x } else { b.x },
+        if c { a.y } else { b.y },
+        if c { a.z } else { b.z },
+    )
 }
 
 /// Geometry of the pair `(a, b)`: `Some((n, δ))` with `n` from `a` to `b` when they
