@@ -155,15 +155,13 @@ impl GranularInputs<'_> {
     pub(super) fn sides(&self, out: &mut Vec<(SideScratch, DVec3)>) {
         let p = &self.model.particles;
         out.resize(p.len(), Default::default());
-        super::dispatch(out, |i| {
+        super::dispatch_into(out, |i, (s, w)| {
             let (v, omega) = self.velocity(p, i);
-            let s = SideScratch {
-                side: self.side(p, i, v),
-                mass: p.mass[i],
-                material: p.material[i],
-                removed: p.flags[i] & FLAG_REMOVED != 0,
-            };
-            (s, omega)
+            s.side = self.side(p, i, v);
+            s.mass = p.mass[i];
+            s.material = p.material[i];
+            s.removed = p.flags[i] & FLAG_REMOVED != 0;
+            *w = omega;
         });
     }
 

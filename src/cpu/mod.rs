@@ -48,6 +48,21 @@ fn dispatch<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync + Send) {
     }
 }
 
+/// Like [`dispatch`], for results that `f` writes into their slot in place: large
+/// records are then not built on the stack and copied.
+fn dispatch_into<T: Send>(out: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if out.len() < PAR_THRESHOLD {
+        for (i, o) in out.iter_mut().enumerate() {
+            f(i, o);
+        }
+    } else {
+        out.par_iter_mut()
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(i, o)| f(i, o));
+    }
+}
+
 /// One particle's state fields and its saved copy, by index (`integrate_predict`).
 type PredictItem<'a> = (
     usize,
