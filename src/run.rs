@@ -9,7 +9,7 @@ use crate::backend::{Backend, BackendKind};
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
-use crate::gpu::context::{list_adapters, ADAPTER_ENV};
+use crate::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
 use crate::gpu::{GpuBackend, GpuOptions, Precision};
 use crate::io::{write_final_csv, EnergyCsv, VtkSeries};
 use crate::model::Scene;
@@ -138,7 +138,7 @@ pub fn select_backend(
             let named = gpu.adapter.is_some() || std::env::var_os(ADAPTER_ENV).is_some();
             if !named {
                 let adapters = list_adapters();
-                if !adapters.is_empty() && adapters.iter().all(|a| a.device_type == "Cpu") {
+                if !adapters.is_empty() && adapters.iter().all(AdapterSummary::is_software) {
                     let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
                     log::info!(
                         "only software GPU adapters ({}): running on the CPU backend (--backend gpu runs on them anyway)",

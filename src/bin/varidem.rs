@@ -341,7 +341,7 @@ fn print_adapter(k: usize, a: &AdapterSummary) {
     println!("  [{k}] {}", a.name);
     let rows = [
         ("backend", a.backend.clone()),
-        ("device type", a.device_type.clone()),
+        ("device type", format!("{:?}", a.device_type)),
         ("driver", a.driver.clone()),
         (
             "f64 (SHADER_F64)",

@@ -15,8 +15,8 @@ pub struct AdapterSummary {
     pub name: String,
     /// Graphics API backend.
     pub backend: String,
-    /// Device type (discrete, integrated, virtual, cpu, other).
-    pub device_type: String,
+    /// Device type (discrete, integrated, virtual, CPU, other).
+    pub device_type: wgpu::DeviceType,
     /// Driver and driver info.
     pub driver: String,
     /// `SHADER_F64` support.
@@ -31,6 +31,13 @@ pub struct AdapterSummary {
     pub max_invocations_per_workgroup: u32,
     /// Workgroup memory (bytes).
     pub max_workgroup_storage: u32,
+}
+
+impl AdapterSummary {
+    /// Whether the adapter runs on the CPU (a software rasteriser such as lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.device_type == wgpu::DeviceType::Cpu
+    }
 }
 
 fn rank(t: wgpu::DeviceType) -> u32 {
@@ -49,7 +56,7 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
     AdapterSummary {
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
-        device_type: format!("{:?}", info.device_type),
+        device_type: info.device_type,
         driver: format!("{} {}", info.driver, info.driver_info)
             .trim()
             .to_string(),

@@ -597,7 +597,7 @@ impl GpuBackend {
                 .unwrap_or_else(|| match std::env::var(MERGE_ENV).as_deref() {
                     Ok("1") => true,
                     Ok("0") => false,
-                    _ => ctx.summary.device_type != format!("{:?}", wgpu::DeviceType::Cpu),
+                    _ => !ctx.summary.is_software(),
                 });
         let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
         let direct = direct_positions(fuse, contact, hertz, merged);
