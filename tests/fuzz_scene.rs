@@ -77,3 +77,16 @@ proptest! {
         parse_no_panic(&lines.join("\n"));
     }
 }
+
+/// A case the fuzzer found: a `[[cloud]]` radius of 1e-320 (denormal) made the cell
+/// index of the placement grid saturate, and stepping to the adjacent cell overflowed
+/// (a panic in builds with overflow checks). It must give a scene or an error.
+#[test]
+fn denormal_cloud_radius_does_not_panic() {
+    let text = SCENES[6].replace("radius = 0.1\n", "radius = 1e-320\n");
+    assert_ne!(
+        text, SCENES[6],
+        "the container scene's cloud radius line moved"
+    );
+    parse_no_panic(&text);
+}

@@ -329,8 +329,14 @@ impl Cloud {
                 let free = (-1..=1).all(|dx| {
                     (-1..=1).all(|dy| {
                         (-1..=1).all(|dz| {
-                            grid.get(&(cx + dx, cy + dy, cz + dz))
-                                .map_or(true, |v| v.iter().all(|&(y, ry)| x.distance(y) >= r + ry))
+                            // Wrapping: a cell index saturated by a tiny cell (a
+                            // denormal radius) must not overflow; a hash key only.
+                            grid.get(&(
+                                cx.wrapping_add(dx),
+                                cy.wrapping_add(dy),
+                                cz.wrapping_add(dz),
+                            ))
+                            .map_or(true, |v| v.iter().all(|&(y, ry)| x.distance(y) >= r + ry))
                         })
                     })
                 });

@@ -135,7 +135,16 @@ impl NeighborList {
                 for dz in -1..=1 {
                     for dy in -1..=1 {
                         for dx in -1..=1 {
-                            let b = bucket([c[0] + dx, c[1] + dy, c[2] + dz], mask);
+                            // Wrapping: coordinates saturate for huge positions
+                            // (x / cell ≥ 2⁶³); the sum is only hashed.
+                            let b = bucket(
+                                [
+                                    c[0].wrapping_add(dx),
+                                    c[1].wrapping_add(dy),
+                                    c[2].wrapping_add(dz),
+                                ],
+                                mask,
+                            );
                             if seen[..nseen].contains(&b) {
                                 continue;
                             }
@@ -311,6 +320,23 @@ mod tests {
             }
         }
         assert!(owner.iter().all(Option::is_some), "no slot unused");
+    }
+
+    /// Positions so far out that their cell coordinates saturate (|x| / cell ≥ 2⁶³, a
+    /// blown-up but still finite state) build a list without overflowing the adjacent
+    /// cells' coordinates, and particles there still find each other.
+    #[test]
+    fn saturated_cell_coordinates_do_not_overflow() {
+        let pos = [
+            DVec3::splat(1e300),
+            DVec3::splat(1e300),
+            DVec3::splat(-1e300),
+            DVec3::ZERO,
+        ];
+        let mut list = NeighborList::new(0.01);
+        list.build(&pos, &[0.1; 4]);
+        assert_eq!(list.of(0), [1]);
+        assert!(list.of(2).is_empty() && list.of(3).is_empty());
     }
 
     /// Touching pairs and walls are counted; a pair within the skin but apart is not.
