@@ -80,7 +80,9 @@ proptest! {
 
 /// A case the fuzzer found: a `[[cloud]]` radius of 1e-320 (denormal) made the cell
 /// index of the placement grid saturate, and stepping to the adjacent cell overflowed
-/// (a panic in builds with overflow checks). It must give a scene or an error.
+/// (a panic in builds with overflow checks). The scene is now refused before the
+/// spheres are placed (their mass is 0), naming the radius; the generator itself no
+/// longer overflows either (tested below).
 #[test]
 fn denormal_cloud_radius_does_not_panic() {
     let text = SCENES[6].replace("radius = 0.1\n", "radius = 1e-320\n");
@@ -89,4 +91,29 @@ fn denormal_cloud_radius_does_not_panic() {
         "the container scene's cloud radius line moved"
     );
     parse_no_panic(&text);
+    let err = parse_scene(&text).unwrap_err().to_string();
+    assert!(err.contains("cloud[0].radius = 1e-320"), "{err}");
+}
+
+/// The cloud generator called directly (not through a scene, which refuses the radius)
+/// with a denormal radius: its grid's saturated cell indices wrap instead of
+/// overflowing, and the spheres are placed.
+#[test]
+fn cloud_generator_with_denormal_radius_does_not_overflow() {
+    use glam::DVec3;
+    let cloud = varidem::model::generators::Cloud {
+        min: DVec3::ZERO,
+        max: DVec3::ONE,
+        count: 10,
+        radius: 1e-320,
+        radius_jitter: 0.0,
+        density: 1.0,
+        velocity: DVec3::ZERO,
+        material: 0,
+        hold_rotation: false,
+        seed: 3,
+    };
+    let mut model = varidem::model::Model::default();
+    cloud.add_to(&mut model).unwrap();
+    assert_eq!(model.particles.len(), 10);
 }

@@ -792,11 +792,33 @@ fn material_of(who: &str, name: Option<&str>, materials: &[Material], hertz: boo
     }
 }
 
+/// Checks that spheres of radius `radius (1 ± jitter)` and density `density` get a
+/// mass `4/3 π ρ r³` and a default inertia `2/5 m r²` that are > 0 and finite. Each
+/// input can be valid alone and the products still underflow to 0 or overflow (a
+/// radius of 1e-320 m, a density and radius far from SI scales): the run would then
+/// divide by a zero mass and fail at its first step with a message about something
+/// else.
+fn sphere_sizes(who: &str, radius: f64, jitter: f64, density: f64) -> Result<()> {
+    for r in [radius * (1.0 - jitter), radius * (1.0 + jitter)] {
+        let m = 4.0 / 3.0 * std::f64::consts::PI * density * r * r * r;
+        let j = 0.4 * m * r * r;
+        if !(m > 0.0 && m.is_finite() && j > 0.0 && j.is_finite()) {
+            return Err(scene_error(format!(
+                "{who}.radius = {radius:e}: a sphere of radius {r:e} m and density {density:e} kg/m³ has mass {m:e} kg and inertia {j:e} kg m², which must be > 0 and finite (are the units SI?)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Mass from `mass` or from the material's density and the radius.
 fn mass_of(who: &str, mass: Option<f64>, radius: f64, material: Option<&Material>) -> Result<f64> {
     match (mass, material) {
         (Some(m), _) => positive(&format!("{who}.mass"), m),
-        (None, Some(mat)) => Ok(mat.sphere_mass(radius)),
+        (None, Some(mat)) => {
+            sphere_sizes(who, radius, 0.0, mat.density)?;
+            Ok(mat.sphere_mass(radius))
+        }
         (None, None) => Err(scene_error(format!(
             "{who}.mass: missing (give mass, or a material with a density)"
         ))),
@@ -937,19 +959,22 @@ fn block(k: usize, b: &BlockSection, materials: &[Material], hertz: bool) -> Res
             spacing
         )));
     }
+    let radius = positive(&key("radius"), b.radius)?;
+    let density = density_of(
+        &format!("block[{k}]"),
+        b.density,
+        material,
+        b.material.is_some() || hertz,
+        materials,
+    )?;
+    sphere_sizes(&format!("block[{k}]"), radius, radius_jitter, density)?;
     Ok(Block {
         origin: finite_vec(&key("origin"), b.origin)?,
         counts,
         spacing,
-        radius: positive(&key("radius"), b.radius)?,
+        radius,
         radius_jitter,
-        density: density_of(
-            &format!("block[{k}]"),
-            b.density,
-            material,
-            b.material.is_some() || hertz,
-            materials,
-        )?,
+        density,
         velocity: finite_vec(&key("velocity"), b.velocity)?,
         bond_cutoff,
         seed: seed(&key("seed"), b.seed)?,
@@ -1008,19 +1033,22 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
             c.radius_jitter
         )));
     }
+    let radius = positive(&key("radius"), c.radius)?;
+    let density = density_of(
+        &who,
+        c.density,
+        material,
+        c.material.is_some() || hertz,
+        materials,
+    )?;
+    sphere_sizes(&who, radius, c.radius_jitter, density)?;
     Ok(Cloud {
         min,
         max,
         count,
-        radius: positive(&key("radius"), c.radius)?,
+        radius,
         radius_jitter: c.radius_jitter,
-        density: density_of(
-            &who,
-            c.density,
-            material,
-            c.material.is_some() || hertz,
-            materials,
-        )?,
+        density,
         velocity: finite_vec(&key("velocity"), c.velocity)?,
         material,
         hold_rotation: c.hold_rotation,
@@ -1991,6 +2019,8 @@ mod tests {
             ("[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 0.0]\n", "wall[0].normal = [0, 0, 0]: must be a non-zero vector"),
             ("[[interaction]]\nmaterials = [\"glass\", \"sand\"]\n", "interaction[0].materials = \"sand\": unknown material"),
             ("[[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.01, 0.01, 0.01]\ncount = 5\nradius = 0.01\n", "cloud[0]: the box"),
+            ("[[cloud]]\nmin = [1.0, 0.0, 0.0]\nmax = [1.2, 0.2, 0.2]\ncount = 5\nradius = 1e-320\n", "cloud[0].radius = 1e-320: a sphere of radius 1e-320 m and density 2.5e3 kg/m³ has mass 0e0 kg"),
+            ("[[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 1e-110\ninertia = 1.0\n", "particle[1].radius = 1e-110: a sphere of radius 1e-110 m"),
             ("[drag]\ncoefficient = -1.0\n", "drag.coefficient = -1: must be >= 0"),
             ("[near_field]\ncutoff = 0.0\n", "near_field.cutoff = 0: must be > 0"),
             ("[domain]\nmin = [1.0, 1.0, 1.0]\nmax = [2.0, 2.0, 2.0]\n", "particle 0 at [0.0, 0.0, 0.0] starts outside the domain"),
