@@ -562,8 +562,9 @@ mod tests {
     /// per pair (what `granular_pairs` computed before the batch), on random pairs that
     /// stick and slip, approach and separate (the normal force clamped at 0), with zero
     /// springs, springs along the normal (carried to zero), zero shear stiffness, and a
-    /// partly filled batch. Bitwise because both compute the same operations in the
-    /// same order; a difference would show the SIMD code rounding differently (FMA
+    /// partly filled batch; and the portable lane loop (CPUs without AVX2) gives the
+    /// same bits as the AVX2 one. Bitwise because all compute the same operations in
+    /// the same order; a difference would show the SIMD code rounding differently (FMA
     /// contraction, reassociation).
     #[test]
     fn batch_matches_scalar_contact_law_bitwise() {
@@ -643,6 +644,16 @@ mod tests {
             batch.push(case, d, dist2, &a, &b, &pm, spring);
             // A partial batch at the end (1000 = 125 × 8: force one earlier).
             if batch.len == LANES || case == 995 {
+                // The portable lane loop (what a CPU without AVX2 runs) gives the same
+                // bits as the dispatched one (AVX2 where the CPU has it).
+                let mut portable = batch.clone();
+                portable.compute_lanes();
+                batch.compute();
+                let lanes = |b: &PairBatch| -> Vec<u64> {
+                    let flat = b.out3.iter().flatten().chain(&b.out1);
+                    flat.flat_map(|l| l.map(f64::to_bits)).collect()
+                };
+                assert_eq!(lanes(&portable), lanes(&batch), "case {case}");
                 batch.run(&mut out);
             }
         }
