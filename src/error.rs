@@ -128,6 +128,9 @@ pub enum Error {
     /// The problem does not fit the device.
     #[error("gpu: the problem does not fit the device: {0}")]
     DeviceTooSmall(String),
+    /// The problem does not fit the host's memory.
+    #[error("host memory: {0}")]
+    HostTooSmall(String),
     /// A checkpoint file cannot be written, read or trusted (bad header, unknown
     /// format version, checksum mismatch, corrupt contents).
     #[error("checkpoint {}: {message}", path.display())]

@@ -11,7 +11,7 @@
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
 //! (scenes, CSV) → [`run`] (the driver the CLI calls) and [`checkpoint`] (its
 //! checkpoints and restarts). [`io::plot`] and [`render`] make plots and pictures of a
-//! run's output.
+//! run's output; [`host`] refuses problems too large for the machine's memory.
 
 pub mod backend;
 pub mod checkpoint;
@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod diagnostics;
 pub mod error;
 pub mod gpu;
+pub mod host;
 pub mod integrators;
 pub mod io;
 pub mod math;

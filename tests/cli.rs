@@ -370,3 +370,42 @@ fn an_unknown_precision_fails_naming_the_key() {
         );
     }
 }
+
+/// A problem larger than the machine's memory is refused before it is allocated, with
+/// what it needs and what is available, instead of the process being killed: a
+/// generated bench of 10¹¹ particles (≈ 14 TiB of model alone), and a scene whose
+/// `[[block]]` would hold 4·10⁹ particles.
+#[test]
+fn problems_larger_than_memory_are_refused_before_allocation() {
+    let o = varidem(&[
+        "bench",
+        "--n",
+        "100000000000",
+        "--workload",
+        "settling-bed",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("host memory: --n 100000000000") && err.contains("GiB is available"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.toml");
+    std::fs::write(
+        &path,
+        "[simulation]\ndt = 1e-3\nsteps = 1\n\
+         [[block]]\norigin = [0.0, 0.0, 0.0]\ncounts = [1600, 1600, 1600]\nspacing = 1.0\n\
+         radius = 0.4\ndensity = 1000.0\n",
+    )
+    .unwrap();
+    let o = varidem(&["check", path.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("block[0]: a scene of 4096000000 particles needs at least"),
+        "{err}"
+    );
+}

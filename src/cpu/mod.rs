@@ -309,10 +309,50 @@ impl CpuBackend {
         &self.forces.history
     }
 
+    /// The least host memory the backend allocates besides the model (bytes): per
+    /// particle two force records, the saved state, the neighbour list's reference
+    /// positions and offsets, and for granular models the contact sides and two copies
+    /// of the history; per bond two results and the incidence entries.
+    pub fn min_host_bytes(model: &Model) -> u64 {
+        let granular = granular_model(model).then(|| {
+            (
+                model.contact.map_or(0, |c| c.max_contacts as usize),
+                model.walls.len(),
+            )
+        });
+        Self::min_host_bytes_for(
+            model.particles.len() as u64,
+            model.bonds.len() as u64,
+            granular,
+        )
+    }
+
+    /// [`CpuBackend::min_host_bytes`] of a model of `n` particles and `nb` bonds,
+    /// granular (`Some((history slots, walls))`) or not, before it exists.
+    pub fn min_host_bytes_for(n: u64, nb: u64, granular: Option<(usize, usize)>) -> u64 {
+        let mut per_particle = 2 * std::mem::size_of::<ParticleForce>()
+            + std::mem::size_of::<Kinematics>()
+            + std::mem::size_of::<DVec3>()
+            + 4;
+        if let Some((slots, walls)) = granular {
+            let walls = walls.max(1);
+            per_particle += std::mem::size_of::<(granular::SideScratch, DVec3)>()
+                + 2 * (slots * (4 + std::mem::size_of::<DVec3>())
+                    + walls * std::mem::size_of::<DVec3>());
+        }
+        let per_bond = 2 * std::mem::size_of::<Option<BondResult>>() + 8;
+        n.saturating_mul(per_particle as u64)
+            .saturating_add(nb.saturating_mul(per_bond as u64))
+    }
+
     /// Builds the backend at step `step` and evaluates the forces of the model's state.
     fn set_up(model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
         let n = model.particles.len();
         let nb = model.bonds.len();
+        crate::host::check(
+            &format!("the CPU backend for {n} particles and {nb} bonds"),
+            Self::min_host_bytes(&model),
+        )?;
         let incidence = Incidence::build(n, &model.bonds);
         let skin = model.contact.map_or(0.0, |c| c.skin);
         let tables = granular_model(&model).then(|| PairTables::new(&model));

@@ -1056,10 +1056,14 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
     })
 }
 
-/// Checks that adding `extra` particles keeps every id representable as `u32`.
+/// Checks that adding `extra` particles keeps every id representable as `u32`, and
+/// that the particles fit the host's memory (before a generator allocates them).
 fn check_capacity(who: &str, have: usize, extra: usize) -> Result<()> {
     match have.checked_add(extra) {
-        Some(total) if total <= u32::MAX as usize => Ok(()),
+        Some(total) if total <= u32::MAX as usize => crate::host::check(
+            &format!("{who}: a scene of {total} particles"),
+            crate::host::model_bytes(total as u64, 0),
+        ),
         _ => Err(scene_error(format!(
             "{who}: {extra} more particles would exceed the limit of {} particles in a scene",
             u32::MAX
