@@ -143,12 +143,7 @@ struct ForceState {
 impl ForceState {
     fn new(n: usize, nb: usize, model: &Model) -> Self {
         let history = if granular_model(model) {
-            // Slots only under the Hertz law (drag alone has no contacts to remember).
-            let slots = match model.contact {
-                Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
-                _ => 0,
-            };
-            History::new(n, slots, model.walls.len())
+            History::new(n, history_slots(model), model.walls.len())
         } else {
             History::default()
         };
@@ -172,6 +167,15 @@ type KernelItem<'a> = (
         &'a mut [DVec3],
     ),
 );
+
+/// Contact-history slots per particle: `[contact] max_contacts` under the Hertz law,
+/// none otherwise (drag alone has no contacts to remember).
+fn history_slots(model: &Model) -> usize {
+    match model.contact {
+        Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
+        _ => 0,
+    }
+}
 
 /// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
 fn granular_model(model: &Model) -> bool {
@@ -309,40 +313,29 @@ impl CpuBackend {
         &self.forces.history
     }
 
-    /// The least host memory the backend allocates besides the model (bytes): per
-    /// particle two force records, the saved state, the neighbour list's reference
-    /// positions and offsets, and for granular models the contact sides and two copies
-    /// of the history; per bond two results and the incidence entries.
+    /// The least host memory the backend allocates besides the model (bytes), from the
+    /// arrays [`CpuBackend::set_up`] and the first evaluation create: per particle two
+    /// force records and the saved state; with contacts, the neighbour list's reference
+    /// positions and offsets; for granular models the contact sides and two copies of
+    /// the history rows and wall springs; per bond two results and the incidence
+    /// entries. Neighbour rows and pair slots, which depend on the packing, are left
+    /// out, so this is a lower bound.
     pub fn min_host_bytes(model: &Model) -> u64 {
-        let granular = granular_model(model).then(|| {
-            (
-                model.contact.map_or(0, |c| c.max_contacts as usize),
-                model.walls.len(),
-            )
-        });
-        Self::min_host_bytes_for(
-            model.particles.len() as u64,
-            model.bonds.len() as u64,
-            granular,
-        )
-    }
-
-    /// [`CpuBackend::min_host_bytes`] of a model of `n` particles and `nb` bonds,
-    /// granular (`Some((history slots, walls))`) or not, before it exists.
-    pub fn min_host_bytes_for(n: u64, nb: u64, granular: Option<(usize, usize)>) -> u64 {
-        let mut per_particle = 2 * std::mem::size_of::<ParticleForce>()
-            + std::mem::size_of::<Kinematics>()
-            + std::mem::size_of::<DVec3>()
-            + 4;
-        if let Some((slots, walls)) = granular {
-            let walls = walls.max(1);
+        let size = std::mem::size_of::<DVec3>();
+        let mut per_particle =
+            2 * std::mem::size_of::<ParticleForce>() + std::mem::size_of::<Kinematics>();
+        if model.contact.is_some() {
+            per_particle += size + 4;
+        }
+        if granular_model(model) {
+            let walls = model.walls.len().max(1);
             per_particle += std::mem::size_of::<(granular::SideScratch, DVec3)>()
-                + 2 * (slots * (4 + std::mem::size_of::<DVec3>())
-                    + walls * std::mem::size_of::<DVec3>());
+                + 2 * (history_slots(model) * (4 + size) + walls * size);
         }
         let per_bond = 2 * std::mem::size_of::<Option<BondResult>>() + 8;
-        n.saturating_mul(per_particle as u64)
-            .saturating_add(nb.saturating_mul(per_bond as u64))
+        (model.particles.len() as u64)
+            .saturating_mul(per_particle as u64)
+            .saturating_add((model.bonds.len() as u64).saturating_mul(per_bond as u64))
     }
 
     /// Builds the backend at step `step` and evaluates the forces of the model's state.
@@ -1149,5 +1142,51 @@ impl Backend for CpuBackend {
             contact_count: self.contact_counts(),
             bond_energy: self.bond_energies(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes a vector has allocated (its capacity: `saved` is reserved at set-up and
+    /// filled by the first step).
+    fn bytes<T>(v: &Vec<T>) -> u64 {
+        (v.capacity() * std::mem::size_of::<T>()) as u64
+    }
+
+    /// [`CpuBackend::min_host_bytes`] is a lower bound of what the backend holds once
+    /// set up (its refusal may never turn away a problem that fits), and not a loose
+    /// one: the arrays it counts are most of it, for a granular bed, a bonded block and
+    /// a model without contacts.
+    #[test]
+    fn min_host_bytes_is_a_lower_bound_of_the_arrays_held() {
+        let mut free = crate::model::generators::bonded_block(500).unwrap();
+        free.contact = None;
+        for model in [
+            crate::model::generators::settling_bed(3000),
+            crate::model::generators::bonded_block(3000).unwrap(),
+            free,
+        ] {
+            let estimate = CpuBackend::min_host_bytes(&model);
+            let b = CpuBackend::from_model(model, IntegratorKind::Variational, 1e-7).unwrap();
+            let mut held = bytes(&b.saved) + bytes(&b.incidence.entries);
+            held += bytes(&b.neighbors.offsets) + bytes(&b.neighbors.neighbors);
+            held += bytes(&b.neighbors.pair_index) + bytes(&b.neighbors.half_offsets);
+            // The reference positions are private to the list: n of them with contacts.
+            if b.model.contact.is_some() {
+                held += (b.model.particles.len() * std::mem::size_of::<DVec3>()) as u64;
+            }
+            for f in [&b.forces, &b.spare_forces] {
+                held += bytes(&f.particles) + bytes(&f.bonds) + bytes(&f.sides);
+                held += bytes(&f.pairs) + bytes(&f.near);
+                let h = &f.history;
+                held += bytes(&h.partner) + bytes(&h.spring) + bytes(&h.wall_spring);
+            }
+            assert!(
+                estimate <= held && 2 * estimate > held,
+                "estimate {estimate} B, held {held} B"
+            );
+        }
     }
 }
