@@ -8,7 +8,7 @@
 fn bond_forces_at(gid: vec3<u32>, energies: bool) {
     let k = gid.x;
     if (k >= chunk.n_bonds || failed()) { return; }
-    let b = bonds[k];
+    let b = load_bond(k);
     let r = bond_law(b, get_pos(b.i), get_pos(b.j), get_rot(b.i), get_rot(b.j),
                      (params.flags & PARAM_PRINTED_SHEAR) != 0u);
     if (!r.ok) {

@@ -62,4 +62,10 @@ fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     pos[3u * i] = pos_next[3u * i];
     pos[3u * i + 1u] = pos_next[3u * i + 1u];
     pos[3u * i + 2u] = pos_next[3u * i + 2u];
+    // And α, when the fused pass computed bond terms, which read partners' α.
+    if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
+        rot[3u * i] = rot_next[3u * i];
+        rot[3u * i + 1u] = rot_next[3u * i + 1u];
+        rot[3u * i + 2u] = rot_next[3u * i + 2u];
+    }
 }

@@ -12,20 +12,58 @@ struct Forces {
     f: vec3<real>,
     t: vec3<real>,
     x: vec3<real>,
+    // False when a bond computed here (bond_terms) reached a half turn.
+    ok: bool,
+}
+
+// The bond terms of particle i computed in this kernel (PARAM_INLINE_BONDS, fused steps
+// with one bond chunk) instead of read from bond_out: per incident bond, in incidence
+// order (ascending bond id), bond_law on the bond's own ends in its own order, so each
+// term has the bits bond_forces would store and gather_bonds add. Each bond is computed
+// by both ends, which costs arithmetic but no per-bond result traffic: no bond_out
+// write (36 B per bond in f32) and no gather read (24 B per bond end). False, with the
+// error raised naming the bond as bond_forces does, at a half turn.
+fn bond_terms(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>) -> bool {
+    let first = incidence[i];
+    let last = incidence[i + 1u];
+    let base = params.n_particles + 1u;
+    let printed = (params.flags & PARAM_PRINTED_SHEAR) != 0u;
+    var ok = true;
+    for (var k = first; k < last; k++) {
+        let e = incidence[base + k];
+        let id = e >> 1u;
+        let b = load_bond(id);
+        let r = bond_law(b, get_pos(b.i), get_pos(b.j), get_rot(b.i), get_rot(b.j), printed);
+        if (!r.ok) {
+            raise(ERR_BOND_HALF_TURN, chunk.bond_base + id);
+            ok = false;
+        }
+        let odd = (e & 1u) != 0u;
+        *f += select(r.force_i, -r.force_i, odd);
+        *t += select(r.moment_i, r.moment_j, odd);
+    }
+    return ok;
 }
 
 // `merged`: compute the granular forces here (granular_sum) instead of adding the gout
-// row of granular_forces (PARAM_MERGED, fused steps only).
-fn forces_on(i: u32, li: u32, energies: bool, merged: bool) -> Forces {
+// row of granular_forces (PARAM_MERGED, fused steps only). `inline_bonds`: compute the bond
+// terms here (bond_terms) instead of gathering bond_out (PARAM_INLINE_BONDS, fused
+// steps only).
+fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) -> Forces {
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
+    var ok = true;
     if (params.n_bonds > 0u) {
-        // The bound chunk is the last; bond_gather summed the others.
-        if (chunk.first == 0u) {
-            f = get_force(i);
-            t = get_moment(i);
+        if (inline_bonds) {
+            ok = bond_terms(i, &f, &t);
+        } else {
+            // The bound chunk is the last; bond_gather summed the others.
+            if (chunk.first == 0u) {
+                f = get_force(i);
+                t = get_moment(i);
+            }
+            gather_bonds(i, &f, &t);
         }
-        gather_bonds(i, &f, &t);
     }
     let x = get_pos(i);
     let r = radius_of(i);
@@ -77,14 +115,21 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool) -> Forces {
             e_near = gout[o + 8u];
         }
     }
-    set_force(i, f);
-    set_moment(i, t);
+    // Fused steps (energies off) of scenes without granular forces store no F and M: no
+    // kernel reads them before the next step overwrites them (the correct and predict
+    // halves take them from registers; the host reads them after the last step of an
+    // advance, which is not fused). The granular contact passes read F_k, M_k of the
+    // step before.
+    if (energies || (params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
+        set_force(i, f);
+        set_moment(i, t);
+    }
     if (energies) {
         penergy[3u * i] = e_contact;
         penergy[3u * i + 1u] = e_wall;
         penergy[3u * i + 2u] = e_near;
     }
-    return Forces(f, t, x);
+    return Forces(f, t, x, ok);
 }
 
 // The correct half (correct_half, common/integrator.wgsl) ends the step: no kernel reads
@@ -95,7 +140,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let e = forces_on(i, li, true, false);
+    let e = forces_on(i, li, true, false, false);
     // The first evaluation (set-up) computes the forces of the initial state only.
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u || is_removed(i)) {
         return;
@@ -148,10 +193,14 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
     let merged = (params.flags & PARAM_MERGED) != 0u;
-    let e = forces_on(i, li, false, merged);
+    let inline_bonds = (params.flags & PARAM_INLINE_BONDS) != 0u;
+    let e = forces_on(i, li, false, merged, inline_bonds);
+    // A bond of this particle reached a half turn (raised): the run stops here.
+    if (!e.ok) { return; }
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
         store_next_pos(i, e.x);
+        if (inline_bonds) { set_rot_next(i, get_rot(i)); }
         return;
     }
     let m = mass_of(i);
@@ -173,7 +222,13 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     store_next_pos(i, p.x);
     set_vel(i, p.v);
-    set_rot(i, p.a);
+    // Partners' bond terms in this dispatch read α (PARAM_INLINE_BONDS): the new α waits
+    // in rot_next for commit_pos, as x does in pos_next.
+    if (inline_bonds) {
+        set_rot_next(i, p.a);
+    } else {
+        set_rot(i, p.a);
+    }
     set_omega(i, p.w);
     if (merged && (params.flags & PARAM_HERTZ) != 0u) {
         store_motion(i, p.v, p.w, e.f, m, flags);

@@ -97,6 +97,8 @@ pub fn gpu_options(
         max_chunk_particles: None,
         max_binding_bytes: None,
         merge_contacts: None,
+        inline_bonds: None,
+        compact_bonds: None,
     }
 }
 

@@ -40,9 +40,23 @@ fn gpu(
     dt: f64,
     precision: Precision,
 ) -> Option<GpuBackend> {
+    gpu_inline(test, model, kind, dt, precision, None)
+}
+
+/// [`gpu`] with the fused steps' bond terms computed in `particle_forces_predict`
+/// (`Some(true)`) or by `bond_forces` (`Some(false)`), or the adapter's default.
+fn gpu_inline(
+    test: &str,
+    model: &Model,
+    kind: IntegratorKind,
+    dt: f64,
+    precision: Precision,
+    inline_bonds: Option<bool>,
+) -> Option<GpuBackend> {
     let ctx = gpu_common::context(test)?;
     let opts = GpuOptions {
         precision,
+        inline_bonds,
         ..Default::default()
     };
     Some(GpuBackend::with_context(ctx, model.clone(), kind, dt, &opts).unwrap())
@@ -202,29 +216,138 @@ fn free_torus_f32_conserves_momenta() {
 /// step's predict in one pass, then `commit_pos`) computes the bits of the separate
 /// kernels: one advance of 60 steps (59 fused) and 60 advances of one step (none
 /// fused) end in the same state, Kahan terms included, and the same energies (which
-/// fused steps do not store), for every GPU integrator in both precisions.
+/// fused steps do not store), for every GPU integrator in both precisions, with the
+/// fused steps' bond terms from `bond_forces` and computed inline by
+/// `particle_forces_predict`, and for both shear forms.
 #[test]
 fn fused_steps_equal_single_steps() {
-    let model = common::random_cluster(4, ShearForm::Objective);
-    for precision in [Precision::F32, Precision::F64] {
-        for kind in IntegratorKind::ALL {
-            let Some(mut fused) = gpu("fused_steps", &model, kind, 2e-4, precision) else {
-                return;
+    // Binder contacts on (random_cluster), and the printed shear's other bond law.
+    let models = [
+        common::random_cluster(4, ShearForm::Objective),
+        common::random_cluster(5, ShearForm::Printed),
+    ];
+    for (m, model) in models.iter().enumerate() {
+        for precision in [Precision::F32, Precision::F64] {
+            // Every integrator on the objective shear; the printed one only changes the
+            // bond law.
+            let kinds: &[IntegratorKind] = if m == 0 {
+                &IntegratorKind::ALL
+            } else {
+                &[IntegratorKind::Variational]
             };
-            let mut single = gpu("fused_steps", &model, kind, 2e-4, precision).unwrap();
-            fused.advance(60).unwrap();
-            for _ in 0..60 {
-                single.advance(1).unwrap();
+            for &kind in kinds {
+                // Bond terms from bond_forces, then computed by the particle kernel.
+                for inline in [false, true] {
+                    let Some(mut fused) =
+                        gpu_inline("fused_steps", model, kind, 2e-4, precision, Some(inline))
+                    else {
+                        return;
+                    };
+                    let mut single = gpu("fused_steps", model, kind, 2e-4, precision).unwrap();
+                    fused.advance(60).unwrap();
+                    for _ in 0..60 {
+                        single.advance(1).unwrap();
+                    }
+                    let (a, b) = (
+                        fused.checkpoint_state().unwrap(),
+                        single.checkpoint_state().unwrap(),
+                    );
+                    assert_eq!(a.step, 60);
+                    assert!(
+                        a == b,
+                        "model {m}, {precision} {kind}, inline bonds {inline}: fused and single steps differ"
+                    );
+                    // Energies are stored by the last step only (every step when not fused).
+                    assert_eq!(fused.diagnostics().unwrap(), single.diagnostics().unwrap());
+                }
             }
-            let (a, b) = (
-                fused.checkpoint_state().unwrap(),
-                single.checkpoint_state().unwrap(),
-            );
-            assert_eq!(a.step, 60);
-            assert!(a == b, "{precision} {kind}: fused and single steps differ");
-            // Energies are stored by the last step only (every step when not fused).
-            assert_eq!(fused.diagnostics().unwrap(), single.diagnostics().unwrap());
         }
+    }
+}
+
+/// Bonds between particles that started unrotated (the random cluster, the block) are
+/// uploaded as compact records (`CompactBonds`: 28 B instead of 60 B in f32), which
+/// unpack to the full records' values: runs with and without them end in the same bits,
+/// with the fused steps' bond terms from `bond_forces` and computed inline.
+#[test]
+fn compact_bond_records_give_the_same_bits() {
+    let model = common::random_cluster(4, ShearForm::Objective);
+    assert!(varidem::gpu::layout::CompactBonds::<f32>::new(&model.bonds).is_some());
+    for precision in [Precision::F32, Precision::F64] {
+        for inline_bonds in [false, true] {
+            let mut runs = Vec::new();
+            for compact_bonds in [true, false] {
+                let Some(ctx) = gpu_common::context("compact_bonds") else {
+                    return;
+                };
+                let opts = GpuOptions {
+                    precision,
+                    inline_bonds: Some(inline_bonds),
+                    compact_bonds: Some(compact_bonds),
+                    ..Default::default()
+                };
+                let mut g = GpuBackend::with_context(
+                    ctx,
+                    model.clone(),
+                    IntegratorKind::Variational,
+                    2e-4,
+                    &opts,
+                )
+                .unwrap();
+                g.advance(60).unwrap();
+                runs.push((g.checkpoint_state().unwrap(), g.diagnostics().unwrap()));
+            }
+            assert!(
+                runs[0] == runs[1],
+                "{precision}, inline bonds {inline_bonds}: compact and full records differ"
+            );
+        }
+    }
+}
+
+/// Bonds between particles that started with different orientations keep the full
+/// record (rest directions per end, rest rotation c₀): a cluster bonded after random
+/// rotations matches the CPU to 1e-10 in f64 (the random cluster's tolerance), with the
+/// fused steps' bond terms from `bond_forces` and computed inline.
+#[test]
+fn rotated_cluster_f64_matches_cpu() {
+    let mut m = common::random_cluster(6, ShearForm::Objective);
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    for a in m.particles.rotation.iter_mut() {
+        *a = DVec3::new(
+            rng.random_range(-0.8..0.8),
+            rng.random_range(-0.8..0.8),
+            rng.random_range(-0.8..0.8),
+        );
+    }
+    m.bonds = m
+        .bonds
+        .iter()
+        .map(|b| varidem::model::Bond::from_current(&m.particles, b.i, b.j, b.stiffness()).unwrap())
+        .collect();
+    assert!(varidem::gpu::layout::CompactBonds::<f64>::new(&m.bonds).is_none());
+    for inline_bonds in [false, true] {
+        let kind = IntegratorKind::Variational;
+        let Some(mut g) = gpu_inline(
+            "rotated_cluster",
+            &m,
+            kind,
+            2e-4,
+            Precision::F64,
+            Some(inline_bonds),
+        ) else {
+            return;
+        };
+        let mut c = CpuBackend::from_model(m.clone(), kind, 2e-4).unwrap();
+        g.advance(500).unwrap();
+        c.advance(500).unwrap();
+        let err = max_rel(&g.particles().unwrap(), &c.particles().unwrap());
+        let (dg, dc) = (g.diagnostics().unwrap(), c.diagnostics().unwrap());
+        let e = (dg.e_total() - dc.e_total()).abs() / dc.e_total().abs();
+        println!("rotated cluster (inline bonds {inline_bonds}): state {err:.3e}, energy {e:.3e}");
+        assert!(err <= 1e-10 && e <= 1e-10, "state {err:e}, energy {e:e}");
+        // The bonds bend, so the rest rotation c₀ enters the compared energy.
+        assert!(dc.potentials.bend > 0.0);
     }
 }
 

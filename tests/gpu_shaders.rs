@@ -3,7 +3,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use varidem::gpu::layout::{BondRecord, PairRecord, Params, WallRecord};
+use varidem::gpu::layout::{BondCompact, BondRecord, PairRecord, Params, WallRecord};
 use varidem::gpu::shaders::{compose, used_bindings, validate, KERNEL_FILES};
 use varidem::gpu::Precision;
 
@@ -144,6 +144,21 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("rest_rotation_x", rest_rotation, 0),
             ("rest_rotation_y", rest_rotation, 1),
             ("rest_rotation_z", rest_rotation, 2),
+        ]
+    );
+    check_layout!(
+        "BondCompact",
+        BondCompact<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("rest_length", rest_length),
+            ("rest_dir_x", rest_dir, 0),
+            ("rest_dir_y", rest_dir, 1),
+            ("rest_dir_z", rest_dir, 2),
+            ("i", i),
+            ("j", j),
+            ("kind", kind),
         ]
     );
     check_layout!(

@@ -116,6 +116,19 @@ struct Bond {
     rest_rotation_z: real,
 }
 
+// A bond whose ends started with the same orientation (PARAM_COMPACT_BONDS): one rest
+// direction, zero rest rotation, stiffnesses by row of bond_kinds. The layout of
+// src/gpu/layout.rs `BondCompact`; load_bond unpacks it into a Bond.
+struct BondCompact {
+    rest_length: real,
+    rest_dir_x: real,
+    rest_dir_y: real,
+    rest_dir_z: real,
+    i: u32,
+    j: u32,
+    kind: u32,
+}
+
 // A planar wall: point, unit normal, stiffness.
 struct Wall {
     point_x: real,
@@ -159,6 +172,8 @@ const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an 
 const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
 const PARAM_MERGED: u32 = 512u;   // fused steps: particle_forces_predict runs the contacts
 const PARAM_POS_DIRECT: u32 = 1024u; // particle_forces_predict predicts x in pos, not pos_next
+const PARAM_INLINE_BONDS: u32 = 2048u; // fused steps: particle_forces_predict computes its bonds
+const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_compact)
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
@@ -233,6 +248,14 @@ const PARAM_POS_DIRECT: u32 = 1024u; // particle_forces_predict predicts x in po
 @group(0) @binding(39) var<storage, read_write> motion_dx_old: array<real>;
 @group(0) @binding(40) var<storage, read_write> motion_da_new: array<real>;
 @group(0) @binding(41) var<storage, read_write> motion_da_old: array<real>;
+// Rotations predicted by a fused particle_forces_predict that computes its bond terms
+// itself (PARAM_INLINE_BONDS): partners' α are read in that dispatch, so the new α waits
+// here, like x in pos_next, until commit_pos.
+@group(0) @binding(42) var<storage, read_write> rot_next: array<real>;
+// Compact bond records (PARAM_COMPACT_BONDS; bound per bond chunk like bonds, which is
+// then empty) and their stiffness table: K^m, K^a, K^s per kind.
+@group(0) @binding(43) var<storage, read> bond_kinds: array<real>;
+@group(0) @binding(44) var<storage, read> bonds_compact: array<BondCompact>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }
@@ -241,6 +264,7 @@ fn get_vel(i: u32) -> vec3<real> { return vec3<real>(vel[3u * i], vel[3u * i + 1
 fn set_vel(i: u32, v: vec3<real>) { vel[3u * i] = v.x; vel[3u * i + 1u] = v.y; vel[3u * i + 2u] = v.z; }
 fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
 fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }
+fn set_rot_next(i: u32, v: vec3<real>) { rot_next[3u * i] = v.x; rot_next[3u * i + 1u] = v.y; rot_next[3u * i + 2u] = v.z; }
 fn get_omega(i: u32) -> vec3<real> { return vec3<real>(omega[3u * i], omega[3u * i + 1u], omega[3u * i + 2u]); }
 fn set_omega(i: u32, v: vec3<real>) { omega[3u * i] = v.x; omega[3u * i + 1u] = v.y; omega[3u * i + 2u] = v.z; }
 fn get_force(i: u32) -> vec3<real> { return vec3<real>(force[3u * i], force[3u * i + 1u], force[3u * i + 2u]); }
@@ -250,6 +274,19 @@ fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u]
 fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
 fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
 fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
+// Bond k of the bound chunk, from whichever record form the scene uses: a compact
+// record unpacks to the values of the full one (src/gpu/layout.rs CompactBonds), so
+// the bond law computes the same bits.
+fn load_bond(k: u32) -> Bond {
+    if ((params.flags & PARAM_COMPACT_BONDS) == 0u) {
+        return bonds[k];
+    }
+    let c = bonds_compact[k];
+    let o = 3u * c.kind;
+    return Bond(c.i, c.j, bond_kinds[o], bond_kinds[o + 1u], bond_kinds[o + 2u], c.rest_length,
+                c.rest_dir_x, c.rest_dir_y, c.rest_dir_z, c.rest_dir_x, c.rest_dir_y, c.rest_dir_z,
+                0.0, 0.0, 0.0);
+}
 fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
 
 // Adds the bound bond chunk's results for particle i to f and t, in ascending bond id

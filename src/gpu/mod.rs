@@ -26,7 +26,7 @@ use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
 use context::GpuContext;
-use layout::{BondRecord, Chunk, PairRecord, Params, Real, RowChunk, WallRecord};
+use layout::{BondRecord, Chunk, CompactBonds, PairRecord, Params, Real, RowChunk, WallRecord};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
@@ -93,6 +93,11 @@ const PARAM_MERGED: u32 = 512;
 /// `particle_forces_predict` stores the predicted positions in `pos` itself
 /// ([`direct_positions`]): no `pos_next`, no `commit_pos`.
 const PARAM_POS_DIRECT: u32 = 1024;
+/// Fused steps compute the bond terms in `particle_forces_predict` ([`inline_bonds`]):
+/// no `bond_forces` dispatch, and the predicted α waits in `rot_next` for `commit_pos`.
+const PARAM_INLINE_BONDS: u32 = 2048;
+/// Bonds are compact records (`bonds_compact`, [`CompactBonds`]), `bonds` is empty.
+const PARAM_COMPACT_BONDS: u32 = 4096;
 
 /// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
 mod bind {
@@ -138,7 +143,10 @@ mod bind {
     pub(super) const MOTION_DX_B: u32 = 39;
     pub(super) const MOTION_DA_A: u32 = 40;
     pub(super) const MOTION_DA_B: u32 = 41;
-    pub(super) const COUNT: usize = 42;
+    pub(super) const ROT_NEXT: u32 = 42;
+    pub(super) const BOND_KINDS: u32 = 43;
+    pub(super) const BONDS_COMPACT: u32 = 44;
+    pub(super) const COUNT: usize = 45;
 }
 
 /// GPU run options.
@@ -170,6 +178,20 @@ pub struct GpuOptions {
     /// which lavapipe ran the merged kernel at a median 0.81 of the split pair (README,
     /// GPU backend). The results are the same bits either way.
     pub merge_contacts: Option<bool>,
+    /// Whether fused steps of bonded scenes compute each particle's bond terms inside
+    /// `particle_forces_predict` (each bond by both ends, from its record and both ends'
+    /// x and α) instead of `bond_forces` storing per-bond results that the particle
+    /// kernel gathers: no per-bond result traffic (≈ 248 B less per particle-step on
+    /// the bonded block in f32) for twice the bond arithmetic. `None`:
+    /// `$VARIDEM_GPU_INLINE_BONDS` (`1`/`0`), else inline on every adapter but CPU
+    /// ones, where arithmetic rather than memory traffic bounds the step (README, GPU
+    /// backend). The results are the same bits either way (tested).
+    pub inline_bonds: Option<bool>,
+    /// Whether bonds whose ends started with the same orientation are uploaded as
+    /// compact records (28 B in f32 instead of 60 B, [`CompactBonds`]), when every
+    /// bond of the scene qualifies. `None` or `Some(true)`: when they qualify;
+    /// `Some(false)`: never (tests compare the two; the results are the same bits).
+    pub compact_bonds: Option<bool>,
 }
 
 /// A compiled kernel: its pipeline, bind group and what it is dispatched over.
@@ -190,7 +212,13 @@ const CHUNKED: [&str; 4] = [
     "reduce_bond_partials",
 ];
 /// Bindings that differ per bond chunk.
-const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
+const CHUNK_BINDINGS: [u32; 5] = [
+    bind::BONDS,
+    bind::BOND_OUT,
+    bind::INCIDENCE,
+    bind::CHUNK,
+    bind::BONDS_COMPACT,
+];
 
 /// Kernels bound and dispatched once per row chunk: the only ones that touch the
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
@@ -242,10 +270,19 @@ fn granular_forces_merge(granular: bool, fuse: bool, bond_chunks: usize, want: b
 /// Otherwise every kernel reading partners' positions (bonds, `granular_forces`, the
 /// grid) ran before it in the step, and the copy is a pass over the particles for
 /// nothing: 24 B per particle-step in f32, and a dispatch.
-fn direct_positions(fuse: bool, contact: bool, hertz: bool, merged: bool) -> bool {
+fn direct_positions(fuse: bool, contact: bool, hertz: bool, merged: bool, inline: bool) -> bool {
     // Binder contacts are the contact law when Hertz is off.
     let binder_contacts = contact && !hertz;
-    fuse && !merged && !binder_contacts
+    fuse && !merged && !inline && !binder_contacts
+}
+
+/// Whether fused steps compute the bond terms in `particle_forces_predict`
+/// ([`GpuOptions::inline_bonds`]): in bonded models whose bonds fit one chunk (with
+/// several, `bond_gather` sums earlier chunks into `force` before the particle kernel
+/// runs, and the incidence list of one chunk does not reach the others' bonds).
+/// `want`: the choice of [`GpuOptions::inline_bonds`] (or its default).
+fn inline_bonds(fuse: bool, bond_chunks: usize, want: bool) -> bool {
+    fuse && bond_chunks == 1 && want
 }
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
@@ -336,6 +373,9 @@ pub struct GpuBackend {
     /// Fused steps predict positions in place, so the next step commits none
     /// ([`direct_positions`]).
     direct: bool,
+    /// Fused steps compute the bond terms in `particle_forces_predict`
+    /// ([`inline_bonds`]).
+    inline: bool,
     /// Contact-history slots per particle (0 without the Hertz law).
     max_contacts: u32,
     max_neighbors: u32,
@@ -349,6 +389,11 @@ pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
 /// `particle_forces_predict`), for A/B measurements of the fused step. The results are
 /// the same bits either way (tested).
 pub const UNFUSED_ENV: &str = "VARIDEM_GPU_UNFUSED";
+
+/// Environment variable: `1` or `0` forces the bond terms of fused steps into
+/// `particle_forces_predict` or out of it ([`GpuOptions::inline_bonds`], which takes
+/// precedence), for A/B measurements. The results are the same bits either way (tested).
+pub const INLINE_ENV: &str = "VARIDEM_GPU_INLINE_BONDS";
 
 /// Environment variable: `1` or `0` forces the granular contact pass of fused steps
 /// into `particle_forces_predict` or out of it ([`GpuOptions::merge_contacts`], which
@@ -600,7 +645,21 @@ impl GpuBackend {
                     _ => !ctx.summary.is_software(),
                 });
         let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
-        let direct = direct_positions(fuse, contact, hertz, merged);
+        let want_inline =
+            options
+                .inline_bonds
+                .unwrap_or_else(|| match std::env::var(INLINE_ENV).as_deref() {
+                    Ok("1") => true,
+                    Ok("0") => false,
+                    _ => !ctx.summary.is_software(),
+                });
+        let inline = inline_bonds(fuse, bond_chunks.len(), want_inline);
+        let compact = if options.compact_bonds != Some(false) {
+            CompactBonds::<R>::new(&model.bonds)
+        } else {
+            None
+        };
+        let direct = direct_positions(fuse, contact, hertz, merged, inline);
         let params = Params::<R> {
             n_particles: n,
             n_bonds: nb,
@@ -617,6 +676,12 @@ impl GpuBackend {
                 | if hertz { PARAM_HERTZ } else { 0 }
                 | if merged { PARAM_MERGED } else { 0 }
                 | if direct { PARAM_POS_DIRECT } else { 0 }
+                | if inline { PARAM_INLINE_BONDS } else { 0 }
+                | if compact.is_some() {
+                    PARAM_COMPACT_BONDS
+                } else {
+                    0
+                }
                 | if model.drag.is_some() { PARAM_DRAG } else { 0 }
                 | PARAM_FIRST
                 | if model.near_field.is_some() {
@@ -844,6 +909,21 @@ impl GpuBackend {
             (bind::MOTION_DX_B, "motion_dx_b", zeros(motion)),
             (bind::MOTION_DA_A, "motion_da_a", zeros(motion)),
             (bind::MOTION_DA_B, "motion_da_b", zeros(motion)),
+            // Only fused steps that compute bond terms inline write rot_next.
+            (
+                bind::ROT_NEXT,
+                "rot_next",
+                zeros(if inline { n3 } else { 0 }),
+            ),
+            (
+                bind::BOND_KINDS,
+                "bond_kinds",
+                compact
+                    .as_ref()
+                    .map(|c| bytemuck::cast_slice(&c.kinds).to_vec())
+                    .unwrap_or_default(),
+            ),
+            (bind::BONDS_COMPACT, "bonds_compact (per chunk)", Vec::new()),
         ];
         // Per row chunk: its rows of every row buffer, then its Rows uniform.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
@@ -881,12 +961,23 @@ impl GpuBackend {
                     .collect()
             })
             .collect();
-        // Per chunk: bonds, bond_out, incidence, chunk uniform.
-        let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 4]> = Vec::new();
+        // Per chunk: bonds, bond_out, incidence, chunk uniform, compact bonds (one of
+        // the two record forms is empty).
+        let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 5]> = Vec::new();
         let mut bond_base = 0u32;
         let mut partial_base = groups(n);
         for (c, bonds) in bond_chunks.iter().enumerate() {
-            let records: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
+            let range = bond_base as usize..bond_base as usize + bonds.len();
+            let (records, compact_records) = match &compact {
+                Some(cb) => (
+                    Vec::new(),
+                    bytemuck::cast_slice(&cb.records[range]).to_vec(),
+                ),
+                None => {
+                    let r: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
+                    (bytemuck::cast_slice(&r).to_vec(), Vec::new())
+                }
+            };
             let inc = Incidence::build(p.len(), bonds);
             let incidence: Vec<u32> = inc
                 .offsets
@@ -901,11 +992,7 @@ impl GpuBackend {
                 bond_base,
             };
             chunk_contents.push([
-                (
-                    bind::BONDS,
-                    format!("bonds[{c}]"),
-                    bytemuck::cast_slice(&records).to_vec(),
-                ),
+                (bind::BONDS, format!("bonds[{c}]"), records),
                 (
                     bind::BOND_OUT,
                     format!("bond_out[{c}]"),
@@ -920,6 +1007,11 @@ impl GpuBackend {
                     bind::CHUNK,
                     format!("chunk[{c}]"),
                     bytemuck::bytes_of(&info).to_vec(),
+                ),
+                (
+                    bind::BONDS_COMPACT,
+                    format!("bonds_compact[{c}]"),
+                    compact_records,
                 ),
             ]);
             bond_base += bonds.len() as u32;
@@ -1172,6 +1264,7 @@ impl GpuBackend {
             fuse,
             merged,
             direct,
+            inline,
             max_contacts,
             max_neighbors,
             steps: 0,
@@ -1301,9 +1394,13 @@ impl GpuBackend {
         if self.granular && !(fuse && self.merged) {
             self.dispatch_rows_from(pass, granular, parity * self.rows.len());
         }
-        // particle_forces gathers the last chunk's bond results itself.
+        // particle_forces gathers the last chunk's bond results itself, and fused steps
+        // with inline bond terms compute them there (the one chunk).
         let last = self.chunks.len().saturating_sub(1);
         for (c, &len) in self.chunks.iter().enumerate() {
+            if fuse && self.inline {
+                break;
+            }
             self.dispatch_chunk(pass, bonds, c, groups(len));
             if c < last {
                 self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
@@ -1834,15 +1931,24 @@ mod tests {
     #[test]
     fn direct_positions_only_without_partner_reads_in_the_predict_pass() {
         // Granular (Hertz) with the split contact pass: in place.
-        assert!(direct_positions(true, true, true, false));
+        assert!(direct_positions(true, true, true, false, false));
         // Merged contact pass: partners' positions read in the same dispatch.
-        assert!(!direct_positions(true, true, true, true));
+        assert!(!direct_positions(true, true, true, true, false));
+        // Inline bond terms: partners' positions read in the same dispatch.
+        assert!(!direct_positions(true, true, true, false, true));
+        assert!(!direct_positions(true, false, false, false, true));
         // Binder contacts (the bonded block): read in particle_forces_predict.
-        assert!(!direct_positions(true, true, false, false));
-        // No contacts at all (pendulum, torus): in place.
-        assert!(direct_positions(true, false, false, false));
+        assert!(!direct_positions(true, true, false, false, false));
+        // No contacts at all (pendulum, torus, split bond kernels): in place.
+        assert!(direct_positions(true, false, false, false, false));
         // Unfused steps predict in integrate_predict, in place already.
-        assert!(!direct_positions(false, true, true, false));
+        assert!(!direct_positions(false, true, true, false, false));
+        // Inline bond terms need fused steps and exactly one bond chunk.
+        assert!(inline_bonds(true, 1, true));
+        assert!(!inline_bonds(true, 0, true));
+        assert!(!inline_bonds(true, 2, true));
+        assert!(!inline_bonds(false, 1, true));
+        assert!(!inline_bonds(true, 1, false));
         // The merge needs fused steps, a granular model and at most one bond chunk.
         assert!(granular_forces_merge(true, true, 1, true));
         assert!(!granular_forces_merge(true, true, 2, true));
