@@ -224,4 +224,9 @@ pub trait Backend {
     fn listed_neighbors(&mut self) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// The kernel path this backend chose for the problem (`None` when it has one):
+    /// printed by `bench`, since the figures depend on it.
+    fn kernel_path(&self) -> Option<String> {
+        None
+    }
 }

@@ -294,6 +294,18 @@ fn compact_bond_records_give_the_same_bits() {
                     &opts,
                 )
                 .unwrap();
+                // `bench` prints the path it took.
+                let path = g.kernel_path().unwrap();
+                for (on, yes, no) in [
+                    (compact_bonds, "compact bond records", "full bond records"),
+                    (
+                        inline_bonds,
+                        "bond terms inline",
+                        "bond terms from bond_forces",
+                    ),
+                ] {
+                    assert!(path.contains(if on { yes } else { no }), "{path}");
+                }
                 g.advance(60).unwrap();
                 runs.push((g.checkpoint_state().unwrap(), g.diagnostics().unwrap()));
             }

@@ -489,6 +489,9 @@ fn bench_command(
         }
     };
     println!("backend: {}", backend.name());
+    if let Some(path) = backend.kernel_path() {
+        println!("kernel path: {path}");
+    }
     println!("particles: {particles}");
     println!("bonds: {bonds}");
     println!("steps: {steps} (after {warmup} warm-up)");

@@ -376,6 +376,8 @@ pub struct GpuBackend {
     /// Fused steps compute the bond terms in `particle_forces_predict`
     /// ([`inline_bonds`]).
     inline: bool,
+    /// Bonds are uploaded as compact records ([`CompactBonds`]).
+    compact: bool,
     /// Contact-history slots per particle (0 without the Hertz law).
     max_contacts: u32,
     max_neighbors: u32,
@@ -1265,6 +1267,7 @@ impl GpuBackend {
             merged,
             direct,
             inline,
+            compact: compact.is_some(),
             max_contacts,
             max_neighbors,
             steps: 0,
@@ -1778,6 +1781,41 @@ impl Backend for GpuBackend {
 
     fn name(&self) -> String {
         format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
+    }
+
+    fn kernel_path(&self) -> Option<String> {
+        let mut parts = vec![if self.fuse {
+            "fused steps"
+        } else {
+            "unfused steps"
+        }];
+        if !self.chunks.is_empty() {
+            parts.push(if self.fuse && self.inline {
+                "bond terms inline"
+            } else {
+                "bond terms from bond_forces"
+            });
+            parts.push(if self.compact {
+                "compact bond records"
+            } else {
+                "full bond records"
+            });
+        }
+        if self.granular {
+            parts.push(if self.fuse && self.merged {
+                "contact pass merged"
+            } else {
+                "contact pass split"
+            });
+        }
+        if self.fuse {
+            parts.push(if self.direct {
+                "positions predicted in place"
+            } else {
+                "positions via pos_next"
+            });
+        }
+        Some(parts.join(", "))
     }
 
     fn step_count(&self) -> u64 {
