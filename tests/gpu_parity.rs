@@ -363,6 +363,59 @@ fn rotated_cluster_f64_matches_cpu() {
     }
 }
 
+/// A bond whose relative rotation reaches a half turn stops the run naming the bond
+/// and the step, whether `bond_forces` computes it or the fused particle kernel does
+/// (inline bond terms), in both precisions, at the step the CPU names. Two particles
+/// bonded along x at rest spin about x in opposite senses at 2048 rad/s with h = 2⁻¹⁰
+/// (no moments: the bending stiffness is zero and a rotation about the bond axis
+/// leaves the shear terms at rest), so after step 1 they are at α = ±2x̂, exactly a
+/// half turn apart.
+#[test]
+fn bond_half_turn_is_reported_in_both_bond_paths() {
+    let mut m = Model::default();
+    for k in 0..2 {
+        let mut p =
+            varidem::model::Particle::at_rest(DVec3::new(0.1 * k as f64, 0.0, 0.0), 1.0, 0.05);
+        p.angular_velocity = DVec3::new(if k == 0 { 2048.0 } else { -2048.0 }, 0.0, 0.0);
+        m.particles.push(p);
+    }
+    let k = varidem::model::BondStiffness {
+        bend: 0.0,
+        axial: 1.0,
+        shear: 1.0,
+    };
+    m.bonds
+        .push(varidem::model::Bond::from_current(&m.particles, 0, 1, k).unwrap());
+    let dt = 1.0 / 1024.0;
+    let kind = IntegratorKind::Variational;
+    let mut cpu = CpuBackend::from_model(m.clone(), kind, dt).unwrap();
+    let cpu_msg = cpu.advance(3).unwrap_err().to_string();
+    assert!(cpu_msg.contains("step 1"), "{cpu_msg}");
+    for precision in [Precision::F64, Precision::F32] {
+        for inline_bonds in [false, true] {
+            let Some(mut g) = gpu_inline(
+                "bond_half_turn",
+                &m,
+                kind,
+                dt,
+                precision,
+                Some(inline_bonds),
+            ) else {
+                return;
+            };
+            let inline_path = g.kernel_path().unwrap().contains("bond terms inline");
+            assert_eq!(inline_path, inline_bonds);
+            let msg = g.advance(3).unwrap_err().to_string();
+            assert!(
+                msg.contains("step 1")
+                    && msg.contains("half turn")
+                    && msg.contains("bond 0 (0, 1)"),
+                "{precision}, inline bonds {inline_bonds}: {msg} (CPU: {cpu_msg})"
+            );
+        }
+    }
+}
+
 /// Two identical GPU runs give bitwise-identical final.csv (no float atomics; the
 /// neighbour lists are sorted whatever order the bucket atomics produced).
 #[test]

@@ -181,8 +181,8 @@ pub struct GpuOptions {
     /// Whether fused steps of bonded scenes compute each particle's bond terms inside
     /// `particle_forces_predict` (each bond by both ends, from its record and both ends'
     /// x and α) instead of `bond_forces` storing per-bond results that the particle
-    /// kernel gathers: no per-bond result traffic (≈ 248 B less per particle-step on
-    /// the bonded block in f32) for twice the bond arithmetic. `None`:
+    /// kernel gathers: no per-bond result traffic (≈ 223 B less DRAM traffic per
+    /// particle-step on the bonded block in f32, README) for twice the bond arithmetic. `None`:
     /// `$VARIDEM_GPU_INLINE_BONDS` (`1`/`0`), else inline on every adapter but CPU
     /// ones, where arithmetic rather than memory traffic bounds the step (README, GPU
     /// backend). The results are the same bits either way (tested).
