@@ -403,6 +403,16 @@ pub const INLINE_ENV: &str = "VARIDEM_GPU_INLINE_BONDS";
 /// (tested).
 pub const MERGE_ENV: &str = "VARIDEM_GPU_MERGE";
 
+/// A kernel-path choice: `option` if set, else `1`/`0` in the environment variable
+/// `env`, else `default`.
+fn path_choice(option: Option<bool>, env: &str, default: bool) -> bool {
+    option.unwrap_or_else(|| match std::env::var(env).as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => default,
+    })
+}
+
 fn checked_shaders() -> bool {
     std::env::var(CHECKED_ENV).is_ok_and(|v| v == "1")
 }
@@ -638,23 +648,13 @@ impl GpuBackend {
                 .sum::<u32>();
         let fuse = !model.domain.is_some_and(|d| d.remove)
             && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
-        let want_merge =
-            options
-                .merge_contacts
-                .unwrap_or_else(|| match std::env::var(MERGE_ENV).as_deref() {
-                    Ok("1") => true,
-                    Ok("0") => false,
-                    _ => !ctx.summary.is_software(),
-                });
+        // Kernel paths that pay on hardware but not on a CPU adapter (llvmpipe is bound
+        // by arithmetic, not memory traffic): the option, else the environment
+        // variable, else on for every adapter but CPU ones.
+        let hardware = !ctx.summary.is_software();
+        let want_merge = path_choice(options.merge_contacts, MERGE_ENV, hardware);
         let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
-        let want_inline =
-            options
-                .inline_bonds
-                .unwrap_or_else(|| match std::env::var(INLINE_ENV).as_deref() {
-                    Ok("1") => true,
-                    Ok("0") => false,
-                    _ => !ctx.summary.is_software(),
-                });
+        let want_inline = path_choice(options.inline_bonds, INLINE_ENV, hardware);
         let inline = inline_bonds(fuse, bond_chunks.len(), want_inline);
         let compact = if options.compact_bonds != Some(false) {
             CompactBonds::<R>::new(&model.bonds)
