@@ -220,13 +220,20 @@ pub struct CompactBonds<R: Real> {
     pub kinds: Vec<R>,
 }
 
+/// Most stiffness rows a [`CompactBonds`] table holds: the table is one storage binding
+/// read for every bond (not split into chunks like the records), so scenes with more
+/// distinct stiffnesses keep full records, which carry their own.
+pub const MAX_BOND_KINDS: usize = 1 << 16;
+
 impl<R: Real> CompactBonds<R> {
     /// The compact form of `bonds`, or `None` when a bond's ends did not start with the
     /// same orientation (rest directions differ, or the rest rotation is not zero):
-    /// such bonds need the full [`BondRecord`]. Kinds are numbered in order of first
-    /// appearance; identical triples (bit for bit) share one.
+    /// such bonds need the full [`BondRecord`]; also `None` with more than
+    /// [`MAX_BOND_KINDS`] distinct stiffness triples. Kinds are numbered in order of
+    /// first appearance; identical triples (bit for bit) share one.
     pub fn new(bonds: &[Bond]) -> Option<Self> {
         let mut kinds: Vec<[u64; 3]> = Vec::new();
+        let mut index: std::collections::HashMap<[u64; 3], u32> = Default::default();
         let mut records = Vec::with_capacity(bonds.len());
         for b in bonds {
             // The directions bit for bit; the rotation by value (a zero of either sign
@@ -236,13 +243,14 @@ impl<R: Real> CompactBonds<R> {
                 return None;
             }
             let key = [b.k_bend, b.k_axial, b.k_shear].map(f64::to_bits);
-            // Scenes have few distinct stiffnesses: a linear search from the most recent.
-            let kind = match kinds.iter().rposition(|k| *k == key) {
-                Some(k) => k,
-                None => {
+            let kind = match index.get(&key) {
+                Some(&k) => k,
+                None if kinds.len() < MAX_BOND_KINDS => {
                     kinds.push(key);
-                    kinds.len() - 1
+                    index.insert(key, kinds.len() as u32 - 1);
+                    kinds.len() as u32 - 1
                 }
+                None => return None,
             };
             let d = b.rest_dir_i;
             records.push(BondCompact {
@@ -250,7 +258,7 @@ impl<R: Real> CompactBonds<R> {
                 rest_dir: [R::from_f64(d.x), R::from_f64(d.y), R::from_f64(d.z)],
                 i: b.i,
                 j: b.j,
-                kind: kind as u32,
+                kind,
                 pad: Default::default(),
             });
         }
@@ -429,5 +437,16 @@ mod tests {
             Bond::from_current(&p, 0, 1, k1).unwrap(),
         ];
         assert!(CompactBonds::<f32>::new(&mixed).is_none());
+        // More distinct stiffnesses than the table holds: full records.
+        let p = particles([DVec3::ZERO; 3]);
+        let b = Bond::from_current(&p, 0, 1, k1).unwrap();
+        let many: Vec<Bond> = (0..=MAX_BOND_KINDS)
+            .map(|k| Bond {
+                k_axial: 1.0 + k as f64,
+                ..b
+            })
+            .collect();
+        assert!(CompactBonds::<f32>::new(&many[..MAX_BOND_KINDS]).is_some());
+        assert!(CompactBonds::<f32>::new(&many).is_none());
     }
 }
