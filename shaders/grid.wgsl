@@ -1,5 +1,6 @@
 // Neighbour finding on the GPU: a hashed uniform grid of fixed-capacity buckets, rebuilt
-// only when integrate_predict has flagged a particle that moved more than skin/2. The
+// only when integrate_predict has flagged a particle that moved more than skin/2 relative
+// to particle 0 (grid_finish, check_skin). The
 // twin of src/neighbor/mod.rs: the same cell edge (2 r_max + skin), the same cutoff
 // (r_i + r_j + skin) and the same output, each particle's neighbours in ascending id.
 // Bucket slots are claimed with integer atomics in arbitrary order; sorting each list
@@ -107,9 +108,20 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-// One invocation after neighbor_build: the list is fresh again.
+// One invocation after neighbor_build, every step: particle 0's displacement since the
+// last build, which the next predict's check_skin discounts (the twin of
+// NeighborList::shift: particle 0's position before the step that moves it, against the
+// current reference), read while no kernel moves particle 0, so every invocation of the
+// predict tests against the same vector; then, after a rebuild, the list is fresh again.
 @compute @workgroup_size(1)
 fn grid_finish() {
+    if (failed()) { return; }
+    if (params.n_particles > 0u) {
+        let u = get_pos(0u) - get_ref(0u);
+        skin_shift[0] = u.x;
+        skin_shift[1] = u.y;
+        skin_shift[2] = u.z;
+    }
     if (!rebuilding()) { return; }
     atomicStore(&status[STATUS_REBUILD], 0u);
     atomicAdd(&status[STATUS_BUILDS], 1u);

@@ -118,7 +118,7 @@ fn pour_f64_matches_cpu_with(merge: bool) {
         e_rel(dc.potentials.wall, dg.potentials.wall)
     );
     assert!(touching0 > 2000, "too few contacts: {touching0}");
-    // The GPU rebuilds its list exactly when the CPU does (same skin/2 criterion on the
+    // The GPU rebuilds its list exactly when the CPU does (same shifted skin/2 criterion on the
     // same trajectory): grid_gate launches the grid kernels on those steps only.
     let (bc, bg) = (c.neighbor_builds(), g.neighbor_builds().unwrap().unwrap());
     eprintln!("neighbour-list builds: cpu {bc}, gpu {bg}");

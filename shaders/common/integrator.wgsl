@@ -153,7 +153,8 @@ fn store_predicted_comp(li: u32, p: Predicted) {
 // Raises the neighbour-list rebuild when x has moved more than half the skin since the
 // last build.
 fn check_skin(i: u32, x: vec3<real>) {
-    let moved = x - get_ref(i);
+    // Relative to one common vector, which keeps the list valid (NeighborList::update).
+    let moved = (x - get_ref(i)) - vec3<real>(skin_shift[0], skin_shift[1], skin_shift[2]);
     let half = 0.5 * params.skin;
     if (dot(moved, moved) > half * half) {
         atomicOr(&status[STATUS_REBUILD], 1u);

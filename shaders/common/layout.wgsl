@@ -256,6 +256,9 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // then empty) and their stiffness table: K^m, K^a, K^s per kind.
 @group(0) @binding(43) var<storage, read> bond_kinds: array<real>;
 @group(0) @binding(44) var<storage, read> bonds_compact: array<BondCompact>;
+// The displacement the rebuild test discounts (check_skin): particle 0's since the last
+// build, taken by grid_finish before the predict moves it (src/neighbor NeighborList::shift).
+@group(0) @binding(45) var<storage, read_write> skin_shift: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return vec3<real>(pos[3u * i], pos[3u * i + 1u], pos[3u * i + 2u]); }
 fn set_pos(i: u32, v: vec3<real>) { pos[3u * i] = v.x; pos[3u * i + 1u] = v.y; pos[3u * i + 2u] = v.z; }

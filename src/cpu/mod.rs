@@ -435,10 +435,14 @@ impl CpuBackend {
             return self.step_trapezoidal();
         }
         let step = self.step + 1;
+        // Particle 0's position before the step: the rebuild test discounts its
+        // displacement (NeighborList::shift), as the GPU's check_skin does.
+        let x0 = self.model.particles.position.first().copied();
         self.integrate_predict(step)?;
         if self.model.contact.is_some() {
-            self.neighbors
-                .update(&self.model.particles.position, &self.model.particles.radius);
+            let shift = self.neighbors.shift(x0.unwrap_or_default());
+            let p = &self.model.particles;
+            self.neighbors.update(&p.position, &p.radius, shift);
         }
         let mut f = std::mem::take(&mut self.spare_forces);
         if let Err(e) = self.evaluate_forces(&mut f, step, false, None) {
@@ -527,8 +531,12 @@ impl CpuBackend {
                 inc[i] = (dx, da);
             }
             if self.model.contact.is_some() {
-                self.neighbors
-                    .update(&self.model.particles.position, &self.model.particles.radius);
+                // Against the current reference (an iterate may have rebuilt it).
+                let shift = self
+                    .neighbors
+                    .shift(start.first().map(|s| s.x).unwrap_or_default());
+                let p = &self.model.particles;
+                self.neighbors.update(&p.position, &p.radius, shift);
             }
             let mut f = std::mem::take(&mut self.spare_forces);
             if let Err(e) = self.evaluate_forces(&mut f, step, false, Some(&inc)) {

@@ -3,7 +3,7 @@
 //! One step is a fixed sequence of dispatches in one compute pass, mirroring the CPU
 //! reference kernel for kernel: `step_begin`, `integrate_predict`, (`grid_gate`, then
 //! `grid_clear`, `grid_insert`, `neighbor_build` by indirect dispatch with zero
-//! workgroups unless a particle moved more than skin/2, and `grid_finish`), `granular_forces`, `bond_forces` (with `bond_gather` for all but the
+//! workgroups unless a particle moved more than skin/2 relative to particle 0, and `grid_finish`), `granular_forces`, `bond_forces` (with `bond_gather` for all but the
 //! last bond chunk), `particle_forces`, which ends with the correct half of the
 //! integrator. Many steps are
 //! encoded per submission; nothing is read back between output steps. Energies and
@@ -146,7 +146,8 @@ mod bind {
     pub(super) const ROT_NEXT: u32 = 42;
     pub(super) const BOND_KINDS: u32 = 43;
     pub(super) const BONDS_COMPACT: u32 = 44;
-    pub(super) const COUNT: usize = 45;
+    pub(super) const SKIN_SHIFT: u32 = 45;
+    pub(super) const COUNT: usize = 46;
 }
 
 /// GPU run options.
@@ -926,6 +927,7 @@ impl GpuBackend {
                     .unwrap_or_default(),
             ),
             (bind::BONDS_COMPACT, "bonds_compact (per chunk)", Vec::new()),
+            (bind::SKIN_SHIFT, "skin_shift", zeros(3 * rs)),
         ];
         // Per row chunk: its rows of every row buffer, then its Rows uniform.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks

@@ -57,7 +57,8 @@ pub struct ContactParams {
     /// The law.
     pub law: ContactLaw,
     /// Neighbour-list skin (m): pairs closer than `r_i + r_j + skin` are listed, and the
-    /// list is rebuilt once any particle has moved more than `skin/2`.
+    /// list is rebuilt once any particle has moved more than `skin/2` relative to particle 0
+    /// (`NeighborList::update`).
     pub skin: f64,
     /// Touching contacts one particle may have at once (`[contact] max_contacts`): the
     /// capacity of its contact-history slots. More is an error naming the particle.
