@@ -234,44 +234,51 @@ impl GranularInputs<'_> {
         let mut slot = 0usize;
         for a in rows {
             let me = &sides[a].0;
-            let start = list.split(a);
+            // The half row: the last entries of `a`'s row (partners above `a`).
+            let end = list.offsets[a + 1] as usize;
             let len = (list.half_offsets[a + 1] - list.half_offsets[a]) as usize;
-            let partners = &list.neighbors[start..start + len];
-            // The old history row ascends by partner, as `partners` does: one cursor
-            // finds every old spring (the row ends at NO_PARTNER, above every id).
-            let row = &self.old.partner[a * k..(a + 1) * k];
-            let mut cur = 0usize;
-            for &j in partners {
-                let s = slot;
-                slot += 1;
-                let other = &sides[j as usize].0;
-                // A removed particle takes part in no contact.
-                out[s].flags = 0;
-                if me.removed || other.removed {
-                    if let Some(n) = near.get_mut(s) {
-                        n.flags = 0;
-                    }
-                    continue;
+            let partners = &list.neighbors[end - len..end];
+            let first = slot;
+            slot += len;
+            // A removed particle takes part in no contact.
+            if me.removed {
+                for o in &mut out[first..slot] {
+                    o.flags = 0;
                 }
-                let (sa, sb) = (&me.side, &other.side);
-                if let Some(nf) = &m.near_field {
-                    near[s] = match nf.pair(sa.x, sb.x) {
-                        Some((e, f)) => NearSlot {
+                if let Some(near) = near.get_mut(first..slot) {
+                    near.iter_mut().for_each(|n| n.flags = 0);
+                }
+                continue;
+            }
+            if let Some(nf) = &m.near_field {
+                for (s, &j) in (first..slot).zip(partners) {
+                    let other = &sides[j as usize].0;
+                    near[s] = match nf.pair(me.side.x, other.side.x) {
+                        Some((e, f)) if !other.removed => NearSlot {
                             force: f,
                             energy: e,
                             flags: SLOT_ACTIVE,
                         },
-                        None => NearSlot::default(),
+                        _ => NearSlot::default(),
                     };
                 }
+            }
+            // The old history row ascends by partner, as `partners` does: one cursor
+            // finds every old spring (the row ends at NO_PARTNER, above every id).
+            let row = &self.old.partner[a * k..(a + 1) * k];
+            let mut cur = 0usize;
+            for (s, &j) in (first..slot).zip(partners) {
+                let other = &sides[j as usize].0;
+                out[s].flags = 0;
                 if !hertz {
                     continue;
                 }
                 // pair_overlap's test; the rest of its geometry runs in the batch.
+                let (sa, sb) = (&me.side, &other.side);
                 let d = sb.x - sa.x;
                 let dist2 = d.length_squared();
                 let reach = sa.r + sb.r;
-                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 {
+                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || other.removed {
                     continue;
                 }
                 while cur < k && row[cur] < j {
@@ -313,21 +320,34 @@ impl GranularInputs<'_> {
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let mut out = GranularForce::default();
-        let me = sides[i].0.side;
+        let me = &sides[i].0.side;
         let mut used = 0usize;
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
-        for (&j, &slot) in neighbors.iter().zip(slots) {
-            let lower = i < j as usize;
-            let sign = if lower { 1.0 } else { -1.0 };
+        // The row ascends: partners below `i` (whose slots are theirs: `i` takes the
+        // negative of the force and lever arm `ℓ_b`), then those above (`i`'s own
+        // slots: the force and `ℓ_a`). `x + (−1·f)` is `x − f` to the bit.
+        let below = neighbors.partition_point(|&j| (j as usize) < i);
+        for (k, (&j, &slot)) in neighbors.iter().zip(slots).enumerate() {
+            let lower = k >= below;
             if let Some(nf) = near.get(slot as usize).filter(|s| s.flags != 0) {
-                out.force += sign * nf.force;
+                out.force = if lower {
+                    out.force + nf.force
+                } else {
+                    out.force - nf.force
+                };
                 out.e_near += 0.5 * nf.energy;
             }
-            let Some(c) = pairs.get(slot as usize).filter(|s| s.flags != 0) else {
+            let c = &pairs[slot as usize];
+            if c.flags == 0 {
                 continue;
-            };
-            out.force += sign * c.force;
-            out.moment += if lower { c.lever_a } else { c.lever_b } * c.n_cross_friction;
+            }
+            if lower {
+                out.force += c.force;
+                out.moment += c.lever_a * c.n_cross_friction;
+            } else {
+                out.force -= c.force;
+                out.moment += c.lever_b * c.n_cross_friction;
+            }
             out.e_contact += 0.5 * c.energy;
             if used < row.partner.len() {
                 row.partner[used] = j;
@@ -358,7 +378,7 @@ impl GranularInputs<'_> {
                         overlap,
                         lever,
                         0.0,
-                        &me,
+                        me,
                         &ContactSide::default(),
                         self.old.wall_spring[i * nw + w],
                     );
