@@ -34,6 +34,43 @@ pub(super) struct SideScratch {
     removed: bool,
 }
 
+/// A particle's contact side and end-of-step angular velocity after an explicit step
+/// that left it at `x` with the half-step velocities `v`, `omega`, taken with the
+/// forces `f` (what [`GranularInputs::sides`] computes from the stored state,
+/// to the bit; `integrate_predict` calls it while it still holds the new state).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn stepped_side(
+    kind: IntegratorKind,
+    h: f64,
+    body: Body,
+    x: DVec3,
+    r: f64,
+    material: u32,
+    flags: u32,
+    v: DVec3,
+    omega: DVec3,
+    f: &ParticleForce,
+) -> (SideScratch, DVec3) {
+    let (v_end, w_end) = integrators::correct(kind, h, body, v, omega, f.force, f.moment);
+    let (dx, dalpha) = integrators::increments(kind, h, v, omega);
+    (
+        SideScratch {
+            side: ContactSide {
+                x,
+                v: v_end,
+                r,
+                dx,
+                dalpha,
+            },
+            mass: body.mass,
+            material,
+            removed: flags & FLAG_REMOVED != 0,
+        },
+        w_end,
+    )
+}
+
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
 
@@ -155,6 +192,23 @@ impl GranularInputs<'_> {
     pub(super) fn sides(&self, out: &mut Vec<(SideScratch, DVec3)>) {
         let p = &self.model.particles;
         out.resize(p.len(), Default::default());
+        if !self.first && self.increments.is_none() {
+            super::dispatch_into(out, |i, o| {
+                *o = stepped_side(
+                    self.kind,
+                    self.h,
+                    super::body(p, i),
+                    p.position[i],
+                    p.radius[i],
+                    p.material[i],
+                    p.flags[i],
+                    p.velocity[i],
+                    p.angular_velocity[i],
+                    &self.old_forces[i],
+                );
+            });
+            return;
+        }
         super::dispatch_into(out, |i, (s, w)| {
             let (v, omega) = self.velocity(p, i);
             s.side = self.side(p, i, v);

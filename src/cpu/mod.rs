@@ -63,16 +63,16 @@ fn dispatch_into<T: Send>(out: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send
     }
 }
 
-/// One particle's state fields and its saved copy, by index (`integrate_predict`).
-type PredictItem<'a> = (
+/// A run of particles' state fields, saved copies and contact sides (empty for models
+/// without granular forces), from index `lo` (`integrate_predict`).
+type PredictChunk<'a> = (
     usize,
-    (
-        (
-            ((&'a mut DVec3, &'a mut DVec3), &'a mut DVec3),
-            &'a mut DVec3,
-        ),
-        &'a mut Kinematics,
-    ),
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [Kinematics],
+    &'a mut [(granular::SideScratch, DVec3)],
 );
 
 /// Particles `lo..hi` with their half-list contact and near-field slots.
@@ -134,6 +134,9 @@ struct ForceState {
     history: History,
     /// Scratch: every particle's contact side (granular models).
     sides: Vec<(granular::SideScratch, DVec3)>,
+    /// `sides` holds the sides of the state to evaluate (written by
+    /// `integrate_predict`; the evaluation then does not recompute them).
+    sides_ready: bool,
     /// Scratch: one contact slot per listed pair (half list), granular models.
     pairs: Vec<granular::PairSlot>,
     /// Scratch: one near-field slot per listed pair, with a near field.
@@ -152,6 +155,7 @@ impl ForceState {
             bonds: vec![None; nb],
             history,
             sides: Vec::new(),
+            sides_ready: false,
             pairs: Vec::new(),
             near: Vec::new(),
         }
@@ -632,51 +636,71 @@ impl CpuBackend {
         let p = &mut self.model.particles;
         let n = p.len();
         self.saved.resize(n, Kinematics::default());
+        // Granular models: the contact sides of the evaluation that follows, computed
+        // here from the new state in registers (GranularInputs::sides' bits).
+        let sides = &mut self.spare_forces.sides;
+        self.spare_forces.sides_ready = self.tables.is_some();
+        sides.resize(if self.tables.is_some() { n } else { 0 }, Default::default());
         let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
-        let update = |(i, ((((x, v), alpha), omega), saved)): PredictItem<'_>| {
-            let old = Kinematics {
-                x: *x,
-                v: *v,
-                alpha: *alpha,
-                omega: *omega,
-            };
-            *saved = old;
-            let f = &forces[i];
-            match integrators::predict(
-                kind,
-                h,
-                body_of(mass, inertia, flags, i),
-                old,
-                f.force,
-                f.moment,
-            ) {
-                Ok(k) => {
-                    (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
-                    None
+        let (radius, material) = (&p.radius, &p.material);
+        let mut side_chunks = sides.chunks_mut(MIN_CHUNK);
+        let chunks: Vec<PredictChunk<'_>> = p
+            .position
+            .chunks_mut(MIN_CHUNK)
+            .zip(p.velocity.chunks_mut(MIN_CHUNK))
+            .zip(p.rotation.chunks_mut(MIN_CHUNK))
+            .zip(p.angular_velocity.chunks_mut(MIN_CHUNK))
+            .zip(self.saved.chunks_mut(MIN_CHUNK))
+            .enumerate()
+            .map(|(c, ((((x, v), a), w), saved))| {
+                let lo = c * MIN_CHUNK;
+                let side = side_chunks.next().unwrap_or_default();
+                (lo, x, v, a, w, saved, side)
+            })
+            .collect();
+        // Every particle is updated and saved (no early exit: the restore needs them
+        // all); a chunk reports its lowest failing particle.
+        let update = |(lo, x, v, alpha, omega, saved, side): PredictChunk<'_>| {
+            let mut fault = None;
+            for l in 0..x.len() {
+                let i = lo + l;
+                let old = Kinematics {
+                    x: x[l],
+                    v: v[l],
+                    alpha: alpha[l],
+                    omega: omega[l],
+                };
+                saved[l] = old;
+                let f = &forces[i];
+                let body = body_of(mass, inertia, flags, i);
+                match integrators::predict(kind, h, body, old, f.force, f.moment) {
+                    Ok(k) => {
+                        (x[l], v[l], alpha[l], omega[l]) = (k.x, k.v, k.alpha, k.omega);
+                        if let Some(s) = side.get_mut(l) {
+                            *s = granular::stepped_side(
+                                kind,
+                                h,
+                                body,
+                                k.x,
+                                radius[i],
+                                material[i],
+                                flags[i],
+                                k.v,
+                                k.omega,
+                                f,
+                            );
+                        }
+                    }
+                    Err(e) => fault = fault.or(Some((i, e))),
                 }
-                Err(fault) => Some((i, fault)),
             }
+            fault
         };
-        // Every particle is updated and saved (no early exit: the restore needs them all).
         let fault = if n < PAR_THRESHOLD {
-            p.position
-                .iter_mut()
-                .zip(&mut p.velocity)
-                .zip(&mut p.rotation)
-                .zip(&mut p.angular_velocity)
-                .zip(&mut self.saved)
-                .enumerate()
-                .filter_map(update)
-                .min_by_key(|&(i, _)| i)
+            chunks.into_iter().filter_map(update).min_by_key(|&(i, _)| i)
         } else {
-            p.position
-                .par_iter_mut()
-                .zip(&mut p.velocity)
-                .zip(&mut p.rotation)
-                .zip(&mut p.angular_velocity)
-                .zip(&mut self.saved)
-                .with_min_len(MIN_CHUNK)
-                .enumerate()
+            chunks
+                .into_par_iter()
                 .filter_map(update)
                 .min_by_key(|&(i, _)| i)
         };
@@ -715,6 +739,20 @@ impl CpuBackend {
             p.rotation[i] = self.saved[i].alpha;
             p.velocity[i] = DVec3::ZERO;
             p.angular_velocity[i] = DVec3::ZERO;
+            if let Some(s) = self.spare_forces.sides.get_mut(i) {
+                *s = granular::stepped_side(
+                    kind,
+                    h,
+                    body(p, i),
+                    p.position[i],
+                    p.radius[i],
+                    p.material[i],
+                    p.flags[i],
+                    p.velocity[i],
+                    p.angular_velocity[i],
+                    &self.forces.particles[i],
+                );
+            }
             log::info!("step {step}: particle {i} left the domain and was removed");
         }
         Ok(())
@@ -788,7 +826,9 @@ impl CpuBackend {
             first,
             old_forces: &self.forces.particles,
         };
-        inputs.sides(&mut out.sides);
+        if !std::mem::take(&mut out.sides_ready) || increments.is_some() || first {
+            inputs.sides(&mut out.sides);
+        }
         let sides = &out.sides;
         // Kernel `granular_pairs`: each listed pair once, by its lower id.
         let list = &self.neighbors;
