@@ -45,7 +45,7 @@ fn granular_bed_agrees_bitwise_across_thread_counts() {
             let dt = varidem::model::generators::SETTLING_BED_DT;
             let mut sim = CpuBackend::from_model(model, IntegratorKind::Variational, dt).unwrap();
             sim.advance(20).unwrap();
-            (sim.particles().unwrap(), sim.history().clone())
+            (sim.particles().unwrap(), sim.history())
         })
     };
     let one = run(1);

@@ -1,12 +1,14 @@
 //! Granular (Hertz–Mindlin) part of the CPU kernel `particle_forces`, and the contact
 //! history it carries from step to step.
 //!
-//! History layout, shared with the GPU backend: every particle owns `K` slots
-//! (`[contact] max_contacts`), each a partner id and a tangential spring, sorted by
-//! partner id, unused slots [`NO_PARTNER`]. Both particles of a touching pair hold the
-//! pair's spring in the canonical orientation (the lower id's), computed by both from
-//! the same inputs in the same order, so the two copies stay identical without any
-//! communication. Walls have one spring per particle and wall.
+//! History: each listed pair's tangential spring is computed once, by its lower id, and
+//! kept in the pair's half-list slot ([`PairSlot`]) with a flag saying whether the pair
+//! touched; the next evaluation reads it from the same slot. When the neighbour list is
+//! rebuilt the springs move to the new list's slots through the per-particle layout
+//! ([`History`]: every particle `K` slots, `[contact] max_contacts`, of partner ids and
+//! springs sorted by partner id, unused slots [`NO_PARTNER`]), which is also the layout
+//! of snapshots and of the GPU backend (where each particle keeps its own copy of its
+//! pairs' springs). Walls have one spring per particle and wall.
 
 use glam::DVec3;
 
@@ -74,7 +76,8 @@ pub(super) fn stepped_side(
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
 
-/// Contact history: springs of touching pairs and of particle–wall contacts.
+/// Contact history in the per-particle layout of snapshots and of the GPU backend:
+/// springs of touching pairs and of particle–wall contacts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
     /// Slots per particle.
@@ -82,9 +85,10 @@ pub struct History {
     /// Wall springs per particle: the number of walls, at least 1 (so rows are never
     /// empty).
     pub wall_stride: usize,
-    /// Partner ids, `N × slots`.
+    /// Partner ids, `N × slots`, ascending within a row and ended by [`NO_PARTNER`]
+    /// unless full.
     pub partner: Vec<u32>,
-    /// Springs, `N × slots`.
+    /// Springs, `N × slots` (zero after the end of a row).
     pub spring: Vec<DVec3>,
     /// Wall springs, `N × walls`.
     pub wall_spring: Vec<DVec3>,
@@ -101,16 +105,63 @@ impl History {
             wall_spring: vec![DVec3::ZERO; n * walls.max(1)],
         }
     }
-}
 
-/// One particle's row of the new history, written by its force evaluation.
-pub(super) struct HistoryRow<'a> {
-    /// Partner ids of the row.
-    pub partner: &'a mut [u32],
-    /// Springs of the row.
-    pub spring: &'a mut [DVec3],
-    /// Wall springs of the row.
-    pub wall_spring: &'a mut [DVec3],
+    /// The per-particle rows of the pair springs held in `pairs` (the half-list slots of
+    /// `list`, [`PairSlot`]) with the wall springs `walls` (`wall_stride` per
+    /// particle): each particle's touching partners in ascending order, at most `slots`.
+    pub(super) fn from_pairs(
+        list: &NeighborList,
+        pairs: &[PairSlot],
+        slots: usize,
+        walls: &[DVec3],
+        wall_stride: usize,
+    ) -> Self {
+        let n = list.offsets.len().saturating_sub(1);
+        let mut h = Self::new(n, slots, 0);
+        h.wall_stride = wall_stride;
+        h.wall_spring = walls.to_vec();
+        for i in 0..n {
+            let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+            let mut used = 0;
+            for (&j, &s) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {
+                match pairs.get(s as usize) {
+                    Some(c) if c.flags != 0 && used < slots => {
+                        h.partner[i * slots + used] = j;
+                        h.spring[i * slots + used] = c.spring;
+                        used += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        h
+    }
+
+    /// The pair springs of these rows in the half-list slots of `list` (`out` resized
+    /// to its pairs): a slot whose pair is in its lower id's row takes that spring and
+    /// is flagged touching; the others are cleared.
+    pub(super) fn to_pairs(&self, list: &NeighborList, out: &mut Vec<PairSlot>) {
+        out.clear();
+        out.resize(list.pairs(), PairSlot::default());
+        let k = self.slots;
+        let n = list.offsets.len().saturating_sub(1);
+        for a in 0..n {
+            let end = list.offsets[a + 1] as usize;
+            let first = list.half_offsets[a] as usize;
+            let len = list.half_offsets[a + 1] as usize - first;
+            let row = &self.partner[a * k..(a + 1) * k];
+            let mut cur = 0;
+            for (s, &j) in (first..).zip(&list.neighbors[end - len..end]) {
+                while cur < k && row[cur] < j {
+                    cur += 1;
+                }
+                if cur < k && row[cur] == j {
+                    out[s].spring = self.spring[a * k + cur];
+                    out[s].flags = SLOT_ACTIVE;
+                }
+            }
+        }
+    }
 }
 
 /// Slot flag: the pair touches (contact) or is within the near-field cutoff.
@@ -124,7 +175,7 @@ pub(super) struct PairSlot {
     force: DVec3,
     /// `n × f_t`: the moments are `ℓ_a n × f_t` on `a` and `ℓ_b n × f_t` on `b` (eq. 39).
     n_cross_friction: DVec3,
-    /// The pair's new tangential spring (both rows store it).
+    /// The pair's new tangential spring: its history, read by the next evaluation.
     spring: DVec3,
     /// Hertz energy of the pair (J).
     energy: f64,
@@ -170,8 +221,16 @@ pub(super) struct GranularInputs<'a> {
     pub model: &'a Model,
     /// Material tables.
     pub tables: &'a PairTables,
-    /// History of the previous step.
-    pub old: &'a History,
+    /// The previous evaluation's pair slots (their springs and touching flags are the
+    /// pair history), in the half-list slots of the current list; empty before the
+    /// first evaluation.
+    pub old_pairs: &'a [PairSlot],
+    /// The previous evaluation's wall springs, `N × wall_stride`.
+    pub old_walls: &'a [DVec3],
+    /// Wall springs per particle.
+    pub wall_stride: usize,
+    /// History slots per particle: more touching contacts is an overflow.
+    pub slots: usize,
     /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
     pub kind: IntegratorKind,
     /// Time step.
@@ -283,7 +342,8 @@ impl GranularInputs<'_> {
     ) {
         let m = self.model;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let k = self.old.slots;
+        // Global index of the chunk's first slot.
+        let base = list.half_offsets[rows.start] as usize;
         let mut batch = PairBatch::default();
         let mut slot = 0usize;
         for a in rows {
@@ -317,10 +377,9 @@ impl GranularInputs<'_> {
                     };
                 }
             }
-            // The old history row ascends by partner, as `partners` does: one cursor
-            // finds every old spring (the row ends at NO_PARTNER, above every id).
-            let row = &self.old.partner[a * k..(a + 1) * k];
-            let mut cur = 0usize;
+            // The pair's spring from the previous evaluation, in the same slot (zero
+            // when the pair did not touch).
+            let old = self.old_pairs.get(base + first..base + slot).unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
                 let other = &sides[j as usize].0;
                 out[s].flags = 0;
@@ -335,13 +394,9 @@ impl GranularInputs<'_> {
                 if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || other.removed {
                     continue;
                 }
-                while cur < k && row[cur] < j {
-                    cur += 1;
-                }
-                let spring = if cur < k && row[cur] == j {
-                    self.old.spring[a * k + cur]
-                } else {
-                    DVec3::ZERO
+                let spring = match old.get(s - first) {
+                    Some(o) if o.flags != 0 => o.spring,
+                    _ => DVec3::ZERO,
                 };
                 let pm = self.tables.pair(me.material, other.material);
                 batch.push(s, d, dist2, me, other, pm, spring);
@@ -358,7 +413,8 @@ impl GranularInputs<'_> {
     /// neighbour, [`crate::neighbor::NeighborList::pair_index`]) of `pairs` and `near`:
     /// the contact and near-field results are summed in neighbour order, `i` taking a
     /// pair's force when it is the lower id and its exact negative otherwise (so
-    /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new history row.
+    /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new wall springs;
+    /// touching pairs beyond [`GranularInputs::slots`] count as overflow.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn particle(
         &self,
@@ -367,7 +423,7 @@ impl GranularInputs<'_> {
         slots: &[u32],
         pairs: &[PairSlot],
         near: &[NearSlot],
-        row: HistoryRow<'_>,
+        wall_spring: &mut [DVec3],
         sides: &[(SideScratch, DVec3)],
     ) -> GranularForce {
         let m = self.model;
@@ -381,7 +437,7 @@ impl GranularInputs<'_> {
         // negative of the force and lever arm `ℓ_b`), then those above (`i`'s own
         // slots: the force and `ℓ_a`). `x + (−1·f)` is `x − f` to the bit.
         let below = neighbors.partition_point(|&j| (j as usize) < i);
-        for (k, (&j, &slot)) in neighbors.iter().zip(slots).enumerate() {
+        for (k, &slot) in slots.iter().enumerate() {
             let lower = k >= below;
             if let Some(nf) = near.get(slot as usize).filter(|s| s.flags != 0) {
                 out.force = if lower {
@@ -403,19 +459,12 @@ impl GranularInputs<'_> {
                 out.moment += c.lever_b * c.n_cross_friction;
             }
             out.e_contact += 0.5 * c.energy;
-            if used < row.partner.len() {
-                row.partner[used] = j;
-                row.spring[used] = c.spring;
-            } else {
+            if used >= self.slots {
                 out.overflow += 1;
             }
             used += 1;
         }
-        // End marker; the slots after it keep stale values that are never read.
-        if used < row.partner.len() {
-            row.partner[used] = NO_PARTNER;
-        }
-        let nw = self.old.wall_stride;
+        let nw = self.wall_stride;
         for (w, wall) in m.walls.iter().enumerate() {
             let mut new = DVec3::ZERO;
             if hertz && !removed(i) {
@@ -434,7 +483,7 @@ impl GranularInputs<'_> {
                         0.0,
                         me,
                         &ContactSide::default(),
-                        self.old.wall_spring[i * nw + w],
+                        self.old_walls[i * nw + w],
                     );
                     out.force += r.force;
                     out.moment += lever * n.cross(r.friction);
@@ -442,7 +491,7 @@ impl GranularInputs<'_> {
                     new = r.spring;
                 }
             }
-            row.wall_spring[w] = new;
+            wall_spring[w] = new;
         }
         if let Some(d) = &m.drag {
             out.force += d.force(me.v, sides[i].1);

@@ -130,8 +130,9 @@ struct ForceState {
     particles: Vec<ParticleForce>,
     /// Per-bond results, in bond order.
     bonds: Vec<Option<BondResult>>,
-    /// Contact history after this evaluation (empty without granular forces).
-    history: History,
+    /// Wall springs after this evaluation, `N × wall_stride` (empty without granular
+    /// forces). The pair springs are in `pairs`.
+    wall_spring: Vec<DVec3>,
     /// Scratch: every particle's contact side (granular models).
     sides: Vec<(granular::SideScratch, DVec3)>,
     /// `sides` holds the sides of the state to evaluate (written by
@@ -145,15 +146,15 @@ struct ForceState {
 
 impl ForceState {
     fn new(n: usize, nb: usize, model: &Model) -> Self {
-        let history = if granular_model(model) {
-            History::new(n, history_slots(model), model.walls.len())
+        let walls = if granular_model(model) {
+            n * wall_stride(model)
         } else {
-            History::default()
+            0
         };
         Self {
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
-            history,
+            wall_spring: vec![DVec3::ZERO; walls],
             sides: Vec::new(),
             sides_ready: false,
             pairs: Vec::new(),
@@ -162,16 +163,6 @@ impl ForceState {
     }
 }
 
-/// One particle's outputs in the granular `particle_forces` loop: its index, force
-/// record, history row (partners, springs) and wall springs.
-type KernelItem<'a> = (
-    usize,
-    (
-        (&'a mut ParticleForce, (&'a mut [u32], &'a mut [DVec3])),
-        &'a mut [DVec3],
-    ),
-);
-
 /// Contact-history slots per particle: `[contact] max_contacts` under the Hertz law,
 /// none otherwise (drag alone has no contacts to remember).
 fn history_slots(model: &Model) -> usize {
@@ -179,6 +170,11 @@ fn history_slots(model: &Model) -> usize {
         Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
         _ => 0,
     }
+}
+
+/// Wall springs per particle: one per wall, at least 1 (so rows are never empty).
+fn wall_stride(model: &Model) -> usize {
+    model.walls.len().max(1)
 }
 
 /// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
@@ -263,25 +259,30 @@ impl CpuBackend {
     }
 
     fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
-        let h = &mut self.forces.history;
         let n = self.model.particles.len();
-        if c.slots as usize != h.slots
-            || c.partner.len() != h.partner.len()
-            || c.wall_spring.len() != h.wall_spring.len()
+        let (k, w) = (history_slots(&self.model), wall_stride(&self.model));
+        if c.slots as usize != k
+            || c.partner.len() != n * k
+            || c.wall_spring.len() != n * w
             || c.force.len() != n
         {
             return Err(Error::Snapshot(format!(
-                "the contact state ({} slots × {} entries, {} wall springs) does not fit the scene ({} slots, {n} particles, {} wall springs)",
+                "the contact state ({} slots × {} entries, {} wall springs) does not fit the scene ({k} slots, {n} particles, {} wall springs)",
                 c.slots,
                 c.partner.len(),
                 c.wall_spring.len(),
-                h.slots,
-                h.wall_spring.len()
+                n * w
             )));
         }
-        h.partner.clone_from(&c.partner);
-        h.spring.clone_from(&c.spring);
-        h.wall_spring.clone_from(&c.wall_spring);
+        let rows = History {
+            slots: k,
+            wall_stride: w,
+            partner: c.partner.clone(),
+            spring: c.spring.clone(),
+            wall_spring: Vec::new(),
+        };
+        rows.to_pairs(&self.neighbors, &mut self.forces.pairs);
+        self.forces.wall_spring.clone_from(&c.wall_spring);
         for (i, f) in self.forces.particles.iter_mut().enumerate() {
             f.force = c.force[i];
             f.moment = c.moment[i];
@@ -296,13 +297,13 @@ impl CpuBackend {
         if !granular_model(&self.model) {
             return None;
         }
-        let h = &self.forces.history;
+        let h = self.history();
         let f = &self.forces.particles;
         Some(ContactState {
             slots: h.slots as u32,
-            partner: h.partner.clone(),
-            spring: h.spring.clone(),
-            wall_spring: h.wall_spring.clone(),
+            partner: h.partner,
+            spring: h.spring,
+            wall_spring: h.wall_spring,
             force: f.iter().map(|f| f.force).collect(),
             moment: f.iter().map(|f| f.moment).collect(),
             energy: f
@@ -312,9 +313,44 @@ impl CpuBackend {
         })
     }
 
-    /// Contact history after the last step (empty without granular forces).
-    pub fn history(&self) -> &History {
-        &self.forces.history
+    /// Contact history after the last step, in the per-particle layout of snapshots
+    /// (empty without granular forces).
+    pub fn history(&self) -> History {
+        if !granular_model(&self.model) {
+            return History::default();
+        }
+        let f = &self.forces;
+        History::from_pairs(
+            &self.neighbors,
+            &f.pairs,
+            history_slots(&self.model),
+            &f.wall_spring,
+            wall_stride(&self.model),
+        )
+    }
+
+    /// Brings the neighbour list up to date for the current positions (the rebuild test
+    /// discounting particle 0's displacement from `x0`, [`NeighborList::shift`]); on a
+    /// rebuild the pair springs of the current forces move to the new list's slots.
+    fn update_neighbors(&mut self, x0: DVec3) {
+        let shift = self.neighbors.shift(x0);
+        let p = &self.model.particles;
+        if !self.neighbors.is_stale(&p.position, shift) {
+            return;
+        }
+        let rows = self.tables.is_some().then(|| {
+            History::from_pairs(
+                &self.neighbors,
+                &self.forces.pairs,
+                history_slots(&self.model),
+                &[],
+                1,
+            )
+        });
+        self.neighbors.build(&p.position, &p.radius);
+        if let Some(rows) = rows {
+            rows.to_pairs(&self.neighbors, &mut self.forces.pairs);
+        }
     }
 
     /// The least host memory the backend allocates besides the model (bytes), from the
@@ -333,8 +369,8 @@ impl CpuBackend {
         }
         if granular_model(model) {
             let walls = model.walls.len().max(1);
-            per_particle += std::mem::size_of::<(granular::SideScratch, DVec3)>()
-                + 2 * (history_slots(model) * (4 + size) + walls * size);
+            per_particle +=
+                std::mem::size_of::<(granular::SideScratch, DVec3)>() + 2 * walls * size;
         }
         let per_bond = 2 * std::mem::size_of::<Option<BondResult>>() + 8;
         (model.particles.len() as u64)
@@ -444,9 +480,7 @@ impl CpuBackend {
         let x0 = self.model.particles.position.first().copied();
         self.integrate_predict(step)?;
         if self.model.contact.is_some() {
-            let shift = self.neighbors.shift(x0.unwrap_or_default());
-            let p = &self.model.particles;
-            self.neighbors.update(&p.position, &p.radius, shift);
+            self.update_neighbors(x0.unwrap_or_default());
         }
         let mut f = std::mem::take(&mut self.spare_forces);
         if let Err(e) = self.evaluate_forces(&mut f, step, false, None) {
@@ -536,11 +570,7 @@ impl CpuBackend {
             }
             if self.model.contact.is_some() {
                 // Against the current reference (an iterate may have rebuilt it).
-                let shift = self
-                    .neighbors
-                    .shift(start.first().map(|s| s.x).unwrap_or_default());
-                let p = &self.model.particles;
-                self.neighbors.update(&p.position, &p.radius, shift);
+                self.update_neighbors(start.first().map(|s| s.x).unwrap_or_default());
             }
             let mut f = std::mem::take(&mut self.spare_forces);
             if let Err(e) = self.evaluate_forces(&mut f, step, false, Some(&inc)) {
@@ -819,7 +849,10 @@ impl CpuBackend {
         let inputs = granular::GranularInputs {
             model: &self.model,
             tables,
-            old: &self.forces.history,
+            old_pairs: &self.forces.pairs,
+            old_walls: &self.forces.wall_spring,
+            wall_stride: wall_stride(&self.model),
+            slots: history_slots(&self.model),
             kind: self.integrator,
             h: self.dt,
             increments,
@@ -856,9 +889,8 @@ impl CpuBackend {
             }
         }
         let (pairs, near) = (&out.pairs, &out.near);
-        let h = &mut out.history;
-        let (k, w) = (h.slots.max(1), h.wall_stride);
-        let kernel = |(i, ((f, (partner, spring)), wall_spring)): KernelItem<'_>| {
+        let w = wall_stride(&self.model);
+        let kernel = |(i, (f, wall_spring)): (usize, (&mut ParticleForce, &mut [DVec3]))| {
             let mut pf = self.particle_force(bonds, i);
             let (neighbors, slots) = if contacts {
                 let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
@@ -866,19 +898,7 @@ impl CpuBackend {
             } else {
                 (&[][..], &[][..])
             };
-            let g = inputs.particle(
-                i,
-                neighbors,
-                slots,
-                pairs,
-                near,
-                granular::HistoryRow {
-                    partner,
-                    spring,
-                    wall_spring,
-                },
-                sides,
-            );
+            let g = inputs.particle(i, neighbors, slots, pairs, near, wall_spring, sides);
             pf.force += g.force;
             pf.moment += g.moment;
             pf.e_contact += g.e_contact;
@@ -888,28 +908,16 @@ impl CpuBackend {
             *f = pf;
         };
         let n = out.particles.len();
-        // Without contact slots (drag or near field only) the rows are dummies of one.
-        let mut dummy_p;
-        let mut dummy_s;
-        let (partner, spring) = if h.slots == 0 {
-            dummy_p = vec![NO_PARTNER; n];
-            dummy_s = vec![DVec3::ZERO; n];
-            (&mut dummy_p[..], &mut dummy_s[..])
-        } else {
-            (&mut h.partner[..], &mut h.spring[..])
-        };
         if n < PAR_THRESHOLD {
             out.particles
                 .iter_mut()
-                .zip(partner.chunks_mut(k).zip(spring.chunks_mut(k)))
-                .zip(h.wall_spring.chunks_mut(w))
+                .zip(out.wall_spring.chunks_mut(w))
                 .enumerate()
                 .for_each(kernel);
         } else {
             out.particles
                 .par_iter_mut()
-                .zip(partner.par_chunks_mut(k).zip(spring.par_chunks_mut(k)))
-                .zip(h.wall_spring.par_chunks_mut(w))
+                .zip(out.wall_spring.par_chunks_mut(w))
                 .with_min_len(MIN_CHUNK)
                 .enumerate()
                 .for_each(kernel);
@@ -923,8 +931,8 @@ impl CpuBackend {
             return Err(Error::ContactOverflow {
                 step,
                 particle,
-                contacts: h.slots + f.overflow as usize,
-                capacity: h.slots,
+                contacts: history_slots(&self.model) + f.overflow as usize,
+                capacity: history_slots(&self.model),
             });
         }
         Ok(())
@@ -1228,8 +1236,7 @@ mod tests {
             for f in [&b.forces, &b.spare_forces] {
                 held += bytes(&f.particles) + bytes(&f.bonds) + bytes(&f.sides);
                 held += bytes(&f.pairs) + bytes(&f.near);
-                let h = &f.history;
-                held += bytes(&h.partner) + bytes(&h.spring) + bytes(&h.wall_spring);
+                held += bytes(&f.wall_spring);
             }
             assert!(
                 estimate <= held && 2 * estimate > held,

@@ -91,9 +91,18 @@ impl NeighborList {
     /// flight, a falling cloud) rebuilds for its deformation only, not for its
     /// translation; `DVec3::ZERO` is the plain test.
     pub fn update(&mut self, position: &[DVec3], radius: &[f64], shift: DVec3) -> bool {
+        let stale = self.is_stale(position, shift);
+        if stale {
+            self.build(position, radius);
+        }
+        stale
+    }
+
+    /// Whether [`NeighborList::update`] would rebuild the list at `position`.
+    pub fn is_stale(&self, position: &[DVec3], shift: DVec3) -> bool {
         let half = 0.5 * self.skin;
         let moved = |(x, r): (&DVec3, &DVec3)| ((*x - *r) - shift).length_squared() > half * half;
-        let stale = self.reference.len() != position.len()
+        self.reference.len() != position.len()
             || if position.len() < 4096 {
                 position.iter().zip(&self.reference).any(moved)
             } else {
@@ -101,11 +110,7 @@ impl NeighborList {
                     .par_iter()
                     .zip(self.reference.par_iter())
                     .any(moved)
-            };
-        if stale {
-            self.build(position, radius);
-        }
-        stale
+            }
     }
 
     /// Unconditional rebuild.
