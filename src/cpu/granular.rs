@@ -379,7 +379,10 @@ impl GranularInputs<'_> {
             }
             // The pair's spring from the previous evaluation, in the same slot (zero
             // when the pair did not touch).
-            let old = self.old_pairs.get(base + first..base + slot).unwrap_or_default();
+            let old = self
+                .old_pairs
+                .get(base + first..base + slot)
+                .unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
                 let other = &sides[j as usize].0;
                 out[s].flags = 0;

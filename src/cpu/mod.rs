@@ -670,7 +670,10 @@ impl CpuBackend {
         // here from the new state in registers (GranularInputs::sides' bits).
         let sides = &mut self.spare_forces.sides;
         self.spare_forces.sides_ready = self.tables.is_some();
-        sides.resize(if self.tables.is_some() { n } else { 0 }, Default::default());
+        sides.resize(
+            if self.tables.is_some() { n } else { 0 },
+            Default::default(),
+        );
         let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
         let (radius, material) = (&p.radius, &p.material);
         let mut side_chunks = sides.chunks_mut(MIN_CHUNK);
@@ -727,7 +730,10 @@ impl CpuBackend {
             fault
         };
         let fault = if n < PAR_THRESHOLD {
-            chunks.into_iter().filter_map(update).min_by_key(|&(i, _)| i)
+            chunks
+                .into_iter()
+                .filter_map(update)
+                .min_by_key(|&(i, _)| i)
         } else {
             chunks
                 .into_par_iter()
