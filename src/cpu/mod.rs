@@ -1,10 +1,13 @@
 //! The CPU reference backend: `f64`, multi-threaded with rayon, deterministic.
 //!
 //! One step runs the same kernels the GPU backend dispatches, under the same names:
-//! `integrate_predict` → (neighbour-list update) → `bond_forces` → `particle_forces`
-//! (gather of bond results through the incidence list, contacts, walls, field) →
-//! `integrate_correct`. Every reduction runs in a fixed order (bond id, neighbour id),
-//! so results do not depend on the number of threads.
+//! `integrate_predict` (which also forms the contact sides of granular models) →
+//! (neighbour-list update) → `bond_forces` → granular pairs → `particle_forces`
+//! (gather of bond results through the incidence list, contacts, walls, field), with
+//! `integrate_correct` applied to each particle in the gather as soon as its force is
+//! complete (one pass over the particles fewer; the same bits). Every reduction runs in
+//! a fixed order (bond id, neighbour id), so results do not depend on the number of
+//! threads.
 
 mod granular;
 
@@ -60,6 +63,25 @@ fn dispatch_into<T: Send>(out: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send
             .with_min_len(MIN_CHUNK)
             .enumerate()
             .for_each(|(i, o)| f(i, o));
+    }
+}
+
+/// A run of particles' force records (with `E`, further outputs of the gather) from
+/// index `lo`, and their velocities `v`, `Ω` to correct (empty when not correcting).
+type CorrectChunk<'a, E> = (
+    usize,
+    (&'a mut [ParticleForce], E),
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+);
+
+/// Runs `kernel` on every chunk: in parallel for `n` ≥ [`PAR_THRESHOLD`] items, else on
+/// the calling thread (each chunk writes its own slices, so the results are the same).
+fn run_chunks<T: Send>(chunks: Vec<T>, n: usize, kernel: impl Fn(T) + Sync + Send) {
+    if n < PAR_THRESHOLD {
+        chunks.into_iter().for_each(kernel);
+    } else {
+        chunks.into_par_iter().for_each(kernel);
     }
 }
 
@@ -410,7 +432,7 @@ impl CpuBackend {
                 .build(&me.model.particles.position, &me.model.particles.radius);
         }
         let mut f = std::mem::take(&mut me.spare_forces);
-        me.evaluate_forces(&mut f, step, true, None)?;
+        me.evaluate_forces(&mut f, step, true, None, None)?;
         me.forces = f;
         me.spare_forces = ForceState::new(n, nb, &me.model);
         Ok(me)
@@ -483,13 +505,21 @@ impl CpuBackend {
             self.update_neighbors(x0.unwrap_or_default());
         }
         let mut f = std::mem::take(&mut self.spare_forces);
-        if let Err(e) = self.evaluate_forces(&mut f, step, false, None) {
+        // Kernel `integrate_correct` runs inside the force gather, on each particle as
+        // soon as its force is complete: the velocities are lent to it (nothing in the
+        // evaluation reads them: the contact sides were computed by integrate_predict).
+        let p = &mut self.model.particles;
+        let mut v = std::mem::take(&mut p.velocity);
+        let mut w = std::mem::take(&mut p.angular_velocity);
+        let result = self.evaluate_forces(&mut f, step, false, None, Some((&mut v, &mut w)));
+        let p = &mut self.model.particles;
+        (p.velocity, p.angular_velocity) = (v, w);
+        if let Err(e) = result {
             self.spare_forces = f;
             self.restore();
             return Err(e);
         }
         self.spare_forces = std::mem::replace(&mut self.forces, f);
-        self.integrate_correct();
         self.step = step;
         Ok(())
     }
@@ -573,7 +603,7 @@ impl CpuBackend {
                 self.update_neighbors(start.first().map(|s| s.x).unwrap_or_default());
             }
             let mut f = std::mem::take(&mut self.spare_forces);
-            if let Err(e) = self.evaluate_forces(&mut f, step, false, Some(&inc)) {
+            if let Err(e) = self.evaluate_forces(&mut f, step, false, Some(&inc), None) {
                 self.spare_forces = f;
                 self.restore_from(&start);
                 return Err(e);
@@ -804,52 +834,58 @@ impl CpuBackend {
         }
     }
 
-    /// Kernel `integrate_correct`: second half of the step with the new forces.
-    fn integrate_correct(&mut self) {
-        let (kind, h) = (self.integrator, self.dt);
-        if kind == IntegratorKind::SymplecticEuler {
-            return;
-        }
-        let forces = &self.forces.particles;
-        let p = &mut self.model.particles;
-        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
-        let correct = |(i, (v, omega)): (usize, (&mut DVec3, &mut DVec3))| {
-            let b = body_of(mass, inertia, flags, i);
-            let f = &forces[i];
-            (*v, *omega) = integrators::correct(kind, h, b, *v, *omega, f.force, f.moment);
-        };
-        if p.len() < PAR_THRESHOLD {
-            p.velocity
-                .iter_mut()
-                .zip(&mut p.angular_velocity)
-                .enumerate()
-                .for_each(correct);
-        } else {
-            p.velocity
-                .par_iter_mut()
-                .zip(&mut p.angular_velocity)
-                .with_min_len(MIN_CHUNK)
-                .enumerate()
-                .for_each(correct);
-        }
-    }
-
     /// Evaluates every force of the current state into `out`; `first`: no step has
     /// been taken yet (zero increments for the contact springs).
     ///
     /// `increments`: the step's `(Δx, Δα)` per particle when the integrator gives them
     /// explicitly (the implicit one); `None` derives them from the velocities.
+    ///
+    /// `correct`: the particles' velocities `v`, `Ω` (lent by an explicit step, whose
+    /// model holds none meanwhile), to which kernel `integrate_correct` is applied as
+    /// each particle's force is complete.
     fn evaluate_forces(
         &self,
         out: &mut ForceState,
         step: u64,
         first: bool,
         increments: Option<&[(DVec3, DVec3)]>,
+        correct: Option<(&mut [DVec3], &mut [DVec3])>,
     ) -> Result<()> {
         self.bond_forces(&mut out.bonds, step)?;
         let bonds = &out.bonds;
+        let (kind, h) = (self.integrator, self.dt);
+        let p = &self.model.particles;
+        // integrate_correct of particle i with its new force.
+        let correct_one = |i: usize, f: &ParticleForce, v: &mut DVec3, w: &mut DVec3| {
+            let b = body_of(&p.mass, &p.inertia, &p.flags, i);
+            (*v, *w) = integrators::correct(kind, h, b, *v, *w, f.force, f.moment);
+        };
+        let (v, w) = correct.unwrap_or_default();
+        let (mut v_chunks, mut w_chunks) = (v.chunks_mut(MIN_CHUNK), w.chunks_mut(MIN_CHUNK));
         let Some(tables) = &self.tables else {
-            dispatch(&mut out.particles, |i| self.particle_force(bonds, i));
+            let chunks: Vec<_> = out
+                .particles
+                .chunks_mut(MIN_CHUNK)
+                .enumerate()
+                .map(|(c, f)| {
+                    let (v, w) = (v_chunks.next(), w_chunks.next());
+                    (
+                        c * MIN_CHUNK,
+                        (f, ()),
+                        v.unwrap_or_default(),
+                        w.unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let kernel = |(lo, (f, ()), v, w): CorrectChunk<'_, ()>| {
+                for (l, f) in f.iter_mut().enumerate() {
+                    *f = self.particle_force(bonds, lo + l);
+                    if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                        correct_one(lo + l, f, v, w);
+                    }
+                }
+            };
+            run_chunks(chunks, p.len(), kernel);
             return Ok(());
         };
         let inputs = granular::GranularInputs {
@@ -895,39 +931,47 @@ impl CpuBackend {
             }
         }
         let (pairs, near) = (&out.pairs, &out.near);
-        let w = wall_stride(&self.model);
-        let kernel = |(i, (f, wall_spring)): (usize, (&mut ParticleForce, &mut [DVec3]))| {
-            let mut pf = self.particle_force(bonds, i);
-            let (neighbors, slots) = if contacts {
-                let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
-                (&list.neighbors[r.clone()], &list.pair_index[r])
-            } else {
-                (&[][..], &[][..])
-            };
-            let g = inputs.particle(i, neighbors, slots, pairs, near, wall_spring, sides);
-            pf.force += g.force;
-            pf.moment += g.moment;
-            pf.e_contact += g.e_contact;
-            pf.e_wall += g.e_wall;
-            pf.e_near = g.e_near;
-            pf.overflow = g.overflow;
-            *f = pf;
+        let nw = wall_stride(&self.model);
+        let chunks: Vec<_> = out
+            .particles
+            .chunks_mut(MIN_CHUNK)
+            .zip(out.wall_spring.chunks_mut(MIN_CHUNK * nw))
+            .enumerate()
+            .map(|(c, (f, walls))| {
+                let (v, w) = (v_chunks.next(), w_chunks.next());
+                (
+                    c * MIN_CHUNK,
+                    (f, walls),
+                    v.unwrap_or_default(),
+                    w.unwrap_or_default(),
+                )
+            })
+            .collect();
+        let kernel = |(lo, (f, walls), v, w): CorrectChunk<'_, &mut [DVec3]>| {
+            for (l, f) in f.iter_mut().enumerate() {
+                let i = lo + l;
+                let mut pf = self.particle_force(bonds, i);
+                let (neighbors, slots) = if contacts {
+                    let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+                    (&list.neighbors[r.clone()], &list.pair_index[r])
+                } else {
+                    (&[][..], &[][..])
+                };
+                let wall_spring = &mut walls[l * nw..(l + 1) * nw];
+                let g = inputs.particle(i, neighbors, slots, pairs, near, wall_spring, sides);
+                pf.force += g.force;
+                pf.moment += g.moment;
+                pf.e_contact += g.e_contact;
+                pf.e_wall += g.e_wall;
+                pf.e_near = g.e_near;
+                pf.overflow = g.overflow;
+                *f = pf;
+                if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                    correct_one(i, f, v, w);
+                }
+            }
         };
-        let n = out.particles.len();
-        if n < PAR_THRESHOLD {
-            out.particles
-                .iter_mut()
-                .zip(out.wall_spring.chunks_mut(w))
-                .enumerate()
-                .for_each(kernel);
-        } else {
-            out.particles
-                .par_iter_mut()
-                .zip(out.wall_spring.par_chunks_mut(w))
-                .with_min_len(MIN_CHUNK)
-                .enumerate()
-                .for_each(kernel);
-        }
+        run_chunks(chunks, p.len(), kernel);
         if let Some((particle, f)) = out
             .particles
             .iter()
