@@ -73,6 +73,29 @@ pub(super) fn stepped_side(
     )
 }
 
+/// [`stepped_side`] of particle `i` from its stored state (position, half-step
+/// velocities) after an explicit step taken with the forces `f`.
+pub(super) fn stored_side(
+    kind: IntegratorKind,
+    h: f64,
+    p: &Particles,
+    i: usize,
+    f: &ParticleForce,
+) -> (SideScratch, DVec3) {
+    stepped_side(
+        kind,
+        h,
+        super::body(p, i),
+        p.position[i],
+        p.radius[i],
+        p.material[i],
+        p.flags[i],
+        p.velocity[i],
+        p.angular_velocity[i],
+        f,
+    )
+}
+
 /// Partner id of an unused history slot.
 pub const NO_PARTNER: u32 = u32::MAX;
 
@@ -253,18 +276,7 @@ impl GranularInputs<'_> {
         out.resize(p.len(), Default::default());
         if !self.first && self.increments.is_none() {
             super::dispatch_into(out, |i, o| {
-                *o = stepped_side(
-                    self.kind,
-                    self.h,
-                    super::body(p, i),
-                    p.position[i],
-                    p.radius[i],
-                    p.material[i],
-                    p.flags[i],
-                    p.velocity[i],
-                    p.angular_velocity[i],
-                    &self.old_forces[i],
-                );
+                *o = stored_side(self.kind, self.h, p, i, &self.old_forces[i]);
             });
             return;
         }

@@ -806,18 +806,7 @@ impl CpuBackend {
             p.velocity[i] = DVec3::ZERO;
             p.angular_velocity[i] = DVec3::ZERO;
             if let Some(s) = self.spare_forces.sides.get_mut(i) {
-                *s = granular::stepped_side(
-                    kind,
-                    h,
-                    body(p, i),
-                    p.position[i],
-                    p.radius[i],
-                    p.material[i],
-                    p.flags[i],
-                    p.velocity[i],
-                    p.angular_velocity[i],
-                    &self.forces.particles[i],
-                );
+                *s = granular::stored_side(kind, h, p, i, &self.forces.particles[i]);
             }
             log::info!("step {step}: particle {i} left the domain and was removed");
         }
