@@ -77,11 +77,20 @@ type CorrectChunk<'a, E> = (
 
 /// Runs `kernel` on every chunk: in parallel for `n` ≥ [`PAR_THRESHOLD`] items, else on
 /// the calling thread (each chunk writes its own slices, so the results are the same).
-fn run_chunks<T: Send>(chunks: Vec<T>, n: usize, kernel: impl Fn(T) + Sync + Send) {
+/// A chunk may report a fault at an item index; the lowest index is returned, so the
+/// report does not depend on the number of threads.
+fn run_chunks<T: Send, R: Send>(
+    chunks: Vec<T>,
+    n: usize,
+    kernel: impl Fn(T) -> Option<(usize, R)> + Sync + Send,
+) -> Option<(usize, R)> {
     if n < PAR_THRESHOLD {
-        chunks.into_iter().for_each(kernel);
+        chunks.into_iter().filter_map(kernel).min_by_key(|f| f.0)
     } else {
-        chunks.into_par_iter().for_each(kernel);
+        chunks
+            .into_par_iter()
+            .filter_map(kernel)
+            .min_by_key(|f| f.0)
     }
 }
 
@@ -759,17 +768,7 @@ impl CpuBackend {
             }
             fault
         };
-        let fault = if n < PAR_THRESHOLD {
-            chunks
-                .into_iter()
-                .filter_map(update)
-                .min_by_key(|&(i, _)| i)
-        } else {
-            chunks
-                .into_par_iter()
-                .filter_map(update)
-                .min_by_key(|&(i, _)| i)
-        };
+        let fault = run_chunks(chunks, n, update);
         if let Some((particle, f)) = fault {
             self.restore();
             return Err(match f {
@@ -873,6 +872,7 @@ impl CpuBackend {
                         correct_one(lo + l, f, v, w);
                     }
                 }
+                None::<(usize, ())>
             };
             run_chunks(chunks, p.len(), kernel);
             return Ok(());
@@ -936,7 +936,10 @@ impl CpuBackend {
                 )
             })
             .collect();
+        // Each chunk reports its first particle with more touching contacts than slots
+        // (an error; the lowest over all chunks is named).
         let kernel = |(lo, (f, walls), v, w): CorrectChunk<'_, &mut [DVec3]>| {
+            let mut overflow = None;
             for (l, f) in f.iter_mut().enumerate() {
                 let i = lo + l;
                 let mut pf = self.particle_force(bonds, i);
@@ -955,22 +958,20 @@ impl CpuBackend {
                 pf.e_near = g.e_near;
                 pf.overflow = g.overflow;
                 *f = pf;
+                if f.overflow > 0 && overflow.is_none() {
+                    overflow = Some((i, f.overflow));
+                }
                 if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
                     correct_one(i, f, v, w);
                 }
             }
+            overflow
         };
-        run_chunks(chunks, p.len(), kernel);
-        if let Some((particle, f)) = out
-            .particles
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.overflow > 0)
-        {
+        if let Some((particle, over)) = run_chunks(chunks, p.len(), kernel) {
             return Err(Error::ContactOverflow {
                 step,
                 particle,
-                contacts: history_slots(&self.model) + f.overflow as usize,
+                contacts: history_slots(&self.model) + over as usize,
                 capacity: history_slots(&self.model),
             });
         }
