@@ -36,23 +36,8 @@ const PAR_THRESHOLD: usize = 2048;
 /// Minimum items per rayon task.
 const MIN_CHUNK: usize = 256;
 
-/// Runs `f` for every index and stores the result in `out[i]`: the CPU analogue of a
+/// Runs `f` for every index on its slot `out[i]`, in place: the CPU analogue of a
 /// one-invocation-per-item GPU dispatch.
-fn dispatch<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync + Send) {
-    if out.len() < PAR_THRESHOLD {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = f(i);
-        }
-    } else {
-        out.par_iter_mut()
-            .with_min_len(MIN_CHUNK)
-            .enumerate()
-            .for_each(|(i, o)| *o = f(i));
-    }
-}
-
-/// Like [`dispatch`], for results that `f` writes into their slot in place: large
-/// records are then not built on the stack and copied.
 fn dispatch_into<T: Send>(out: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
     if out.len() < PAR_THRESHOLD {
         for (i, o) in out.iter_mut().enumerate() {
@@ -983,20 +968,33 @@ impl CpuBackend {
         let p = &self.model.particles;
         let shear = self.model.shear;
         let bonds = &self.model.bonds;
-        dispatch(out, |k| {
-            let b = &bonds[k];
-            let (i, j) = (b.i as usize, b.j as usize);
-            physics::bond_forces(
-                b,
-                p.position[i],
-                p.position[j],
-                p.rotation[i],
-                p.rotation[j],
-                shear,
-            )
-        });
-        match out.iter().position(Option::is_none) {
-            Some(bond) => {
+        // Each chunk reports its first bond past a half turn; the lowest is named.
+        let chunks: Vec<_> = out
+            .chunks_mut(MIN_CHUNK)
+            .enumerate()
+            .map(|(c, r)| (c * MIN_CHUNK, r))
+            .collect();
+        let kernel = |(lo, r): (usize, &mut [Option<BondResult>])| {
+            let mut fault = None;
+            for (l, o) in r.iter_mut().enumerate() {
+                let b = &bonds[lo + l];
+                let (i, j) = (b.i as usize, b.j as usize);
+                *o = physics::bond_forces(
+                    b,
+                    p.position[i],
+                    p.position[j],
+                    p.rotation[i],
+                    p.rotation[j],
+                    shear,
+                );
+                if o.is_none() && fault.is_none() {
+                    fault = Some((lo + l, ()));
+                }
+            }
+            fault
+        };
+        match run_chunks(chunks, bonds.len(), kernel) {
+            Some((bond, ())) => {
                 let b = &bonds[bond];
                 Err(Error::BondHalfTurn {
                     step,
