@@ -279,6 +279,7 @@ impl CpuBackend {
         let (k, w) = (history_slots(&self.model), wall_stride(&self.model));
         if c.slots as usize != k
             || c.partner.len() != n * k
+            || c.spring.len() != n * k
             || c.wall_spring.len() != n * w
             || c.force.len() != n
         {
