@@ -130,11 +130,11 @@ impl History {
     }
 
     /// The per-particle rows of the pair springs held in `pairs` (the half-list slots of
-    /// `list`, [`PairSlot`]) with the wall springs `walls` (`wall_stride` per
+    /// `list`, [`PairSpring`]) with the wall springs `walls` (`wall_stride` per
     /// particle): each particle's touching partners in ascending order, at most `slots`.
     pub(super) fn from_pairs(
         list: &NeighborList,
-        pairs: &[PairSlot],
+        pairs: &[PairSpring],
         slots: usize,
         walls: &[DVec3],
         wall_stride: usize,
@@ -163,9 +163,9 @@ impl History {
     /// The pair springs of these rows in the half-list slots of `list` (`out` resized
     /// to its pairs): a slot whose pair is in its lower id's row takes that spring and
     /// is flagged touching; the others are cleared.
-    pub(super) fn to_pairs(&self, list: &NeighborList, out: &mut Vec<PairSlot>) {
+    pub(super) fn to_pairs(&self, list: &NeighborList, out: &mut Vec<PairSpring>) {
         out.clear();
-        out.resize(list.pairs(), PairSlot::default());
+        out.resize(list.pairs(), PairSpring::default());
         let k = self.slots;
         let n = list.offsets.len().saturating_sub(1);
         for a in 0..n {
@@ -191,22 +191,43 @@ impl History {
 const SLOT_ACTIVE: u32 = 1;
 
 /// One listed pair's contact, computed once by its lower id `a` (kernel
-/// `granular_pairs`) and added by both particles.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// `granular_pairs`) and added by both particles: what the gather reads, in one 64-byte
+/// cache line (the pair's spring is kept apart, in [`PairSpring`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
 pub(super) struct PairSlot {
     /// Force on `a` (N); `b` takes its exact negative.
     force: DVec3,
-    /// `n × f_t`: the moments are `ℓ_a n × f_t` on `a` and `ℓ_b n × f_t` on `b` (eq. 39).
+    /// `n × f_t`: the moments are `ℓ_a n × f_t` on `a` and `ℓ_b n × f_t` on `b` (eq. 39),
+    /// with the lever arms `ℓ = r − δ/2` each particle forms from its own radius.
     n_cross_friction: DVec3,
-    /// The pair's new tangential spring: its history, read by the next evaluation.
-    spring: DVec3,
     /// Hertz energy of the pair (J).
     energy: f64,
-    /// Lever arm `ℓ_a = r_a − δ/2`.
-    lever_a: f64,
-    /// Lever arm `ℓ_b = r_b − δ/2`.
-    lever_b: f64,
-    /// [`SLOT_ACTIVE`] when touching, 0 otherwise (the rest is then stale).
+    /// Overlap `δ` of a touching pair; NaN when the pair does not touch (the rest is
+    /// then stale). A touching pair's overlap is finite.
+    overlap: f64,
+}
+
+impl Default for PairSlot {
+    /// A pair that does not touch.
+    fn default() -> Self {
+        Self {
+            force: DVec3::ZERO,
+            n_cross_friction: DVec3::ZERO,
+            energy: 0.0,
+            overlap: f64::NAN,
+        }
+    }
+}
+
+/// One listed pair's contact history: the tangential spring its last evaluation left
+/// and whether the pair touched then (read by the next evaluation, and turned into the
+/// per-particle rows of [`History`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct PairSpring {
+    /// The spring (canonical orientation: the lower id's).
+    spring: DVec3,
+    /// [`SLOT_ACTIVE`] when the pair touched, 0 otherwise (the spring is then stale).
     flags: u32,
 }
 
@@ -244,10 +265,9 @@ pub(super) struct GranularInputs<'a> {
     pub model: &'a Model,
     /// Material tables.
     pub tables: &'a PairTables,
-    /// The previous evaluation's pair slots (their springs and touching flags are the
-    /// pair history), in the half-list slots of the current list; empty before the
-    /// first evaluation.
-    pub old_pairs: &'a [PairSlot],
+    /// The previous evaluation's pair springs and touching flags (the pair history), in
+    /// the half-list slots of the current list; empty before the first evaluation.
+    pub old_springs: &'a [PairSpring],
     /// The previous evaluation's wall springs, `N × wall_stride`.
     pub old_walls: &'a [DVec3],
     /// Wall springs per particle.
@@ -348,7 +368,7 @@ impl GranularInputs<'_> {
         &self,
         rows: std::ops::Range<usize>,
         list: &NeighborList,
-        out: &mut [PairSlot],
+        (out, springs): (&mut [PairSlot], &mut [PairSpring]),
         near: &mut [NearSlot],
         sides: &[(SideScratch, DVec3)],
     ) {
@@ -368,9 +388,8 @@ impl GranularInputs<'_> {
             slot += len;
             // A removed particle takes part in no contact.
             if me.removed {
-                for o in &mut out[first..slot] {
-                    o.flags = 0;
-                }
+                out[first..slot].fill(PairSlot::default());
+                springs[first..slot].fill(PairSpring::default());
                 if let Some(near) = near.get_mut(first..slot) {
                     near.iter_mut().for_each(|n| n.flags = 0);
                 }
@@ -392,12 +411,13 @@ impl GranularInputs<'_> {
             // The pair's spring from the previous evaluation, in the same slot (zero
             // when the pair did not touch).
             let old = self
-                .old_pairs
+                .old_springs
                 .get(base + first..base + slot)
                 .unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
                 let other = &sides[j as usize].0;
-                out[s].flags = 0;
+                out[s].overlap = f64::NAN;
+                springs[s].flags = 0;
                 if !hertz {
                     continue;
                 }
@@ -416,11 +436,11 @@ impl GranularInputs<'_> {
                 let pm = self.tables.pair(me.material, other.material);
                 batch.push(s, d, dist2, me, other, pm, spring);
                 if batch.len == LANES {
-                    batch.run(out);
+                    batch.run(out, springs);
                 }
             }
         }
-        batch.run(out);
+        batch.run(out, springs);
     }
 
     /// Kernel `particle_forces`, granular part, for particle `i` with neighbours
@@ -463,16 +483,17 @@ impl GranularInputs<'_> {
                 out.e_near += 0.5 * nf.energy;
             }
             let c = &pairs[slot as usize];
-            if c.flags == 0 {
+            if c.overlap.is_nan() {
                 continue;
             }
+            // `ℓ_a` or `ℓ_b` as the pair kernel formed it, from the same radius.
+            let lever = me.r - 0.5 * c.overlap;
             if lower {
                 out.force += c.force;
-                out.moment += c.lever_a * c.n_cross_friction;
             } else {
                 out.force -= c.force;
-                out.moment += c.lever_b * c.n_cross_friction;
             }
+            out.moment += lever * c.n_cross_friction;
             out.e_contact += 0.5 * c.energy;
             if used >= self.slots {
                 out.overflow += 1;
@@ -552,8 +573,8 @@ pub(super) struct PairBatch {
     spring: Lanes3,
     /// Results: force on `a`, `n × f_t`, new spring.
     out3: [Lanes3; 3],
-    /// Results: energy and the lever arms `ℓ_a`, `ℓ_b`.
-    out1: [[f64; LANES]; 3],
+    /// Results: energy and overlap.
+    out1: [[f64; LANES]; 2],
 }
 
 impl PairBatch {
@@ -601,7 +622,7 @@ impl PairBatch {
 
     /// Computes the queued pairs, stores them in their slots of `out` and empties the
     /// queue.
-    fn run(&mut self, out: &mut [PairSlot]) {
+    fn run(&mut self, out: &mut [PairSlot], springs: &mut [PairSpring]) {
         if self.len == 0 {
             return;
         }
@@ -611,10 +632,11 @@ impl PairBatch {
             out[self.slot[l]] = PairSlot {
                 force: v3(&self.out3[0], l),
                 n_cross_friction: v3(&self.out3[1], l),
-                spring: v3(&self.out3[2], l),
                 energy: self.out1[0][l],
-                lever_a: self.out1[1][l],
-                lever_b: self.out1[2][l],
+                overlap: self.out1[1][l],
+            };
+            springs[self.slot[l]] = PairSpring {
+                spring: v3(&self.out3[2], l),
                 flags: SLOT_ACTIVE,
             };
         }
@@ -683,8 +705,7 @@ impl PairBatch {
                 o[2][l] = v.z;
             }
             self.out1[0][l] = r.energy;
-            self.out1[1][l] = lever_a;
-            self.out1[2][l] = lever_b;
+            self.out1[1][l] = overlap;
         }
     }
 }
@@ -731,6 +752,7 @@ mod tests {
         let mut batch = PairBatch::default();
         let mut expected = Vec::new();
         let mut out = vec![PairSlot::default(); 1000];
+        let mut springs = vec![PairSpring::default(); 1000];
         let mut kinds = [0usize; 4];
         for case in 0..1000 {
             let x = v(&mut rng, 1.0);
@@ -770,15 +792,20 @@ mod tests {
             };
             let r = hertz_contact(&pm, g, normal, overlap, la, lb, &a.side, &b.side, spring);
             kinds[usize::from(r.slipping) + 2 * usize::from(r.force.dot(normal) == 0.0)] += 1;
-            expected.push(PairSlot {
-                force: r.force,
-                n_cross_friction: r.normal.cross(r.friction),
-                spring: r.spring,
-                energy: r.energy,
-                lever_a: la,
-                lever_b: lb,
-                flags: SLOT_ACTIVE,
-            });
+            // The gather forms the lever arms `r − δ/2` from the stored overlap: the
+            // bits of `la` and `lb` above.
+            expected.push((
+                PairSlot {
+                    force: r.force,
+                    n_cross_friction: r.normal.cross(r.friction),
+                    energy: r.energy,
+                    overlap,
+                },
+                PairSpring {
+                    spring: r.spring,
+                    flags: SLOT_ACTIVE,
+                },
+            ));
             batch.push(case, d, dist2, &a, &b, &pm, spring);
             // A partial batch at the end (1000 = 125 × 8: force one earlier).
             if batch.len == LANES || case == 995 {
@@ -792,21 +819,25 @@ mod tests {
                     flat.flat_map(|l| l.map(f64::to_bits)).collect()
                 };
                 assert_eq!(lanes(&portable), lanes(&batch), "case {case}");
-                batch.run(&mut out);
+                batch.run(&mut out, &mut springs);
             }
         }
-        batch.run(&mut out);
-        let bits = |s: &PairSlot| {
+        batch.run(&mut out, &mut springs);
+        let bits = |(s, h): (&PairSlot, &PairSpring)| {
             let mut v = Vec::new();
-            for x in [s.force, s.n_cross_friction, s.spring] {
+            for x in [s.force, s.n_cross_friction, h.spring] {
                 v.extend(x.to_array().map(f64::to_bits));
             }
-            v.extend([s.energy, s.lever_a, s.lever_b].map(f64::to_bits));
-            v.push(u64::from(s.flags));
+            v.extend([s.energy, s.overlap].map(f64::to_bits));
+            v.push(u64::from(h.flags));
             v
         };
-        for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
-            assert_eq!(bits(got), bits(want), "pair {i}: {got:?} != {want:?}");
+        for (i, (got, want)) in out.iter().zip(&springs).zip(&expected).enumerate() {
+            assert_eq!(
+                bits(got),
+                bits((&want.0, &want.1)),
+                "pair {i}: {got:?} != {want:?}"
+            );
         }
         // Every branch was taken: sticking, slipping, and separating (f_n clamped).
         assert!(

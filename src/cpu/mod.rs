@@ -95,7 +95,7 @@ type PredictChunk<'a> = (
 type RowChunk<'a> = (
     usize,
     usize,
-    &'a mut [granular::PairSlot],
+    (&'a mut [granular::PairSlot], &'a mut [granular::PairSpring]),
     &'a mut [granular::NearSlot],
 );
 
@@ -104,7 +104,7 @@ type RowChunk<'a> = (
 /// writes each row once.
 fn row_chunks<'a>(
     half: &[u32],
-    mut pairs: &'a mut [granular::PairSlot],
+    (mut pairs, mut springs): (&'a mut [granular::PairSlot], &'a mut [granular::PairSpring]),
     mut near: &'a mut [granular::NearSlot],
     chunk: usize,
 ) -> Vec<RowChunk<'a>> {
@@ -115,9 +115,10 @@ fn row_chunks<'a>(
         let len = (half[hi] - half[lo]) as usize;
         let len_n = len.min(near.len());
         let (mine, rest) = std::mem::take(&mut pairs).split_at_mut(len);
+        let (mine_s, rest_s) = std::mem::take(&mut springs).split_at_mut(len);
         let (mine_n, rest_n) = std::mem::take(&mut near).split_at_mut(len_n);
-        out.push((lo, hi, mine, mine_n));
-        (pairs, near) = (rest, rest_n);
+        out.push((lo, hi, (mine, mine_s), mine_n));
+        (pairs, springs, near) = (rest, rest_s, rest_n);
     }
     out
 }
@@ -156,6 +157,9 @@ struct ForceState {
     sides_ready: bool,
     /// Scratch: one contact slot per listed pair (half list), granular models.
     pairs: Vec<granular::PairSlot>,
+    /// Pair springs and touching flags after this evaluation, one per listed pair (the
+    /// pair history, in the current list's half-list slots).
+    springs: Vec<granular::PairSpring>,
     /// Scratch: one near-field slot per listed pair, with a near field.
     near: Vec<granular::NearSlot>,
 }
@@ -174,6 +178,7 @@ impl ForceState {
             sides: Vec::new(),
             sides_ready: false,
             pairs: Vec::new(),
+            springs: Vec::new(),
             near: Vec::new(),
         }
     }
@@ -298,7 +303,7 @@ impl CpuBackend {
             spring: c.spring.clone(),
             wall_spring: Vec::new(),
         };
-        rows.to_pairs(&self.neighbors, &mut self.forces.pairs);
+        rows.to_pairs(&self.neighbors, &mut self.forces.springs);
         self.forces.wall_spring.clone_from(&c.wall_spring);
         for (i, f) in self.forces.particles.iter_mut().enumerate() {
             f.force = c.force[i];
@@ -339,7 +344,7 @@ impl CpuBackend {
         let f = &self.forces;
         History::from_pairs(
             &self.neighbors,
-            &f.pairs,
+            &f.springs,
             history_slots(&self.model),
             &f.wall_spring,
             wall_stride(&self.model),
@@ -358,7 +363,7 @@ impl CpuBackend {
         let rows = self.tables.is_some().then(|| {
             History::from_pairs(
                 &self.neighbors,
-                &self.forces.pairs,
+                &self.forces.springs,
                 history_slots(&self.model),
                 &[],
                 1,
@@ -366,7 +371,7 @@ impl CpuBackend {
         });
         self.neighbors.build(&p.position, &p.radius);
         if let Some(rows) = rows {
-            rows.to_pairs(&self.neighbors, &mut self.forces.pairs);
+            rows.to_pairs(&self.neighbors, &mut self.forces.springs);
         }
     }
 
@@ -866,7 +871,7 @@ impl CpuBackend {
         let inputs = granular::GranularInputs {
             model: &self.model,
             tables,
-            old_pairs: &self.forces.pairs,
+            old_springs: &self.forces.springs,
             old_walls: &self.forces.wall_spring,
             wall_stride: wall_stride(&self.model),
             slots: history_slots(&self.model),
@@ -885,6 +890,7 @@ impl CpuBackend {
         let contacts = self.model.contact.is_some();
         let n_pairs = if contacts { list.pairs() } else { 0 };
         out.pairs.resize(n_pairs, granular::PairSlot::default());
+        out.springs.resize(n_pairs, granular::PairSpring::default());
         out.near.resize(
             if self.model.near_field.is_some() {
                 n_pairs
@@ -895,7 +901,8 @@ impl CpuBackend {
         );
         if n_pairs > 0 {
             let half = &list.half_offsets;
-            let chunks = row_chunks(half, &mut out.pairs, &mut out.near, MIN_CHUNK);
+            let slots = (&mut out.pairs[..], &mut out.springs[..]);
+            let chunks = row_chunks(half, slots, &mut out.near, MIN_CHUNK);
             let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
                 inputs.pairs(lo..hi, list, pairs, near, sides);
             };
@@ -1274,7 +1281,7 @@ mod tests {
             }
             for f in [&b.forces, &b.spare_forces] {
                 held += bytes(&f.particles) + bytes(&f.bonds) + bytes(&f.sides);
-                held += bytes(&f.pairs) + bytes(&f.near);
+                held += bytes(&f.pairs) + bytes(&f.springs) + bytes(&f.near);
                 held += bytes(&f.wall_spring);
             }
             assert!(
