@@ -2,8 +2,9 @@
 //! history it carries from step to step.
 //!
 //! History: each listed pair's tangential spring is computed once, by its lower id, and
-//! kept in the pair's half-list slot ([`PairSlot`]) with a flag saying whether the pair
-//! touched; the next evaluation reads it from the same slot. When the neighbour list is
+//! kept in the pair's half-list slot ([`PairSpring`], apart from the [`PairSlot`] the
+//! gather reads) with a flag saying whether the pair touched; the next evaluation reads
+//! it from the same slot. When the neighbour list is
 //! rebuilt the springs move to the new list's slots through the per-particle layout
 //! ([`History`]: every particle `K` slots, `[contact] max_contacts`, of partner ids and
 //! springs sorted by partner id, unused slots [`NO_PARTNER`]), which is also the layout
