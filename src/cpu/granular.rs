@@ -24,8 +24,10 @@ use crate::physics::granular::{
 };
 
 /// What a pair computation reads of one particle, gathered once per evaluation into
-/// one record so a partner costs one or two cache lines, not one per field.
+/// one record of two cache lines: the distance test of a partner reads only the first
+/// (position and radius), a touching partner both.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
 pub(super) struct SideScratch {
     /// The contact side: position, end-of-step velocity, radius, increments.
     side: ContactSide,
@@ -35,6 +37,38 @@ pub(super) struct SideScratch {
     material: u32,
     /// Whether the particle was removed (it takes part in no contact).
     removed: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<SideScratch>() == 128);
+
+/// Every particle's contact side, computed once per evaluation (each is used by the
+/// particle and by each of its partners), and its end-of-step angular velocity for the
+/// drag's Magnus term (empty without drag: only the particle itself reads it).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sides {
+    /// Contact sides, one per particle.
+    pub side: Vec<SideScratch>,
+    /// End-of-step angular velocities, one per particle with drag, else empty.
+    pub spin: Vec<DVec3>,
+}
+
+impl Sides {
+    /// Sizes the arrays for `n` particles (none without granular forces; spins only
+    /// with `drag`).
+    pub(super) fn resize(&mut self, n: usize, granular: bool, drag: bool) {
+        let n = if granular { n } else { 0 };
+        self.side.resize(n, SideScratch::default());
+        let spins = if drag { n } else { 0 };
+        self.spin.resize(spins, DVec3::ZERO);
+    }
+
+    /// Stores particle `i`'s side and end-of-step angular velocity.
+    pub(super) fn set(&mut self, i: usize, (side, spin): (SideScratch, DVec3)) {
+        self.side[i] = side;
+        if let Some(w) = self.spin.get_mut(i) {
+            *w = spin;
+        }
+    }
 }
 
 /// A particle's contact side and end-of-step angular velocity after an explicit step
@@ -290,25 +324,25 @@ pub(super) struct GranularInputs<'a> {
 }
 
 impl GranularInputs<'_> {
-    /// Every particle's contact side and end-of-step angular velocity, computed once per
-    /// evaluation (each is used by the particle and by each of its partners).
-    pub(super) fn sides(&self, out: &mut Vec<(SideScratch, DVec3)>) {
+    /// Every particle's contact side and end-of-step angular velocity ([`Sides`]).
+    pub(super) fn sides(&self, out: &mut Sides) {
         let p = &self.model.particles;
-        out.resize(p.len(), Default::default());
-        if !self.first && self.increments.is_none() {
-            super::dispatch_into(out, |i, o| {
-                *o = stored_side(self.kind, self.h, p, i, &self.old_forces[i]);
-            });
-            return;
-        }
-        super::dispatch_into(out, |i, (s, w)| {
+        out.resize(p.len(), true, self.model.drag.is_some());
+        let side = |i: usize| {
+            if !self.first && self.increments.is_none() {
+                return stored_side(self.kind, self.h, p, i, &self.old_forces[i]);
+            }
             let (v, omega) = self.velocity(p, i);
-            s.side = self.side(p, i, v);
-            s.mass = p.mass[i];
-            s.material = p.material[i];
-            s.removed = p.flags[i] & FLAG_REMOVED != 0;
-            *w = omega;
-        });
+            let s = SideScratch {
+                side: self.side(p, i, v),
+                mass: p.mass[i],
+                material: p.material[i],
+                removed: p.flags[i] & FLAG_REMOVED != 0,
+            };
+            (s, omega)
+        };
+        super::dispatch_into(&mut out.side, |i, s| *s = side(i).0);
+        super::dispatch_into(&mut out.spin, |i, w| *w = side(i).1);
     }
 
     fn side(&self, p: &Particles, i: usize, v: DVec3) -> ContactSide {
@@ -371,7 +405,7 @@ impl GranularInputs<'_> {
         list: &NeighborList,
         (out, springs): (&mut [PairSlot], &mut [PairSpring]),
         near: &mut [NearSlot],
-        sides: &[(SideScratch, DVec3)],
+        sides: &[SideScratch],
     ) {
         let m = self.model;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
@@ -380,7 +414,7 @@ impl GranularInputs<'_> {
         let mut batch = PairBatch::default();
         let mut slot = 0usize;
         for a in rows {
-            let me = &sides[a].0;
+            let me = &sides[a];
             // The half row: the last entries of `a`'s row (partners above `a`).
             let end = list.offsets[a + 1] as usize;
             let len = (list.half_offsets[a + 1] - list.half_offsets[a]) as usize;
@@ -398,7 +432,7 @@ impl GranularInputs<'_> {
             }
             if let Some(nf) = &m.near_field {
                 for (s, &j) in (first..slot).zip(partners) {
-                    let other = &sides[j as usize].0;
+                    let other = &sides[j as usize];
                     near[s] = match nf.pair(me.side.x, other.side.x) {
                         Some((e, f)) if !other.removed => NearSlot {
                             force: f,
@@ -416,7 +450,7 @@ impl GranularInputs<'_> {
                 .get(base + first..base + slot)
                 .unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
-                let other = &sides[j as usize].0;
+                let other = &sides[j as usize];
                 out[s].overlap = f64::NAN;
                 springs[s].flags = 0;
                 if !hertz {
@@ -460,13 +494,13 @@ impl GranularInputs<'_> {
         pairs: &[PairSlot],
         near: &[NearSlot],
         wall_spring: &mut [DVec3],
-        sides: &[(SideScratch, DVec3)],
+        sides: &Sides,
     ) -> GranularForce {
         let m = self.model;
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let mut out = GranularForce::default();
-        let me = &sides[i].0.side;
+        let me = &sides.side[i].side;
         let mut used = 0usize;
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
         // The row ascends: partners below `i` (whose slots are theirs: `i` takes the
@@ -531,7 +565,7 @@ impl GranularInputs<'_> {
             wall_spring[w] = new;
         }
         if let Some(d) = &m.drag {
-            out.force += d.force(me.v, sides[i].1);
+            out.force += d.force(me.v, sides.spin[i]);
         }
         out
     }

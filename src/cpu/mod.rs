@@ -88,7 +88,8 @@ type PredictChunk<'a> = (
     &'a mut [DVec3],
     &'a mut [DVec3],
     &'a mut [Kinematics],
-    &'a mut [(granular::SideScratch, DVec3)],
+    &'a mut [granular::SideScratch],
+    &'a mut [DVec3],
 );
 
 /// Particles `lo..hi` with their half-list contact and near-field slots.
@@ -151,7 +152,7 @@ struct ForceState {
     /// forces). The pair springs are in `pairs`.
     wall_spring: Vec<DVec3>,
     /// Scratch: every particle's contact side (granular models).
-    sides: Vec<(granular::SideScratch, DVec3)>,
+    sides: granular::Sides,
     /// `sides` holds the sides of the state to evaluate (written by
     /// `integrate_predict`; the evaluation then does not recompute them).
     sides_ready: bool,
@@ -175,7 +176,7 @@ impl ForceState {
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
             wall_spring: vec![DVec3::ZERO; walls],
-            sides: Vec::new(),
+            sides: Default::default(),
             sides_ready: false,
             pairs: Vec::new(),
             springs: Vec::new(),
@@ -391,8 +392,7 @@ impl CpuBackend {
         }
         if granular_model(model) {
             let walls = model.walls.len().max(1);
-            per_particle +=
-                std::mem::size_of::<(granular::SideScratch, DVec3)>() + 2 * walls * size;
+            per_particle += std::mem::size_of::<granular::SideScratch>() + 2 * walls * size;
         }
         let per_bond = 2 * std::mem::size_of::<Option<BondResult>>() + 8;
         (model.particles.len() as u64)
@@ -693,6 +693,7 @@ impl CpuBackend {
     fn integrate_predict(&mut self, step: u64) -> Result<()> {
         let (kind, h) = (self.integrator, self.dt);
         let forces = &self.forces.particles;
+        let drag = self.model.drag.is_some();
         let p = &mut self.model.particles;
         let n = p.len();
         self.saved.resize(n, Kinematics::default());
@@ -700,13 +701,11 @@ impl CpuBackend {
         // here from the new state in registers (GranularInputs::sides' bits).
         let sides = &mut self.spare_forces.sides;
         self.spare_forces.sides_ready = self.tables.is_some();
-        sides.resize(
-            if self.tables.is_some() { n } else { 0 },
-            Default::default(),
-        );
+        sides.resize(n, self.tables.is_some(), drag);
         let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
         let (radius, material) = (&p.radius, &p.material);
-        let mut side_chunks = sides.chunks_mut(MIN_CHUNK);
+        let mut side_chunks = sides.side.chunks_mut(MIN_CHUNK);
+        let mut spin_chunks = sides.spin.chunks_mut(MIN_CHUNK);
         let chunks: Vec<PredictChunk<'_>> = p
             .position
             .chunks_mut(MIN_CHUNK)
@@ -718,12 +717,13 @@ impl CpuBackend {
             .map(|(c, ((((x, v), a), w), saved))| {
                 let lo = c * MIN_CHUNK;
                 let side = side_chunks.next().unwrap_or_default();
-                (lo, x, v, a, w, saved, side)
+                let spin = spin_chunks.next().unwrap_or_default();
+                (lo, x, v, a, w, saved, side, spin)
             })
             .collect();
         // Every particle is updated and saved (no early exit: the restore needs them
         // all); a chunk reports its lowest failing particle.
-        let update = |(lo, x, v, alpha, omega, saved, side): PredictChunk<'_>| {
+        let update = |(lo, x, v, alpha, omega, saved, side, spin): PredictChunk<'_>| {
             let mut fault = None;
             for l in 0..x.len() {
                 let i = lo + l;
@@ -740,7 +740,7 @@ impl CpuBackend {
                     Ok(k) => {
                         (x[l], v[l], alpha[l], omega[l]) = (k.x, k.v, k.alpha, k.omega);
                         if let Some(s) = side.get_mut(l) {
-                            *s = granular::stepped_side(
+                            let (s_new, w_new) = granular::stepped_side(
                                 kind,
                                 h,
                                 body,
@@ -752,6 +752,10 @@ impl CpuBackend {
                                 k.omega,
                                 f,
                             );
+                            *s = s_new;
+                            if let Some(w) = spin.get_mut(l) {
+                                *w = w_new;
+                            }
                         }
                     }
                     Err(e) => fault = fault.or(Some((i, e))),
@@ -795,8 +799,9 @@ impl CpuBackend {
             p.rotation[i] = self.saved[i].alpha;
             p.velocity[i] = DVec3::ZERO;
             p.angular_velocity[i] = DVec3::ZERO;
-            if let Some(s) = self.spare_forces.sides.get_mut(i) {
-                *s = granular::stored_side(kind, h, p, i, &self.forces.particles[i]);
+            if !self.spare_forces.sides.side.is_empty() {
+                let s = granular::stored_side(kind, h, p, i, &self.forces.particles[i]);
+                self.spare_forces.sides.set(i, s);
             }
             log::info!("step {step}: particle {i} left the domain and was removed");
         }
@@ -904,7 +909,7 @@ impl CpuBackend {
             let slots = (&mut out.pairs[..], &mut out.springs[..]);
             let chunks = row_chunks(half, slots, &mut out.near, MIN_CHUNK);
             let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
-                inputs.pairs(lo..hi, list, pairs, near, sides);
+                inputs.pairs(lo..hi, list, pairs, near, &sides.side);
             };
             if self.model.particles.len() < PAR_THRESHOLD {
                 chunks.into_iter().for_each(pass);
@@ -1280,7 +1285,10 @@ mod tests {
                 held += (b.model.particles.len() * std::mem::size_of::<DVec3>()) as u64;
             }
             for f in [&b.forces, &b.spare_forces] {
-                held += bytes(&f.particles) + bytes(&f.bonds) + bytes(&f.sides);
+                held += bytes(&f.particles)
+                    + bytes(&f.bonds)
+                    + bytes(&f.sides.side)
+                    + bytes(&f.sides.spin);
                 held += bytes(&f.pairs) + bytes(&f.springs) + bytes(&f.near);
                 held += bytes(&f.wall_spring);
             }
