@@ -1,12 +1,16 @@
-//! Neighbour finding for contacts: a hashed uniform cell grid and a Verlet list with a
-//! skin, O(N) per rebuild whatever the extent of the domain.
+//! Neighbour finding for contacts: a uniform cell grid and a Verlet list with a skin,
+//! O(N) per rebuild whatever the extent of the domain.
 //!
 //! Cells have edge `2 r_max + skin`, so every pair within reach sits in the same or an
-//! adjacent cell. Cell coordinates are hashed into `2^⌈log₂ 2N⌉` buckets (a particle that
-//! flies far away costs nothing); a counting sort groups particles by bucket. Buckets
-//! shared by different cells only add candidates, which the distance test removes, and
-//! each particle's neighbours are sorted by id, so the list — and the order in which
-//! forces are summed — does not depend on the hashing.
+//! adjacent cell. When the particles' bounding box takes few cells (at most 4 per
+//! particle) the grid is dense over it, and the three cells along x of each of the 9
+//! neighbouring rows are one run of the sorted ids. Otherwise cell coordinates are
+//! hashed into `2^⌈log₂ 2N⌉` buckets (a particle that flies far away costs nothing);
+//! buckets shared by different cells only add candidates, which the distance test
+//! removes. A counting sort groups particles by cell, and each particle's neighbours are
+//! sorted by id, so the list — and the order in which forces are summed — does not
+//! depend on the grid. (The GPU backend always hashes, into buckets of fixed capacity;
+//! it builds the same list.)
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -48,6 +52,145 @@ fn bucket(c: [i64; 3], mask: u64) -> u32 {
         ^ (c[1] as u64).wrapping_mul(19_349_663)
         ^ (c[2] as u64).wrapping_mul(83_492_791);
     (h & mask) as u32
+}
+
+/// Particles per parallel task of a rebuild's cell scan.
+const BUILD_CHUNK: usize = 1024;
+
+/// The cell grid of a rebuild: dense over the particles' bounding box when that takes
+/// at most [`Grid::DENSE_CELLS_PER_PARTICLE`] cells per particle (the three cells along
+/// x of a neighbouring row are then one run of the sorted ids: 9 runs per particle, no
+/// hashing), else hashed (any extent: a particle that flew far away costs nothing). Both
+/// yield the same candidates' superset of every pair within reach, so the same list.
+#[derive(Clone, Copy, Debug)]
+enum Grid {
+    /// Cells `[0, dims)` from the lower corner `origin` of the bounding box.
+    Dense {
+        /// Lower corner of the bounding box.
+        origin: DVec3,
+        /// Cells along x, y, z.
+        dims: [i64; 3],
+        /// Inverse cell edge.
+        inv: f64,
+    },
+    /// Cell coordinates hashed into `mask + 1` buckets ([`bucket`]).
+    Hashed {
+        /// Buckets − 1 (a power of two minus one).
+        mask: u64,
+        /// Inverse cell edge.
+        inv: f64,
+    },
+}
+
+impl Grid {
+    /// Most cells per particle for which the dense grid is used.
+    const DENSE_CELLS_PER_PARTICLE: u64 = 4;
+
+    fn new(position: &[DVec3], inv: f64) -> Self {
+        let n = position.len();
+        let (lo, hi) = position
+            .par_iter()
+            .fold(
+                || (DVec3::INFINITY, DVec3::NEG_INFINITY),
+                |(lo, hi), x| (lo.min(*x), hi.max(*x)),
+            )
+            .reduce(
+                || (DVec3::INFINITY, DVec3::NEG_INFINITY),
+                |a, b| (a.0.min(b.0), a.1.max(b.1)),
+            );
+        let extent = ((hi - lo) * inv).floor() + DVec3::ONE;
+        let cells = extent.x * extent.y * extent.z;
+        let limit = (Self::DENSE_CELLS_PER_PARTICLE * n as u64 + 1024) as f64;
+        // NaN or infinite positions fail the test (and hash to some bucket).
+        if n > 0 && lo.is_finite() && hi.is_finite() && cells <= limit {
+            Grid::Dense {
+                origin: lo,
+                dims: [extent.x as i64, extent.y as i64, extent.z as i64],
+                inv,
+            }
+        } else {
+            Grid::Hashed {
+                mask: (2 * n).max(2).next_power_of_two() as u64 - 1,
+                inv,
+            }
+        }
+    }
+
+    /// Number of cells (buckets).
+    fn cells(&self) -> usize {
+        match *self {
+            Grid::Dense { dims, .. } => (dims[0] * dims[1] * dims[2]) as usize,
+            Grid::Hashed { mask, .. } => mask as usize + 1,
+        }
+    }
+
+    /// Cell coordinates of `x` in the dense grid (clamped: rounding at the upper faces).
+    #[inline]
+    fn dense_cell(origin: DVec3, dims: [i64; 3], inv: f64, x: DVec3) -> [i64; 3] {
+        let c = cell_of(x - origin, inv);
+        [0, 1, 2].map(|a| c[a].clamp(0, dims[a] - 1))
+    }
+
+    /// The cell (bucket) index of position `x`.
+    #[inline]
+    fn key(&self, x: DVec3) -> u32 {
+        match *self {
+            Grid::Dense { origin, dims, inv } => {
+                let c = Self::dense_cell(origin, dims, inv, x);
+                ((c[2] * dims[1] + c[1]) * dims[0] + c[0]) as u32
+            }
+            Grid::Hashed { mask, inv } => bucket(cell_of(x, inv), mask),
+        }
+    }
+
+    /// Calls `visit` with runs of `sorted` (ids ordered by cell, `start`: cell offsets)
+    /// that together hold every particle in the 27 cells around `x`, each once.
+    #[inline]
+    fn candidates(&self, x: DVec3, start: &[u32], mut visit: impl FnMut(std::ops::Range<usize>)) {
+        match *self {
+            Grid::Dense { origin, dims, inv } => {
+                let c = Self::dense_cell(origin, dims, inv, x);
+                let (x0, x1) = ((c[0] - 1).max(0), (c[0] + 1).min(dims[0] - 1));
+                for z in (c[2] - 1).max(0)..=(c[2] + 1).min(dims[2] - 1) {
+                    for y in (c[1] - 1).max(0)..=(c[1] + 1).min(dims[1] - 1) {
+                        let row = (z * dims[1] + y) * dims[0];
+                        visit(
+                            start[(row + x0) as usize] as usize
+                                ..start[(row + x1) as usize + 1] as usize,
+                        );
+                    }
+                }
+            }
+            Grid::Hashed { mask, inv } => {
+                let c = cell_of(x, inv);
+                let mut seen = [u32::MAX; 27];
+                let mut nseen = 0;
+                for dz in -1..=1 {
+                    for dy in -1..=1 {
+                        for dx in -1..=1 {
+                            // Wrapping: coordinates saturate for huge positions
+                            // (x / cell ≥ 2⁶³); the sum is only hashed.
+                            let b = bucket(
+                                [
+                                    c[0].wrapping_add(dx),
+                                    c[1].wrapping_add(dy),
+                                    c[2].wrapping_add(dz),
+                                ],
+                                mask,
+                            );
+                            // Different cells may share a bucket: visit it once.
+                            if seen[..nseen].contains(&b) {
+                                continue;
+                            }
+                            seen[nseen] = b;
+                            nseen += 1;
+                            visit(start[b as usize] as usize..start[b as usize + 1] as usize);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[inline]
@@ -118,20 +261,15 @@ impl NeighborList {
         let n = position.len();
         let r_max = radius.iter().copied().fold(0.0, f64::max);
         let cell = (2.0 * r_max).max(self.min_reach) + self.skin;
-        let inv = 1.0 / cell;
-        let nb = (2 * n).max(2).next_power_of_two();
-        let mask = nb as u64 - 1;
+        let grid = Grid::new(position, 1.0 / cell);
 
-        // Counting sort of particle ids by bucket (stable: ids ascending per bucket).
-        let keys: Vec<u32> = position
-            .par_iter()
-            .map(|x| bucket(cell_of(*x, inv), mask))
-            .collect();
-        let mut start = vec![0u32; nb + 1];
+        // Counting sort of particle ids by cell (stable: ids ascending per cell).
+        let keys: Vec<u32> = position.par_iter().map(|x| grid.key(*x)).collect();
+        let mut start = vec![0u32; grid.cells() + 1];
         for &k in &keys {
             start[k as usize + 1] += 1;
         }
-        for b in 0..nb {
+        for b in 0..grid.cells() {
             start[b + 1] += start[b];
         }
         let mut cursor = start.clone();
@@ -141,50 +279,32 @@ impl NeighborList {
             cursor[k as usize] += 1;
         }
 
-        let skin = self.skin;
-        let min_reach = self.min_reach;
-        let lists: Vec<Vec<u32>> = (0..n)
+        // Each chunk of particles writes its rows into one buffer (no allocation per
+        // particle), then the buffers are concatenated in order.
+        let (skin, min_reach) = (self.skin, self.min_reach);
+        let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(BUILD_CHUNK))
             .into_par_iter()
-            .map(|i| {
-                let xi = position[i];
-                let c = cell_of(xi, inv);
-                let mut seen = [u32::MAX; 27];
-                let mut nseen = 0;
-                let mut out = Vec::new();
-                for dz in -1..=1 {
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            // Wrapping: coordinates saturate for huge positions
-                            // (x / cell ≥ 2⁶³); the sum is only hashed.
-                            let b = bucket(
-                                [
-                                    c[0].wrapping_add(dx),
-                                    c[1].wrapping_add(dy),
-                                    c[2].wrapping_add(dz),
-                                ],
-                                mask,
-                            );
-                            if seen[..nseen].contains(&b) {
-                                continue;
-                            }
-                            seen[nseen] = b;
-                            nseen += 1;
-                            for &j in
-                                &sorted[start[b as usize] as usize..start[b as usize + 1] as usize]
+            .map(|c| {
+                let ids = c * BUILD_CHUNK..((c + 1) * BUILD_CHUNK).min(n);
+                let mut counts = Vec::with_capacity(ids.len());
+                let mut flat = Vec::with_capacity(ids.len() * 8);
+                for i in ids {
+                    let xi = position[i];
+                    let first = flat.len();
+                    grid.candidates(xi, &start, |range| {
+                        for &j in &sorted[range] {
+                            let reach = (radius[i] + radius[j as usize]).max(min_reach) + skin;
+                            if j as usize != i
+                                && xi.distance_squared(position[j as usize]) < reach * reach
                             {
-                                if j as usize == i {
-                                    continue;
-                                }
-                                let reach = (radius[i] + radius[j as usize]).max(min_reach) + skin;
-                                if xi.distance_squared(position[j as usize]) < reach * reach {
-                                    out.push(j);
-                                }
+                                flat.push(j);
                             }
                         }
-                    }
+                    });
+                    flat[first..].sort_unstable();
+                    counts.push((flat.len() - first) as u32);
                 }
-                out.sort_unstable();
-                out
+                (counts, flat)
             })
             .collect();
 
@@ -192,14 +312,14 @@ impl NeighborList {
         self.offsets.reserve(n + 1);
         self.offsets.push(0);
         let mut total = 0u32;
-        for l in &lists {
-            total += l.len() as u32;
+        for &c in rows.iter().flat_map(|(counts, _)| counts) {
+            total += c;
             self.offsets.push(total);
         }
         self.neighbors.clear();
         self.neighbors.reserve(total as usize);
-        for l in lists {
-            self.neighbors.extend_from_slice(&l);
+        for (_, flat) in &rows {
+            self.neighbors.extend_from_slice(flat);
         }
         self.build_half_list();
         self.reference.clear();
@@ -223,46 +343,62 @@ impl NeighborList {
     /// `i`'s row exactly when `i` is in `j`'s, the reach test being symmetric).
     fn build_half_list(&mut self) {
         let n = self.offsets.len().saturating_sub(1);
+        // Partners above each particle (the tail of its ascending row).
+        let upper: Vec<u32> = (0..n)
+            .into_par_iter()
+            .with_min_len(BUILD_CHUNK)
+            .map(|p| self.offsets[p + 1] - self.split(p) as u32)
+            .collect();
         self.half_offsets.clear();
         self.half_offsets.reserve(n + 1);
         self.half_offsets.push(0);
         let mut total = 0u32;
-        for p in 0..n {
-            total += self.offsets[p + 1] - self.split(p) as u32;
+        for u in upper {
+            total += u;
             self.half_offsets.push(total);
         }
-        let me = &*self;
-        let index: Vec<Vec<u32>> = (0..n)
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|i| {
-                let split = me.split(i);
-                let own = me.half_offsets[i] as usize;
-                let start = me.offsets[i] as usize;
-                me.of(i)
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &j)| {
-                        let j = j as usize;
-                        if j > i {
-                            (own + start + k - split) as u32
-                        } else {
-                            let row = me.of(j);
-                            let at = row
-                                .binary_search(&(i as u32))
-                                .expect("neighbour lists are symmetric");
-                            let split_j = me.split(j) - me.offsets[j] as usize;
-                            me.half_offsets[j] + (at - split_j) as u32
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        self.pair_index.clear();
-        self.pair_index.reserve(self.neighbors.len());
-        for r in index {
-            self.pair_index.extend_from_slice(&r);
+        // Rows of BUILD_CHUNK particles at a time, each into its own run of the index.
+        let mut index = std::mem::take(&mut self.pair_index);
+        index.clear();
+        index.resize(self.neighbors.len(), 0);
+        let mut rest = &mut index[..];
+        let mut chunks = Vec::with_capacity(n.div_ceil(BUILD_CHUNK));
+        for lo in (0..n).step_by(BUILD_CHUNK) {
+            let hi = (lo + BUILD_CHUNK).min(n);
+            let len = (self.offsets[hi] - self.offsets[lo]) as usize;
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            chunks.push((lo, hi, mine));
+            rest = tail;
         }
+        let me = &*self;
+        // The half-list slot of the pair (i, j) with j < i: in j's half row, which starts
+        // after j's partners below j.
+        let slot_below = |i: usize, j: usize| {
+            let row = me.of(j);
+            let at = row
+                .binary_search(&(i as u32))
+                .expect("neighbour lists are symmetric");
+            let below_j = row.len() - (me.half_offsets[j + 1] - me.half_offsets[j]) as usize;
+            me.half_offsets[j] + (at - below_j) as u32
+        };
+        chunks.into_par_iter().for_each(|(lo, hi, out)| {
+            let mut out = out.iter_mut();
+            for i in lo..hi {
+                let row = me.of(i);
+                let below = row.len() - (me.half_offsets[i + 1] - me.half_offsets[i]) as usize;
+                for (k, &j) in row.iter().enumerate() {
+                    let slot = if k >= below {
+                        me.half_offsets[i] + (k - below) as u32
+                    } else {
+                        slot_below(i, j as usize)
+                    };
+                    if let Some(o) = out.next() {
+                        *o = slot;
+                    }
+                }
+            }
+        });
+        self.pair_index = index;
     }
 }
 
@@ -311,17 +447,30 @@ mod tests {
         }
     }
 
-    /// The hashed grid finds exactly the pairs a brute-force O(N²) search finds.
+    /// The dense grid (a compact cloud) and the hashed grid (the same cloud with one
+    /// particle flown far away) find exactly the pairs a brute-force O(N²) search finds.
     #[test]
     fn matches_brute_force() {
-        let mut rnd = uniform(12345);
-        let n = 500;
-        let pos: Vec<DVec3> = (0..n)
-            .map(|_| DVec3::new(rnd(), rnd(), rnd()) * 3.0 - 1.0)
-            .collect();
-        let rad: Vec<f64> = (0..n).map(|_| 0.05 + 0.05 * rnd()).collect();
+        for far in [false, true] {
+            let mut rnd = uniform(12345);
+            let n = 500;
+            let mut pos: Vec<DVec3> = (0..n)
+                .map(|_| DVec3::new(rnd(), rnd(), rnd()) * 3.0 - 1.0)
+                .collect();
+            if far {
+                pos[n / 2] = DVec3::new(1e6, -2e6, 3e5);
+            }
+            let rad: Vec<f64> = (0..n).map(|_| 0.05 + 0.05 * rnd()).collect();
+            let grid = Grid::new(&pos, 1.0 / 0.22);
+            assert_eq!(matches!(grid, Grid::Hashed { .. }), far, "{grid:?}");
+            brute_force_check(&pos, &rad);
+        }
+    }
+
+    fn brute_force_check(pos: &[DVec3], rad: &[f64]) {
+        let n = pos.len();
         let mut list = NeighborList::new(0.02);
-        list.build(&pos, &rad);
+        list.build(pos, rad);
         for i in 0..n {
             let expect: Vec<u32> = (0..n)
                 .filter(|&j| j != i && pos[i].distance(pos[j]) < rad[i] + rad[j] + 0.02)
