@@ -12,6 +12,7 @@
 //! pairs' springs). Walls have one spring per particle and wall.
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use super::ParticleForce;
 use crate::integrators::{self, Body, IntegratorKind};
@@ -219,6 +220,60 @@ impl History {
                 }
             }
         }
+    }
+}
+
+/// The pair springs `springs` (in the half-list slots of `old`) moved to the half-list
+/// slots of `new`, a rebuild of the list: a pair `(a, b)`, `b > a`, sits in `a`'s half
+/// row in both, so each row is a merge by partner id (both ascending). A pair new to
+/// the list starts without a spring. In parallel over runs of rows.
+pub(super) fn remap_springs(
+    old: &NeighborList,
+    springs: &[PairSpring],
+    new: &NeighborList,
+    out: &mut Vec<PairSpring>,
+) {
+    const ROWS: usize = 1024;
+    out.clear();
+    out.resize(new.pairs(), PairSpring::default());
+    let n = new.half_offsets.len().saturating_sub(1);
+    fn half_row(l: &NeighborList, a: usize) -> (usize, &[u32]) {
+        let end = l.offsets[a + 1] as usize;
+        let len = (l.half_offsets[a + 1] - l.half_offsets[a]) as usize;
+        (l.half_offsets[a] as usize, &l.neighbors[end - len..end])
+    }
+    let mut rest = &mut out[..];
+    let mut chunks = Vec::with_capacity(n.div_ceil(ROWS));
+    for lo in (0..n).step_by(ROWS) {
+        let hi = (lo + ROWS).min(n);
+        let len = (new.half_offsets[hi] - new.half_offsets[lo]) as usize;
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        chunks.push((lo, hi, mine));
+        rest = tail;
+    }
+    let rows_old = old.half_offsets.len().saturating_sub(1);
+    let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
+        let base = new.half_offsets[lo] as usize;
+        for a in (lo..hi).filter(|&a| a < rows_old) {
+            let (first_old, partners_old) = half_row(old, a);
+            let (first, partners) = half_row(new, a);
+            let mut cur = 0;
+            for (s, &j) in (first - base..).zip(partners) {
+                while cur < partners_old.len() && partners_old[cur] < j {
+                    cur += 1;
+                }
+                if partners_old.get(cur) == Some(&j) {
+                    if let Some(c) = springs.get(first_old + cur).filter(|c| c.flags != 0) {
+                        mine[s] = *c;
+                    }
+                }
+            }
+        }
+    };
+    if n < super::PAR_THRESHOLD {
+        chunks.into_iter().for_each(kernel);
+    } else {
+        chunks.into_par_iter().for_each(kernel);
     }
 }
 

@@ -394,18 +394,11 @@ impl CpuBackend {
         if !self.neighbors.is_stale(&p.position, shift) {
             return;
         }
-        let rows = self.tables.is_some().then(|| {
-            History::from_pairs(
-                &self.neighbors,
-                &self.forces.springs,
-                history_slots(&self.model),
-                &[],
-                1,
-            )
-        });
+        let old = self.tables.is_some().then(|| self.neighbors.clone());
         self.neighbors.build(&p.position, &p.radius);
-        if let Some(rows) = rows {
-            rows.to_pairs(&self.neighbors, &mut self.forces.springs);
+        if let Some(old) = old {
+            let springs = std::mem::take(&mut self.forces.springs);
+            granular::remap_springs(&old, &springs, &self.neighbors, &mut self.forces.springs);
         }
     }
 
