@@ -242,15 +242,7 @@ pub(super) fn remap_springs(
         let len = (l.half_offsets[a + 1] - l.half_offsets[a]) as usize;
         (l.half_offsets[a] as usize, &l.neighbors[end - len..end])
     }
-    let mut rest = &mut out[..];
-    let mut chunks = Vec::with_capacity(n.div_ceil(ROWS));
-    for lo in (0..n).step_by(ROWS) {
-        let hi = (lo + ROWS).min(n);
-        let len = (new.half_offsets[hi] - new.half_offsets[lo]) as usize;
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
-        chunks.push((lo, hi, mine));
-        rest = tail;
-    }
+    let chunks = crate::neighbor::row_runs(&new.half_offsets, out, ROWS);
     let rows_old = old.half_offsets.len().saturating_sub(1);
     let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
         let base = new.half_offsets[lo] as usize;

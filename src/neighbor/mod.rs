@@ -361,15 +361,7 @@ impl NeighborList {
         let mut index = std::mem::take(&mut self.pair_index);
         index.clear();
         index.resize(self.neighbors.len(), 0);
-        let mut rest = &mut index[..];
-        let mut chunks = Vec::with_capacity(n.div_ceil(BUILD_CHUNK));
-        for lo in (0..n).step_by(BUILD_CHUNK) {
-            let hi = (lo + BUILD_CHUNK).min(n);
-            let len = (self.offsets[hi] - self.offsets[lo]) as usize;
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            chunks.push((lo, hi, mine));
-            rest = tail;
-        }
+        let chunks = row_runs(&self.offsets, &mut index, BUILD_CHUNK);
         let me = &*self;
         // The half-list slot of the pair (i, j) with j < i: in j's half row, which starts
         // after j's partners below j.
@@ -400,6 +392,26 @@ impl NeighborList {
         });
         self.pair_index = index;
     }
+}
+
+/// `items` (one per entry of the rows whose offsets are `offsets`) split into the
+/// disjoint runs of `rows` consecutive rows each: `(first row, end row, entries)`, for
+/// a parallel pass that writes every row once.
+pub fn row_runs<'a, T>(
+    offsets: &[u32],
+    mut items: &'a mut [T],
+    rows: usize,
+) -> Vec<(usize, usize, &'a mut [T])> {
+    let n = offsets.len().saturating_sub(1);
+    let mut runs = Vec::with_capacity(n.div_ceil(rows));
+    for lo in (0..n).step_by(rows) {
+        let hi = (lo + rows).min(n);
+        let len = (offsets[hi] - offsets[lo]) as usize;
+        let (mine, rest) = std::mem::take(&mut items).split_at_mut(len);
+        runs.push((lo, hi, mine));
+        items = rest;
+    }
+    runs
 }
 
 /// Number of touching contacts of every particle: partners `j` in `list` with
