@@ -15,6 +15,7 @@ pub use granular::{History, PairTables, NO_PARTNER};
 
 use glam::DVec3;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::backend::{Backend, Frame};
 use crate::backend::{BackendKind, ContactState, StateSnapshot};
@@ -391,9 +392,15 @@ impl CpuBackend {
     fn update_neighbors(&mut self, x0: DVec3) {
         let shift = self.neighbors.shift(x0);
         let p = &self.model.particles;
-        if !self.neighbors.is_stale(&p.position, shift) {
-            return;
+        if self.neighbors.is_stale(&p.position, shift) {
+            self.rebuild_neighbors();
         }
+    }
+
+    /// Rebuilds the neighbour list at the current positions, moving the pair springs
+    /// of the current forces to the new list's slots.
+    fn rebuild_neighbors(&mut self) {
+        let p = &self.model.particles;
         let old = self.tables.is_some().then(|| self.neighbors.clone());
         self.neighbors.build(&p.position, &p.radius);
         if let Some(old) = old {
@@ -526,9 +533,12 @@ impl CpuBackend {
         // Particle 0's position before the step: the rebuild test discounts its
         // displacement (NeighborList::shift), as the GPU's check_skin does.
         let x0 = self.model.particles.position.first().copied();
-        self.integrate_predict(step)?;
-        if self.model.contact.is_some() {
-            self.update_neighbors(x0.unwrap_or_default());
+        let shift = self.neighbors.shift(x0.unwrap_or_default());
+        // Predict also runs the rebuild test (NeighborList::is_stale's, particle by
+        // particle, while it holds the new positions): one pass fewer.
+        let stale = self.integrate_predict(step, shift)?;
+        if self.model.contact.is_some() && stale {
+            self.rebuild_neighbors();
         }
         let mut f = std::mem::take(&mut self.spare_forces);
         // Kernel `integrate_correct` runs inside the force gather, on each particle as
@@ -716,8 +726,18 @@ impl CpuBackend {
     /// undone). A particle whose update fails is left as it was; the step then restores
     /// every particle and reports the lowest failing id, so the outcome does not depend
     /// on the number of threads.
-    fn integrate_predict(&mut self, step: u64) -> Result<()> {
+    /// Kernel `integrate_predict` (with the contact sides of granular models), and the
+    /// neighbour list's rebuild test at the new positions (relative to `shift`):
+    /// returns whether the list must be rebuilt (always, before the first build).
+    fn integrate_predict(&mut self, step: u64, shift: DVec3) -> Result<bool> {
         let (kind, h) = (self.integrator, self.dt);
+        let list = &self.neighbors;
+        let reference = list.reference();
+        let first_build = reference.len() != self.model.particles.len();
+        // Set by any chunk with a particle that moved too far (an OR: the same for
+        // any order of chunks).
+        let stale = AtomicBool::new(first_build);
+        let test = self.model.contact.is_some() && !first_build;
         let forces = &self.forces.particles;
         let drag = self.model.drag.is_some();
         let p = &mut self.model.particles;
@@ -751,6 +771,7 @@ impl CpuBackend {
         // all); a chunk reports its lowest failing particle.
         let update = |(lo, x, v, alpha, omega, saved, side, spin): PredictChunk<'_>| {
             let mut fault = None;
+            let mut moved = false;
             for l in 0..x.len() {
                 let i = lo + l;
                 let old = Kinematics {
@@ -765,6 +786,7 @@ impl CpuBackend {
                 match integrators::predict(kind, h, body, old, f.force, f.moment) {
                     Ok(k) => {
                         (x[l], v[l], alpha[l], omega[l]) = (k.x, k.v, k.alpha, k.omega);
+                        moved |= test && list.moved(k.x, reference[i], shift);
                         if let Some(s) = side.get_mut(l) {
                             let (s_new, w_new) = granular::stepped_side(
                                 kind,
@@ -787,9 +809,13 @@ impl CpuBackend {
                     Err(e) => fault = fault.or(Some((i, e))),
                 }
             }
+            if moved {
+                stale.store(true, Ordering::Relaxed);
+            }
             fault
         };
         let fault = run_chunks(chunks, n, update);
+        let stale = stale.into_inner();
         if let Some((particle, f)) = fault {
             self.restore();
             return Err(match f {
@@ -803,7 +829,7 @@ impl CpuBackend {
         }
         // Particles leaving the domain: an error (the step undone), or removal.
         let Some(d) = self.model.domain else {
-            return Ok(());
+            return Ok(stale);
         };
         let p = &mut self.model.particles;
         let leaving: Vec<usize> = (0..n)
@@ -831,7 +857,7 @@ impl CpuBackend {
             }
             log::info!("step {step}: particle {i} left the domain and was removed");
         }
-        Ok(())
+        Ok(stale)
     }
 
     fn restore(&mut self) {

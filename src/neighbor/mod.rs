@@ -241,10 +241,23 @@ impl NeighborList {
         stale
     }
 
+    /// Whether a particle now at `x`, at `reference` at the last build, has moved far
+    /// enough relative to `shift` to call for a rebuild ([`NeighborList::update`]); a
+    /// pass that moves the particles can ask it of each as it goes.
+    #[inline]
+    pub fn moved(&self, x: DVec3, reference: DVec3, shift: DVec3) -> bool {
+        let half = 0.5 * self.skin;
+        ((x - reference) - shift).length_squared() > half * half
+    }
+
+    /// Positions at the last build (empty before the first).
+    pub fn reference(&self) -> &[DVec3] {
+        &self.reference
+    }
+
     /// Whether [`NeighborList::update`] would rebuild the list at `position`.
     pub fn is_stale(&self, position: &[DVec3], shift: DVec3) -> bool {
-        let half = 0.5 * self.skin;
-        let moved = |(x, r): (&DVec3, &DVec3)| ((*x - *r) - shift).length_squared() > half * half;
+        let moved = |(x, r): (&DVec3, &DVec3)| self.moved(*x, *r, shift);
         self.reference.len() != position.len()
             || if position.len() < 4096 {
                 position.iter().zip(&self.reference).any(moved)
