@@ -1317,6 +1317,39 @@ mod tests {
         (v.capacity() * std::mem::size_of::<T>()) as u64
     }
 
+    /// The rebuild test that `integrate_predict` runs particle by particle makes the
+    /// decisions of [`NeighborList::update`] at the same positions: a bed thrown apart
+    /// (velocities of 0.5 m/s, so the list goes stale every few dozen steps) rebuilds
+    /// at the same steps as a list updated after each step with the shifted test, and
+    /// the two lists are equal throughout.
+    #[test]
+    fn predict_rebuild_test_matches_is_stale() {
+        let mut model = crate::model::generators::settling_bed(3000);
+        for v in model.particles.velocity.iter_mut() {
+            *v *= 10.0;
+        }
+        let skin = model.contact.map(|c| c.skin).unwrap();
+        let dt = crate::model::generators::SETTLING_BED_DT;
+        let mut b = CpuBackend::from_model(model, IntegratorKind::Variational, dt).unwrap();
+        let p = &b.model.particles;
+        let mut list = NeighborList::new(skin);
+        list.build(&p.position, &p.radius);
+        let builds = b.neighbor_builds() - list.builds;
+        for step in 0..400 {
+            let x0 = b.model.particles.position[0];
+            b.step().unwrap();
+            let p = &b.model.particles;
+            list.update(&p.position, &p.radius, list.shift(x0));
+            assert_eq!(b.neighbor_builds(), builds + list.builds, "step {step}");
+            assert_eq!(b.neighbors.neighbors, list.neighbors, "step {step}");
+        }
+        assert!(
+            list.builds >= 5,
+            "{} builds: the test is vacuous",
+            list.builds
+        );
+    }
+
     /// [`CpuBackend::min_host_bytes`] is a lower bound of what the backend holds once
     /// set up (its refusal may never turn away a problem that fits), and not a loose
     /// one: the arrays it counts are most of it, for a granular bed, a bonded block and
