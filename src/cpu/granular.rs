@@ -205,12 +205,10 @@ impl History {
         let k = self.slots;
         let n = list.offsets.len().saturating_sub(1);
         for a in 0..n {
-            let end = list.offsets[a + 1] as usize;
-            let first = list.half_offsets[a] as usize;
-            let len = list.half_offsets[a + 1] as usize - first;
+            let (first, partners) = list.half_row(a);
             let row = &self.partner[a * k..(a + 1) * k];
             let mut cur = 0;
-            for (s, &j) in (first..).zip(&list.neighbors[end - len..end]) {
+            for (s, &j) in (first..).zip(partners) {
                 while cur < k && row[cur] < j {
                     cur += 1;
                 }
@@ -237,18 +235,13 @@ pub(super) fn remap_springs(
     out.clear();
     out.resize(new.pairs(), PairSpring::default());
     let n = new.half_offsets.len().saturating_sub(1);
-    fn half_row(l: &NeighborList, a: usize) -> (usize, &[u32]) {
-        let end = l.offsets[a + 1] as usize;
-        let len = (l.half_offsets[a + 1] - l.half_offsets[a]) as usize;
-        (l.half_offsets[a] as usize, &l.neighbors[end - len..end])
-    }
     let chunks = crate::neighbor::row_runs(&new.half_offsets, out, ROWS);
     let rows_old = old.half_offsets.len().saturating_sub(1);
     let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
         let base = new.half_offsets[lo] as usize;
         for a in (lo..hi).filter(|&a| a < rows_old) {
-            let (first_old, partners_old) = half_row(old, a);
-            let (first, partners) = half_row(new, a);
+            let (first_old, partners_old) = old.half_row(a);
+            let (first, partners) = new.half_row(a);
             let mut cur = 0;
             for (s, &j) in (first - base..).zip(partners) {
                 while cur < partners_old.len() && partners_old[cur] < j {
@@ -388,8 +381,17 @@ impl GranularInputs<'_> {
             };
             (s, omega)
         };
-        super::dispatch_into(&mut out.side, |i, s| *s = side(i).0);
-        super::dispatch_into(&mut out.spin, |i, w| *w = side(i).1);
+        if out.spin.is_empty() {
+            super::dispatch_into(&mut out.side, |i, s| *s = side(i).0);
+        } else {
+            // With drag: both from one computation of each side.
+            out.side
+                .par_iter_mut()
+                .zip(out.spin.par_iter_mut())
+                .with_min_len(super::MIN_CHUNK)
+                .enumerate()
+                .for_each(|(i, (s, w))| (*s, *w) = side(i));
+        }
     }
 
     fn side(&self, p: &Particles, i: usize, v: DVec3) -> ContactSide {
@@ -463,11 +465,9 @@ impl GranularInputs<'_> {
         for a in rows {
             let me = &sides[a];
             // The half row: the last entries of `a`'s row (partners above `a`).
-            let end = list.offsets[a + 1] as usize;
-            let len = (list.half_offsets[a + 1] - list.half_offsets[a]) as usize;
-            let partners = &list.neighbors[end - len..end];
+            let (_, partners) = list.half_row(a);
             let first = slot;
-            slot += len;
+            slot += partners.len();
             // A removed particle takes part in no contact.
             if me.removed {
                 out[first..slot].fill(PairSlot::default());

@@ -345,6 +345,16 @@ impl NeighborList {
         self.half_offsets.last().map_or(0, |&o| o as usize)
     }
 
+    /// `p`'s half row: its partners above `p` (the tail of its ascending row), whose
+    /// pairs it owns, with the half-list slot of the first (the others follow).
+    #[inline]
+    pub fn half_row(&self, p: usize) -> (usize, &[u32]) {
+        let end = self.offsets[p + 1] as usize;
+        let first = self.half_offsets[p] as usize;
+        let len = self.half_offsets[p + 1] as usize - first;
+        (first, &self.neighbors[end - len..end])
+    }
+
     /// Index of the first entry of `p`'s row with a partner above `p`.
     #[inline]
     pub fn split(&self, p: usize) -> usize {
