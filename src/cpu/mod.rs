@@ -106,23 +106,26 @@ type RowChunk<'a> = (
 /// writes each row once.
 fn row_chunks<'a>(
     half: &[u32],
-    (mut pairs, mut springs): (&'a mut [granular::PairSlot], &'a mut [granular::PairSpring]),
-    mut near: &'a mut [granular::NearSlot],
+    (pairs, springs): (&'a mut [granular::PairSlot], &'a mut [granular::PairSpring]),
+    near: &'a mut [granular::NearSlot],
     chunk: usize,
 ) -> Vec<RowChunk<'a>> {
-    let n = half.len() - 1;
-    let mut out = Vec::with_capacity(n.div_ceil(chunk));
-    for lo in (0..n).step_by(chunk) {
-        let hi = (lo + chunk).min(n);
-        let len = (half[hi] - half[lo]) as usize;
-        let len_n = len.min(near.len());
-        let (mine, rest) = std::mem::take(&mut pairs).split_at_mut(len);
-        let (mine_s, rest_s) = std::mem::take(&mut springs).split_at_mut(len);
-        let (mine_n, rest_n) = std::mem::take(&mut near).split_at_mut(len_n);
-        out.push((lo, hi, (mine, mine_s), mine_n));
-        (pairs, springs, near) = (rest, rest_s, rest_n);
+    let springs = neighbor::row_runs(half, springs, chunk);
+    // Without a near field every chunk gets an empty run.
+    let mut near = if near.is_empty() {
+        Vec::new()
+    } else {
+        neighbor::row_runs(half, near, chunk)
     }
-    out
+    .into_iter();
+    neighbor::row_runs(half, pairs, chunk)
+        .into_iter()
+        .zip(springs)
+        .map(|((lo, hi, p), (_, _, s))| {
+            let n = near.next().map_or(&mut [][..], |(_, _, n)| n);
+            (lo, hi, (p, s), n)
+        })
+        .collect()
 }
 
 /// Particles ahead of the gather whose pair slots are prefetched: 4 and 16 measured
