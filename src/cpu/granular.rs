@@ -461,6 +461,10 @@ impl GranularInputs<'_> {
         // Global index of the chunk's first slot.
         let base = list.half_offsets[rows.start] as usize;
         let mut batch = PairBatch::default();
+        // One material: every pair's record is the same, set in every lane once.
+        if self.tables.materials == 1 {
+            batch.set_material(self.tables.pair(0, 0));
+        }
         let mut slot = 0usize;
         for a in rows {
             let me = &sides[a];
@@ -657,9 +661,25 @@ pub(super) struct PairBatch {
     out3: [Lanes3; 3],
     /// Results: energy and overlap.
     out1: [[f64; LANES]; 2],
+    /// Every lane has the same pair material, set once ([`PairBatch::set_material`]):
+    /// `push` does not copy it.
+    uniform: bool,
 }
 
 impl PairBatch {
+    /// Sets pair material `pm` in every lane, for good: the batch then serves only
+    /// pairs of that material.
+    fn set_material(&mut self, pm: &PairMaterial) {
+        for (f, v) in self
+            .pm
+            .iter_mut()
+            .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
+        {
+            *f = [v; LANES];
+        }
+        self.uniform = true;
+    }
+
     /// Queues the touching pair `(a, b)` for slot `slot`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
@@ -686,12 +706,14 @@ impl PairBatch {
         self.r[1][l] = b.side.r;
         self.mass[0][l] = a.mass;
         self.mass[1][l] = b.mass;
-        for (f, v) in self
-            .pm
-            .iter_mut()
-            .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
-        {
-            f[l] = v;
+        if !self.uniform {
+            for (f, v) in self
+                .pm
+                .iter_mut()
+                .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
+            {
+                f[l] = v;
+            }
         }
         // The differences hertz_contact forms first, formed the same way.
         set(&mut self.rel_v, a.side.v - b.side.v);
@@ -798,6 +820,79 @@ mod tests {
     use crate::physics::granular::pair_overlap;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// A batch whose pair material is set once in every lane (one-material scenes,
+    /// [`PairBatch::set_material`]) gives the same bits as one that copies the same
+    /// record with every pair, on random sticking and slipping pairs. A lane left
+    /// without the material (zero stiffness) would differ.
+    #[test]
+    fn uniform_material_batch_matches_per_pair_copies() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut v = |s: f64| {
+            DVec3::new(
+                rng.random_range(-s..s),
+                rng.random_range(-s..s),
+                rng.random_range(-s..s),
+            )
+        };
+        let pm = PairMaterial {
+            e_star: 3e8,
+            g_star: 1e8,
+            xi: 0.3,
+            restitution: 0.5,
+            mu_s: 0.5,
+            mu_d: 0.4,
+        };
+        let mut uniform = PairBatch::default();
+        uniform.set_material(&pm);
+        let mut copied = PairBatch::default();
+        let n = 61;
+        let mut out = [vec![PairSlot::default(); n], vec![PairSlot::default(); n]];
+        let mut springs = [
+            vec![PairSpring::default(); n],
+            vec![PairSpring::default(); n],
+        ];
+        for case in 0..n {
+            let side = |x: DVec3, v: &mut dyn FnMut(f64) -> DVec3| SideScratch {
+                side: ContactSide {
+                    x,
+                    v: v(1.0),
+                    r: 1e-3,
+                    dx: v(1e-5),
+                    dalpha: v(1e-2),
+                },
+                mass: 1e-5,
+                material: 0,
+                removed: false,
+            };
+            let a = side(v(1.0), &mut v);
+            let dir = v(1.0).normalize();
+            let b = side(a.side.x + dir * 2e-3 * 0.99, &mut v);
+            let d = b.side.x - a.side.x;
+            let spring = v(1e-5);
+            uniform.push(case, d, d.length_squared(), &a, &b, &pm, spring);
+            copied.push(case, d, d.length_squared(), &a, &b, &pm, spring);
+            if uniform.len == LANES || case == n - 1 {
+                uniform.run(&mut out[0], &mut springs[0]);
+                copied.run(&mut out[1], &mut springs[1]);
+            }
+        }
+        let bits = |o: &[PairSlot], h: &[PairSpring]| -> Vec<u64> {
+            o.iter()
+                .zip(h)
+                .flat_map(|(s, h)| {
+                    let mut v: Vec<u64> = [s.force, s.n_cross_friction, h.spring]
+                        .iter()
+                        .flat_map(|x| x.to_array().map(f64::to_bits))
+                        .collect();
+                    v.extend([s.energy, s.overlap].map(f64::to_bits));
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(bits(&out[0], &springs[0]), bits(&out[1], &springs[1]));
+        assert!(out[0].iter().all(|s| s.force.length() > 0.0));
+    }
 
     /// The batched pair kernel gives the same bits as one branching [`hertz_contact`]
     /// per pair (what `granular_pairs` computed before the batch), on random pairs that

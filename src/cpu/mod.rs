@@ -262,6 +262,9 @@ pub struct CpuBackend {
     trapezoidal: Trapezoidal,
     /// Fixed-point iterations of the implicit integrator so far (all steps).
     iterations: u64,
+    /// No bonds, no binder contacts and no pendulum: `particle_forces` outside the
+    /// granular part is the uniform field alone ([`CpuBackend::field_force`]).
+    field_only: bool,
 }
 
 impl CpuBackend {
@@ -462,7 +465,15 @@ impl CpuBackend {
             tables,
             trapezoidal: Trapezoidal::default(),
             iterations: 0,
+            field_only: false,
         };
+        let p = &me.model.particles;
+        me.field_only = me.model.bonds.is_empty()
+            && !matches!(
+                me.model.contact.map(|c| c.law),
+                Some(ContactLaw::Binder { .. })
+            )
+            && p.flags.iter().all(|&f| f & FLAG_PENDULUM == 0);
         if me.model.contact.is_some() {
             me.neighbors
                 .build(&me.model.particles.position, &me.model.particles.radius);
@@ -998,7 +1009,11 @@ impl CpuBackend {
                 if contacts {
                     prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
                 }
-                let mut pf = self.particle_force(bonds, i);
+                let mut pf = if self.field_only {
+                    self.field_force(i)
+                } else {
+                    self.particle_force(bonds, i)
+                };
                 let (neighbors, slots) = if contacts {
                     let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
                     (&list.neighbors[r.clone()], &list.pair_index[r])
@@ -1139,6 +1154,19 @@ impl CpuBackend {
             e_wall,
             e_near: 0.0,
             overflow: 0,
+        }
+    }
+
+    /// [`CpuBackend::particle_force`] of a particle that has no bonds, no binder
+    /// contacts and no pendulum: the uniform field, with the same operations (its
+    /// bits).
+    #[inline]
+    fn field_force(&self, i: usize) -> ParticleForce {
+        let p = &self.model.particles;
+        let g = field::gravity(p.mass[i], self.model.gravity, p.position[i]).1;
+        ParticleForce {
+            force: DVec3::ZERO + g,
+            ..ParticleForce::default()
         }
     }
 
