@@ -670,14 +670,15 @@ impl PairBatch {
     /// Sets pair material `pm` in every lane, for good: the batch then serves only
     /// pairs of that material.
     fn set_material(&mut self, pm: &PairMaterial) {
-        for (f, v) in self
-            .pm
-            .iter_mut()
-            .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
-        {
+        for (f, v) in self.pm.iter_mut().zip(Self::material_fields(pm)) {
             *f = [v; LANES];
         }
         self.uniform = true;
+    }
+
+    /// The fields of `pm` the lanes hold, in the order of [`PairBatch::pm`].
+    fn material_fields(pm: &PairMaterial) -> [f64; 5] {
+        [pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d]
     }
 
     /// Queues the touching pair `(a, b)` for slot `slot`.
@@ -707,11 +708,7 @@ impl PairBatch {
         self.mass[0][l] = a.mass;
         self.mass[1][l] = b.mass;
         if !self.uniform {
-            for (f, v) in self
-                .pm
-                .iter_mut()
-                .zip([pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d])
-            {
+            for (f, v) in self.pm.iter_mut().zip(Self::material_fields(pm)) {
                 f[l] = v;
             }
         }
