@@ -1348,6 +1348,40 @@ mod tests {
         (v.capacity() * std::mem::size_of::<T>()) as u64
     }
 
+    /// The granular gather's shortcut for scenes without bonds, binder contacts or
+    /// pendulums gives the bits of the general per-particle kernel, for every particle
+    /// of a bed (removed ones too, and with a `−0.0` gravity component, which `0 + g`
+    /// turns into `+0.0` in both); scenes with bonds or a pendulum do not take it.
+    #[test]
+    fn field_shortcut_matches_particle_force() {
+        use crate::model::generators::{bonded_block, settling_bed};
+        let mut bed = settling_bed(500);
+        bed.gravity = DVec3::new(-0.0, 0.0, -9.81);
+        bed.particles.flags[7] |= FLAG_REMOVED;
+        let b = CpuBackend::from_model(bed, IntegratorKind::Variational, 1e-6).unwrap();
+        assert!(b.field_only);
+        for i in 0..b.model.particles.len() {
+            let (fast, full) = (b.field_force(i), b.particle_force(&b.forces.bonds, i));
+            let bits = |f: &ParticleForce| {
+                let mut v: Vec<u64> = [f.force, f.moment]
+                    .iter()
+                    .flat_map(|x| x.to_array().map(f64::to_bits))
+                    .collect();
+                v.extend([f.e_contact, f.e_wall, f.e_near].map(f64::to_bits));
+                v.push(u64::from(f.overflow));
+                v
+            };
+            assert_eq!(bits(&fast), bits(&full), "particle {i}");
+        }
+        let block = bonded_block(200).unwrap();
+        let b = CpuBackend::from_model(block, IntegratorKind::Variational, 1e-7).unwrap();
+        assert!(!b.field_only);
+        let mut pendulum = settling_bed(100);
+        pendulum.particles.flags[3] |= FLAG_PENDULUM;
+        let b = CpuBackend::from_model(pendulum, IntegratorKind::Variational, 1e-6).unwrap();
+        assert!(!b.field_only);
+    }
+
     /// The rebuild test that `integrate_predict` runs particle by particle makes the
     /// decisions of [`NeighborList::update`] at the same positions: a bed thrown apart
     /// (velocities of 0.5 m/s, so the list goes stale every few dozen steps) rebuilds
