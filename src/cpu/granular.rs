@@ -707,7 +707,14 @@ impl PairBatch {
         self.r[1][l] = b.side.r;
         self.mass[0][l] = a.mass;
         self.mass[1][l] = b.mass;
-        if !self.uniform {
+        if self.uniform {
+            // Only pairs of the material set in every lane may be queued.
+            debug_assert!(self
+                .pm
+                .iter()
+                .zip(Self::material_fields(pm))
+                .all(|(f, v)| f[l] == v));
+        } else {
             for (f, v) in self.pm.iter_mut().zip(Self::material_fields(pm)) {
                 f[l] = v;
             }

@@ -737,12 +737,11 @@ impl CpuBackend {
 
     /// Kernel `integrate_predict`: first half of the step for every particle, in place,
     /// in one pass that also keeps the old state in `saved` (so a failing step can be
-    /// undone). A particle whose update fails is left as it was; the step then restores
-    /// every particle and reports the lowest failing id, so the outcome does not depend
-    /// on the number of threads.
-    /// Kernel `integrate_predict` (with the contact sides of granular models), and the
-    /// neighbour list's rebuild test at the new positions (relative to `shift`):
-    /// returns whether the list must be rebuilt (always, before the first build).
+    /// undone), computes the contact sides of granular models, and runs the neighbour
+    /// list's rebuild test at the new positions (relative to `shift`). Returns whether
+    /// the list must be rebuilt (always before the first build). A particle whose update
+    /// fails is left as it was; the step then restores every particle and reports the
+    /// lowest failing id, so the outcome does not depend on the number of threads.
     fn integrate_predict(&mut self, step: u64, shift: DVec3) -> Result<bool> {
         let (kind, h) = (self.integrator, self.dt);
         let list = &self.neighbors;
@@ -1009,11 +1008,7 @@ impl CpuBackend {
                 if contacts {
                     prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
                 }
-                let mut pf = if self.field_only {
-                    self.field_force(i)
-                } else {
-                    self.particle_force(bonds, i)
-                };
+                let mut pf = self.particle_force(bonds, i);
                 let (neighbors, slots) = if contacts {
                     let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
                     (&list.neighbors[r.clone()], &list.pair_index[r])
@@ -1095,8 +1090,18 @@ impl CpuBackend {
 
     /// Kernel `particle_forces` for particle `i`: the gather of bond results (CSR
     /// incidence, ascending bond id), contacts (neighbour list, ascending id), walls
-    /// and the field.
+    /// and the field. Scenes without bonds, binder contacts or pendulums have only the
+    /// field ([`CpuBackend::field_force`], the same bits).
+    #[inline]
     fn particle_force(&self, bonds: &[Option<BondResult>], i: usize) -> ParticleForce {
+        if self.field_only {
+            return self.field_force(i);
+        }
+        self.particle_force_general(bonds, i)
+    }
+
+    /// [`CpuBackend::particle_force`] of any scene.
+    fn particle_force_general(&self, bonds: &[Option<BondResult>], i: usize) -> ParticleForce {
         let m = &self.model;
         let p = &m.particles;
         let inc = &self.incidence;
@@ -1157,7 +1162,7 @@ impl CpuBackend {
         }
     }
 
-    /// [`CpuBackend::particle_force`] of a particle that has no bonds, no binder
+    /// [`CpuBackend::particle_force_general`] of a particle that has no bonds, no binder
     /// contacts and no pendulum: the uniform field, with the same operations (its
     /// bits).
     #[inline]
@@ -1361,7 +1366,8 @@ mod tests {
         let b = CpuBackend::from_model(bed, IntegratorKind::Variational, 1e-6).unwrap();
         assert!(b.field_only);
         for i in 0..b.model.particles.len() {
-            let (fast, full) = (b.field_force(i), b.particle_force(&b.forces.bonds, i));
+            let bonds = &b.forces.bonds;
+            let (fast, full) = (b.field_force(i), b.particle_force_general(bonds, i));
             let bits = |f: &ParticleForce| {
                 let mut v: Vec<u64> = [f.force, f.moment]
                     .iter()
