@@ -59,9 +59,9 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
-    pos[3u * i] = pos_next[3u * i];
-    pos[3u * i + 1u] = pos_next[3u * i + 1u];
-    pos[3u * i + 2u] = pos_next[3u * i + 2u];
+    pos[i].x = pos_next[3u * i];
+    pos[i].y = pos_next[3u * i + 1u];
+    pos[i].z = pos_next[3u * i + 2u];
     // And α, when the fused pass computed bond terms, which read partners' α.
     if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
         rot[3u * i] = rot_next[3u * i];

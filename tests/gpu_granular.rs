@@ -322,7 +322,7 @@ fn row_chunks_match_unchunked() {
 /// On a device that binds only 32 KiB per storage buffer (pretended with
 /// `max_binding_bytes`), the 10³-particle f64 pour's row buffers are split into chunks
 /// sized to fit (the history springs, 384 B per particle, need 12) and the grid gets
-/// fewer buckets: the run has the unchunked run's bits. At 16 KiB the 24 000-byte `pos`
+/// fewer buckets: the run has the unchunked run's bits. At 16 KiB the 32 000-byte `pos`
 /// array, which every kernel reads for partners, does not fit: the refusal names the
 /// buffer, its size, the limit and the total memory needed.
 #[test]
@@ -354,7 +354,7 @@ fn small_device_chunks_rows_or_refuses() {
         matches!(err, varidem::error::Error::DeviceTooSmall(_)),
         "{message}"
     );
-    for part in ["'pos'", "24000 bytes", "16384 bytes", "MiB"] {
+    for part in ["'pos'", "32000 bytes", "16384 bytes", "MiB"] {
         assert!(message.contains(part), "{part} missing: {message}");
     }
 }

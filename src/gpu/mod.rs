@@ -110,7 +110,9 @@ mod bind {
     pub(super) const FORCE: u32 = 6;
     pub(super) const MOMENT: u32 = 7;
     pub(super) const PEND: u32 = 8;
-    pub(super) const PROPS: u32 = 9;
+    /// Free: the masses, inertias and radii it held are the `w` of `vel`, `omega` and
+    /// `pos`.
+    pub(super) const FREE: u32 = 9;
     pub(super) const PFLAGS: u32 = 10;
     pub(super) const PENERGY: u32 = 11;
     pub(super) const REF_POS: u32 = 12;
@@ -444,6 +446,28 @@ fn flat<R: Real>(v: &[DVec3]) -> Vec<R> {
     v.iter()
         .flat_map(|a| [R::from_f64(a.x), R::from_f64(a.y), R::from_f64(a.z)])
         .collect()
+}
+
+/// `v` with `w` as fourth components, in kernel precision: the layout of the vec4 state
+/// arrays (`pos`, `vel`, `omega`, `force`; see [`vec4_binding`]).
+fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
+    v.iter()
+        .zip(w)
+        .flat_map(|(a, &w)| {
+            [
+                R::from_f64(a.x),
+                R::from_f64(a.y),
+                R::from_f64(a.z),
+                R::from_f64(w),
+            ]
+        })
+        .collect()
+}
+
+/// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
+/// in w, `shaders/common/layout.wgsl`) rather than three reals.
+fn vec4_binding(binding: u32) -> bool {
+    matches!(binding, bind::POS | bind::VEL | bind::OMEGA | bind::FORCE)
 }
 
 impl GpuBackend {
@@ -792,15 +816,6 @@ impl GpuBackend {
             .step_by(rows_per_chunk as usize)
             .map(|first| (first, rows_per_chunk.min(n - first)))
             .collect();
-        let props: Vec<R> = (0..p.len())
-            .flat_map(|i| {
-                [
-                    R::from_f64(p.mass[i]),
-                    R::from_f64(p.inertia[i]),
-                    R::from_f64(p.radius[i]),
-                ]
-            })
-            .collect();
         let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
         let mut status = [0u32; STATUS_WORDS];
         status[STATUS_STEP] = start;
@@ -822,12 +837,12 @@ impl GpuBackend {
             (
                 bind::POS,
                 "pos",
-                bytemuck::cast_slice(&flat::<R>(&p.position)).to_vec(),
+                bytemuck::cast_slice(&flat4::<R>(&p.position, &p.radius)).to_vec(),
             ),
             (
                 bind::VEL,
                 "vel",
-                bytemuck::cast_slice(&flat::<R>(&p.velocity)).to_vec(),
+                bytemuck::cast_slice(&flat4::<R>(&p.velocity, &p.mass)).to_vec(),
             ),
             (
                 bind::ROT,
@@ -837,16 +852,16 @@ impl GpuBackend {
             (
                 bind::OMEGA,
                 "omega",
-                bytemuck::cast_slice(&flat::<R>(&p.angular_velocity)).to_vec(),
+                bytemuck::cast_slice(&flat4::<R>(&p.angular_velocity, &p.inertia)).to_vec(),
             ),
-            (bind::FORCE, "force", zeros(n3)),
+            (bind::FORCE, "force", zeros(4 * n as u64 * rs)),
             (bind::MOMENT, "moment", zeros(n3)),
             (
                 bind::PEND,
                 "pend",
                 bytemuck::cast_slice(&flat::<R>(&p.pendulum_offset)).to_vec(),
             ),
-            (bind::PROPS, "props", bytemuck::cast_slice(&props).to_vec()),
+            (bind::FREE, "free", Vec::new()),
             (
                 bind::PFLAGS,
                 "pflags",
@@ -1568,8 +1583,9 @@ impl GpuBackend {
     }
 
     fn read_vec3(&self, binding: u32) -> Result<Vec<DVec3>> {
-        let v = self.read_reals(binding, 3 * self.n as usize)?;
-        Ok(v.chunks_exact(3)
+        let stride = if vec4_binding(binding) { 4 } else { 3 };
+        let v = self.read_reals(binding, stride * self.n as usize)?;
+        Ok(v.chunks_exact(stride)
             .map(|c| DVec3::new(c[0], c[1], c[2]))
             .collect())
     }
@@ -1674,7 +1690,13 @@ impl GpuBackend {
                 &self.real_bytes(&flat(&c.wall_spring)),
             )?;
         }
-        self.write_reals(bind::FORCE, &flat(&c.force));
+        // The force array's w is 0 (unused).
+        let force4: Vec<f64> = c
+            .force
+            .iter()
+            .flat_map(|a| a.extend(0.0).to_array())
+            .collect();
+        self.write_reals(bind::FORCE, &force4);
         self.write_reals(bind::MOMENT, &flat(&c.moment));
         let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
         self.write_reals(bind::PENERGY, &energy);
