@@ -17,13 +17,16 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let g = granular_sum(rows.first + li, li, false);
-    let o = 9u * li;
-    gout[o] = g.f.x; gout[o + 1u] = g.f.y; gout[o + 2u] = g.f.z;
-    gout[o + 3u] = g.t.x; gout[o + 4u] = g.t.y; gout[o + 5u] = g.t.z;
+    // Row li: (F, e_contact), (M, e_wall), (e_near, unused); without energies the w
+    // are 0 and the third vec4 is not written (particle_forces reads them only with).
+    let o = 3u * li;
     if (energies) {
-        gout[o + 6u] = g.e_contact;
-        gout[o + 7u] = g.e_wall;
-        gout[o + 8u] = g.e_near;
+        gout[o] = vec4<real>(g.f, g.e_contact);
+        gout[o + 1u] = vec4<real>(g.t, g.e_wall);
+        gout[o + 2u] = vec4<real>(g.e_near, 0.0, 0.0, 0.0);
+    } else {
+        gout[o] = vec4<real>(g.f, 0.0);
+        gout[o + 1u] = vec4<real>(g.t, 0.0);
     }
 }
 

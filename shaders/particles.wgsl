@@ -106,13 +106,15 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
     } else if ((params.flags & (PARAM_HERTZ | PARAM_DRAG | PARAM_NEAR)) != 0u) {
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
-        let o = 9u * li;
-        f += vec3<real>(gout[o], gout[o + 1u], gout[o + 2u]);
-        t += vec3<real>(gout[o + 3u], gout[o + 4u], gout[o + 5u]);
+        let o = 3u * li;
+        let gf = gout[o];
+        let gt = gout[o + 1u];
+        f += gf.xyz;
+        t += gt.xyz;
         if (energies) {
-            e_contact += gout[o + 6u];
-            e_wall += gout[o + 7u];
-            e_near = gout[o + 8u];
+            e_contact += gf.w;
+            e_wall += gt.w;
+            e_near = gout[o + 2u].x;
         }
     }
     // Fused steps (energies off) of scenes without granular forces store no F and M: no

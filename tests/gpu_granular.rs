@@ -321,7 +321,7 @@ fn row_chunks_match_unchunked() {
 
 /// On a device that binds only 32 KiB per storage buffer (pretended with
 /// `max_binding_bytes`), the 10³-particle f64 pour's row buffers are split into chunks
-/// sized to fit (the history springs, 384 B per particle, need 12) and the grid gets
+/// sized to fit (the history springs, 16 vec4 of 32 B per particle, need 16) and the grid gets
 /// fewer buckets: the run has the unchunked run's bits. At 16 KiB the 32 000-byte `pos`
 /// array, which every kernel reads for partners, does not fit: the refusal names the
 /// buffer, its size, the limit and the total memory needed.
@@ -336,7 +336,7 @@ fn small_device_chunks_rows_or_refuses() {
     let mut small = chunked(test, &scene, Precision::F64, None, Some(32 * 1024))
         .unwrap()
         .unwrap();
-    assert_eq!(small.row_chunk_count(), 12);
+    assert_eq!(small.row_chunk_count(), 16);
     whole.advance(100).unwrap();
     small.advance(100).unwrap();
     assert_eq!(whole.particles().unwrap(), small.particles().unwrap());

@@ -187,17 +187,17 @@ fn near_field(d: vec3<real>) -> NearResult {
 
 fn old_id(k: u32) -> u32 { return hist_id_old[k]; }
 fn old_s(k: u32) -> vec3<real> {
-    return vec3<real>(hist_s_old[3u * k], hist_s_old[3u * k + 1u], hist_s_old[3u * k + 2u]);
+    return hist_s_old[k].xyz;
 }
 fn set_new(k: u32, id: u32, v: vec3<real>) {
     hist_id_new[k] = id;
-    hist_s_new[3u * k] = v.x; hist_s_new[3u * k + 1u] = v.y; hist_s_new[3u * k + 2u] = v.z;
+    hist_s_new[k] = vec4<real>(v, 0.0);
 }
 fn old_wall_s(k: u32) -> vec3<real> {
-    return vec3<real>(wall_s_old[3u * k], wall_s_old[3u * k + 1u], wall_s_old[3u * k + 2u]);
+    return wall_s_old[k].xyz;
 }
 fn set_wall_s(k: u32, v: vec3<real>) {
-    wall_s_new[3u * k] = v.x; wall_s_new[3u * k + 1u] = v.y; wall_s_new[3u * k + 2u] = v.z;
+    wall_s_new[k] = vec4<real>(v, 0.0);
 }
 
 // A particle's granular force, moment and energies (half of each pair's).

@@ -216,12 +216,16 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
-// Bound per row chunk (struct Rows), rows indexed from rows.first.
-@group(0) @binding(22) var<storage, read_write> comp: array<real>;
+// Bound per row chunk (struct Rows), rows indexed from rows.first: three vec4 per
+// particle (x, v, Ω in xyz, w unused), like every row buffer whose entries are vectors
+// (history and wall springs, gout): one vector access per entry instead of three
+// scalar ones (see the vec4 state arrays above).
+@group(0) @binding(22) var<storage, read_write> comp: array<vec4<real>>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
 // Granular (granular.wgsl): pair table, particle materials, the contact history in two
-// copies (A, B) that alternate by step parity, and the granular kernel's output per
-// particle: force (3), moment (3), e_contact, e_wall, e_near. The evaluation of step s
+// copies (A, B) that alternate by step parity (springs one vec4 each, w unused), and the
+// granular kernel's output per particle, three vec4: (force, e_contact), (moment,
+// e_wall), (e_near, unused). The evaluation of step s
 // writes copy s & 1 and reads the other: the host binds that copy at the *_new
 // bindings and the other at *_old (two bind groups, chosen per step), so the kernel
 // never branches on the parity. Bindings 19, 22, 26-32 and 33 are bound per row chunk
@@ -231,11 +235,11 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 @group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
 @group(0) @binding(26) var<storage, read_write> hist_id_new: array<u32>;
 @group(0) @binding(27) var<storage, read_write> hist_id_old: array<u32>;
-@group(0) @binding(28) var<storage, read_write> hist_s_new: array<real>;
-@group(0) @binding(29) var<storage, read_write> hist_s_old: array<real>;
-@group(0) @binding(30) var<storage, read_write> wall_s_new: array<real>;
-@group(0) @binding(31) var<storage, read_write> wall_s_old: array<real>;
-@group(0) @binding(32) var<storage, read_write> gout: array<real>;
+@group(0) @binding(28) var<storage, read_write> hist_s_new: array<vec4<real>>;
+@group(0) @binding(29) var<storage, read_write> hist_s_old: array<vec4<real>>;
+@group(0) @binding(30) var<storage, read_write> wall_s_new: array<vec4<real>>;
+@group(0) @binding(31) var<storage, read_write> wall_s_old: array<vec4<real>>;
+@group(0) @binding(32) var<storage, read_write> gout: array<vec4<real>>;
 @group(0) @binding(33) var<uniform> rows: Rows;
 // Indirect-dispatch arguments of the grid kernels (src/gpu/mod.rs grid_args): the count
 // K, K triples (x, 1, 1) that grid_gate fills, then the K workgroup counts of a rebuild.

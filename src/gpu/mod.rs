@@ -777,25 +777,34 @@ impl GpuBackend {
         // The row buffers (ROW_BINDINGS but the uniform): their bytes per particle and
         // initial contents.
         let k = max_contacts as u64;
-        let wall_row = if hertz { 3 * wall_stride * rs } else { 0 };
-        // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
-        let comp_row = if rs == 4 { 36 } else { 0 };
+        // Rows of vectors hold one vec4 per vector (`shaders/common/layout.wgsl`).
+        let wall_row = if hertz { 4 * wall_stride * rs } else { 0 };
+        // f32 builds only: the 9 Kahan terms per particle (three vec4), restored from a
+        // checkpoint.
+        let comp_row = if rs == 4 { 48 } else { 0 };
+        let comp4: Vec<f32> = if rs == 4 && comp.len() == 9 * n as usize {
+            comp.chunks_exact(3)
+                .flat_map(|c| [c[0], c[1], c[2], 0.0])
+                .collect()
+        } else {
+            Vec::new()
+        };
         let comp_init: Option<&[u8]> =
-            (rs == 4 && comp.len() == 9 * n as usize).then(|| bytemuck::cast_slice(comp));
+            (!comp4.is_empty()).then(|| bytemuck::cast_slice(&comp4[..]));
         let neighbor_row = if contact {
             4 * (max_neighbors as u64 + 1)
         } else {
             0
         };
-        let gout_row = if granular { 9 * rs } else { 0 };
+        let gout_row = if granular { 12 * rs } else { 0 };
         let row = RowBuffer::new;
         let row_layout: [RowBuffer; 9] = [
             row(bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
             row(bind::COMP, "comp", comp_row, 0, comp_init),
             row(bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
             row(bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
-            row(bind::HIST_S_A, "hist_s_a", 3 * k * rs, 0, None),
-            row(bind::HIST_S_B, "hist_s_b", 3 * k * rs, 0, None),
+            row(bind::HIST_S_A, "hist_s_a", 4 * k * rs, 0, None),
+            row(bind::HIST_S_B, "hist_s_b", 4 * k * rs, 0, None),
             row(bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
             row(bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
             row(bind::GOUT, "gout", gout_row, 0, None),
@@ -1635,15 +1644,16 @@ impl GpuBackend {
         let rs = self.real_size();
         let (ids, springs, wall_springs) = self.history_bindings();
         let partner = bytemuck::pod_collect_to_vec::<u8, u32>(&self.read_rows(ids, 4 * k)?);
+        // Springs are one vec4 each (w unused).
         let vec3s = |v: Vec<f64>| -> Vec<DVec3> {
-            v.chunks_exact(3)
+            v.chunks_exact(4)
                 .map(|c| DVec3::new(c[0], c[1], c[2]))
                 .collect()
         };
-        let spring = vec3s(self.reals_from_bytes(&self.read_rows(springs, 3 * k * rs)?, 3 * slots));
+        let spring = vec3s(self.reals_from_bytes(&self.read_rows(springs, 4 * k * rs)?, 4 * slots));
         let wall_spring = vec3s(self.reals_from_bytes(
-            &self.read_rows(wall_springs, 3 * stride * rs)?,
-            3 * n * stride,
+            &self.read_rows(wall_springs, 4 * stride * rs)?,
+            4 * n * stride,
         ));
         let energy = self.read_reals(bind::PENERGY, 3 * n)?;
         Ok(Some(ContactState {
@@ -1676,27 +1686,24 @@ impl GpuBackend {
             )));
         }
         let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
+        // Springs and forces are one vec4 each (w unused, 0).
+        let flat4 =
+            |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
         let (ids, springs, wall_springs) = self.history_bindings();
         let k = c.slots as usize;
         let rs = self.real_size();
         if !c.partner.is_empty() {
             self.write_rows(ids, 4 * k, bytemuck::cast_slice(&c.partner))?;
-            self.write_rows(springs, 3 * k * rs, &self.real_bytes(&flat(&c.spring)))?;
+            self.write_rows(springs, 4 * k * rs, &self.real_bytes(&flat4(&c.spring)))?;
         }
         if !c.wall_spring.is_empty() {
             self.write_rows(
                 wall_springs,
-                3 * stride * rs,
-                &self.real_bytes(&flat(&c.wall_spring)),
+                4 * stride * rs,
+                &self.real_bytes(&flat4(&c.wall_spring)),
             )?;
         }
-        // The force array's w is 0 (unused).
-        let force4: Vec<f64> = c
-            .force
-            .iter()
-            .flat_map(|a| a.extend(0.0).to_array())
-            .collect();
-        self.write_reals(bind::FORCE, &force4);
+        self.write_reals(bind::FORCE, &flat4(&c.force));
         self.write_reals(bind::MOMENT, &flat(&c.moment));
         let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
         self.write_reals(bind::PENERGY, &energy);
@@ -1853,8 +1860,12 @@ impl Backend for GpuBackend {
     /// Reads back the state and, in `f32`, the Kahan compensation terms.
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
+            // Three vec4 per particle on the device, nine terms in the snapshot.
             Precision::F32 => {
-                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 36)?)
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 48)?)
+                    .chunks_exact(4)
+                    .flat_map(|c| [c[0], c[1], c[2]])
+                    .collect()
             }
             Precision::F64 => Vec::new(),
         };
