@@ -24,18 +24,19 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
     let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
     let m = mass_of(i);
+    let jj = inertia_of(i);
     let f = get_force(i);
-    let p = predict_half(flags, m, inertia_of(i), get_pos(i), get_rot(i), s,
+    let p = predict_half(flags, m, jj, get_pos(i), get_rot(i), s,
                          load_comp(li, 0u), f, get_moment(i));
     store_predicted_comp(li, p);
     if (p.err != NO_ERROR) {
         raise(p.err, i);
         return;
     }
-    set_pos(i, p.x);
-    set_vel(i, p.v);
+    set_pos(i, p.x, radius_of(i));
+    set_vel(i, p.v, m);
     set_rot(i, p.a);
-    set_omega(i, p.w);
+    set_omega(i, p.w, jj);
     // The motion record the merged contact pass of this step reads for its partners
     // (bound with the next step's parity: the copy this step reads).
     if ((params.flags & (PARAM_MERGED | PARAM_HERTZ)) == (PARAM_MERGED | PARAM_HERTZ)) {
@@ -59,13 +60,10 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
-    pos[i].x = pos_next[3u * i];
-    pos[i].y = pos_next[3u * i + 1u];
-    pos[i].z = pos_next[3u * i + 2u];
+    set_pos(i, vec3<real>(pos_next[3u * i], pos_next[3u * i + 1u], pos_next[3u * i + 2u]),
+            radius_of(i));
     // And α, when the fused pass computed bond terms, which read partners' α.
     if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
-        rot[3u * i] = rot_next[3u * i];
-        rot[3u * i + 1u] = rot_next[3u * i + 1u];
-        rot[3u * i + 2u] = rot_next[3u * i + 2u];
+        set_rot(i, vec3<real>(rot_next[3u * i], rot_next[3u * i + 1u], rot_next[3u * i + 2u]));
     }
 }

@@ -7,11 +7,13 @@
 // bond chunk's results.
 
 // The forces and moments on particle i (row li of its chunk), stored in force and
-// moment (with its energies in penergy when `energies`); returned with its position.
+// moment (with its energies in penergy when `energies`); returned with its position and radius.
 struct Forces {
     f: vec3<real>,
     t: vec3<real>,
     x: vec3<real>,
+    // Its radius.
+    r: real,
     // False when a bond computed here (bond_terms) reached a half turn.
     ok: bool,
 }
@@ -131,7 +133,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         penergy[3u * i + 1u] = e_wall;
         penergy[3u * i + 2u] = e_near;
     }
-    return Forces(f, t, x, ok);
+    return Forces(f, t, x, r, ok);
 }
 
 // The correct half (correct_half, common/integrator.wgsl) ends the step: no kernel reads
@@ -149,20 +151,22 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let flags = pflags[i];
     let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
-    let c = correct_half(flags, mass_of(i), inertia_of(i), s, e.f, e.t);
+    let m = mass_of(i);
+    let jj = inertia_of(i);
+    let c = correct_half(flags, m, jj, s, e.f, e.t);
     store_comp(li, 1u, c.cv);
     store_comp(li, 2u, c.cw);
-    set_vel(i, c.v);
-    set_omega(i, c.w);
+    set_vel(i, c.v, m);
+    set_omega(i, c.w, jj);
 }
 
 // The predicted position of particle i: in pos_next, for commit_pos, while partners'
 // positions are read in this dispatch (binder contacts, a merged contact pass); in pos
 // itself otherwise (PARAM_POS_DIRECT, direct_positions in src/gpu/mod.rs), where no
 // later kernel of the step reads positions.
-fn store_next_pos(i: u32, x: vec3<real>) {
+fn store_next_pos(i: u32, x: vec3<real>, r: real) {
     if ((params.flags & PARAM_POS_DIRECT) != 0u) {
-        set_pos(i, x);
+        set_pos(i, x, r);
     } else {
         set_pos_next(i, x);
     }
@@ -201,7 +205,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!e.ok) { return; }
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
-        store_next_pos(i, e.x);
+        store_next_pos(i, e.x, e.r);
         if (inline_bonds) { set_rot_next(i, get_rot(i)); }
         return;
     }
@@ -215,15 +219,15 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     store_predicted_comp(li, p);
     if (p.err != NO_ERROR) {
         // This step is complete (corrected velocities); the next one failed.
-        set_vel(i, s.v);
-        set_omega(i, s.w);
-        store_next_pos(i, e.x);
+        set_vel(i, s.v, m);
+        set_omega(i, s.w, jj);
+        store_next_pos(i, e.x, e.r);
         atomicOr(&status[STATUS_AHEAD], 1u);
         raise(p.err, i);
         return;
     }
-    store_next_pos(i, p.x);
-    set_vel(i, p.v);
+    store_next_pos(i, p.x, e.r);
+    set_vel(i, p.v, m);
     // Partners' bond terms in this dispatch read α (PARAM_INLINE_BONDS): the new α waits
     // in rot_next for commit_pos, as x does in pos_next.
     if (inline_bonds) {
@@ -231,7 +235,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         set_rot(i, p.a);
     }
-    set_omega(i, p.w);
+    set_omega(i, p.w, jj);
     if (merged && (params.flags & PARAM_HERTZ) != 0u) {
         store_motion(i, p.v, p.w, e.f, m, flags);
     }

@@ -179,26 +179,27 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
 // The state a contact partner is read for is stored one vec4 per particle, with the
 // constant the same readers need in w: position and radius, velocity and mass, Ω and
-// the moment of inertia, the force (w unused, 0). A partner's x and r (every listed
-// neighbour, every grid candidate) or v and m (every touching one) are then one 16- or
-// 32-byte load instead of four scalar ones: fewer load instructions on GPUs, and on
-// llvmpipe, which turns each scalar load of a per-invocation address into one access
-// per SIMD lane, 1.4× faster partner reads (measured). Kernels write only xyz; the w
-// constants are set at upload and never change. (Binding 9, formerly the mass, inertia
-// and radius array these w hold, is free.)
+// the moment of inertia; the force, moment, rotation and reference position have w
+// unused (0). A partner's x and r (every listed neighbour, every grid candidate) or v
+// and m (every touching one) are then one 16- or 32-byte load instead of four scalar
+// ones: fewer load instructions on GPUs, and on llvmpipe, which turns each scalar load
+// of a per-invocation address into one access per SIMD lane, 1.4× faster partner reads
+// (measured). The w constants are set at upload and never change: the setters take
+// them from the caller, which has them loaded, and store whole vectors. (Binding 9,
+// formerly the mass, inertia and radius array these w hold, is free.)
 @group(0) @binding(2) var<storage, read_write> pos: array<vec4<real>>;
 @group(0) @binding(3) var<storage, read_write> vel: array<vec4<real>>;
-@group(0) @binding(4) var<storage, read_write> rot: array<real>;
+@group(0) @binding(4) var<storage, read_write> rot: array<vec4<real>>;
 @group(0) @binding(5) var<storage, read_write> omega: array<vec4<real>>;
 @group(0) @binding(6) var<storage, read_write> force: array<vec4<real>>;
-@group(0) @binding(7) var<storage, read_write> moment: array<real>;
+@group(0) @binding(7) var<storage, read_write> moment: array<vec4<real>>;
 @group(0) @binding(8) var<storage, read> pend: array<real>;
 // Particle flags; integrate_predict sets FLAG_REMOVED on particles leaving the domain.
 @group(0) @binding(10) var<storage, read_write> pflags: array<u32>;
 // Per particle: half of its contact pairs' energy, its wall energy, half of its
 // near-field pairs' energy.
 @group(0) @binding(11) var<storage, read_write> penergy: array<real>;
-@group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
+@group(0) @binding(12) var<storage, read_write> ref_pos: array<vec4<real>>;
 // The chunk's bonds (bindings 13, 14, 15 and 23 are bound per chunk).
 @group(0) @binding(13) var<storage, read> bonds: array<Bond>;
 // Per bond of the chunk: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
@@ -272,22 +273,23 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 @group(0) @binding(45) var<storage, read_write> skin_shift: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return pos[i].xyz; }
-fn set_pos(i: u32, v: vec3<real>) { pos[i].x = v.x; pos[i].y = v.y; pos[i].z = v.z; }
+// r, m, jj: the particle's radius, mass, inertia (the unchanged w).
+fn set_pos(i: u32, v: vec3<real>, r: real) { pos[i] = vec4<real>(v, r); }
 fn set_pos_next(i: u32, v: vec3<real>) { pos_next[3u * i] = v.x; pos_next[3u * i + 1u] = v.y; pos_next[3u * i + 2u] = v.z; }
 fn get_vel(i: u32) -> vec3<real> { return vel[i].xyz; }
-fn set_vel(i: u32, v: vec3<real>) { vel[i].x = v.x; vel[i].y = v.y; vel[i].z = v.z; }
-fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
-fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }
+fn set_vel(i: u32, v: vec3<real>, m: real) { vel[i] = vec4<real>(v, m); }
+fn get_rot(i: u32) -> vec3<real> { return rot[i].xyz; }
+fn set_rot(i: u32, v: vec3<real>) { rot[i] = vec4<real>(v, 0.0); }
 fn set_rot_next(i: u32, v: vec3<real>) { rot_next[3u * i] = v.x; rot_next[3u * i + 1u] = v.y; rot_next[3u * i + 2u] = v.z; }
 fn get_omega(i: u32) -> vec3<real> { return omega[i].xyz; }
-fn set_omega(i: u32, v: vec3<real>) { omega[i].x = v.x; omega[i].y = v.y; omega[i].z = v.z; }
+fn set_omega(i: u32, v: vec3<real>, jj: real) { omega[i] = vec4<real>(v, jj); }
 fn get_force(i: u32) -> vec3<real> { return force[i].xyz; }
 fn set_force(i: u32, v: vec3<real>) { force[i] = vec4<real>(v, 0.0); }
-fn get_moment(i: u32) -> vec3<real> { return vec3<real>(moment[3u * i], moment[3u * i + 1u], moment[3u * i + 2u]); }
-fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u] = v.y; moment[3u * i + 2u] = v.z; }
+fn get_moment(i: u32) -> vec3<real> { return moment[i].xyz; }
+fn set_moment(i: u32, v: vec3<real>) { moment[i] = vec4<real>(v, 0.0); }
 fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
-fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
-fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
+fn get_ref(i: u32) -> vec3<real> { return ref_pos[i].xyz; }
+fn set_ref(i: u32, v: vec3<real>) { ref_pos[i] = vec4<real>(v, 0.0); }
 // Bond k of the bound chunk, from whichever record form the scene uses: a compact
 // record unpacks to the values of the full one (src/gpu/layout.rs CompactBonds), so
 // the bond law computes the same bits.

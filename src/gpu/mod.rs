@@ -449,7 +449,7 @@ fn flat<R: Real>(v: &[DVec3]) -> Vec<R> {
 }
 
 /// `v` with `w` as fourth components, in kernel precision: the layout of the vec4 state
-/// arrays (`pos`, `vel`, `omega`, `force`; see [`vec4_binding`]).
+/// arrays ([`vec4_binding`]).
 fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
     v.iter()
         .zip(w)
@@ -467,7 +467,16 @@ fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
 /// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
 /// in w, `shaders/common/layout.wgsl`) rather than three reals.
 fn vec4_binding(binding: u32) -> bool {
-    matches!(binding, bind::POS | bind::VEL | bind::OMEGA | bind::FORCE)
+    matches!(
+        binding,
+        bind::POS
+            | bind::VEL
+            | bind::ROT
+            | bind::OMEGA
+            | bind::FORCE
+            | bind::MOMENT
+            | bind::REF_POS
+    )
 }
 
 impl GpuBackend {
@@ -856,7 +865,7 @@ impl GpuBackend {
             (
                 bind::ROT,
                 "rot",
-                bytemuck::cast_slice(&flat::<R>(&p.rotation)).to_vec(),
+                bytemuck::cast_slice(&flat4::<R>(&p.rotation, &vec![0.0; p.len()])).to_vec(),
             ),
             (
                 bind::OMEGA,
@@ -864,7 +873,7 @@ impl GpuBackend {
                 bytemuck::cast_slice(&flat4::<R>(&p.angular_velocity, &p.inertia)).to_vec(),
             ),
             (bind::FORCE, "force", zeros(4 * n as u64 * rs)),
-            (bind::MOMENT, "moment", zeros(n3)),
+            (bind::MOMENT, "moment", zeros(4 * n as u64 * rs)),
             (
                 bind::PEND,
                 "pend",
@@ -877,7 +886,7 @@ impl GpuBackend {
                 bytemuck::cast_slice(&p.flags).to_vec(),
             ),
             (bind::PENERGY, "penergy", zeros(3 * n as u64 * rs)),
-            (bind::REF_POS, "ref_pos", zeros(n3)),
+            (bind::REF_POS, "ref_pos", zeros(4 * n as u64 * rs)),
             // Bindings 13-15 and 23 are bound per chunk (below); placeholders keep the
             // table indexed by binding.
             (bind::BONDS, "bonds (per chunk)", Vec::new()),
@@ -1685,8 +1694,7 @@ impl GpuBackend {
                 self.max_contacts
             )));
         }
-        let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
-        // Springs and forces are one vec4 each (w unused, 0).
+        // Springs, forces and moments are one vec4 each (w unused, 0).
         let flat4 =
             |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
         let (ids, springs, wall_springs) = self.history_bindings();
@@ -1704,7 +1712,7 @@ impl GpuBackend {
             )?;
         }
         self.write_reals(bind::FORCE, &flat4(&c.force));
-        self.write_reals(bind::MOMENT, &flat(&c.moment));
+        self.write_reals(bind::MOMENT, &flat4(&c.moment));
         let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
         self.write_reals(bind::PENERGY, &energy);
         Ok(())
