@@ -185,14 +185,7 @@ fn near_field(d: vec3<real>) -> NearResult {
     return r;
 }
 
-fn old_id(k: u32) -> u32 { return hist_id_old[k]; }
-fn old_s(k: u32) -> vec3<real> {
-    return hist_s_old[k].xyz;
-}
-fn set_new(k: u32, id: u32, v: vec3<real>) {
-    hist_id_new[k] = id;
-    hist_s_new[k] = vec4<real>(v, 0.0);
-}
+fn old_id(k: u32) -> u32 { return hist_old[k].id; }
 fn old_wall_s(k: u32) -> vec3<real> {
     return wall_s_old[k].xyz;
 }
@@ -249,11 +242,14 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     let gone = (flags_i & FLAG_REMOVED) != 0u;
     if (hertz || near) {
         let row = li * (params.max_neighbors + 1u);
-        // The cursor into the old history row (sorted by partner, ended by NO_PARTNER
-        // unless full) and the partner id in that slot.
+        // The old history row is sorted by partner and ended by NO_PARTNER unless full.
+        // While every touching partner so far was in the slot of its own rank (the
+        // usual case: the contacts of the last step), the next one is looked for in
+        // the next slot (one load); after the first that was not, a cursor scans on
+        // from the slot after the last one found. Slots before `cur` hold partners
+        // below the current one.
+        var aligned = true;
         var cur = 0u;
-        var cur_id = NO_PARTNER;
-        if (k > 0u) { cur_id = old_id(li * k); }
         // A removed particle takes part in no contact.
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
@@ -305,20 +301,36 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             }
             let r_star = r_i * r_j / (r_i + r_j);
             let m_star = m_i * m_j / (m_i + m_j);
-            // The old spring with j: the cursor passes the partners below j.
-            while (cur < k && cur_id < j) {
-                cur += 1u;
-                if (cur < k) { cur_id = old_id(li * k + cur); }
-            }
+            // The old spring with j (zero if the pair did not touch). An aligned row
+            // holds partners up to slot `used` (never a stale slot past its end marker).
             var spring = vec3<real>(0.0);
-            if (cur < k && cur_id == j) { spring = old_s(li * k + cur); }
+            var found = false;
+            if (aligned && used < k) {
+                let slot = hist_old[li * k + used];
+                if (slot.id == j) {
+                    spring = slot.spring;
+                    found = true;
+                    cur = used + 1u;
+                }
+            }
+            if (!found) {
+                aligned = false;
+                var cur_id = NO_PARTNER;
+                if (cur < k) { cur_id = old_id(li * k + cur); }
+                while (cur_id < j) {
+                    cur += 1u;
+                    cur_id = NO_PARTNER;
+                    if (cur < k) { cur_id = old_id(li * k + cur); }
+                }
+                if (cur_id == j) { spring = hist_old[li * k + cur].spring; }
+            }
             let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
                                   sb.r - 0.5 * overlap, sa, sb, spring);
             f += sign * c.force;
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                set_new(li * k + used, j, c.spring);
+                hist_new[li * k + used] = HistSlot(c.spring, j);
             }
             used += 1u;
         }
@@ -326,7 +338,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         // touching partners than slots is an error (raised once, after the loop: an
         // atomic inside it would be paid by every SIMD lane on every contact).
         if (used < k && hertz) {
-            hist_id_new[li * k + used] = NO_PARTNER;
+            hist_new[li * k + used].id = NO_PARTNER;
         }
         if (used > k) {
             raise(ERR_CONTACT_OVERFLOW, i);

@@ -223,21 +223,27 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // scalar ones (see the vec4 state arrays above).
 @group(0) @binding(22) var<storage, read_write> comp: array<vec4<real>>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
+// One contact-history slot: the pair's spring and the partner's id (NO_PARTNER ends a
+// row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
+// store (on llvmpipe, 1.17× the bed's speed against ids and springs in two arrays).
+struct HistSlot {
+    spring: vec3<real>,
+    id: u32,
+}
+
 // Granular (granular.wgsl): pair table, particle materials, the contact history in two
-// copies (A, B) that alternate by step parity (springs one vec4 each, w unused), and the
-// granular kernel's output per particle, three vec4: (force, e_contact), (moment,
-// e_wall), (e_near, unused). The evaluation of step s
-// writes copy s & 1 and reads the other: the host binds that copy at the *_new
-// bindings and the other at *_old (two bind groups, chosen per step), so the kernel
-// never branches on the parity. Bindings 19, 22, 26-32 and 33 are bound per row chunk
-// (struct Rows): their rows are those of the chunk's particles, indexed from
-// rows.first.
+// copies (A, B) that alternate by step parity, the wall springs likewise (one vec4 each,
+// w unused), and the granular kernel's output per particle, three vec4: (force,
+// e_contact), (moment, e_wall), (e_near, unused). The evaluation of step s writes copy
+// s & 1 and reads the other: the host binds that copy at the *_new bindings and the
+// other at *_old (two bind groups, chosen per step), so the kernel never branches on
+// the parity. Bindings 19, 22, 28-32 and 33 are bound per row chunk (struct Rows):
+// their rows are those of the chunk's particles, indexed from rows.first. (Bindings
+// 26 and 27, formerly the history ids, are free.)
 @group(0) @binding(24) var<storage, read> pair_table: array<PairMat>;
 @group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
-@group(0) @binding(26) var<storage, read_write> hist_id_new: array<u32>;
-@group(0) @binding(27) var<storage, read_write> hist_id_old: array<u32>;
-@group(0) @binding(28) var<storage, read_write> hist_s_new: array<vec4<real>>;
-@group(0) @binding(29) var<storage, read_write> hist_s_old: array<vec4<real>>;
+@group(0) @binding(28) var<storage, read_write> hist_new: array<HistSlot>;
+@group(0) @binding(29) var<storage, read_write> hist_old: array<HistSlot>;
 @group(0) @binding(30) var<storage, read_write> wall_s_new: array<vec4<real>>;
 @group(0) @binding(31) var<storage, read_write> wall_s_old: array<vec4<real>>;
 @group(0) @binding(32) var<storage, read_write> gout: array<vec4<real>>;

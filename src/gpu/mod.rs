@@ -112,7 +112,7 @@ mod bind {
     pub(super) const PEND: u32 = 8;
     /// Free: the masses, inertias and radii it held are the `w` of `vel`, `omega` and
     /// `pos`.
-    pub(super) const FREE: u32 = 9;
+    pub(super) const FREE_9: u32 = 9;
     pub(super) const PFLAGS: u32 = 10;
     pub(super) const PENERGY: u32 = 11;
     pub(super) const REF_POS: u32 = 12;
@@ -129,10 +129,12 @@ mod bind {
     pub(super) const CHUNK: u32 = 23;
     pub(super) const PAIR_TABLE: u32 = 24;
     pub(super) const PMATERIAL: u32 = 25;
-    pub(super) const HIST_ID_A: u32 = 26;
-    pub(super) const HIST_ID_B: u32 = 27;
-    pub(super) const HIST_S_A: u32 = 28;
-    pub(super) const HIST_S_B: u32 = 29;
+    /// Free: the history ids it held are in the history slots (`HIST_A`).
+    pub(super) const FREE_26: u32 = 26;
+    /// Free, like [`FREE_26`].
+    pub(super) const FREE_27: u32 = 27;
+    pub(super) const HIST_A: u32 = 28;
+    pub(super) const HIST_B: u32 = 29;
     pub(super) const WALL_S_A: u32 = 30;
     pub(super) const WALL_S_B: u32 = 31;
     pub(super) const GOUT: u32 = 32;
@@ -240,8 +242,8 @@ const ROW_CHUNKED: [&str; 6] = [
 const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"];
 /// Row-chunked kernels that bind the two copies of the contact history and of the
 /// motion records by step parity: one set of bind groups per parity, the copy written
-/// at that parity at the `*_new` bindings (26, 28, 30, 36, 38, 40) and the other at
-/// `*_old` (27, 29, 31, 37, 39, 41).
+/// at that parity at the `*_new` bindings (28, 30, 36, 38, 40) and the other at
+/// `*_old` (29, 31, 37, 39, 41).
 const BY_PARITY: [&str; 4] = [
     "granular_forces",
     "granular_forces_no_energy",
@@ -251,7 +253,7 @@ const BY_PARITY: [&str; 4] = [
 
 /// Bindings that come in an A/B pair swapped by step parity (A even, B = A + 1).
 fn by_parity(binding: u32) -> bool {
-    (bind::HIST_ID_A..=bind::WALL_S_B).contains(&binding)
+    (bind::HIST_A..=bind::WALL_S_B).contains(&binding)
         || (bind::MOTION_V_A..=bind::MOTION_DA_B).contains(&binding)
 }
 
@@ -291,13 +293,11 @@ fn inline_bonds(fuse: bool, bond_chunks: usize, want: bool) -> bool {
 /// touches (the largest buffers of a granular run: 8 f64 history springs per particle
 /// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
 /// partners (`pos`, `vel`, ...) stay whole.
-const ROW_BINDINGS: [u32; 10] = [
+const ROW_BINDINGS: [u32; 8] = [
     bind::NEIGHBORS,
     bind::COMP,
-    bind::HIST_ID_A,
-    bind::HIST_ID_B,
-    bind::HIST_S_A,
-    bind::HIST_S_B,
+    bind::HIST_A,
+    bind::HIST_B,
     bind::WALL_S_A,
     bind::WALL_S_B,
     bind::GOUT,
@@ -312,8 +312,8 @@ struct RowBuffer<'a> {
     label: &'static str,
     /// Bytes per particle (0: unused by this problem).
     per_row: u64,
-    /// The byte a fresh buffer is filled with (history ids start empty: `NO_PARTNER`).
-    fill: u8,
+    /// What a fresh buffer holds, repeated (history slots start empty: `NO_PARTNER`).
+    fill: &'a [u8],
     /// Initial contents of all rows in particle order, instead of `fill`.
     init: Option<&'a [u8]>,
 }
@@ -323,7 +323,7 @@ impl<'a> RowBuffer<'a> {
         binding: u32,
         label: &'static str,
         per_row: u64,
-        fill: u8,
+        fill: &'a [u8],
         init: Option<&'a [u8]>,
     ) -> Self {
         Self {
@@ -462,6 +462,40 @@ fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
             ]
         })
         .collect()
+}
+
+/// Bytes of one contact-history slot (`HistSlot`, `shaders/common/layout.wgsl`) for
+/// reals of `rs` bytes: the spring's three reals, the partner id, padding to four reals.
+fn hist_slot_bytes(rs: usize) -> usize {
+    4 * rs
+}
+
+/// History slots in the device layout from partner ids and springs (one each).
+fn encode_hist_slots<R: Real>(partner: &[u32], spring: &[DVec3]) -> Vec<u8> {
+    let rs = std::mem::size_of::<R>();
+    let mut out = Vec::with_capacity(partner.len() * hist_slot_bytes(rs));
+    for (&id, s) in partner.iter().zip(spring) {
+        let reals = [R::from_f64(s.x), R::from_f64(s.y), R::from_f64(s.z)];
+        out.extend_from_slice(bytemuck::cast_slice(&reals));
+        out.extend_from_slice(&id.to_ne_bytes());
+        out.resize(out.len() + rs - 4, 0);
+    }
+    out
+}
+
+/// Partner ids and springs of history slots in the device layout.
+fn decode_hist_slots<R: Real>(raw: &[u8]) -> (Vec<u32>, Vec<DVec3>) {
+    let rs = std::mem::size_of::<R>();
+    raw.chunks_exact(hist_slot_bytes(rs))
+        .map(|slot| {
+            let reals: Vec<R> = bytemuck::pod_collect_to_vec(&slot[..3 * rs]);
+            let id = u32::from_ne_bytes(slot[3 * rs..3 * rs + 4].try_into().unwrap());
+            (
+                id,
+                DVec3::new(reals[0].to_f64(), reals[1].to_f64(), reals[2].to_f64()),
+            )
+        })
+        .unzip()
 }
 
 /// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
@@ -806,22 +840,23 @@ impl GpuBackend {
             0
         };
         let gout_row = if granular { 12 * rs } else { 0 };
+        // History slots (`HistSlot`): a spring and a partner id, unused ones NO_PARTNER.
+        let slot = hist_slot_bytes(rs as usize) as u64;
+        let empty_slot = encode_hist_slots::<R>(&[crate::cpu::NO_PARTNER], &[DVec3::ZERO]);
         let row = RowBuffer::new;
-        let row_layout: [RowBuffer; 9] = [
-            row(bind::NEIGHBORS, "neighbors", neighbor_row, 0, None),
-            row(bind::COMP, "comp", comp_row, 0, comp_init),
-            row(bind::HIST_ID_A, "hist_id_a", 4 * k, 0xff, None),
-            row(bind::HIST_ID_B, "hist_id_b", 4 * k, 0xff, None),
-            row(bind::HIST_S_A, "hist_s_a", 4 * k * rs, 0, None),
-            row(bind::HIST_S_B, "hist_s_b", 4 * k * rs, 0, None),
-            row(bind::WALL_S_A, "wall_s_a", wall_row, 0, None),
-            row(bind::WALL_S_B, "wall_s_b", wall_row, 0, None),
-            row(bind::GOUT, "gout", gout_row, 0, None),
+        let row_layout: [RowBuffer; 7] = [
+            row(bind::NEIGHBORS, "neighbors", neighbor_row, &[0], None),
+            row(bind::COMP, "comp", comp_row, &[0], comp_init),
+            row(bind::HIST_A, "hist_a", k * slot, &empty_slot, None),
+            row(bind::HIST_B, "hist_b", k * slot, &empty_slot, None),
+            row(bind::WALL_S_A, "wall_s_a", wall_row, &[0], None),
+            row(bind::WALL_S_B, "wall_s_b", wall_row, &[0], None),
+            row(bind::GOUT, "gout", gout_row, &[0], None),
         ];
         debug_assert!(row_layout
             .iter()
             .map(|r| r.binding)
-            .eq(ROW_BINDINGS[..9].iter().copied()));
+            .eq(ROW_BINDINGS[..7].iter().copied()));
         // Row chunks: contiguous particle ranges whose rows fit one storage binding in
         // every row buffer.
         let widest_row = row_layout.iter().map(|r| r.per_row).max().unwrap_or(0);
@@ -879,7 +914,7 @@ impl GpuBackend {
                 "pend",
                 bytemuck::cast_slice(&flat::<R>(&p.pendulum_offset)).to_vec(),
             ),
-            (bind::FREE, "free", Vec::new()),
+            (bind::FREE_9, "free", Vec::new()),
             (
                 bind::PFLAGS,
                 "pflags",
@@ -919,10 +954,10 @@ impl GpuBackend {
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
             (bind::PAIR_TABLE, "pair_table", pair_table),
             (bind::PMATERIAL, "pmaterial", pmaterial),
-            (bind::HIST_ID_A, "hist_id_a (per row chunk)", Vec::new()),
-            (bind::HIST_ID_B, "hist_id_b (per row chunk)", Vec::new()),
-            (bind::HIST_S_A, "hist_s_a (per row chunk)", Vec::new()),
-            (bind::HIST_S_B, "hist_s_b (per row chunk)", Vec::new()),
+            (bind::FREE_26, "free", Vec::new()),
+            (bind::FREE_27, "free", Vec::new()),
+            (bind::HIST_A, "hist_a (per row chunk)", Vec::new()),
+            (bind::HIST_B, "hist_b (per row chunk)", Vec::new()),
             (bind::WALL_S_A, "wall_s_a (per row chunk)", Vec::new()),
             (bind::WALL_S_B, "wall_s_b (per row chunk)", Vec::new()),
             (bind::GOUT, "gout (per row chunk)", Vec::new()),
@@ -986,7 +1021,7 @@ impl GpuBackend {
                         );
                         let data = match r.init {
                             Some(all) => all[from..to].to_vec(),
-                            None => vec![r.fill; to - from],
+                            None => r.fill.iter().copied().cycle().take(to - from).collect(),
                         };
                         (r.binding, format!("{}{suffix}", r.label), data)
                     })
@@ -1631,13 +1666,13 @@ impl GpuBackend {
         }
     }
 
-    /// The history copy the last force evaluation wrote: `(ids, springs, wall springs)`
+    /// The history copy the last force evaluation wrote: `(slots, wall springs)`
     /// bindings (the evaluation of step `s` writes copy `s & 1`).
-    fn history_bindings(&self) -> (u32, u32, u32) {
+    fn history_bindings(&self) -> (u32, u32) {
         if self.steps & 1 == 0 {
-            (bind::HIST_ID_A, bind::HIST_S_A, bind::WALL_S_A)
+            (bind::HIST_A, bind::WALL_S_A)
         } else {
-            (bind::HIST_ID_B, bind::HIST_S_B, bind::WALL_S_B)
+            (bind::HIST_B, bind::WALL_S_B)
         }
     }
 
@@ -1651,15 +1686,18 @@ impl GpuBackend {
         let slots = n * k;
         let stride = self.wall_stride();
         let rs = self.real_size();
-        let (ids, springs, wall_springs) = self.history_bindings();
-        let partner = bytemuck::pod_collect_to_vec::<u8, u32>(&self.read_rows(ids, 4 * k)?);
-        // Springs are one vec4 each (w unused).
+        let (hist, wall_springs) = self.history_bindings();
+        let raw = self.read_rows(hist, k * hist_slot_bytes(rs))?;
+        let (partner, spring) = match self.precision {
+            Precision::F32 => decode_hist_slots::<f32>(&raw[..slots * hist_slot_bytes(rs)]),
+            Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
+        };
+        // Wall springs are one vec4 each (w unused).
         let vec3s = |v: Vec<f64>| -> Vec<DVec3> {
             v.chunks_exact(4)
                 .map(|c| DVec3::new(c[0], c[1], c[2]))
                 .collect()
         };
-        let spring = vec3s(self.reals_from_bytes(&self.read_rows(springs, 4 * k * rs)?, 4 * slots));
         let wall_spring = vec3s(self.reals_from_bytes(
             &self.read_rows(wall_springs, 4 * stride * rs)?,
             4 * n * stride,
@@ -1697,12 +1735,15 @@ impl GpuBackend {
         // Springs, forces and moments are one vec4 each (w unused, 0).
         let flat4 =
             |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
-        let (ids, springs, wall_springs) = self.history_bindings();
+        let (hist, wall_springs) = self.history_bindings();
         let k = c.slots as usize;
         let rs = self.real_size();
         if !c.partner.is_empty() {
-            self.write_rows(ids, 4 * k, bytemuck::cast_slice(&c.partner))?;
-            self.write_rows(springs, 4 * k * rs, &self.real_bytes(&flat4(&c.spring)))?;
+            let slots = match self.precision {
+                Precision::F32 => encode_hist_slots::<f32>(&c.partner, &c.spring),
+                Precision::F64 => encode_hist_slots::<f64>(&c.partner, &c.spring),
+            };
+            self.write_rows(hist, k * hist_slot_bytes(rs), &slots)?;
         }
         if !c.wall_spring.is_empty() {
             self.write_rows(
