@@ -27,12 +27,14 @@ fn kahan_add(x: vec3<real>, d: vec3<real>, c: vec3<real>) -> Sum {
 // Row k (0: x, 1: v, 2: Ω) of the Kahan terms of the row chunk's particle li.
 fn load_comp(li: u32, k: u32) -> vec3<real> {
     if (!COMPENSATE) { return vec3<real>(0.0); }
-    return comp[3u * li + k].xyz;
+    let o = 9u * li + 3u * k;
+    return vec3<real>(comp[o], comp[o + 1u], comp[o + 2u]);
 }
 
 fn store_comp(li: u32, k: u32, c: vec3<real>) {
     if (!COMPENSATE) { return; }
-    comp[3u * li + k] = vec4<real>(c, 0.0);
+    let o = 9u * li + 3u * k;
+    comp[o] = c.x; comp[o + 1u] = c.y; comp[o + 2u] = c.z;
 }
 
 // Velocities and angular velocities with their Kahan terms.

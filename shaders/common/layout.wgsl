@@ -179,27 +179,30 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
 // The state a contact partner is read for is stored one vec4 per particle, with the
 // constant the same readers need in w: position and radius, velocity and mass, Ω and
-// the moment of inertia; the force, moment, rotation and reference position have w
-// unused (0). A partner's x and r (every listed neighbour, every grid candidate) or v
-// and m (every touching one) are then one 16- or 32-byte load instead of four scalar
-// ones: fewer load instructions on GPUs, and on llvmpipe, which turns each scalar load
-// of a per-invocation address into one access per SIMD lane, 1.4× faster partner reads
+// the moment of inertia; the force, which partners read too, has w unused (0). A
+// partner's x and r (every listed neighbour, every grid candidate) or v and m (every
+// touching one) are then one 16- or 32-byte load instead of four scalar ones: fewer
+// load instructions on GPUs, and on llvmpipe, which turns each scalar load of a
+// per-invocation address into one access per SIMD lane, 1.4× faster partner reads
 // (measured). The w constants are set at upload and never change: the setters take
-// them from the caller, which has them loaded, and store whole vectors. (Binding 9,
-// formerly the mass, inertia and radius array these w hold, is free.)
+// them from the caller, which has them loaded, and store whole vectors. Arrays that
+// no kernel reads for partners keep three reals per particle: padding them would add
+// 4 B of memory traffic per particle and pass (a whole array is streamed every step)
+// for no fewer partner loads. (Binding 9, formerly the mass, inertia and radius array
+// these w hold, is free.)
 @group(0) @binding(2) var<storage, read_write> pos: array<vec4<real>>;
 @group(0) @binding(3) var<storage, read_write> vel: array<vec4<real>>;
-@group(0) @binding(4) var<storage, read_write> rot: array<vec4<real>>;
+@group(0) @binding(4) var<storage, read_write> rot: array<real>;
 @group(0) @binding(5) var<storage, read_write> omega: array<vec4<real>>;
 @group(0) @binding(6) var<storage, read_write> force: array<vec4<real>>;
-@group(0) @binding(7) var<storage, read_write> moment: array<vec4<real>>;
+@group(0) @binding(7) var<storage, read_write> moment: array<real>;
 @group(0) @binding(8) var<storage, read> pend: array<real>;
 // Particle flags; integrate_predict sets FLAG_REMOVED on particles leaving the domain.
 @group(0) @binding(10) var<storage, read_write> pflags: array<u32>;
 // Per particle: half of its contact pairs' energy, its wall energy, half of its
 // near-field pairs' energy.
 @group(0) @binding(11) var<storage, read_write> penergy: array<real>;
-@group(0) @binding(12) var<storage, read_write> ref_pos: array<vec4<real>>;
+@group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
 // The chunk's bonds (bindings 13, 14, 15 and 23 are bound per chunk).
 @group(0) @binding(13) var<storage, read> bonds: array<Bond>;
 // Per bond of the chunk: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
@@ -217,11 +220,9 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
-// Bound per row chunk (struct Rows), rows indexed from rows.first: three vec4 per
-// particle (x, v, Ω in xyz, w unused), like every row buffer whose entries are vectors
-// (history and wall springs, gout): one vector access per entry instead of three
-// scalar ones (see the vec4 state arrays above).
-@group(0) @binding(22) var<storage, read_write> comp: array<vec4<real>>;
+// Bound per row chunk (struct Rows), rows indexed from rows.first: nine reals per
+// particle (streamed every step, so not padded: see the vec4 state arrays above).
+@group(0) @binding(22) var<storage, read_write> comp: array<real>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
 // One contact-history slot: the pair's spring and the partner's id (NO_PARTNER ends a
 // row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
@@ -284,18 +285,18 @@ fn set_pos(i: u32, v: vec3<real>, r: real) { pos[i] = vec4<real>(v, r); }
 fn set_pos_next(i: u32, v: vec3<real>) { pos_next[3u * i] = v.x; pos_next[3u * i + 1u] = v.y; pos_next[3u * i + 2u] = v.z; }
 fn get_vel(i: u32) -> vec3<real> { return vel[i].xyz; }
 fn set_vel(i: u32, v: vec3<real>, m: real) { vel[i] = vec4<real>(v, m); }
-fn get_rot(i: u32) -> vec3<real> { return rot[i].xyz; }
-fn set_rot(i: u32, v: vec3<real>) { rot[i] = vec4<real>(v, 0.0); }
+fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
+fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }
 fn set_rot_next(i: u32, v: vec3<real>) { rot_next[3u * i] = v.x; rot_next[3u * i + 1u] = v.y; rot_next[3u * i + 2u] = v.z; }
 fn get_omega(i: u32) -> vec3<real> { return omega[i].xyz; }
 fn set_omega(i: u32, v: vec3<real>, jj: real) { omega[i] = vec4<real>(v, jj); }
 fn get_force(i: u32) -> vec3<real> { return force[i].xyz; }
 fn set_force(i: u32, v: vec3<real>) { force[i] = vec4<real>(v, 0.0); }
-fn get_moment(i: u32) -> vec3<real> { return moment[i].xyz; }
-fn set_moment(i: u32, v: vec3<real>) { moment[i] = vec4<real>(v, 0.0); }
+fn get_moment(i: u32) -> vec3<real> { return vec3<real>(moment[3u * i], moment[3u * i + 1u], moment[3u * i + 2u]); }
+fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u] = v.y; moment[3u * i + 2u] = v.z; }
 fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
-fn get_ref(i: u32) -> vec3<real> { return ref_pos[i].xyz; }
-fn set_ref(i: u32, v: vec3<real>) { ref_pos[i] = vec4<real>(v, 0.0); }
+fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
+fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
 // Bond k of the bound chunk, from whichever record form the scene uses: a compact
 // record unpacks to the values of the full one (src/gpu/layout.rs CompactBonds), so
 // the bond law computes the same bits.

@@ -501,16 +501,7 @@ fn decode_hist_slots<R: Real>(raw: &[u8]) -> (Vec<u32>, Vec<DVec3>) {
 /// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
 /// in w, `shaders/common/layout.wgsl`) rather than three reals.
 fn vec4_binding(binding: u32) -> bool {
-    matches!(
-        binding,
-        bind::POS
-            | bind::VEL
-            | bind::ROT
-            | bind::OMEGA
-            | bind::FORCE
-            | bind::MOMENT
-            | bind::REF_POS
-    )
+    matches!(binding, bind::POS | bind::VEL | bind::OMEGA | bind::FORCE)
 }
 
 impl GpuBackend {
@@ -820,20 +811,12 @@ impl GpuBackend {
         // The row buffers (ROW_BINDINGS but the uniform): their bytes per particle and
         // initial contents.
         let k = max_contacts as u64;
-        // Rows of vectors hold one vec4 per vector (`shaders/common/layout.wgsl`).
+        // Wall springs are one vec4 each, w unused (`shaders/common/layout.wgsl`).
         let wall_row = if hertz { 4 * wall_stride * rs } else { 0 };
-        // f32 builds only: the 9 Kahan terms per particle (three vec4), restored from a
-        // checkpoint.
-        let comp_row = if rs == 4 { 48 } else { 0 };
-        let comp4: Vec<f32> = if rs == 4 && comp.len() == 9 * n as usize {
-            comp.chunks_exact(3)
-                .flat_map(|c| [c[0], c[1], c[2], 0.0])
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
+        let comp_row = if rs == 4 { 36 } else { 0 };
         let comp_init: Option<&[u8]> =
-            (!comp4.is_empty()).then(|| bytemuck::cast_slice(&comp4[..]));
+            (rs == 4 && comp.len() == 9 * n as usize).then(|| bytemuck::cast_slice(comp));
         let neighbor_row = if contact {
             4 * (max_neighbors as u64 + 1)
         } else {
@@ -900,7 +883,7 @@ impl GpuBackend {
             (
                 bind::ROT,
                 "rot",
-                bytemuck::cast_slice(&flat4::<R>(&p.rotation, &vec![0.0; p.len()])).to_vec(),
+                bytemuck::cast_slice(&flat::<R>(&p.rotation)).to_vec(),
             ),
             (
                 bind::OMEGA,
@@ -908,7 +891,7 @@ impl GpuBackend {
                 bytemuck::cast_slice(&flat4::<R>(&p.angular_velocity, &p.inertia)).to_vec(),
             ),
             (bind::FORCE, "force", zeros(4 * n as u64 * rs)),
-            (bind::MOMENT, "moment", zeros(4 * n as u64 * rs)),
+            (bind::MOMENT, "moment", zeros(n3)),
             (
                 bind::PEND,
                 "pend",
@@ -921,7 +904,7 @@ impl GpuBackend {
                 bytemuck::cast_slice(&p.flags).to_vec(),
             ),
             (bind::PENERGY, "penergy", zeros(3 * n as u64 * rs)),
-            (bind::REF_POS, "ref_pos", zeros(4 * n as u64 * rs)),
+            (bind::REF_POS, "ref_pos", zeros(n3)),
             // Bindings 13-15 and 23 are bound per chunk (below); placeholders keep the
             // table indexed by binding.
             (bind::BONDS, "bonds (per chunk)", Vec::new()),
@@ -1732,7 +1715,8 @@ impl GpuBackend {
                 self.max_contacts
             )));
         }
-        // Springs, forces and moments are one vec4 each (w unused, 0).
+        // Wall springs and forces are one vec4 each (w unused, 0); moments three reals.
+        let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
         let flat4 =
             |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
         let (hist, wall_springs) = self.history_bindings();
@@ -1753,7 +1737,7 @@ impl GpuBackend {
             )?;
         }
         self.write_reals(bind::FORCE, &flat4(&c.force));
-        self.write_reals(bind::MOMENT, &flat4(&c.moment));
+        self.write_reals(bind::MOMENT, &flat(&c.moment));
         let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
         self.write_reals(bind::PENERGY, &energy);
         Ok(())
@@ -1909,12 +1893,8 @@ impl Backend for GpuBackend {
     /// Reads back the state and, in `f32`, the Kahan compensation terms.
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
-            // Three vec4 per particle on the device, nine terms in the snapshot.
             Precision::F32 => {
-                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 48)?)
-                    .chunks_exact(4)
-                    .flat_map(|c| [c[0], c[1], c[2]])
-                    .collect()
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 36)?)
             }
             Precision::F64 => Vec::new(),
         };
