@@ -33,7 +33,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         raise(p.err, i);
         return;
     }
-    set_pos(i, p.x, radius_of(i));
+    set_pos(i, p.x);
     set_vel(i, p.v, m);
     set_rot(i, p.a);
     set_omega(i, p.w, jj);
@@ -60,8 +60,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
-    set_pos(i, vec3<real>(pos_next[3u * i], pos_next[3u * i + 1u], pos_next[3u * i + 2u]),
-            radius_of(i));
+    set_pos(i, vec3<real>(pos_next[3u * i], pos_next[3u * i + 1u], pos_next[3u * i + 2u]));
     // And α, when the fused pass computed bond terms, which read partners' α.
     if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
         set_rot(i, vec3<real>(rot_next[3u * i], rot_next[3u * i + 1u], rot_next[3u * i + 2u]));

@@ -7,13 +7,11 @@
 // bond chunk's results.
 
 // The forces and moments on particle i (row li of its chunk), stored in force and
-// moment (with its energies in penergy when `energies`); returned with its position and radius.
+// moment (with its energies in penergy when `energies`); returned with its position.
 struct Forces {
     f: vec3<real>,
     t: vec3<real>,
     x: vec3<real>,
-    // Its radius.
-    r: real,
     // False when a bond computed here (bond_terms) reached a half turn.
     ok: bool,
 }
@@ -133,7 +131,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         penergy[3u * i + 1u] = e_wall;
         penergy[3u * i + 2u] = e_near;
     }
-    return Forces(f, t, x, r, ok);
+    return Forces(f, t, x, ok);
 }
 
 // The correct half (correct_half, common/integrator.wgsl) ends the step: no kernel reads
@@ -164,9 +162,9 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // positions are read in this dispatch (binder contacts, a merged contact pass); in pos
 // itself otherwise (PARAM_POS_DIRECT, direct_positions in src/gpu/mod.rs), where no
 // later kernel of the step reads positions.
-fn store_next_pos(i: u32, x: vec3<real>, r: real) {
+fn store_next_pos(i: u32, x: vec3<real>) {
     if ((params.flags & PARAM_POS_DIRECT) != 0u) {
-        set_pos(i, x, r);
+        set_pos(i, x);
     } else {
         set_pos_next(i, x);
     }
@@ -205,7 +203,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!e.ok) { return; }
     let flags = pflags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
-        store_next_pos(i, e.x, e.r);
+        store_next_pos(i, e.x);
         if (inline_bonds) { set_rot_next(i, get_rot(i)); }
         return;
     }
@@ -221,12 +219,12 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         // This step is complete (corrected velocities); the next one failed.
         set_vel(i, s.v, m);
         set_omega(i, s.w, jj);
-        store_next_pos(i, e.x, e.r);
+        store_next_pos(i, e.x);
         atomicOr(&status[STATUS_AHEAD], 1u);
         raise(p.err, i);
         return;
     }
-    store_next_pos(i, p.x, e.r);
+    store_next_pos(i, p.x);
     set_vel(i, p.v, m);
     // Partners' bond terms in this dispatch read α (PARAM_INLINE_BONDS): the new α waits
     // in rot_next for commit_pos, as x does in pos_next.

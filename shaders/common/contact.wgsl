@@ -100,10 +100,14 @@ struct Motion {
     v: vec3<real>,
     dx: vec3<real>,
     dalpha: vec3<real>,
+    // The particle's mass, carried in the record (the w of motion_v) so that the merged
+    // pass reads nothing of `vel`, which that dispatch writes.
+    m: real,
 }
 
 fn motion_of(v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) -> Motion {
     var s: Motion;
+    s.m = m;
     s.v = end_velocity(v, f, m, flags);
     s.dx = vec3<real>(0.0);
     s.dalpha = vec3<real>(0.0);
@@ -123,10 +127,12 @@ fn motion_of(v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) -
 // The motion record of partner j written by the previous step's predict (binding
 // parity: the copy this step reads).
 fn old_motion(j: u32) -> Motion {
+    let vm = motion_v_old[j];
     return Motion(
-        vec3<real>(motion_v_old[3u * j], motion_v_old[3u * j + 1u], motion_v_old[3u * j + 2u]),
+        vm.xyz,
         vec3<real>(motion_dx_old[3u * j], motion_dx_old[3u * j + 1u], motion_dx_old[3u * j + 2u]),
-        vec3<real>(motion_da_old[3u * j], motion_da_old[3u * j + 1u], motion_da_old[3u * j + 2u]));
+        vec3<real>(motion_da_old[3u * j], motion_da_old[3u * j + 1u], motion_da_old[3u * j + 2u]),
+        vm.w);
 }
 
 // Particle i's motion record from the v, Ω and F the caller has just computed and
@@ -142,7 +148,7 @@ fn store_motion(i: u32, v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, fl
 
 // Stores particle i's motion record for the next evaluation (the copy it will read).
 fn set_motion(i: u32, s: Motion) {
-    motion_v_new[3u * i] = s.v.x; motion_v_new[3u * i + 1u] = s.v.y; motion_v_new[3u * i + 2u] = s.v.z;
+    motion_v_new[i] = vec4<real>(s.v, s.m);
     motion_dx_new[3u * i] = s.dx.x; motion_dx_new[3u * i + 1u] = s.dx.y; motion_dx_new[3u * i + 2u] = s.dx.z;
     motion_da_new[3u * i] = s.dalpha.x; motion_da_new[3u * i + 1u] = s.dalpha.y; motion_da_new[3u * i + 2u] = s.dalpha.z;
 }
@@ -278,13 +284,17 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             let dist = sqrt(dist2);
             let n = d / dist;
             let overlap = reach - dist;
-            let m_j = mass_of(j);
             // Fused into particle_forces_predict (`merged`), partners' v, Ω and F are
-            // being overwritten: their motion comes from the record of the last predict.
+            // being overwritten: their motion and mass come from the record of the last
+            // predict.
             var other: Side;
+            var m_j: real;
             if (merged) {
-                other = side_from(x_j, r_j, old_motion(j));
+                let mo = old_motion(j);
+                m_j = mo.m;
+                other = side_from(x_j, r_j, mo);
             } else {
+                m_j = mass_of(j);
                 other = side_at(j, x_j, r_j, m_j, flags_j);
             }
             var sa = me;

@@ -256,13 +256,14 @@ struct HistSlot {
 // commit_pos at the start of the next step.
 @group(0) @binding(35) var<storage, read_write> pos_next: array<real>;
 // Motion records (struct Motion, common/contact.wgsl): per particle the end-of-step
-// velocity and the increments Δx, Δα that its contact partners use, written by the
+// velocity with the mass (one vec4) and the increments Δx, Δα that its contact partners
+// use, written by the
 // predict of the step before (integrate_predict, particle_forces_predict) and read by
 // the merged contact pass of particle_forces_predict, which overwrites v, Ω and F while
 // partners read them. Two copies bound by step parity like the history (A at the even
 // binding): `*_new` is written, `*_old` read.
-@group(0) @binding(36) var<storage, read_write> motion_v_new: array<real>;
-@group(0) @binding(37) var<storage, read_write> motion_v_old: array<real>;
+@group(0) @binding(36) var<storage, read_write> motion_v_new: array<vec4<real>>;
+@group(0) @binding(37) var<storage, read_write> motion_v_old: array<vec4<real>>;
 @group(0) @binding(38) var<storage, read_write> motion_dx_new: array<real>;
 @group(0) @binding(39) var<storage, read_write> motion_dx_old: array<real>;
 @group(0) @binding(40) var<storage, read_write> motion_da_new: array<real>;
@@ -280,10 +281,12 @@ struct HistSlot {
 @group(0) @binding(45) var<storage, read_write> skin_shift: array<real>;
 
 fn get_pos(i: u32) -> vec3<real> { return pos[i].xyz; }
-// r, m, jj: the particle's radius, mass, inertia (the unchanged w).
-fn set_pos(i: u32, v: vec3<real>, r: real) { pos[i] = vec4<real>(v, r); }
+// Positions are stored component by component: the radius in w stays, and commit_pos
+// need not read it.
+fn set_pos(i: u32, v: vec3<real>) { pos[i].x = v.x; pos[i].y = v.y; pos[i].z = v.z; }
 fn set_pos_next(i: u32, v: vec3<real>) { pos_next[3u * i] = v.x; pos_next[3u * i + 1u] = v.y; pos_next[3u * i + 2u] = v.z; }
 fn get_vel(i: u32) -> vec3<real> { return vel[i].xyz; }
+// m, jj: the particle's mass and inertia (the unchanged w).
 fn set_vel(i: u32, v: vec3<real>, m: real) { vel[i] = vec4<real>(v, m); }
 fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
 fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }

@@ -861,6 +861,11 @@ impl GpuBackend {
         }
         let n3 = 3 * n as u64 * rs;
         let motion = if merged && hertz { n3 } else { 0 };
+        let motion_v: Vec<u8> = if motion > 0 {
+            bytemuck::cast_slice(&flat4::<R>(&vec![DVec3::ZERO; p.len()], &p.mass)).to_vec()
+        } else {
+            Vec::new()
+        };
         let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
         // (binding, label, contents, usage is uniform)
         let contents: Vec<(u32, &str, Vec<u8>)> = vec![
@@ -957,8 +962,9 @@ impl GpuBackend {
                 zeros(if fuse && !direct { n3 } else { 0 }),
             ),
             // Motion records: only merged contact passes read them.
-            (bind::MOTION_V_A, "motion_v_a", zeros(motion)),
-            (bind::MOTION_V_B, "motion_v_b", zeros(motion)),
+            // End-of-step velocity and mass (vec4), the mass set here for good.
+            (bind::MOTION_V_A, "motion_v_a", motion_v.clone()),
+            (bind::MOTION_V_B, "motion_v_b", motion_v),
             (bind::MOTION_DX_A, "motion_dx_a", zeros(motion)),
             (bind::MOTION_DX_B, "motion_dx_b", zeros(motion)),
             (bind::MOTION_DA_A, "motion_da_a", zeros(motion)),
