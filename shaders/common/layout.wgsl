@@ -184,12 +184,12 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // touching one) are then one 16- or 32-byte load instead of four scalar ones: fewer
 // load instructions on GPUs, and on llvmpipe, which turns each scalar load of a
 // per-invocation address into one access per SIMD lane, 1.4× faster partner reads
-// (measured). The w constants are set at upload and never change: the setters take
-// them from the caller, which has them loaded, and store whole vectors. Arrays that
-// no kernel reads for partners keep three reals per particle: padding them would add
-// 4 B of memory traffic per particle and pass (a whole array is streamed every step)
-// for no fewer partner loads. (Binding 9, formerly the mass, inertia and radius array
-// these w hold, is free.)
+// (measured). The w constants are set at upload and never change: set_vel and
+// set_omega take them from the caller, which has them loaded, and store whole
+// vectors; positions are stored by component. Arrays that no kernel reads for partners
+// keep three reals per particle: padding them would add 4 B of memory traffic per
+// particle and pass (a whole array is streamed every step) for no fewer partner loads.
+// (Binding 9, formerly the mass, inertia and radius array these w hold, is free.)
 @group(0) @binding(2) var<storage, read_write> pos: array<vec4<real>>;
 @group(0) @binding(3) var<storage, read_write> vel: array<vec4<real>>;
 @group(0) @binding(4) var<storage, read_write> rot: array<real>;
@@ -226,7 +226,8 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 @group(0) @binding(23) var<uniform> chunk: Chunk;
 // One contact-history slot: the pair's spring and the partner's id (NO_PARTNER ends a
 // row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
-// store (on llvmpipe, 1.17× the bed's speed against ids and springs in two arrays).
+// store (on llvmpipe 1.08–1.17× the bed's speed, with the rank-slot lookup of
+// granular_sum, against ids and springs in two arrays).
 struct HistSlot {
     spring: vec3<real>,
     id: u32,
@@ -256,11 +257,10 @@ struct HistSlot {
 // commit_pos at the start of the next step.
 @group(0) @binding(35) var<storage, read_write> pos_next: array<real>;
 // Motion records (struct Motion, common/contact.wgsl): per particle the end-of-step
-// velocity with the mass (one vec4) and the increments Δx, Δα that its contact partners
-// use, written by the
-// predict of the step before (integrate_predict, particle_forces_predict) and read by
-// the merged contact pass of particle_forces_predict, which overwrites v, Ω and F while
-// partners read them. Two copies bound by step parity like the history (A at the even
+// velocity with the mass (one vec4) and the increments Δx, Δα that its contact
+// partners use, written by the predict of the step before (integrate_predict,
+// particle_forces_predict) and read by the merged contact pass of
+// particle_forces_predict, which overwrites v, Ω and F while partners read them. Two copies bound by step parity like the history (A at the even
 // binding): `*_new` is written, `*_old` read.
 @group(0) @binding(36) var<storage, read_write> motion_v_new: array<vec4<real>>;
 @group(0) @binding(37) var<storage, read_write> motion_v_old: array<vec4<real>>;

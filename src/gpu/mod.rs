@@ -488,11 +488,11 @@ fn decode_hist_slots<R: Real>(raw: &[u8]) -> (Vec<u32>, Vec<DVec3>) {
     let rs = std::mem::size_of::<R>();
     raw.chunks_exact(hist_slot_bytes(rs))
         .map(|slot| {
-            let reals: Vec<R> = bytemuck::pod_collect_to_vec(&slot[..3 * rs]);
-            let id = u32::from_ne_bytes(slot[3 * rs..3 * rs + 4].try_into().unwrap());
+            let real = |c: usize| bytemuck::pod_read_unaligned::<R>(&slot[c * rs..(c + 1) * rs]);
+            let id: u32 = bytemuck::pod_read_unaligned(&slot[3 * rs..3 * rs + 4]);
             (
                 id,
-                DVec3::new(reals[0].to_f64(), reals[1].to_f64(), reals[2].to_f64()),
+                DVec3::new(real(0).to_f64(), real(1).to_f64(), real(2).to_f64()),
             )
         })
         .unzip()
