@@ -3,7 +3,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use varidem::gpu::layout::{BondCompact, BondRecord, PairRecord, Params, WallRecord};
+use varidem::gpu::layout::{BondCompact, BondRecord, HistRecord, PairRecord, Params, WallRecord};
 use varidem::gpu::shaders::{compose, used_bindings, validate, KERNEL_FILES};
 use varidem::gpu::Precision;
 
@@ -160,6 +160,13 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("j", j),
             ("kind", kind),
         ]
+    );
+    check_layout!(
+        "HistSlot",
+        HistRecord<R>,
+        p,
+        size_of::<R>(),
+        [("spring", spring), ("id", id)]
     );
     check_layout!(
         "Wall",

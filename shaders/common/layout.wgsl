@@ -183,8 +183,8 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // partner's x and r (every listed neighbour, every grid candidate) or v and m (every
 // touching one) are then one 16- or 32-byte load instead of four scalar ones: fewer
 // load instructions on GPUs, and on llvmpipe, which turns each scalar load of a
-// per-invocation address into one access per SIMD lane, 1.4× faster partner reads
-// (measured). The w constants are set at upload and never change: set_vel and
+// per-invocation address into one access per SIMD lane, 1.5× faster partner reads
+// (examples/gpu_loads). The w constants are set at upload and never change: set_vel and
 // set_omega take them from the caller, which has them loaded, and store whole
 // vectors; positions are stored by component. Arrays that no kernel reads for partners
 // keep three reals per particle: padding them would add 4 B of memory traffic per
@@ -224,8 +224,8 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // particle (streamed every step, so not padded: see the vec4 state arrays above).
 @group(0) @binding(22) var<storage, read_write> comp: array<real>;
 @group(0) @binding(23) var<uniform> chunk: Chunk;
-// One contact-history slot: the pair's spring and the partner's id (NO_PARTNER ends a
-// row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
+// One contact-history slot (host twin: src/gpu/layout.rs HistRecord): the pair's spring
+// and the partner's id (NO_PARTNER ends a row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
 // store (on llvmpipe 1.08–1.17× the bed's speed, with the rank-slot lookup of
 // granular_sum, against ids and springs in two arrays).
 struct HistSlot {

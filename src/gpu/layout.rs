@@ -1,6 +1,6 @@
 //! Host twins of the WGSL records in `shaders/common/layout.wgsl`: `#[repr(C)]`, `Pod`,
 //! scalar fields only (no `vec3`, so no 16/32-byte padding trap), in an `f32` and an
-//! `f64` flavour. `tests/gpu_layout.rs` checks sizes and offsets against naga's layout.
+//! `f64` flavour. `tests/gpu_shaders.rs` checks sizes and offsets against naga's layout.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -8,7 +8,8 @@ use crate::model::{Bond, Wall};
 
 /// A floating-point type a kernel can be built in.
 pub trait Real: Pod + Copy + Default + Send + Sync + std::fmt::Debug + 'static {
-    /// The tail padding of [`BondCompact`] (nothing in `f32`, one `u32` in `f64`).
+    /// The tail padding of a record that ends in an odd number of `u32` after reals
+    /// ([`BondCompact`], [`HistRecord`]): nothing in `f32`, one `u32` in `f64`.
     type CompactPad: Pod + Default + PartialEq + std::fmt::Debug;
     /// Conversion from the reference `f64` (rounding to nearest for `f32`).
     fn from_f64(v: f64) -> Self;
@@ -210,6 +211,21 @@ pub struct BondCompact<R: Real> {
     pub pad: R::CompactPad,
 }
 
+/// `struct HistSlot`: one contact-history slot, the pair's spring and the partner's id
+/// ([`crate::cpu::NO_PARTNER`] ends a row). The WGSL spring is a `vec3`, whose 16- or
+/// 32-byte alignment puts `id` right after it and rounds the record to 16 B in `f32`
+/// and 32 B in `f64`: the `f64` tail is the explicit `pad`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HistRecord<R: Real> {
+    /// Tangential spring (canonical orientation: the lower id's).
+    pub spring: [R; 3],
+    /// Partner id.
+    pub id: u32,
+    /// Tail padding to the `f64` alignment (none in `f32`).
+    pub pad: R::CompactPad,
+}
+
 /// The compact form of a model's bonds: records and the table of distinct stiffness
 /// triples `(K^m, K^a, K^s)` they index, as the GPU binds them.
 #[derive(Clone, Debug, PartialEq)]
@@ -335,7 +351,7 @@ impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
 
 // SAFETY: `#[repr(C)]`, every field is `u32` or `R` (f32/f64) or an array of `R`, and the
 // `u32` fields come first in even numbers, so no instantiation has padding; the size
-// assertions below check it for both precisions, and tests/gpu_layout.rs checks every
+// assertions below check it for both precisions, and tests/gpu_shaders.rs checks every
 // offset against naga's layout of the WGSL structs.
 unsafe impl<R: Real> Zeroable for Params<R> {}
 unsafe impl<R: Real> Pod for Params<R> {}
@@ -345,6 +361,9 @@ unsafe impl<R: Real> Pod for BondRecord<R> {}
 // precision (28 B in f32; in f64 the u32 tail padding is the explicit `pad`).
 unsafe impl<R: Real> Zeroable for BondCompact<R> {}
 unsafe impl<R: Real> Pod for BondCompact<R> {}
+// HistRecord: three reals and one `u32`, the f64 tail padding explicit, as BondCompact.
+unsafe impl<R: Real> Zeroable for HistRecord<R> {}
+unsafe impl<R: Real> Pod for HistRecord<R> {}
 unsafe impl<R: Real> Zeroable for WallRecord<R> {}
 unsafe impl<R: Real> Pod for WallRecord<R> {}
 unsafe impl<R: Real> Zeroable for PairRecord<R> {}
@@ -361,6 +380,8 @@ const _: () = {
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
     assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());
+    assert!(size_of::<HistRecord<f32>>() == 16);
+    assert!(size_of::<HistRecord<f64>>() == 32);
     assert!(size_of::<BondCompact<f32>>() == 7 * 4);
     assert!(size_of::<BondCompact<f64>>() == 4 * 8 + 4 * 4);
     assert!(size_of::<WallRecord<f32>>() == 8 * 4);

@@ -26,7 +26,9 @@ use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
 use context::GpuContext;
-use layout::{BondRecord, Chunk, CompactBonds, PairRecord, Params, Real, RowChunk, WallRecord};
+use layout::{
+    BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
+};
 use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
@@ -464,38 +466,45 @@ fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
         .collect()
 }
 
-/// Bytes of one contact-history slot (`HistSlot`, `shaders/common/layout.wgsl`) for
-/// reals of `rs` bytes: the spring's three reals, the partner id, padding to four reals.
+/// Bytes of one contact-history slot ([`HistRecord`]) for reals of `rs` bytes.
 fn hist_slot_bytes(rs: usize) -> usize {
-    4 * rs
-}
-
-/// History slots in the device layout from partner ids and springs (one each).
-fn encode_hist_slots<R: Real>(partner: &[u32], spring: &[DVec3]) -> Vec<u8> {
-    let rs = std::mem::size_of::<R>();
-    let mut out = Vec::with_capacity(partner.len() * hist_slot_bytes(rs));
-    for (&id, s) in partner.iter().zip(spring) {
-        let reals = [R::from_f64(s.x), R::from_f64(s.y), R::from_f64(s.z)];
-        out.extend_from_slice(bytemuck::cast_slice(&reals));
-        out.extend_from_slice(&id.to_ne_bytes());
-        out.resize(out.len() + rs - 4, 0);
+    if rs == 4 {
+        size_of::<HistRecord<f32>>()
+    } else {
+        size_of::<HistRecord<f64>>()
     }
-    out
 }
 
-/// Partner ids and springs of history slots in the device layout.
+/// History slots ([`HistRecord`]) as bytes, from partner ids and springs (one each).
+fn encode_hist_slots<R: Real>(partner: &[u32], spring: &[DVec3]) -> Vec<u8> {
+    let records: Vec<HistRecord<R>> = partner
+        .iter()
+        .zip(spring)
+        .map(|(&id, s)| HistRecord {
+            spring: [R::from_f64(s.x), R::from_f64(s.y), R::from_f64(s.z)],
+            id,
+            ..Default::default()
+        })
+        .collect();
+    bytemuck::cast_slice(&records).to_vec()
+}
+
+/// Partner ids and springs of history slots ([`HistRecord`]) read back as bytes.
 fn decode_hist_slots<R: Real>(raw: &[u8]) -> (Vec<u32>, Vec<DVec3>) {
-    let rs = std::mem::size_of::<R>();
-    raw.chunks_exact(hist_slot_bytes(rs))
-        .map(|slot| {
-            let real = |c: usize| bytemuck::pod_read_unaligned::<R>(&slot[c * rs..(c + 1) * rs]);
-            let id: u32 = bytemuck::pod_read_unaligned(&slot[3 * rs..3 * rs + 4]);
-            (
-                id,
-                DVec3::new(real(0).to_f64(), real(1).to_f64(), real(2).to_f64()),
-            )
+    bytemuck::pod_collect_to_vec::<u8, HistRecord<R>>(raw)
+        .iter()
+        .map(|h| {
+            let [x, y, z] = h.spring.map(R::to_f64);
+            (h.id, DVec3::new(x, y, z))
         })
         .unzip()
+}
+
+/// The xyz of each `stride` reals of `v` (3: vectors of three reals, 4: vec4).
+fn vec3s(v: &[f64], stride: usize) -> Vec<DVec3> {
+    v.chunks_exact(stride)
+        .map(|c| DVec3::new(c[0], c[1], c[2]))
+        .collect()
 }
 
 /// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
@@ -1627,9 +1636,7 @@ impl GpuBackend {
     fn read_vec3(&self, binding: u32) -> Result<Vec<DVec3>> {
         let stride = if vec4_binding(binding) { 4 } else { 3 };
         let v = self.read_reals(binding, stride * self.n as usize)?;
-        Ok(v.chunks_exact(stride)
-            .map(|c| DVec3::new(c[0], c[1], c[2]))
-            .collect())
+        Ok(vec3s(&v, stride))
     }
 
     /// The particle flags as they are on the device (removals included).
@@ -1682,15 +1689,13 @@ impl GpuBackend {
             Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
         };
         // Wall springs are one vec4 each (w unused).
-        let vec3s = |v: Vec<f64>| -> Vec<DVec3> {
-            v.chunks_exact(4)
-                .map(|c| DVec3::new(c[0], c[1], c[2]))
-                .collect()
-        };
-        let wall_spring = vec3s(self.reals_from_bytes(
-            &self.read_rows(wall_springs, 4 * stride * rs)?,
-            4 * n * stride,
-        ));
+        let wall_spring = vec3s(
+            &self.reals_from_bytes(
+                &self.read_rows(wall_springs, 4 * stride * rs)?,
+                4 * n * stride,
+            ),
+            4,
+        );
         let energy = self.read_reals(bind::PENERGY, 3 * n)?;
         Ok(Some(ContactState {
             slots: self.max_contacts,
