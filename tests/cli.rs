@@ -319,6 +319,16 @@ fn run_on_the_gpu_in_f64_or_falls_back_to_the_cpu() {
         on_gpu || fell_back,
         "neither on the GPU nor a warned fallback:\n{stdout}\n{err}"
     );
+    // Where a GPU is required (CI), the fallback is a failure: the checks below would
+    // then compare the CPU backend with itself.
+    if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        assert!(
+            on_gpu,
+            "VARIDEM_REQUIRE_GPU=1 but the run fell back to the CPU:\n{stdout}\n{err}"
+        );
+    } else if fell_back {
+        eprintln!("run_on_the_gpu_in_f64_or_falls_back_to_the_cpu: fell back to the CPU backend (no GPU check made); set VARIDEM_REQUIRE_GPU=1 to make this a failure");
+    }
 
     let energy = read_energy_csv(&out.join("energy.csv")).unwrap();
     assert_eq!(energy.column("step").unwrap(), [0.0, 10.0, 20.0, 30.0]);

@@ -164,10 +164,6 @@ fn f32_matches_cpu_to_1e4() {
     }
 }
 
-/// Free torus in f32: momenta conserved to 1e-5 relative over 10⁴ steps. Pair forces
-/// cancel bitwise (symmetric formulas, per-bond results added and subtracted); the
-/// state updates are compensated (Kahan) in f32, so rounding does not accumulate in v
-/// and Ω (measured 2.9e-7 and 6.3e-7; without compensation 6.9e-6 and 1.4e-5).
 /// The torus impact in f32 through the first contact with the wall (t = 0.1, 10² steps),
 /// ≤ 1e-4. Over 10³ steps the stiff, chaotic impact amplifies f32 force rounding to
 /// ~2e-3 in the velocities (measured 1.6e-3 at t = 1; f64: 3e-13), so the 10³-step f32
@@ -186,6 +182,11 @@ fn torus_impact_f32_matches_cpu_through_first_contact() {
     }
 }
 
+/// Free torus in f32: momenta conserved to 2e-6 relative over 10⁴ steps. Pair forces
+/// cancel bitwise (symmetric formulas, per-bond results added and subtracted); the
+/// state updates are compensated (Kahan) in f32, so rounding does not accumulate in v
+/// and Ω (measured 2.9e-7 and 6.3e-7). Without compensation the drifts were 6.9e-6
+/// and 1.4e-5, so the bound also catches a driver that folds the Kahan terms away.
 #[test]
 fn free_torus_f32_conserves_momenta() {
     let model = scene_model("torus-free.toml");
@@ -209,7 +210,7 @@ fn free_torus_f32_conserves_momenta() {
         );
     }
     println!("free torus f32: max relative drift P {dp:.3e}, L {dl:.3e}");
-    assert!(dp <= 1e-5 && dl <= 1e-5, "P {dp:e}, L {dl:e}");
+    assert!(dp <= 2e-6 && dl <= 2e-6, "P {dp:e}, L {dl:e}");
 }
 
 /// The fused step (`particle_forces_predict`: one step's correct half and the next

@@ -197,18 +197,6 @@ fn records_match_wgsl_layout() {
             ("n_bonds", n_bonds),
             ("first", first),
             ("partial_base", partial_base),
-            ("bond_base", bond_base)
-        ]
-    );
-    check_layout!(
-        "Chunk",
-        varidem::gpu::layout::Chunk,
-        Precision::F32,
-        4,
-        [
-            ("n_bonds", n_bonds),
-            ("first", first),
-            ("partial_base", partial_base),
             ("bond_base", bond_base),
         ]
     );

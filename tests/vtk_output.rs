@@ -5,7 +5,10 @@
 //! Tolerances: the arrays are `Float64`, so state, force and moment values must come
 //! back bit for bit. The bond strain energies sum to `e_bend + e_axial + e_shear` of the
 //! `energy.csv` row up to the order of summation: 1e-12 relative. The GPU (f64 kernels)
-//! agrees with the CPU to ≤ 1e-10 (see `gpu_parity.rs`).
+//! agrees with the CPU to ≤ 1e-10 in positions (the state bound of `gpu_parity.rs`)
+//! and ≤ 1e-12 in forces, moments, velocities and rotations, each relative to the
+//! largest value of its array (measured: equal forces and velocities, moments 3.3e-16,
+//! rotations 7e-20: the f64 kernels differ from the CPU by rounding only).
 
 mod gpu_common;
 
@@ -324,16 +327,9 @@ fn cpu_run_writes_frames_that_read_back_exactly() {
 /// 1e-10.
 #[test]
 fn gpu_run_writes_the_same_frames_as_the_cpu() {
-    let Some(ctx) = gpu_common::context("gpu_run_writes_the_same_frames_as_the_cpu") else {
+    let Some(ctx) = gpu_common::context_f64("gpu_run_writes_the_same_frames_as_the_cpu") else {
         return;
     };
-    if !ctx.has_f64() {
-        eprintln!(
-            "SKIPPED gpu_run_writes_the_same_frames_as_the_cpu: adapter {} has no SHADER_F64",
-            ctx.summary.name
-        );
-        return;
-    }
     let scene = parse_scene(SCENE).unwrap();
     let sim = &scene.simulation;
     let options = GpuOptions {
@@ -366,7 +362,7 @@ fn gpu_run_writes_the_same_frames_as_the_cpu() {
             let (gv, cv) = (vec3s(&g.data.point, name), vec3s(&c.data.point, name));
             let s = scale(&cv);
             for (a, b) in gv.iter().zip(&cv) {
-                assert!((*a - *b).length() <= 1e-9 * s, "{file} {name}: {a} vs {b}");
+                assert!((*a - *b).length() <= 1e-12 * s, "{file} {name}: {a} vs {b}");
             }
         }
         assert_eq!(

@@ -19,6 +19,27 @@ pub fn context(test: &str) -> Option<GpuContext> {
     }
 }
 
+/// A device with `SHADER_F64` for an f64 GPU test, or `None` (with a message) when
+/// there is no adapter or it lacks f64 and `VARIDEM_REQUIRE_GPU` is not set; under
+/// `VARIDEM_REQUIRE_GPU=1` either case panics.
+pub fn context_f64(test: &str) -> Option<GpuContext> {
+    let ctx = context(test)?;
+    if ctx.has_f64() {
+        return Some(ctx);
+    }
+    if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        panic!(
+            "{test}: VARIDEM_REQUIRE_GPU=1 but adapter {} has no SHADER_F64",
+            ctx.summary.name
+        );
+    }
+    eprintln!(
+        "SKIPPED {test}: adapter {} has no SHADER_F64",
+        ctx.summary.name
+    );
+    None
+}
+
 /// Largest difference over particles of position, velocity, rotation and angular
 /// velocity, each relative to that field's largest magnitude.
 pub fn per_field(a: &varidem::model::Particles, b: &varidem::model::Particles) -> [f64; 4] {
