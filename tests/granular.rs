@@ -211,7 +211,8 @@ fn frictional_cluster_conserves_momenta() {
 }
 
 /// A box (rotation locked) on an incline steeper than its friction angle slides with
-/// a = g (sin θ − μ_d cos θ); a sphere free to rotate on an incline with
+/// a = g (sin θ − μ_d cos θ), also when launched with μ_s above the slope's angle and
+/// μ_d below it; a sphere free to rotate on an incline with
 /// μ_s ≥ (2/7) tan θ rolls without slipping at a = (5/7) g sin θ. Both analytic,
 /// measured from the velocity after 0.2 s within 0.5 % (the contact's stick
 /// oscillation and the Hertz settling are the error).
@@ -219,7 +220,7 @@ fn frictional_cluster_conserves_momenta() {
 fn incline_sliding_and_rolling() {
     let theta: f64 = 0.4;
     let g = 9.81;
-    let run = |mu: f64, hold_rotation: bool| {
+    let run = |mu: f64, mu_d: f64, hold_rotation: bool, v0: f64| {
         let r = 0.01;
         let n = DVec3::new(-theta.sin(), theta.cos(), 0.0);
         let m = glass(0.5, mu).sphere_mass(r);
@@ -230,10 +231,11 @@ fn incline_sliding_and_rolling() {
             "[simulation]\ndt = 5e-6\nt_end = 0.2\ngravity = [0.0, -9.81, 0.0]\n\
              [contact]\nlaw = \"hertz\"\n\
              [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
-             restitution = 0.5\nfriction_static = {mu:?}\n\
+             restitution = 0.5\nfriction_static = {mu:?}\nfriction_dynamic = {mu_d:?}\n\
              [[particle]]\nposition = [{:?}, {:?}, 0.0]\nradius = {r:?}\nhold_rotation = {hold_rotation}\n\
+             velocity = [{:?}, {:?}, 0.0]\n\
              [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [{:?}, {:?}, 0.0]\n",
-            x.x, x.y, n.x, n.y
+            x.x, x.y, -v0 * theta.cos(), -v0 * theta.sin(), n.x, n.y
         );
         let scene: Scene = parse_scene(&text).unwrap();
         let steps = scene.simulation.steps();
@@ -241,22 +243,31 @@ fn incline_sliding_and_rolling() {
         b.advance(steps).unwrap();
         let t = b.time();
         let down = DVec3::new(-theta.cos(), -theta.sin(), 0.0);
-        b.model().particles.velocity[0].dot(down) / t
+        (b.model().particles.velocity[0].dot(down) - v0) / t
     };
-    let slide = run(0.2, true);
+    let slide = run(0.2, 0.2, true, 0.0);
     let expect = g * (theta.sin() - 0.2 * theta.cos());
     assert!(
         (slide - expect).abs() / expect < 5e-3,
         "sliding: {slide} vs {expect}"
     );
-    let roll = run(0.5, false);
+    // Sliding is governed by μ_d alone: a locked sphere launched down the slope at
+    // 1 m/s with μ_s = 0.6 > tan θ but μ_d = 0.2 keeps sliding at the μ_d = 0.2 rate
+    // (each step's slip, k_t v dt ≈ 0.17 N, exceeds the (μ_s − μ_d) f_n ≈ 0.04 N that
+    // the return mapping would need to stick again), where μ_s alone would brake it.
+    let launched = run(0.6, 0.2, true, 1.0);
+    assert!(
+        (launched - expect).abs() / expect < 5e-3,
+        "sliding at μ_d: {launched} vs {expect}"
+    );
+    let roll = run(0.5, 0.5, false, 0.0);
     let expect = 5.0 / 7.0 * g * theta.sin();
     assert!(
         (roll - expect).abs() / expect < 5e-3,
         "rolling: {roll} vs {expect}"
     );
     // Stuck: a locked sphere on the same slope with μ_s > tan θ does not move.
-    let stuck = run(0.6, true);
+    let stuck = run(0.6, 0.6, true, 0.0);
     assert!(
         stuck.abs() < 1e-3 * g,
         "static friction did not hold: a = {stuck}"
@@ -610,4 +621,220 @@ fn contact_history_survives_rebuilds_bitwise() {
             );
         }
     }
+}
+
+/// The pair properties of the README's model section, from a scene's materials: E* (C 20)
+/// and Mindlin's G* for two materials and against a rigid wall, the shear modulus
+/// defaulting to E/(2(1+ν)), the smaller restitution and friction coefficients (and ξ of
+/// that restitution), an `[[interaction]]` override for one pair (walls of that material
+/// included), μ_d defaulting to μ_s, and the mass and inertia from density and radius.
+/// The expected values are evaluated here from the scene's numbers: 1e-14 relative
+/// (the same formulas, up to the association of the sums).
+#[test]
+fn pair_properties_follow_the_documented_rules() {
+    let text = "[simulation]\ndt = 1e-6\nsteps = 1\n\
+        [contact]\nlaw = \"hertz\"\n\
+        [[material]]\nname = \"glass\"\nyoung = 7e10\npoisson = 0.22\nshear_modulus = 2.9e10\n\
+        density = 2500.0\nrestitution = 0.9\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+        [[material]]\nname = \"rubber\"\nyoung = 2e8\npoisson = 0.45\ndensity = 1100.0\n\
+        restitution = 0.6\nfriction_static = 0.8\nfriction_dynamic = 0.3\n\
+        [[material]]\nname = \"steel\"\nyoung = 2e11\npoisson = 0.3\ndensity = 7800.0\n\
+        restitution = 0.7\nfriction_static = 0.35\n\
+        [[interaction]]\nmaterials = [\"rubber\", \"glass\"]\nfriction_static = 0.25\n\
+        [[particle]]\nposition = [0.0, 0.0, 0.1]\nradius = 0.01\nmaterial = \"glass\"\n\
+        [[particle]]\nposition = [0.1, 0.0, 0.1]\nradius = 0.02\nmaterial = \"rubber\"\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"rubber\"\n\
+        [[wall]]\npoint = [-1.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\n";
+    let scene = parse_scene(text).unwrap();
+    let t = varidem::physics::granular::PairTables::new(&scene.model);
+    let close = |a: f64, b: f64, what: &str| {
+        assert!((a - b).abs() <= 1e-14 * b.abs(), "{what}: {a} vs {b}");
+    };
+    // (E, ν, G) of glass, rubber (G defaulted) and steel (G defaulted).
+    let (eg, ng, gg) = (7e10, 0.22, 2.9e10);
+    let (er, nr) = (2e8, 0.45);
+    let gr = er / (2.0 * (1.0 + nr));
+    let (es, ns) = (2e11, 0.3);
+    let gs = es / (2.0 * (1.0 + ns));
+    let e_pair =
+        |e1: f64, n1: f64, e2: f64, n2: f64| 1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2);
+    let g_pair = |g1: f64, n1: f64, g2: f64, n2: f64| 1.0 / ((2.0 - n1) / g1 + (2.0 - n2) / g2);
+    let check =
+        |pm: &PairMaterial, e_star: f64, g_star: f64, e: f64, mu: (f64, f64), what: &str| {
+            close(pm.e_star, e_star, &format!("{what} E*"));
+            close(pm.g_star, g_star, &format!("{what} G*"));
+            assert_eq!(pm.restitution, e, "{what} restitution");
+            assert_eq!(pm.xi, damping_ratio_for_restitution(e), "{what} ξ");
+            assert_eq!((pm.mu_s, pm.mu_d), mu, "{what} μ_s, μ_d");
+        };
+    let (glass, rubber, steel) = (0, 1, 2);
+    check(
+        t.pair(glass, glass),
+        e_pair(eg, ng, eg, ng),
+        g_pair(gg, ng, gg, ng),
+        0.9,
+        (0.5, 0.4),
+        "glass-glass",
+    );
+    // The smaller coefficients, but μ_s from the interaction.
+    for (a, b) in [(glass, rubber), (rubber, glass)] {
+        check(
+            t.pair(a, b),
+            e_pair(eg, ng, er, nr),
+            g_pair(gg, ng, gr, nr),
+            0.6,
+            (0.25, 0.3),
+            "glass-rubber",
+        );
+    }
+    // No interaction: the smaller of each; steel's μ_d defaults to its μ_s.
+    check(
+        t.pair(glass, steel),
+        e_pair(eg, ng, es, ns),
+        g_pair(gg, ng, gs, ns),
+        0.7,
+        (0.35, 0.35),
+        "glass-steel",
+    );
+    // A wall of rubber takes the rubber pair's values, override included.
+    check(
+        t.wall(0, glass),
+        e_pair(eg, ng, er, nr),
+        g_pair(gg, ng, gr, nr),
+        0.6,
+        (0.25, 0.3),
+        "glass-rubber wall",
+    );
+    // A wall without a material is rigid: E/(1−ν²), G/(2−ν), the particle's coefficients.
+    check(
+        t.wall(1, glass),
+        eg / (1.0 - ng * ng),
+        gg / (2.0 - ng),
+        0.9,
+        (0.5, 0.4),
+        "glass-rigid wall",
+    );
+    check(
+        t.wall(1, rubber),
+        er / (1.0 - nr * nr),
+        gr / (2.0 - nr),
+        0.6,
+        (0.8, 0.3),
+        "rubber-rigid wall",
+    );
+    let p = &scene.model.particles;
+    for (i, (rho, r)) in [(2500.0, 0.01), (1100.0, 0.02)].into_iter().enumerate() {
+        let m = 4.0 / 3.0 * std::f64::consts::PI * rho * r * r * r;
+        close(p.mass[i], m, "mass");
+        close(p.inertia[i], 0.4 * m * r * r, "inertia");
+    }
+}
+
+/// `campello-trapezoidal` fails with an error naming the step when its fixed-point
+/// iteration cannot converge: a Hertz collision stepped at 5 × its duration, where the
+/// iteration map is no contraction; the state is left at the last good step.
+#[test]
+fn campello_trapezoidal_non_convergence_names_the_step() {
+    let r = 0.01;
+    let v = 0.5;
+    let m = glass(0.5, 0.3).sphere_mass(r);
+    let e_star = 1.0 / (2.0 * (1.0 - 0.09) / 1e8);
+    let t_col = collision_duration(0.5 * m, 0.5 * r, e_star, 2.0 * v);
+    let dt = 5.0 * t_col;
+    // Gap closed in the third step.
+    let gap = 2.5 * v * dt;
+    let text = format!(
+        "[simulation]\ndt = {dt:e}\nsteps = 10\nintegrator = \"campello-trapezoidal\"\n\
+         [contact]\nlaw = \"hertz\"\n\
+         [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+         restitution = 0.5\nfriction_static = 0.3\n\
+         [[particle]]\nposition = [{:?}, 0.0, 0.0]\nvelocity = [{v:?}, 0.0, 0.0]\nradius = {r:?}\n\
+         [[particle]]\nposition = [{:?}, 0.0, 0.0]\nvelocity = [{:?}, 0.0, 0.0]\nradius = {r:?}\n",
+        -r - 0.5 * gap,
+        r + 0.5 * gap,
+        -v
+    );
+    let scene = parse_scene(&text).unwrap();
+    let mut b = CpuBackend::new(&scene).unwrap();
+    let mut failed = None;
+    for _ in 0..10 {
+        let before = b.model().particles.position.clone();
+        match b.advance(1) {
+            Ok(()) => {}
+            Err(e) => {
+                failed = Some(e.to_string());
+                assert_eq!(b.model().particles.position, before, "state not restored");
+                break;
+            }
+        }
+    }
+    let msg = failed.expect("the stiff collision converged");
+    let step = b.step_count() + 1;
+    assert!(
+        msg.contains(&format!("step {step}:")) && msg.contains("did not converge"),
+        "{msg}"
+    );
+}
+
+/// Drag (Campello eq. 15) and the Magnus force (Remark 4) on a lone sphere without
+/// gravity, against their analytic solutions after 1000 steps (the maps are second
+/// order: (dt/τ)² ≈ 10⁻⁶, so 1e-5 relative; measured 4.5e-7 and 1.6e-6, and |v|
+/// kept to 1.5e-9 under Magnus): linear drag relaxes the velocity to the
+/// fluid's, v(t) = u + (v₀ − u) e^{−ct/m}; the Magnus force S Ω × v turns the velocity
+/// about a constant spin at the rate SΩ/m without changing its length.
+#[test]
+fn drag_and_magnus_match_their_analytic_solutions() {
+    let r = 0.01;
+    let m = glass(0.5, 0.3).sphere_mass(r);
+    let run = |drag: &str, omega: DVec3, v0: DVec3, t_end: f64| {
+        let text = format!(
+            "[simulation]\ndt = {:e}\nsteps = 1000\n[drag]\n{drag}\n\
+             [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+             restitution = 0.5\nfriction_static = 0.3\n\
+             [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = {r:?}\nmaterial = \"glass\"\n\
+             velocity = [{:?}, {:?}, {:?}]\nangular_velocity = [{:?}, {:?}, {:?}]\n",
+            t_end / 1000.0,
+            v0.x,
+            v0.y,
+            v0.z,
+            omega.x,
+            omega.y,
+            omega.z
+        );
+        let scene = parse_scene(&text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        b.advance(1000).unwrap();
+        let p = &b.model().particles;
+        (p.velocity[0], p.angular_velocity[0])
+    };
+    // Drag: c = m/τ with τ = 0.5 s, over 1 s, towards a fluid moving along y.
+    let c = m / 0.5;
+    let u = DVec3::new(0.0, 0.3, 0.0);
+    let v0 = DVec3::new(1.0, -0.5, 0.2);
+    let drag = format!("coefficient = {c:e}\nfluid_velocity = [0.0, 0.3, 0.0]");
+    let (v, _) = run(&drag, DVec3::ZERO, v0, 1.0);
+    let exact = u + (v0 - u) * (-1.0f64 / 0.5).exp();
+    eprintln!("drag: {:.2e}", (v - exact).length() / (v0 - u).length());
+    assert!(
+        (v - exact).length() <= 1e-5 * (v0 - u).length(),
+        "drag: {v} vs {exact}"
+    );
+    // Magnus: a quarter turn of the velocity in 1 s about Ω = 20 ẑ (S = π m / (2 · 20)).
+    let omega = DVec3::new(0.0, 0.0, 20.0);
+    let s = std::f64::consts::FRAC_PI_2 * m / 20.0;
+    let v0 = DVec3::new(1.0, 0.0, 0.0);
+    let (v, w) = run(&format!("magnus = {s:e}"), omega, v0, 1.0);
+    assert_eq!(w, omega, "no moment acts: the spin is constant");
+    let exact = DVec3::new(0.0, 1.0, 0.0);
+    eprintln!(
+        "Magnus: {:.2e}, |v| − 1 = {:.2e}",
+        (v - exact).length(),
+        v.length() - 1.0
+    );
+    assert!((v - exact).length() <= 1e-5, "Magnus: {v} vs {exact}");
+    assert!(
+        (v.length() - 1.0).abs() <= 1e-5,
+        "Magnus did work: |v| = {}",
+        v.length()
+    );
 }

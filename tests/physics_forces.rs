@@ -194,6 +194,44 @@ proptest! {
         prop_assert_eq!(f_j, -f_i);
     }
 
+    /// Near-field Mie force (Campello eq. 17) is minus the gradient of its potential
+    /// with respect to the particle's position, for exponents on both sides of the
+    /// λ = 1 (logarithmic) branch; the potential vanishes at the cutoff.
+    #[test]
+    fn near_field_is_gradient(
+        xi in v3(0.1),
+        xj in v3(0.1),
+        l1 in prop_oneof![Just(1.0), 1.5f64..4.0],
+        l2 in prop_oneof![Just(1.0), 4.0f64..8.0],
+    ) {
+        let nf = varidem::physics::granular::NearField {
+            kappa_attractive: 2e-3,
+            lambda_attractive: l1,
+            kappa_repulsive: 1e-6,
+            lambda_repulsive: l2,
+            cutoff: 0.3,
+        };
+        prop_assume!(xi.distance(xj) > 0.05 && xi.distance(xj) < 0.29);
+        let u = |x: DVec3| nf.pair(x, xj).map_or(0.0, |r| r.0);
+        let (_, f_i) = nf.pair(xi, xj).unwrap();
+        // A step of 1e-6: the exponents up to 8 at d ≥ 0.05 make the truncation error
+        // of 1e-5 (ε² U'''/6) reach 1e-6 relative.
+        let g = grad_x_eps(u, xi, 1e-6);
+        prop_assert!(close(-g, f_i), "{:?} vs {f_i:?}", -g);
+        // Attraction pulls i towards j when the repulsion is switched off.
+        let attract = varidem::physics::granular::NearField { kappa_repulsive: 0.0, ..nf };
+        prop_assert!(attract.pair(xi, xj).unwrap().1.dot(xj - xi) > 0.0);
+        // The pair's two sides cancel bitwise, and the potential goes to 0 at the cutoff:
+        // 3e-10 inside it, U is the force times that distance (to 10 %, plus rounding).
+        prop_assert_eq!(nf.pair(xj, xi).unwrap().1, -f_i);
+        let edge = xj + (xi - xj).normalize() * (0.3 - 3e-10);
+        let (u_edge, f_edge) = nf.pair(edge, xj).unwrap();
+        prop_assert!(
+            u_edge.abs() <= 1.1 * f_edge.length() * 3e-10 + 1e-15,
+            "U = {u_edge:e} at 3e-10 from the cutoff, |f| = {:e}", f_edge.length()
+        );
+    }
+
     #[test]
     fn wall_is_gradient(x in v3(0.1), n in v3(1.0), r in 0.12f64..0.3) {
         prop_assume!(n.length() > 0.1);
