@@ -41,7 +41,11 @@ fn parse_no_panic(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    // 400 cases unless PROPTEST_CASES says otherwise (with_cases alone would override
+    // the variable).
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
+    ))]
 
     #[test]
     fn arbitrary_text(text in "\\PC{0,400}") {

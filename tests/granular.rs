@@ -119,18 +119,31 @@ fn restitution_sweep_head_on() {
 /// collision.
 #[test]
 fn restitution_other_integrators_and_coarser_steps() {
-    for integrator in ["variational-exact", "symplectic-euler"] {
-        for e in [0.3, 0.9] {
+    let sweep = [0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0];
+    // Map (27) is first order in the damping: at 100 steps per collision it holds 1 %
+    // for e ≥ 0.2 (e = 0.1 measures −1.6 %).
+    for (integrator, lowest) in [("variational-exact", 0.1), ("symplectic-euler", 0.2)] {
+        for e in sweep {
             let got = binary_collision(e, integrator, 100.0, false);
+            eprintln!("{integrator}, e = {e}: {:+.1e}", (got - e) / e);
             assert!(
-                (got - e).abs() / e < 0.01,
+                e < lowest || (got - e).abs() / e < 0.01,
                 "{integrator}, e = {e}: measured {got}"
             );
         }
     }
+    // Oblique impacts (offset half a radius, friction 0.3): the normal restitution.
+    for e in sweep {
+        let got = binary_collision(e, "variational", 100.0, true);
+        eprintln!("oblique, e = {e}: {:+.1e}", (got - e) / e);
+        assert!(
+            (got - e).abs() / e < 0.01,
+            "oblique, e = {e}: measured {got}"
+        );
+    }
     // At 50 steps per collision the strongly damped end loses accuracy (e = 0.1 is
     // measured 1.7 % high); e ≥ 0.3 stays within 1 %.
-    for e in [0.3, 0.5, 1.0] {
+    for e in [0.3, 0.5, 0.7, 0.9, 1.0] {
         let got = binary_collision(e, "variational", 50.0, false);
         assert!(
             (got - e).abs() / e < 0.01,
@@ -394,11 +407,13 @@ fn three_spheres_section_5_2() {
 
 /// Campello §5.3 (`scenes/container.toml`): 230 particles poured onto the inclined face
 /// of a container come to rest by ≈ 4 s, with and without rotation: the kinetic energy
-/// at 4.5–5 s is below 3·10⁻⁴ of its peak (measured 1.7·10⁻⁴ with rotation: what is
+/// from 4 s on is below 10⁻³ of its peak (measured 4.6·10⁻⁴ with rotation, 5.1·10⁻⁴
+/// without) and at 4.5–5 s below 3·10⁻⁴ (measured 1.7·10⁻⁴ with rotation: what is
 /// left is the undamped stick oscillation of the tangential springs, which Campello's
 /// model does not damp), every particle is inside the container, and
 /// the 2-D slice stays exactly planar (z = 0). Rotational energy is a fraction of the
-/// translational one throughout (Fig. 10), and zero without rotation.
+/// translational one throughout (Fig. 10; below 0.25, measured 0.153), and zero
+/// without rotation.
 #[test]
 fn container_pour_section_5_3() {
     for hold_rotation in [false, true] {
@@ -410,6 +425,7 @@ fn container_pour_section_5_3() {
         }
         let mut b = CpuBackend::new(&scene).unwrap();
         let (mut peak, mut late, mut rot_max_ratio) = (0.0f64, 0.0f64, 0.0f64);
+        let mut from4 = 0.0f64;
         let every = 500;
         for k in 1..=scene.simulation.steps() / every {
             b.advance(every).unwrap();
@@ -421,10 +437,14 @@ fn container_pour_section_5_3() {
             if k * every >= 45_000 {
                 late = late.max(d.e_kin + d.e_rot);
             }
+            if k * every >= 40_000 {
+                from4 = from4.max(d.e_kin + d.e_rot);
+            }
         }
         let p = &b.model().particles;
-        eprintln!("rotation locked {hold_rotation}: peak e_kin {peak:.3e} J, late {late:.3e} J, max e_rot/e_kin {rot_max_ratio:.3}");
+        eprintln!("rotation locked {hold_rotation}: peak e_kin {peak:.3e} J, late {late:.3e} J, from 4 s {from4:.3e} J, max e_rot/e_kin {rot_max_ratio:.3}");
         assert!(late < 3e-4 * peak, "not at rest: {late} of {peak}");
+        assert!(from4 < 1e-3 * peak, "not at rest by 4 s: {from4} of {peak}");
         for (i, x) in p.position.iter().enumerate() {
             assert_eq!(x.z, 0.0, "particle {i} left the plane");
             assert!(
@@ -436,7 +456,7 @@ fn container_pour_section_5_3() {
             assert_eq!(rot_max_ratio, 0.0);
         } else {
             assert!(
-                rot_max_ratio > 0.0 && rot_max_ratio < 0.5,
+                rot_max_ratio > 0.0 && rot_max_ratio < 0.25,
                 "{rot_max_ratio}"
             );
         }

@@ -97,7 +97,8 @@ fn torus_impact_energy_bounded_to_t35() {
 /// U^pp ∝ s^{5/2} has a singular third derivative at contact onset, so backward error
 /// analysis does not bound the error exactly: each of the many contact events of the
 /// crumpled ring adds a small error of either sign, a random walk whose size converges
-/// quickly with h (t = 100: 0.19 % at h = 5·10⁻⁴, 1.0 % at 10⁻³, 14 % at 2·10⁻³).
+/// quickly with h (largest |ΔE|/E₀ up to t = 100: 0.19 % at h = 5·10⁻⁴, 1.0 % at 10⁻³,
+/// 14 % at 2·10⁻³).
 /// NOTES suggests h = 2·10⁻³ from the binder chain's stability limit, but the contacts
 /// are stiffer (ω h ≈ 0.7 at the largest measured overlap s = 0.085): at 2·10⁻³ the
 /// energy drifts upwards (+11 % by t = 100, +39 % over 10⁵ steps). h = 10⁻³ is the

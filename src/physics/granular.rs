@@ -10,9 +10,11 @@
 //!
 //! Kinematics of one step (the same for every integrator): the increments `Δx` and `Δα`
 //! of eqs. (25)–(28) are the ones the integrator actually took from the previous state
-//! (`Δx = h v`, `Δα` the rotation increment composed onto `α`), and the velocities in the
-//! damping and drag terms are the ones the particle holds at the force evaluation (the
-//! half-step velocities `v_{k+½}`, `Ω_{k+½}` of the variational maps).
+//! (`Δx = h v`, `Δα` the rotation increment composed onto `α`). The velocities in the
+//! damping and drag terms are the half-step velocities of the variational maps carried
+//! to the end of the step with the previous forces, `v_{k+½} + h F_k/(2m)` (and `Ω`
+//! likewise): `v_{k+½}` itself lags half a step and costs first order in the
+//! restitution (README, *Integration with velocity-dependent forces*).
 
 use glam::DVec3;
 
