@@ -376,9 +376,10 @@ fn pour_is_deterministic() {
 }
 
 /// A 10³-particle pour into a box, 1 s (10⁴ steps): the f32 GPU run and the f64 CPU
-/// run diverge pointwise (a pour is chaotic) but agree statistically: the kinetic-energy
-/// history within 1 % of its peak at every output, and the final packing fraction of
-/// the bed within 1 %.
+/// run diverge particle by particle (a pour is chaotic) but agree statistically: the
+/// kinetic-energy history within 1 % of its peak at every output and within 1 % of its
+/// value while it exceeds a tenth of the peak (measured 0.58 % and 0.20 %), and the
+/// final packing fraction of the bed within 1 %.
 #[test]
 fn pour_f32_agrees_statistically() {
     let text = "[simulation]\ndt = 1e-4\nsteps = 10000\ngravity = [0.0, 0.0, -9.81]\n\
@@ -411,6 +412,14 @@ fn pour_f32_agrees_statistically() {
         .zip(&ke_g)
         .map(|(a, b)| (a - b).abs() / peak)
         .fold(0.0, f64::max);
+    // Pointwise too, while the bed still moves (KE above a tenth of its peak: below
+    // that the chaotic settling makes each output's relative difference meaningless).
+    let pointwise = ke_c
+        .iter()
+        .zip(&ke_g)
+        .filter(|(a, _)| **a >= 0.1 * peak)
+        .map(|(a, b)| (a - b).abs() / a)
+        .fold(0.0, f64::max);
     // Packing fraction of the bed: sphere volume over the box area times the bed height
     // (top of the highest sphere).
     let packing = |p: &Particles| {
@@ -429,13 +438,17 @@ fn pour_f32_agrees_statistically() {
         packing(&g.particles().unwrap()),
     );
     eprintln!(
-        "f32 pour over 1 s: KE peak {peak:.3e} J, worst |ΔKE|/peak {worst:.2e}, final KE {:.2e}/{:.2e}; packing {phi_c:.4} (cpu) vs {phi_g:.4} (gpu)",
+        "f32 pour over 1 s: KE peak {peak:.3e} J, worst |ΔKE|/peak {worst:.2e}, pointwise above a tenth of the peak {pointwise:.2e}, final KE {:.2e}/{:.2e}; packing {phi_c:.4} (cpu) vs {phi_g:.4} (gpu)",
         ke_c.last().unwrap(),
         ke_g.last().unwrap()
     );
     assert!(
         worst < 0.01,
         "kinetic-energy histories differ by {worst} of the peak"
+    );
+    assert!(
+        pointwise < 0.01,
+        "kinetic energies differ by {pointwise} of their value"
     );
     assert!(
         (phi_c - phi_g).abs() / phi_c < 0.01,
