@@ -506,6 +506,11 @@ struct InstanceData {
 /// The WGSL source of the renderer.
 pub const SHADER: &str = include_str!("../shaders/render.wgsl");
 
+/// The vertex attributes of an [`InstanceData`], by `@location` of `Instance` in
+/// `render.wgsl` (offsets follow the formats; checked against the struct in the tests).
+const INSTANCE_ATTRIBUTES: [wgpu::VertexAttribute; 3] =
+    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32, 2 => Float32x4];
+
 /// Renders `frame` on `ctx`'s device.
 pub fn render_frame_on(
     ctx: &GpuContext,
@@ -612,7 +617,6 @@ fn draw(
         bind_group_layouts: &[Some(&layout)],
         immediate_size: 0,
     });
-    let attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32, 2 => Float32x4];
     let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some("render spheres"),
         layout: Some(&pipeline_layout),
@@ -623,7 +627,7 @@ fn draw(
             buffers: &[Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<InstanceData>() as wgpu::BufferAddress,
                 step_mode: wgpu::VertexStepMode::Instance,
-                attributes: &attributes,
+                attributes: &INSTANCE_ATTRIBUTES,
             })],
         },
         primitive: wgpu::PrimitiveState::default(),
@@ -833,10 +837,67 @@ mod tests {
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(SHADER)));
     }
 
+    /// `CameraUniform` has the member names, offsets and size naga gives `Camera` in
+    /// `render.wgsl`; each `Instance` member's `@location` is fed by the attribute of
+    /// that location, at the offset of the `InstanceData` field of the same name, in a
+    /// format of the member's size.
     #[test]
     fn uniform_and_instance_layouts_match_the_shader() {
-        assert_eq!(std::mem::size_of::<CameraUniform>(), 32);
-        assert_eq!(std::mem::size_of::<InstanceData>(), 32);
+        use std::mem::{offset_of, size_of};
+        let module = naga::front::wgsl::parse_str(SHADER).unwrap();
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        let members = |name: &str| {
+            let (_, ty) = module
+                .types
+                .iter()
+                .find(|(_, t)| t.name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("no struct {name}"));
+            let naga::TypeInner::Struct { members, span } = &ty.inner else {
+                panic!("{name} is not a struct");
+            };
+            (members.clone(), *span)
+        };
+        let (camera, span) = members("Camera");
+        assert_eq!(span as usize, size_of::<CameraUniform>());
+        let expect = [
+            ("scale", offset_of!(CameraUniform, scale)),
+            ("near", offset_of!(CameraUniform, near)),
+            (
+                "inv_depth_range",
+                offset_of!(CameraUniform, inv_depth_range),
+            ),
+            ("light", offset_of!(CameraUniform, light)),
+        ];
+        assert_eq!(camera.len(), expect.len());
+        for (m, (name, off)) in camera.iter().zip(expect) {
+            assert_eq!((m.name.as_deref(), m.offset as usize), (Some(name), off));
+        }
+        let (instance, _) = members("Instance");
+        let fields = [
+            ("center", offset_of!(InstanceData, center)),
+            ("radius", offset_of!(InstanceData, radius)),
+            ("color", offset_of!(InstanceData, color)),
+        ];
+        assert_eq!(instance.len(), fields.len());
+        assert_eq!(INSTANCE_ATTRIBUTES.len(), fields.len());
+        for m in &instance {
+            let Some(naga::Binding::Location { location, .. }) = m.binding else {
+                panic!("{:?} has no @location", m.name);
+            };
+            let name = m.name.as_deref().unwrap();
+            let attr = INSTANCE_ATTRIBUTES
+                .iter()
+                .find(|a| a.shader_location == location)
+                .unwrap_or_else(|| panic!("no attribute for @location({location})"));
+            let field = fields.iter().find(|f| f.0 == name).unwrap();
+            assert_eq!(attr.offset as usize, field.1, "{name}");
+            assert_eq!(
+                attr.format.size(),
+                u64::from(layouter[m.ty].size),
+                "{name}: format size"
+            );
+        }
     }
 
     #[test]

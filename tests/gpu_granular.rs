@@ -579,7 +579,9 @@ fn fused_steps_equal_single_steps_in_a_pour() {
 
 /// With `on_exit = "error"` a particle leaving the `[domain]` stops the GPU run with an
 /// error naming it and the step (the CPU stops at the same one: step 51 of this two-
-/// particle scene), and the state read back is that of the last completed step.
+/// particle scene, where particle 0 lands exactly on the boundary x = 1 at step 50 and
+/// the domain holds its boundary; see the CPU test), and the state read back is that of
+/// the last completed step.
 #[test]
 fn leaving_the_domain_stops_the_gpu_run() {
     let text = "[simulation]\ndt = 1e-4\nsteps = 100\n\

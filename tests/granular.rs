@@ -558,6 +558,9 @@ fn leaving_the_domain_is_an_error_or_a_removal() {
     let scene = parse_scene(&text("error")).unwrap();
     let mut b = CpuBackend::new(&scene).unwrap();
     let err = b.advance(100).unwrap_err().to_string();
+    // x = 0.9 + 20 m/s · 50 · 1e-4 s reaches the boundary x = 1 at step 50 (exactly, in
+    // floating point too: x_k = x_{k−1} + 2e-3 lands on 1.0); the domain holds its
+    // boundary (a particle leaves when x > max), so step 51 is the first one outside.
     assert!(
         err.contains("step 51, particle 0: left the domain"),
         "{err}"
