@@ -861,3 +861,27 @@ fn drag_and_magnus_match_their_analytic_solutions() {
         v.length()
     );
 }
+
+/// The ξ(e) inversion checked through the simulation rather than through the routine it
+/// inverts: head-on binary collisions measure the requested restitution ever more
+/// closely as the step shrinks, to 1e-4 relative at 4000 steps per collision for
+/// e = 0.1…1 (measured ≤ 4.3e-5; at 1000 steps ≤ 4.1e-4, at 2000 ≤ 7.0e-5: the
+/// integrator's error, which converges at about first order here, not the map's).
+#[test]
+fn restitution_at_fine_steps_is_the_requested_one() {
+    for e in [0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0] {
+        let err = [1000.0, 2000.0, 4000.0]
+            .map(|n| (binary_collision(e, "variational", n, false) - e) / e);
+        eprintln!("e = {e}: {:+.2e} {:+.2e} {:+.2e}", err[0], err[1], err[2]);
+        assert!(
+            err[2].abs() < 1e-4,
+            "e = {e} at 4000 steps: {:+.2e}",
+            err[2]
+        );
+        // Converging (e = 1 is exact to rounding at every step size).
+        assert!(
+            e == 1.0 || err[2].abs() < 0.25 * err[0].abs(),
+            "e = {e}: {err:?}"
+        );
+    }
+}
