@@ -761,8 +761,20 @@ impl CpuBackend {
         let sides = &mut self.spare_forces.sides;
         self.spare_forces.sides_ready = self.tables.is_some();
         sides.resize(n, self.tables.is_some(), drag);
-        let (mass, inertia, flags) = (&p.mass, &p.inertia, &p.flags);
-        let (radius, material) = (&p.radius, &p.material);
+        let ctx = PredictContext {
+            kind,
+            h,
+            mass: &p.mass,
+            inertia: &p.inertia,
+            flags: &p.flags,
+            radius: &p.radius,
+            material: &p.material,
+            forces,
+            list,
+            reference,
+            shift,
+            test,
+        };
         let mut side_chunks = sides.side.chunks_mut(MIN_CHUNK);
         let mut spin_chunks = sides.spin.chunks_mut(MIN_CHUNK);
         let chunks: Vec<PredictChunk<'_>> = p
@@ -787,38 +799,10 @@ impl CpuBackend {
             let mut moved = false;
             for l in 0..x.len() {
                 let i = lo + l;
-                let old = Kinematics {
-                    x: x[l],
-                    v: v[l],
-                    alpha: alpha[l],
-                    omega: omega[l],
-                };
-                saved[l] = old;
-                let f = &forces[i];
-                let body = body_of(mass, inertia, flags, i);
-                match integrators::predict(kind, h, body, old, f.force, f.moment) {
-                    Ok(k) => {
-                        (x[l], v[l], alpha[l], omega[l]) = (k.x, k.v, k.alpha, k.omega);
-                        moved |= test && list.moved(k.x, reference[i], shift);
-                        if let Some(s) = side.get_mut(l) {
-                            let (s_new, w_new) = granular::stepped_side(
-                                kind,
-                                h,
-                                body,
-                                k.x,
-                                radius[i],
-                                material[i],
-                                flags[i],
-                                k.v,
-                                k.omega,
-                                f,
-                            );
-                            *s = s_new;
-                            if let Some(w) = spin.get_mut(l) {
-                                *w = w_new;
-                            }
-                        }
-                    }
+                let state = (&mut x[l], &mut v[l], &mut alpha[l], &mut omega[l]);
+                let out = (&mut saved[l], side.get_mut(l), spin.get_mut(l));
+                match ctx.particle(i, &ctx.forces[i], state, out) {
+                    Ok(m) => moved |= m,
                     Err(e) => fault = fault.or(Some((i, e))),
                 }
             }
@@ -1225,6 +1209,80 @@ pub(crate) fn removed_ids(flags: &[u32]) -> Vec<u32> {
 #[inline]
 fn body(p: &Particles, i: usize) -> Body {
     body_of(&p.mass, &p.inertia, &p.flags, i)
+}
+
+/// What kernel `integrate_predict` reads besides a particle's own state: run as its
+/// own pass ([`CpuBackend::integrate_predict`]) or fused into the previous step's
+/// force gather, on each particle as soon as its velocities are corrected (fused
+/// steps, [`CpuBackend::advance`]), with the same bits.
+struct PredictContext<'a> {
+    kind: IntegratorKind,
+    h: f64,
+    mass: &'a [f64],
+    inertia: &'a [f64],
+    flags: &'a [u32],
+    radius: &'a [f64],
+    material: &'a [u32],
+    /// The forces the step is taken with (the last evaluation's).
+    forces: &'a [ParticleForce],
+    list: &'a NeighborList,
+    /// Positions at the list's last build, for the rebuild test.
+    reference: &'a [DVec3],
+    /// Particle 0's displacement since the build ([`NeighborList::shift`]).
+    shift: DVec3,
+    /// Whether to run the rebuild test.
+    test: bool,
+}
+
+impl PredictContext<'_> {
+    /// Predicts particle `i` with the forces `f`: saves its state into `saved`, updates
+    /// `(x, v, α, Ω)` and, for granular models, stores its contact side and spin for the
+    /// next evaluation. `Ok(moved)`: whether it moved far enough to make the neighbour
+    /// list stale; on a fault its state is left as it was.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn particle(
+        &self,
+        i: usize,
+        f: &ParticleForce,
+        (x, v, alpha, omega): (&mut DVec3, &mut DVec3, &mut DVec3, &mut DVec3),
+        (saved, side, spin): (
+            &mut Kinematics,
+            Option<&mut granular::SideScratch>,
+            Option<&mut DVec3>,
+        ),
+    ) -> std::result::Result<bool, StepFault> {
+        let old = Kinematics {
+            x: *x,
+            v: *v,
+            alpha: *alpha,
+            omega: *omega,
+        };
+        *saved = old;
+        let body = body_of(self.mass, self.inertia, self.flags, i);
+        let k = integrators::predict(self.kind, self.h, body, old, f.force, f.moment)?;
+        (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
+        let moved = self.test && self.list.moved(k.x, self.reference[i], self.shift);
+        if let Some(s) = side {
+            let (s_new, w_new) = granular::stepped_side(
+                self.kind,
+                self.h,
+                body,
+                k.x,
+                self.radius[i],
+                self.material[i],
+                self.flags[i],
+                k.v,
+                k.omega,
+                f,
+            );
+            *s = s_new;
+            if let Some(w) = spin {
+                *w = w_new;
+            }
+        }
+        Ok(moved)
+    }
 }
 
 /// [`Body`] of particle `i` from the fields it needs (borrowed apart from the state).
