@@ -1211,10 +1211,10 @@ fn body(p: &Particles, i: usize) -> Body {
     body_of(&p.mass, &p.inertia, &p.flags, i)
 }
 
-/// What kernel `integrate_predict` reads besides a particle's own state: run as its
-/// own pass ([`CpuBackend::integrate_predict`]) or fused into the previous step's
-/// force gather, on each particle as soon as its velocities are corrected (fused
-/// steps, [`CpuBackend::advance`]), with the same bits.
+/// What kernel `integrate_predict` ([`CpuBackend::integrate_predict`]) reads besides a
+/// particle's own state. (Running it inside the previous step's force gather, right
+/// after each particle's correct, as the GPU's fused steps do, gave the same bits but
+/// ran 0.92× as fast on the CPU: README, *What bounds the CPU step*.)
 struct PredictContext<'a> {
     kind: IntegratorKind,
     h: f64,
