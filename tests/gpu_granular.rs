@@ -7,6 +7,7 @@
 //! 1e-9 relative over 200 steps (the issue's bound) leaves orders of magnitude of room
 //! (measured: see the test output). f32 is compared statistically over a settling run.
 
+mod common;
 mod gpu_common;
 
 use glam::DVec3;
@@ -711,20 +712,8 @@ fn pair_forces_cancel_bitwise() {
 /// updates) 1e-7 and 2e-6 (measured 6.5e-9 and 1.8e-7).
 #[test]
 fn frictional_cluster_conserves_momenta() {
-    let text = "[simulation]\ndt = 4e-6\nsteps = 10000\n\
-        [contact]\nlaw = \"hertz\"\n\
-        [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
-        restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
-        [[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.06, 0.06, 0.06]\ncount = 100\nradius = 0.005\n\
-        radius_jitter = 0.1\nseed = 3\n";
-    let mut scene = parse_scene(text).unwrap();
-    let p = &mut scene.model.particles;
-    let c = DVec3::splat(0.03);
-    for i in 0..p.len() {
-        let s = i as f64;
-        p.velocity[i] = (c - p.position[i]) * 20.0 + DVec3::new(s.sin(), s.cos(), (2.0 * s).sin());
-        p.angular_velocity[i] = DVec3::new((3.0 * s).cos(), (5.0 * s).sin(), s.cos()) * 100.0;
-    }
+    let scene = common::frictional_cluster();
+    let p = &scene.model.particles;
     // |P| at the start is small against the particles' momenta: Σ m|v| is the scale.
     let scale: f64 = p
         .mass

@@ -1,6 +1,8 @@
 //! Granular DEM (Campello 2015) on the CPU reference backend: restitution, friction with
 //! rolling, contact history, conservation, and the paper's validation examples.
 
+mod common;
+
 use std::path::PathBuf;
 
 use glam::DVec3;
@@ -181,21 +183,7 @@ fn hertz_force_is_the_gradient_of_its_energy() {
 /// at the centre of the overlap, so the pair's moments balance its forces' moment).
 #[test]
 fn frictional_cluster_conserves_momenta() {
-    let text = "[simulation]\ndt = 4e-6\nsteps = 10000\n\
-        [contact]\nlaw = \"hertz\"\n\
-        [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
-        restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
-        [[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.06, 0.06, 0.06]\ncount = 100\nradius = 0.005\n\
-        radius_jitter = 0.1\nseed = 3\n";
-    let mut scene = parse_scene(text).unwrap();
-    // Random velocities and spins towards the centre so that many contacts form.
-    let p = &mut scene.model.particles;
-    let c = DVec3::splat(0.03);
-    for i in 0..p.len() {
-        let s = i as f64;
-        p.velocity[i] = (c - p.position[i]) * 20.0 + DVec3::new(s.sin(), s.cos(), (2.0 * s).sin());
-        p.angular_velocity[i] = DVec3::new((3.0 * s).cos(), (5.0 * s).sin(), s.cos()) * 100.0;
-    }
+    let scene = common::frictional_cluster();
     let mut b = CpuBackend::new(&scene).unwrap();
     let d0 = b.diagnostics().unwrap();
     let mut max_contacts = 0;

@@ -165,3 +165,24 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
     });
     m
 }
+
+/// 100 frictional, damped spheres (±10 % radii) shot at the centre of their cloud with
+/// random spins, so that many contacts form, slip and stick (the momentum tests of
+/// both backends).
+pub fn frictional_cluster() -> varidem::model::Scene {
+    let text = "[simulation]\ndt = 4e-6\nsteps = 10000\n\
+        [contact]\nlaw = \"hertz\"\n\
+        [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+        restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+        [[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.06, 0.06, 0.06]\ncount = 100\nradius = 0.005\n\
+        radius_jitter = 0.1\nseed = 3\n";
+    let mut scene = varidem::io::parse_scene(text).unwrap();
+    let p = &mut scene.model.particles;
+    let c = DVec3::splat(0.03);
+    for i in 0..p.len() {
+        let s = i as f64;
+        p.velocity[i] = (c - p.position[i]) * 20.0 + DVec3::new(s.sin(), s.cos(), (2.0 * s).sin());
+        p.angular_velocity[i] = DVec3::new((3.0 * s).cos(), (5.0 * s).sin(), s.cos()) * 100.0;
+    }
+    scene
+}
