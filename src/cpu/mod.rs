@@ -801,7 +801,7 @@ impl CpuBackend {
                 let i = lo + l;
                 let state = (&mut x[l], &mut v[l], &mut alpha[l], &mut omega[l]);
                 let out = (&mut saved[l], side.get_mut(l), spin.get_mut(l));
-                match ctx.particle(i, &ctx.forces[i], state, out) {
+                match ctx.particle(i, state, out) {
                     Ok(m) => moved |= m,
                     Err(e) => fault = fault.or(Some((i, e))),
                 }
@@ -1235,7 +1235,7 @@ struct PredictContext<'a> {
 }
 
 impl PredictContext<'_> {
-    /// Predicts particle `i` with the forces `f`: saves its state into `saved`, updates
+    /// Predicts particle `i` with its forces: saves its state into `saved`, updates
     /// `(x, v, α, Ω)` and, for granular models, stores its contact side and spin for the
     /// next evaluation. `Ok(moved)`: whether it moved far enough to make the neighbour
     /// list stale; on a fault its state is left as it was.
@@ -1244,7 +1244,6 @@ impl PredictContext<'_> {
     fn particle(
         &self,
         i: usize,
-        f: &ParticleForce,
         (x, v, alpha, omega): (&mut DVec3, &mut DVec3, &mut DVec3, &mut DVec3),
         (saved, side, spin): (
             &mut Kinematics,
@@ -1259,6 +1258,7 @@ impl PredictContext<'_> {
             omega: *omega,
         };
         *saved = old;
+        let f = &self.forces[i];
         let body = body_of(self.mass, self.inertia, self.flags, i);
         let k = integrators::predict(self.kind, self.h, body, old, f.force, f.moment)?;
         (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
