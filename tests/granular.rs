@@ -679,60 +679,55 @@ fn pair_properties_follow_the_documented_rules() {
             assert_eq!((pm.mu_s, pm.mu_d), mu, "{what} μ_s, μ_d");
         };
     let (glass, rubber, steel) = (0, 1, 2);
-    check(
-        t.pair(glass, glass),
-        e_pair(eg, ng, eg, ng),
-        g_pair(gg, ng, gg, ng),
-        0.9,
-        (0.5, 0.4),
-        "glass-glass",
-    );
-    // The smaller coefficients, but μ_s from the interaction.
-    for (a, b) in [(glass, rubber), (rubber, glass)] {
-        check(
-            t.pair(a, b),
-            e_pair(eg, ng, er, nr),
-            g_pair(gg, ng, gr, nr),
-            0.6,
-            (0.25, 0.3),
-            "glass-rubber",
-        );
-    }
-    // No interaction: the smaller of each; steel's μ_d defaults to its μ_s.
-    check(
-        t.pair(glass, steel),
-        e_pair(eg, ng, es, ns),
-        g_pair(gg, ng, gs, ns),
-        0.7,
-        (0.35, 0.35),
-        "glass-steel",
-    );
-    // A wall of rubber takes the rubber pair's values, override included.
-    check(
-        t.wall(0, glass),
+    // (E*, G*, e, (μ_s, μ_d)) of glass against rubber: the smaller coefficients, but μ_s
+    // from the interaction; a wall of rubber takes the same, override included.
+    let glass_rubber = (
         e_pair(eg, ng, er, nr),
         g_pair(gg, ng, gr, nr),
         0.6,
         (0.25, 0.3),
-        "glass-rubber wall",
     );
-    // A wall without a material is rigid: E/(1−ν²), G/(2−ν), the particle's coefficients.
-    check(
-        t.wall(1, glass),
-        eg / (1.0 - ng * ng),
-        gg / (2.0 - ng),
-        0.9,
-        (0.5, 0.4),
-        "glass-rigid wall",
-    );
-    check(
-        t.wall(1, rubber),
-        er / (1.0 - nr * nr),
-        gr / (2.0 - nr),
-        0.6,
-        (0.8, 0.3),
-        "rubber-rigid wall",
-    );
+    let cases = [
+        (
+            t.pair(glass, glass),
+            (
+                e_pair(eg, ng, eg, ng),
+                g_pair(gg, ng, gg, ng),
+                0.9,
+                (0.5, 0.4),
+            ),
+            "glass-glass",
+        ),
+        (t.pair(glass, rubber), glass_rubber, "glass-rubber"),
+        (t.pair(rubber, glass), glass_rubber, "rubber-glass"),
+        (t.wall(0, glass), glass_rubber, "glass on a rubber wall"),
+        // No interaction: the smaller of each; steel's μ_d defaults to its μ_s.
+        (
+            t.pair(glass, steel),
+            (
+                e_pair(eg, ng, es, ns),
+                g_pair(gg, ng, gs, ns),
+                0.7,
+                (0.35, 0.35),
+            ),
+            "glass-steel",
+        ),
+        // A wall without a material is rigid: E/(1−ν²), G/(2−ν), the particle's
+        // coefficients.
+        (
+            t.wall(1, glass),
+            (eg / (1.0 - ng * ng), gg / (2.0 - ng), 0.9, (0.5, 0.4)),
+            "glass on a rigid wall",
+        ),
+        (
+            t.wall(1, rubber),
+            (er / (1.0 - nr * nr), gr / (2.0 - nr), 0.6, (0.8, 0.3)),
+            "rubber on a rigid wall",
+        ),
+    ];
+    for (pm, (e_star, g_star, e, mu), what) in cases {
+        check(pm, e_star, g_star, e, mu, what);
+    }
     let p = &scene.model.particles;
     for (i, (rho, r)) in [(2500.0, 0.01), (1100.0, 0.02)].into_iter().enumerate() {
         let m = 4.0 / 3.0 * std::f64::consts::PI * rho * r * r * r;
