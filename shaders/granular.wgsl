@@ -21,12 +21,12 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
     // are 0 and the third vec4 is not written (particle_forces reads them only with).
     let o = 3u * li;
     if (energies) {
-        gout[o] = vec4<real>(g.f, g.e_contact);
-        gout[o + 1u] = vec4<real>(g.t, g.e_wall);
-        gout[o + 2u] = vec4<real>(g.e_near, 0.0, 0.0, 0.0);
+        row_vec[rows.gout + o] = vec4<real>(g.f, g.e_contact);
+        row_vec[rows.gout + o + 1u] = vec4<real>(g.t, g.e_wall);
+        row_vec[rows.gout + o + 2u] = vec4<real>(g.e_near, 0.0, 0.0, 0.0);
     } else {
-        gout[o] = vec4<real>(g.f, 0.0);
-        gout[o + 1u] = vec4<real>(g.t, 0.0);
+        row_vec[rows.gout + o] = vec4<real>(g.f, 0.0);
+        row_vec[rows.gout + o + 1u] = vec4<real>(g.t, 0.0);
     }
 }
 

@@ -118,9 +118,7 @@ fn grid_finish() {
     if (failed()) { return; }
     if (params.n_particles > 0u) {
         let u = get_pos(0u) - get_ref(0u);
-        skin_shift[0] = u.x;
-        skin_shift[1] = u.y;
-        skin_shift[2] = u.z;
+        set_skin_shift(u);
     }
     if (!rebuilding()) { return; }
     atomicStore(&status[STATUS_REBUILD], 0u);

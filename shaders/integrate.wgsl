@@ -60,9 +60,9 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
-    set_pos(i, vec3<real>(pos_next[3u * i], pos_next[3u * i + 1u], pos_next[3u * i + 2u]));
+    set_pos(i, get_pos_next(i));
     // And α, when the fused pass computed bond terms, which read partners' α.
     if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
-        set_rot(i, vec3<real>(rot_next[3u * i], rot_next[3u * i + 1u], rot_next[3u * i + 2u]));
+        set_rot(i, get_rot_next(i));
     }
 }

@@ -83,7 +83,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
             }
         }
         for (var w = 0u; w < params.n_walls; w++) {
-            let c = binder_wall(walls[w], x, r);
+            let c = binder_wall(wall_at(w), x, r);
             if (c.touching) {
                 e_wall += c.energy;
                 f += c.force;
@@ -107,14 +107,14 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
         let o = 3u * li;
-        let gf = gout[o];
-        let gt = gout[o + 1u];
+        let gf = row_vec[rows.gout + o];
+        let gt = row_vec[rows.gout + o + 1u];
         f += gf.xyz;
         t += gt.xyz;
         if (energies) {
             e_contact += gf.w;
             e_wall += gt.w;
-            e_near = gout[o + 2u].x;
+            e_near = row_vec[rows.gout + o + 2u].x;
         }
     }
     // Fused steps (energies off) of scenes without granular forces store no F and M: no
@@ -127,9 +127,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         set_moment(i, t);
     }
     if (energies) {
-        penergy[3u * i] = e_contact;
-        penergy[3u * i + 1u] = e_wall;
-        penergy[3u * i + 2u] = e_near;
+        set_energy(i, vec3<real>(e_contact, e_wall, e_near));
     }
     return Forces(f, t, x, ok);
 }

@@ -25,9 +25,10 @@ fn contributions(i: u32) -> array<real, 16> {
             at = x + rotate(get_rot(i), get_pend(i));
         }
         q[8] = -m * dot(gravity(), at);
-        q[9] = penergy[3u * i];
-        q[10] = penergy[3u * i + 1u];
-        q[14] = penergy[3u * i + 2u];
+        let e = get_energy(i);
+        q[9] = e.x;
+        q[10] = e.y;
+        q[14] = e.z;
     }
     return q;
 }

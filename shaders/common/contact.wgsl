@@ -127,11 +127,13 @@ fn motion_of(v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) -
 // The motion record of partner j written by the previous step's predict (binding
 // parity: the copy this step reads).
 fn old_motion(j: u32) -> Motion {
-    let vm = motion_v_old[j];
+    let vm = body[rows.mv_old + j];
+    let dx = rows.mdx_old + 3u * j;
+    let da = rows.mda_old + 3u * j;
     return Motion(
         vm.xyz,
-        vec3<real>(motion_dx_old[3u * j], motion_dx_old[3u * j + 1u], motion_dx_old[3u * j + 2u]),
-        vec3<real>(motion_da_old[3u * j], motion_da_old[3u * j + 1u], motion_da_old[3u * j + 2u]),
+        vec3<real>(motion[dx], motion[dx + 1u], motion[dx + 2u]),
+        vec3<real>(motion[da], motion[da + 1u], motion[da + 2u]),
         vm.w);
 }
 
@@ -148,9 +150,11 @@ fn store_motion(i: u32, v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, fl
 
 // Stores particle i's motion record for the next evaluation (the copy it will read).
 fn set_motion(i: u32, s: Motion) {
-    motion_v_new[i] = vec4<real>(s.v, s.m);
-    motion_dx_new[3u * i] = s.dx.x; motion_dx_new[3u * i + 1u] = s.dx.y; motion_dx_new[3u * i + 2u] = s.dx.z;
-    motion_da_new[3u * i] = s.dalpha.x; motion_da_new[3u * i + 1u] = s.dalpha.y; motion_da_new[3u * i + 2u] = s.dalpha.z;
+    body[rows.mv_new + i] = vec4<real>(s.v, s.m);
+    let dx = rows.mdx_new + 3u * i;
+    let da = rows.mda_new + 3u * i;
+    motion[dx] = s.dx.x; motion[dx + 1u] = s.dx.y; motion[dx + 2u] = s.dx.z;
+    motion[da] = s.dalpha.x; motion[da + 1u] = s.dalpha.y; motion[da + 2u] = s.dalpha.z;
 }
 
 fn side_from(x: vec3<real>, r: real, s: Motion) -> Side {
@@ -191,12 +195,17 @@ fn near_field(d: vec3<real>) -> NearResult {
     return r;
 }
 
-fn old_id(k: u32) -> u32 { return hist_old[k].id; }
+// Slot k of the row chunk's history copy that this evaluation reads, and the one it
+// writes.
+fn old_slot(k: u32) -> HistSlot { return hist[rows.hist_old + k]; }
+fn old_id(k: u32) -> u32 { return hist[rows.hist_old + k].id; }
+fn set_slot(k: u32, s: HistSlot) { hist[rows.hist_new + k] = s; }
+fn end_row(k: u32) { hist[rows.hist_new + k].id = NO_PARTNER; }
 fn old_wall_s(k: u32) -> vec3<real> {
-    return wall_s_old[k].xyz;
+    return row_vec[rows.wall_old + k].xyz;
 }
 fn set_wall_s(k: u32, v: vec3<real>) {
-    wall_s_new[k] = vec4<real>(v, 0.0);
+    row_vec[rows.wall_new + k] = vec4<real>(v, 0.0);
 }
 
 // A particle's granular force, moment and energies (half of each pair's).
@@ -233,7 +242,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     let m_i = mass_of(i);
     // With one material every pair and wall record is the table's first entry.
     var mat_i = 0u;
-    if (params.n_materials > 1u) { mat_i = pmaterial[i]; }
+    if (params.n_materials > 1u) { mat_i = material_of(i); }
     let me = side_at(i, x_i, r_i, m_i, flags_i);
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
@@ -304,10 +313,10 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             // every invocation shares (one load, not one gather per SIMD lane).
             var pm: PairMat;
             if (m == 1u) {
-                pm = pair_table[0];
+                pm = pair_mat(0u);
             } else {
-                let mat_j = pmaterial[j];
-                pm = pair_table[select(mat_j * m + mat_i, mat_i * m + mat_j, lower)];
+                let mat_j = material_of(j);
+                pm = pair_mat(select(mat_j * m + mat_i, mat_i * m + mat_j, lower));
             }
             let r_star = r_i * r_j / (r_i + r_j);
             let m_star = m_i * m_j / (m_i + m_j);
@@ -316,7 +325,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             var spring = vec3<real>(0.0);
             var found = false;
             if (aligned && used < k) {
-                let slot = hist_old[li * k + used];
+                let slot = old_slot(li * k + used);
                 if (slot.id == j) {
                     spring = slot.spring;
                     found = true;
@@ -332,7 +341,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                     cur_id = NO_PARTNER;
                     if (cur < k) { cur_id = old_id(li * k + cur); }
                 }
-                if (cur_id == j) { spring = hist_old[li * k + cur].spring; }
+                if (cur_id == j) { spring = old_slot(li * k + cur).spring; }
             }
             let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
                                   sb.r - 0.5 * overlap, sa, sb, spring);
@@ -340,7 +349,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                hist_new[li * k + used] = HistSlot(c.spring, j);
+                set_slot(li * k + used, HistSlot(c.spring, j));
             }
             used += 1u;
         }
@@ -348,7 +357,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         // touching partners than slots is an error (raised once, after the loop: an
         // atomic inside it would be paid by every SIMD lane on every contact).
         if (used < k && hertz) {
-            hist_new[li * k + used].id = NO_PARTNER;
+            end_row(li * k + used);
         }
         if (used > k) {
             raise(ERR_CONTACT_OVERFLOW, i);
@@ -358,13 +367,13 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     for (var w = 0u; w < params.n_walls; w++) {
         var new_s = vec3<real>(0.0);
         if (hertz && !gone) {
-            let wall = walls[w];
+            let wall = wall_at(w);
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
             let h = dot(x_i - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
             if (h < r_i) {
                 let n = -normal;
                 let overlap = r_i - h;
-                let pm = pair_table[m * m + w * m + mat_i];
+                let pm = pair_mat(m * m + w * m + mat_i);
                 var still: Side;
                 still.x = vec3<real>(0.0);
                 still.v = vec3<real>(0.0);

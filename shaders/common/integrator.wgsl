@@ -154,7 +154,7 @@ fn store_predicted_comp(li: u32, p: Predicted) {
 // last build.
 fn check_skin(i: u32, x: vec3<real>) {
     // Relative to one common vector, which keeps the list valid (NeighborList::update).
-    let moved = (x - get_ref(i)) - vec3<real>(skin_shift[0], skin_shift[1], skin_shift[2]);
+    let moved = (x - get_ref(i)) - get_skin_shift();
     let half = 0.5 * params.skin;
     if (dot(moved, moved) > half * half) {
         atomicOr(&status[STATUS_REBUILD], 1u);

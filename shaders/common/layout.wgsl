@@ -1,8 +1,18 @@
 // Shared layout of every varidem kernel: the parameter block, the records, and the
-// buffers (group 0). The host prepends `alias real = f32|f64;` and the constants WG
-// (workgroup size), MAX_NEIGHBORS (private neighbour-list capacity) and MAX_REAL.
-// The Rust twins of these structs live in src/gpu/layout.rs; tests/gpu_layout.rs checks
-// sizes and offsets with naga.
+// buffers (group 0). The host prepends `alias real = f32|f64;`, the constants WG
+// (workgroup size), MAX_NEIGHBORS (private neighbour-list capacity) and MAX_REAL, and
+// the section offsets O_* of the packed buffers (src/gpu/plan.rs Sections). After this
+// file comes one of common/bonds_full.wgsl and common/bonds_compact.wgsl, which declare
+// the bond records' binding. The Rust twins of these structs live in src/gpu/layout.rs;
+// tests/gpu_shaders.rs checks sizes, offsets and binding numbers with naga.
+//
+// Portable limits: no kernel may use more than 16 storage buffers (Direct3D 12
+// resource-binding tier 2; Metal allows 29, WebGPU's default is 8). Arrays of the same
+// element type and lifetime therefore share one buffer in sections (`body`, `vecs`,
+// `pflags`, `tables`, `motion`, `row_vec`), each section starting at a constant element
+// offset O_* from the header, or, for the two copies swapped by step parity, at an
+// offset in the per-chunk `rows` uniform. tests/gpu_shaders.rs counts every entry
+// point's storage buffers through naga.
 
 // Run parameters, one uniform block. Size is a multiple of 16 in both precisions.
 struct Params {
@@ -88,13 +98,35 @@ struct Chunk {
 // those buffers by i − first. Every particle's work is the same as in one dispatch, so
 // the results are bitwise the same; state arrays read for partners (pos, vel, ...)
 // stay whole.
+//
+// The host binds one Rows block per row chunk and step parity: the offsets of the copy
+// the evaluation writes (`*_new`) and of the one it reads (`*_old`) of the contact
+// history (in `hist`), of the wall springs (in `row_vec`) and of the motion records (v
+// in `body`, Δx and Δα in `motion`) swap with the parity of the step, so that kernels
+// never branch on it (src/gpu/mod.rs BY_PARITY).
 struct Rows {
     // Global id of the chunk's first particle.
     first: u32,
     // Particles in the chunk.
     count: u32,
+    // History slots of this chunk: first slot of the written and of the read copy.
+    hist_new: u32,
+    hist_old: u32,
+    // Wall springs of this chunk in row_vec: first element of each copy.
+    wall_new: u32,
+    wall_old: u32,
+    // This chunk's granular output (three vec4 per particle) in row_vec.
+    gout: u32,
+    // Motion records: v and m (vec4) in body, Δx and Δα (three reals each) in motion.
+    mv_new: u32,
+    mv_old: u32,
+    mdx_new: u32,
+    mdx_old: u32,
+    mda_new: u32,
+    mda_old: u32,
     pad0: u32,
     pad1: u32,
+    pad2: u32,
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
@@ -189,41 +221,44 @@ const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_
 // vectors; positions are stored by component. Arrays that no kernel reads for partners
 // keep three reals per particle: padding them would add 4 B of memory traffic per
 // particle and pass (a whole array is streamed every step) for no fewer partner loads.
-// (Binding 9, formerly the mass, inertia and radius array these w hold, is free.)
-@group(0) @binding(2) var<storage, read_write> pos: array<vec4<real>>;
-@group(0) @binding(3) var<storage, read_write> vel: array<vec4<real>>;
-@group(0) @binding(4) var<storage, read_write> rot: array<real>;
-@group(0) @binding(5) var<storage, read_write> omega: array<vec4<real>>;
-@group(0) @binding(6) var<storage, read_write> force: array<vec4<real>>;
-@group(0) @binding(7) var<storage, read_write> moment: array<real>;
-@group(0) @binding(8) var<storage, read> pend: array<real>;
-// Particle flags; integrate_predict sets FLAG_REMOVED on particles leaving the domain.
-@group(0) @binding(10) var<storage, read_write> pflags: array<u32>;
-// Per particle: half of its contact pairs' energy, its wall energy, half of its
-// near-field pairs' energy.
-@group(0) @binding(11) var<storage, read_write> penergy: array<real>;
-@group(0) @binding(12) var<storage, read_write> ref_pos: array<real>;
-// The chunk's bonds (bindings 13, 14, 15 and 23 are bound per chunk).
-@group(0) @binding(13) var<storage, read> bonds: array<Bond>;
+//
+// body, N vec4 per section: x and r | v and m | Ω and J | F | the two copies of the
+// motion records' v and m (merged contact passes only; offsets in `rows`).
+@group(0) @binding(2) var<storage, read_write> body: array<vec4<real>>;
+// vecs, 3 reals per particle per section: α | M | pendulum offsets (scenes with
+// pendulum particles) | positions at the last neighbour-list build (contact scenes) |
+// energies (half of each contact pair's, the wall's, half of each near-field pair's) |
+// the shift the rebuild test discounts (3 reals in all: particle 0's displacement since
+// the last build, taken by grid_finish before the predict moves it, src/neighbor
+// NeighborList::shift) | x predicted by a fused particle_forces_predict (pos_next,
+// committed by commit_pos) | α predicted with inline bond terms (rot_next).
+@group(0) @binding(3) var<storage, read_write> vecs: array<real>;
+// pflags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
+// particles leaving the domain) | materials (granular scenes).
+@group(0) @binding(4) var<storage, read_write> pflags: array<u32>;
+// Constant tables: the granular pair table (M × M pairs, then W × M wall pairs; two
+// vec4 per PairMat) | the walls (two vec4 per Wall) | compact bond kinds (K^m, K^a, K^s).
+@group(0) @binding(5) var<storage, read> tables: array<vec4<real>>;
+// Motion records' Δx and Δα (three reals per particle), two copies by step parity
+// (offsets in `rows`). See struct Motion (common/contact.wgsl).
+@group(0) @binding(6) var<storage, read_write> motion: array<real>;
+// Binding 7, the chunk's bond records, is declared by common/bonds_full.wgsl or
+// common/bonds_compact.wgsl. Bindings 7-10 are bound per bond chunk.
 // Per bond of the chunk: F_i (3), RM_i (3), RM_j (3), U^m, U^a, U^s.
-@group(0) @binding(14) var<storage, read_write> bond_out: array<real>;
+@group(0) @binding(8) var<storage, read_write> bond_out: array<real>;
 // The chunk's CSR incidence: offsets[0..=N] then entries 2·(bond in chunk) + side,
 // ascending bond id per particle.
-@group(0) @binding(15) var<storage, read> incidence: array<u32>;
-@group(0) @binding(16) var<storage, read> walls: array<Wall>;
-@group(0) @binding(17) var<storage, read_write> bucket_count: array<atomic<u32>>;
-@group(0) @binding(18) var<storage, read_write> bucket_items: array<u32>;
+@group(0) @binding(9) var<storage, read> incidence: array<u32>;
+@group(0) @binding(10) var<uniform> chunk: Chunk;
+// Bindings 11-15 are bound per row chunk (struct Rows): their rows are those of the
+// chunk's particles, indexed from rows.first.
 // Per particle of the row chunk a row of 1 + max_neighbors: count, then ascending ids.
-@group(0) @binding(19) var<storage, read_write> neighbors: array<u32>;
-@group(0) @binding(20) var<storage, read_write> partials: array<real>;
-@group(0) @binding(21) var<storage, read_write> result: array<real>;
+@group(0) @binding(11) var<storage, read_write> neighbors: array<u32>;
 // Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
-// Bound per row chunk (struct Rows), rows indexed from rows.first: nine reals per
-// particle (streamed every step, so not padded: see the vec4 state arrays above).
-@group(0) @binding(22) var<storage, read_write> comp: array<real>;
-@group(0) @binding(23) var<uniform> chunk: Chunk;
+// Nine reals per particle (streamed every step, so not padded: see body above).
+@group(0) @binding(12) var<storage, read_write> comp: array<real>;
 // One contact-history slot (host twin: src/gpu/layout.rs HistRecord): the pair's spring
 // and the partner's id (NO_PARTNER ends a row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
 // store (on llvmpipe 1.08–1.17× the bed's speed, with the rank-slot lookup of
@@ -232,87 +267,66 @@ struct HistSlot {
     spring: vec3<real>,
     id: u32,
 }
-
-// Granular (granular.wgsl): pair table, particle materials, the contact history in two
-// copies (A, B) that alternate by step parity, the wall springs likewise (one vec4 each,
-// w unused), and the granular kernel's output per particle, three vec4: (force,
-// e_contact), (moment, e_wall), (e_near, unused). The evaluation of step s writes copy
-// s & 1 and reads the other: the host binds that copy at the *_new bindings and the
-// other at *_old (two bind groups, chosen per step), so the kernel never branches on
-// the parity. Bindings 19, 22, 28-32 and 33 are bound per row chunk (struct Rows):
-// their rows are those of the chunk's particles, indexed from rows.first. (Bindings
-// 26 and 27, formerly the history ids, are free.)
-@group(0) @binding(24) var<storage, read> pair_table: array<PairMat>;
-@group(0) @binding(25) var<storage, read> pmaterial: array<u32>;
-@group(0) @binding(28) var<storage, read_write> hist_new: array<HistSlot>;
-@group(0) @binding(29) var<storage, read_write> hist_old: array<HistSlot>;
-@group(0) @binding(30) var<storage, read_write> wall_s_new: array<vec4<real>>;
-@group(0) @binding(31) var<storage, read_write> wall_s_old: array<vec4<real>>;
-@group(0) @binding(32) var<storage, read_write> gout: array<vec4<real>>;
-@group(0) @binding(33) var<uniform> rows: Rows;
+// Granular (granular.wgsl): the contact history in two copies (A, B) that alternate by
+// step parity, max_contacts slots per particle each; the evaluation of step s writes
+// copy s & 1 and reads the other, at the offsets rows.hist_new and rows.hist_old.
+@group(0) @binding(13) var<storage, read_write> hist: array<HistSlot>;
+// row_vec: the wall springs in two copies by parity like the history (one vec4 per
+// particle and wall, w unused; rows.wall_new, rows.wall_old) | the granular kernel's
+// output per particle, three vec4: (force, e_contact), (moment, e_wall), (e_near,
+// unused) (rows.gout).
+@group(0) @binding(14) var<storage, read_write> row_vec: array<vec4<real>>;
+@group(0) @binding(15) var<uniform> rows: Rows;
+@group(0) @binding(16) var<storage, read_write> bucket_count: array<atomic<u32>>;
+@group(0) @binding(17) var<storage, read_write> bucket_items: array<u32>;
 // Indirect-dispatch arguments of the grid kernels (src/gpu/mod.rs grid_args): the count
 // K, K triples (x, 1, 1) that grid_gate fills, then the K workgroup counts of a rebuild.
-@group(0) @binding(34) var<storage, read_write> grid_args: array<u32>;
-// Positions predicted by the fused particle_forces_predict, committed to pos by
-// commit_pos at the start of the next step.
-@group(0) @binding(35) var<storage, read_write> pos_next: array<real>;
-// Motion records (struct Motion, common/contact.wgsl): per particle the end-of-step
-// velocity with the mass (one vec4) and the increments Δx, Δα that its contact
-// partners use, written by the predict of the step before (integrate_predict,
-// particle_forces_predict) and read by the merged contact pass of
-// particle_forces_predict, which overwrites v, Ω and F while partners read them. Two copies bound by step parity like the history (A at the even
-// binding): `*_new` is written, `*_old` read.
-@group(0) @binding(36) var<storage, read_write> motion_v_new: array<vec4<real>>;
-@group(0) @binding(37) var<storage, read_write> motion_v_old: array<vec4<real>>;
-@group(0) @binding(38) var<storage, read_write> motion_dx_new: array<real>;
-@group(0) @binding(39) var<storage, read_write> motion_dx_old: array<real>;
-@group(0) @binding(40) var<storage, read_write> motion_da_new: array<real>;
-@group(0) @binding(41) var<storage, read_write> motion_da_old: array<real>;
-// Rotations predicted by a fused particle_forces_predict that computes its bond terms
-// itself (PARAM_INLINE_BONDS): partners' α are read in that dispatch, so the new α waits
-// here, like x in pos_next, until commit_pos.
-@group(0) @binding(42) var<storage, read_write> rot_next: array<real>;
-// Compact bond records (PARAM_COMPACT_BONDS; bound per bond chunk like bonds, which is
-// then empty) and their stiffness table: K^m, K^a, K^s per kind.
-@group(0) @binding(43) var<storage, read> bond_kinds: array<real>;
-@group(0) @binding(44) var<storage, read> bonds_compact: array<BondCompact>;
-// The displacement the rebuild test discounts (check_skin): particle 0's since the last
-// build, taken by grid_finish before the predict moves it (src/neighbor NeighborList::shift).
-@group(0) @binding(45) var<storage, read_write> skin_shift: array<real>;
+@group(0) @binding(18) var<storage, read_write> grid_args: array<u32>;
+@group(0) @binding(19) var<storage, read_write> partials: array<real>;
+@group(0) @binding(20) var<storage, read_write> result: array<real>;
 
-fn get_pos(i: u32) -> vec3<real> { return pos[i].xyz; }
+fn get_pos(i: u32) -> vec3<real> { return body[i].xyz; }
 // Positions are stored component by component: the radius in w stays, and commit_pos
 // need not read it.
-fn set_pos(i: u32, v: vec3<real>) { pos[i].x = v.x; pos[i].y = v.y; pos[i].z = v.z; }
-fn set_pos_next(i: u32, v: vec3<real>) { pos_next[3u * i] = v.x; pos_next[3u * i + 1u] = v.y; pos_next[3u * i + 2u] = v.z; }
-fn get_vel(i: u32) -> vec3<real> { return vel[i].xyz; }
+fn set_pos(i: u32, v: vec3<real>) { body[i].x = v.x; body[i].y = v.y; body[i].z = v.z; }
+fn get3(o: u32) -> vec3<real> { return vec3<real>(vecs[o], vecs[o + 1u], vecs[o + 2u]); }
+fn set3(o: u32, v: vec3<real>) { vecs[o] = v.x; vecs[o + 1u] = v.y; vecs[o + 2u] = v.z; }
+fn get_pos_next(i: u32) -> vec3<real> { return get3(O_POS_NEXT + 3u * i); }
+fn set_pos_next(i: u32, v: vec3<real>) { set3(O_POS_NEXT + 3u * i, v); }
+fn get_vel(i: u32) -> vec3<real> { return body[O_VEL + i].xyz; }
 // m, jj: the particle's mass and inertia (the unchanged w).
-fn set_vel(i: u32, v: vec3<real>, m: real) { vel[i] = vec4<real>(v, m); }
-fn get_rot(i: u32) -> vec3<real> { return vec3<real>(rot[3u * i], rot[3u * i + 1u], rot[3u * i + 2u]); }
-fn set_rot(i: u32, v: vec3<real>) { rot[3u * i] = v.x; rot[3u * i + 1u] = v.y; rot[3u * i + 2u] = v.z; }
-fn set_rot_next(i: u32, v: vec3<real>) { rot_next[3u * i] = v.x; rot_next[3u * i + 1u] = v.y; rot_next[3u * i + 2u] = v.z; }
-fn get_omega(i: u32) -> vec3<real> { return omega[i].xyz; }
-fn set_omega(i: u32, v: vec3<real>, jj: real) { omega[i] = vec4<real>(v, jj); }
-fn get_force(i: u32) -> vec3<real> { return force[i].xyz; }
-fn set_force(i: u32, v: vec3<real>) { force[i] = vec4<real>(v, 0.0); }
-fn get_moment(i: u32) -> vec3<real> { return vec3<real>(moment[3u * i], moment[3u * i + 1u], moment[3u * i + 2u]); }
-fn set_moment(i: u32, v: vec3<real>) { moment[3u * i] = v.x; moment[3u * i + 1u] = v.y; moment[3u * i + 2u] = v.z; }
-fn get_pend(i: u32) -> vec3<real> { return vec3<real>(pend[3u * i], pend[3u * i + 1u], pend[3u * i + 2u]); }
-fn get_ref(i: u32) -> vec3<real> { return vec3<real>(ref_pos[3u * i], ref_pos[3u * i + 1u], ref_pos[3u * i + 2u]); }
-fn set_ref(i: u32, v: vec3<real>) { ref_pos[3u * i] = v.x; ref_pos[3u * i + 1u] = v.y; ref_pos[3u * i + 2u] = v.z; }
-// Bond k of the bound chunk, from whichever record form the scene uses: a compact
-// record unpacks to the values of the full one (src/gpu/layout.rs CompactBonds), so
-// the bond law computes the same bits.
-fn load_bond(k: u32) -> Bond {
-    if ((params.flags & PARAM_COMPACT_BONDS) == 0u) {
-        return bonds[k];
-    }
-    let c = bonds_compact[k];
-    let o = 3u * c.kind;
-    return Bond(c.i, c.j, bond_kinds[o], bond_kinds[o + 1u], bond_kinds[o + 2u], c.rest_length,
-                c.rest_dir_x, c.rest_dir_y, c.rest_dir_z, c.rest_dir_x, c.rest_dir_y, c.rest_dir_z,
-                0.0, 0.0, 0.0);
+fn set_vel(i: u32, v: vec3<real>, m: real) { body[O_VEL + i] = vec4<real>(v, m); }
+fn get_rot(i: u32) -> vec3<real> { return get3(3u * i); }
+fn set_rot(i: u32, v: vec3<real>) { set3(3u * i, v); }
+fn get_rot_next(i: u32) -> vec3<real> { return get3(O_ROT_NEXT + 3u * i); }
+fn set_rot_next(i: u32, v: vec3<real>) { set3(O_ROT_NEXT + 3u * i, v); }
+fn get_omega(i: u32) -> vec3<real> { return body[O_OMEGA + i].xyz; }
+fn set_omega(i: u32, v: vec3<real>, jj: real) { body[O_OMEGA + i] = vec4<real>(v, jj); }
+fn get_force(i: u32) -> vec3<real> { return body[O_FORCE + i].xyz; }
+fn set_force(i: u32, v: vec3<real>) { body[O_FORCE + i] = vec4<real>(v, 0.0); }
+fn get_moment(i: u32) -> vec3<real> { return get3(O_MOMENT + 3u * i); }
+fn set_moment(i: u32, v: vec3<real>) { set3(O_MOMENT + 3u * i, v); }
+fn get_pend(i: u32) -> vec3<real> { return get3(O_PEND + 3u * i); }
+fn get_ref(i: u32) -> vec3<real> { return get3(O_REF + 3u * i); }
+fn set_ref(i: u32, v: vec3<real>) { set3(O_REF + 3u * i, v); }
+fn get_energy(i: u32) -> vec3<real> { return get3(O_ENERGY + 3u * i); }
+fn set_energy(i: u32, e: vec3<real>) { set3(O_ENERGY + 3u * i, e); }
+fn get_skin_shift() -> vec3<real> { return get3(O_SKIN); }
+fn set_skin_shift(u: vec3<real>) { set3(O_SKIN, u); }
+fn material_of(i: u32) -> u32 { return pflags[O_MATERIAL + i]; }
+// Record k of the pair table.
+fn pair_mat(k: u32) -> PairMat {
+    let a = tables[2u * k];
+    let b = tables[2u * k + 1u];
+    return PairMat(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
+fn wall_at(w: u32) -> Wall {
+    let a = tables[O_WALLS + 2u * w];
+    let b = tables[O_WALLS + 2u * w + 1u];
+    return Wall(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+// K^m, K^a, K^s of compact bond kind `kind`.
+fn bond_kind(kind: u32) -> vec3<real> { return tables[O_KINDS + kind].xyz; }
 fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
 
 // Adds the bound bond chunk's results for particle i to f and t, in ascending bond id
@@ -332,9 +346,9 @@ fn gather_bonds(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real
     }
 }
 
-fn mass_of(i: u32) -> real { return vel[i].w; }
-fn inertia_of(i: u32) -> real { return omega[i].w; }
-fn radius_of(i: u32) -> real { return pos[i].w; }
+fn mass_of(i: u32) -> real { return body[O_VEL + i].w; }
+fn inertia_of(i: u32) -> real { return body[O_OMEGA + i].w; }
+fn radius_of(i: u32) -> real { return body[i].w; }
 fn gravity() -> vec3<real> { return vec3<real>(params.gravity_x, params.gravity_y, params.gravity_z); }
 
 // An error stops every later kernel; the lowest index per code is kept (deterministic).

@@ -140,10 +140,34 @@ pub struct RowChunk {
     pub first: u32,
     /// Particles in the chunk.
     pub count: u32,
-    /// Padding to the 16 bytes of a uniform block.
+    /// First history slot of the copy the evaluation writes, in the chunk's `hist`.
+    pub hist_new: u32,
+    /// First history slot of the copy it reads.
+    pub hist_old: u32,
+    /// First wall spring of the written copy, in the chunk's `row_vec`.
+    pub wall_new: u32,
+    /// First wall spring of the read copy.
+    pub wall_old: u32,
+    /// First granular output vec4 in the chunk's `row_vec`.
+    pub gout: u32,
+    /// Motion records' v of the written copy, in `body`.
+    pub mv_new: u32,
+    /// Motion records' v of the read copy.
+    pub mv_old: u32,
+    /// Motion records' Δx of the written copy, in `motion`.
+    pub mdx_new: u32,
+    /// Motion records' Δx of the read copy.
+    pub mdx_old: u32,
+    /// Motion records' Δα of the written copy, in `motion`.
+    pub mda_new: u32,
+    /// Motion records' Δα of the read copy.
+    pub mda_old: u32,
+    /// Padding to a multiple of 16 bytes (a uniform block).
     pub pad0: u32,
     /// Padding.
     pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
 }
 
 /// `struct Bond` in either precision; in `f64` it has exactly the layout of
@@ -376,7 +400,7 @@ const _: () = {
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);
-    assert!(size_of::<RowChunk>() == 16);
+    assert!(size_of::<RowChunk>() == 64);
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
     assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());

@@ -12,6 +12,7 @@
 
 pub mod context;
 pub mod layout;
+pub mod plan;
 pub mod shaders;
 
 use std::collections::BTreeMap;
@@ -29,7 +30,8 @@ use context::GpuContext;
 use layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
 };
-use shaders::{MAX_NEIGHBORS, WORKGROUP_SIZE};
+use plan::{SectionNeeds, Sections};
+use shaders::{ShaderConfig, MAX_NEIGHBORS, WORKGROUP_SIZE};
 
 /// Floating-point precision of the kernels.
 #[derive(
@@ -101,59 +103,51 @@ const PARAM_INLINE_BONDS: u32 = 2048;
 /// Bonds are compact records (`bonds_compact`, [`CompactBonds`]), `bonds` is empty.
 const PARAM_COMPACT_BONDS: u32 = 4096;
 
-/// Binding numbers (`@binding` in `shaders/common/layout.wgsl`).
+/// Binding numbers (`@binding` in `shaders/common/layout.wgsl`). The storage buffers
+/// of one kernel never number more than 16 (tests/gpu_shaders.rs counts them).
 mod bind {
     pub(super) const PARAMS: u32 = 0;
     pub(super) const STATUS: u32 = 1;
-    pub(super) const POS: u32 = 2;
-    pub(super) const VEL: u32 = 3;
-    pub(super) const ROT: u32 = 4;
-    pub(super) const OMEGA: u32 = 5;
-    pub(super) const FORCE: u32 = 6;
-    pub(super) const MOMENT: u32 = 7;
-    pub(super) const PEND: u32 = 8;
-    /// Free: the masses, inertias and radii it held are the `w` of `vel`, `omega` and
-    /// `pos`.
-    pub(super) const FREE_9: u32 = 9;
-    pub(super) const PFLAGS: u32 = 10;
-    pub(super) const PENERGY: u32 = 11;
-    pub(super) const REF_POS: u32 = 12;
-    pub(super) const BONDS: u32 = 13;
-    pub(super) const BOND_OUT: u32 = 14;
-    pub(super) const INCIDENCE: u32 = 15;
-    pub(super) const WALLS: u32 = 16;
-    pub(super) const BUCKET_COUNT: u32 = 17;
-    pub(super) const BUCKET_ITEMS: u32 = 18;
-    pub(super) const NEIGHBORS: u32 = 19;
-    pub(super) const PARTIALS: u32 = 20;
-    pub(super) const RESULT: u32 = 21;
-    pub(super) const COMP: u32 = 22;
-    pub(super) const CHUNK: u32 = 23;
-    pub(super) const PAIR_TABLE: u32 = 24;
-    pub(super) const PMATERIAL: u32 = 25;
-    /// Free: the history ids it held are in the history slots (`HIST_A`).
-    pub(super) const FREE_26: u32 = 26;
-    /// Free, like [`FREE_26`].
-    pub(super) const FREE_27: u32 = 27;
-    pub(super) const HIST_A: u32 = 28;
-    pub(super) const HIST_B: u32 = 29;
-    pub(super) const WALL_S_A: u32 = 30;
-    pub(super) const WALL_S_B: u32 = 31;
-    pub(super) const GOUT: u32 = 32;
-    pub(super) const ROWS: u32 = 33;
-    pub(super) const GRID_ARGS: u32 = 34;
-    pub(super) const POS_NEXT: u32 = 35;
-    pub(super) const MOTION_V_A: u32 = 36;
-    pub(super) const MOTION_V_B: u32 = 37;
-    pub(super) const MOTION_DX_A: u32 = 38;
-    pub(super) const MOTION_DX_B: u32 = 39;
-    pub(super) const MOTION_DA_A: u32 = 40;
-    pub(super) const MOTION_DA_B: u32 = 41;
-    pub(super) const ROT_NEXT: u32 = 42;
-    pub(super) const BOND_KINDS: u32 = 43;
-    pub(super) const BONDS_COMPACT: u32 = 44;
-    pub(super) const SKIN_SHIFT: u32 = 45;
-    pub(super) const COUNT: usize = 46;
+    /// Sections: x and r, v and m, Ω and J, F, motion records' v (two copies).
+    pub(super) const BODY: u32 = 2;
+    /// Sections: α, M, pendulum offsets, reference positions, energies, rebuild
+    /// shift, `pos_next`, `rot_next`.
+    pub(super) const VECS: u32 = 3;
+    /// Sections: flags, materials.
+    pub(super) const PFLAGS: u32 = 4;
+    /// Sections: pair table, walls, compact bond kinds.
+    pub(super) const TABLES: u32 = 5;
+    /// Sections: motion records' Δx and Δα (two copies each).
+    pub(super) const MOTION: u32 = 6;
+    pub(super) const BONDS: u32 = 7;
+    pub(super) const BOND_OUT: u32 = 8;
+    pub(super) const INCIDENCE: u32 = 9;
+    pub(super) const CHUNK: u32 = 10;
+    pub(super) const NEIGHBORS: u32 = 11;
+    pub(super) const COMP: u32 = 12;
+    /// Two copies by step parity.
+    pub(super) const HIST: u32 = 13;
+    /// Sections per row chunk: wall springs (two copies), granular output.
+    pub(super) const ROW_VEC: u32 = 14;
+    pub(super) const ROWS: u32 = 15;
+    pub(super) const BUCKET_COUNT: u32 = 16;
+    pub(super) const BUCKET_ITEMS: u32 = 17;
+    pub(super) const GRID_ARGS: u32 = 18;
+    pub(super) const PARTIALS: u32 = 19;
+    pub(super) const RESULT: u32 = 20;
+    pub(super) const COUNT: usize = 21;
+}
+
+/// A per-particle vector array of the packed buffers, for read-back and upload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Pos,
+    Vel,
+    Rot,
+    Omega,
+    Force,
+    Moment,
+    Energy,
 }
 
 /// GPU run options.
@@ -219,13 +213,7 @@ const CHUNKED: [&str; 4] = [
     "reduce_bond_partials",
 ];
 /// Bindings that differ per bond chunk.
-const CHUNK_BINDINGS: [u32; 5] = [
-    bind::BONDS,
-    bind::BOND_OUT,
-    bind::INCIDENCE,
-    bind::CHUNK,
-    bind::BONDS_COMPACT,
-];
+const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
 
 /// Kernels bound and dispatched once per row chunk: the only ones that touch the
 /// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
@@ -242,22 +230,16 @@ const ROW_CHUNKED: [&str; 6] = [
 /// Row-chunked kernels that also gather the last bond chunk's results: they get that
 /// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
 const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"];
-/// Row-chunked kernels that bind the two copies of the contact history and of the
-/// motion records by step parity: one set of bind groups per parity, the copy written
-/// at that parity at the `*_new` bindings (28, 30, 36, 38, 40) and the other at
-/// `*_old` (29, 31, 37, 39, 41).
+/// Row-chunked kernels that use the two copies of the contact history, the wall springs
+/// and the motion records by step parity: one set of bind groups per parity, whose
+/// `rows` uniform places the copy written at that parity at its `*_new` offsets and the
+/// other at `*_old`.
 const BY_PARITY: [&str; 4] = [
     "granular_forces",
     "granular_forces_no_energy",
     "particle_forces_predict",
     "integrate_predict",
 ];
-
-/// Bindings that come in an A/B pair swapped by step parity (A even, B = A + 1).
-fn by_parity(binding: u32) -> bool {
-    (bind::HIST_A..=bind::WALL_S_B).contains(&binding)
-        || (bind::MOTION_V_A..=bind::MOTION_DA_B).contains(&binding)
-}
 
 /// Whether fused steps merge the granular contact pass into `particle_forces_predict`
 /// (one pass over particles and neighbours per step instead of two, and no `gout`
@@ -292,17 +274,14 @@ fn inline_bonds(fuse: bool, bond_chunks: usize, want: bool) -> bool {
     fuse && bond_chunks == 1 && want
 }
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
-/// touches (the largest buffers of a granular run: 8 f64 history springs per particle
-/// are 192 B), then the chunk's `Rows` uniform. State arrays that kernels read for
-/// partners (`pos`, `vel`, ...) stay whole.
-const ROW_BINDINGS: [u32; 8] = [
+/// touches (the largest buffers of a granular run: 2 × 8 f64 history slots per particle
+/// are 512 B), then the chunk's `Rows` uniform (one per step parity). State arrays that
+/// kernels read for partners (`body`, `vecs`, ...) stay whole.
+const ROW_BINDINGS: [u32; 5] = [
     bind::NEIGHBORS,
     bind::COMP,
-    bind::HIST_A,
-    bind::HIST_B,
-    bind::WALL_S_A,
-    bind::WALL_S_B,
-    bind::GOUT,
+    bind::HIST,
+    bind::ROW_VEC,
     bind::ROWS,
 ];
 
@@ -357,8 +336,10 @@ pub struct GpuBackend {
     buffers: Vec<wgpu::Buffer>,
     /// Per bond chunk, the buffers of [`CHUNK_BINDINGS`] in that order.
     chunk_buffers: Vec<Vec<wgpu::Buffer>>,
-    /// Per row chunk, the buffers of [`ROW_BINDINGS`] in that order.
+    /// Per row chunk, the buffers of [`ROW_BINDINGS`] but the uniform, in that order.
     row_buffers: Vec<Vec<wgpu::Buffer>>,
+    /// Section offsets of the packed buffers.
+    sections: Sections,
     /// First particle and particle count of each row chunk.
     rows: Vec<(u32, u32)>,
     kernels: BTreeMap<&'static str, Kernel>,
@@ -451,7 +432,7 @@ fn flat<R: Real>(v: &[DVec3]) -> Vec<R> {
 }
 
 /// `v` with `w` as fourth components, in kernel precision: the layout of the vec4 state
-/// arrays ([`vec4_binding`]).
+/// arrays (the sections of `body`).
 fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
     v.iter()
         .zip(w)
@@ -507,11 +488,6 @@ fn vec3s(v: &[f64], stride: usize) -> Vec<DVec3> {
         .collect()
 }
 
-/// Whether the state array at `binding` holds one vec4 per particle (xyz and a constant
-/// in w, `shaders/common/layout.wgsl`) rather than three reals.
-fn vec4_binding(binding: u32) -> bool {
-    matches!(binding, bind::POS | bind::VEL | bind::OMEGA | bind::FORCE)
-}
 
 impl GpuBackend {
     /// Opens a device and uploads `scene`.
@@ -800,28 +776,59 @@ impl GpuBackend {
             nf_lambda_r: R::from_f64(near.lambda_repulsive),
             nf_cutoff: R::from_f64(near.cutoff),
         };
-        // Granular tables and history (empty bindings otherwise).
-        let (pair_table, pmaterial) = if granular {
+        // Granular tables (empty otherwise).
+        let (pair_records, material): (Vec<PairRecord<R>>, &[u32]) = if granular {
             let t = crate::physics::granular::PairTables::new(&model);
-            let records: Vec<PairRecord<R>> = t
-                .pairs
-                .iter()
-                .chain(t.walls.iter())
-                .map(PairRecord::from)
-                .collect();
             (
-                bytemuck::cast_slice(&records).to_vec(),
-                bytemuck::cast_slice(&p.material).to_vec(),
+                t.pairs
+                    .iter()
+                    .chain(t.walls.iter())
+                    .map(PairRecord::from)
+                    .collect(),
+                &p.material,
             )
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), &[])
         };
-        let wall_stride = model.walls.len().max(1) as u64;
+        let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
+        // Compact bond kinds, one vec4 each (K^m, K^a, K^s, 0).
+        let kinds: Vec<R> = compact
+            .as_ref()
+            .map(|c| {
+                c.kinds
+                    .chunks_exact(3)
+                    .flat_map(|k| [k[0], k[1], k[2], R::default()])
+                    .collect()
+            })
+            .unwrap_or_default();
+        let motion = merged && hertz;
+        let needs = SectionNeeds {
+            n,
+            pendulum: p.flags.iter().any(|f| f & crate::model::FLAG_PENDULUM != 0),
+            contact,
+            // Only fused steps that do not predict in place write pos_next, and only
+            // fused steps that compute bond terms inline write rot_next.
+            pos_next: fuse && !direct,
+            rot_next: inline,
+            motion,
+            material: granular,
+            pair_records: pair_records.len() as u32,
+            walls: walls.len() as u32,
+            bond_kinds: (kinds.len() / 4) as u32,
+        };
+        let sections = Sections::new(&needs).map_err(|e| {
+            Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)"))
+        })?;
+        // Wall springs per particle and wall (granular_sum stores one for every wall,
+        // Hertz or not).
+        let wall_stride = if granular {
+            model.walls.len().max(1) as u64
+        } else {
+            0
+        };
         // The row buffers (ROW_BINDINGS but the uniform): their bytes per particle and
         // initial contents.
         let k = max_contacts as u64;
-        // Wall springs are one vec4 each, w unused (`shaders/common/layout.wgsl`).
-        let wall_row = if hertz { 4 * wall_stride * rs } else { 0 };
         // f32 builds only: the 9 Kahan terms per particle, restored from a checkpoint.
         let comp_row = if rs == 4 { 36 } else { 0 };
         let comp_init: Option<&[u8]> =
@@ -831,24 +838,25 @@ impl GpuBackend {
         } else {
             0
         };
-        let gout_row = if granular { 12 * rs } else { 0 };
-        // History slots (`HistSlot`): a spring and a partner id, unused ones NO_PARTNER.
+        // Two copies of the history slots (`HistSlot`): a spring and a partner id,
+        // unused ones NO_PARTNER.
         let slot = hist_slot_bytes(rs as usize) as u64;
         let empty_slot = encode_hist_slots::<R>(&[crate::cpu::NO_PARTNER], &[DVec3::ZERO]);
+        // row_vec: two copies of the wall springs (one vec4 each, w unused), then the
+        // granular output (three vec4).
+        let gout_vec4 = if granular { 3 } else { 0 };
+        let row_vec_row = (2 * wall_stride + gout_vec4) * 4 * rs;
         let row = RowBuffer::new;
-        let row_layout: [RowBuffer; 7] = [
+        let row_layout: [RowBuffer; 4] = [
             row(bind::NEIGHBORS, "neighbors", neighbor_row, &[0], None),
             row(bind::COMP, "comp", comp_row, &[0], comp_init),
-            row(bind::HIST_A, "hist_a", k * slot, &empty_slot, None),
-            row(bind::HIST_B, "hist_b", k * slot, &empty_slot, None),
-            row(bind::WALL_S_A, "wall_s_a", wall_row, &[0], None),
-            row(bind::WALL_S_B, "wall_s_b", wall_row, &[0], None),
-            row(bind::GOUT, "gout", gout_row, &[0], None),
+            row(bind::HIST, "hist", 2 * k * slot, &empty_slot, None),
+            row(bind::ROW_VEC, "row_vec", row_vec_row, &[0], None),
         ];
         debug_assert!(row_layout
             .iter()
             .map(|r| r.binding)
-            .eq(ROW_BINDINGS[..7].iter().copied()));
+            .eq(ROW_BINDINGS[..4].iter().copied()));
         // Row chunks: contiguous particle ranges whose rows fit one storage binding in
         // every row buffer.
         let widest_row = row_layout.iter().map(|r| r.per_row).max().unwrap_or(0);
@@ -861,22 +869,62 @@ impl GpuBackend {
             .step_by(rows_per_chunk as usize)
             .map(|first| (first, rows_per_chunk.min(n - first)))
             .collect();
-        let walls: Vec<WallRecord<R>> = model.walls.iter().map(WallRecord::from).collect();
         let mut status = [0u32; STATUS_WORDS];
         status[STATUS_STEP] = start;
         status[STATUS_REBUILD] = u32::from(contact);
         for w in &mut status[STATUS_FIRST_INDEX..] {
             *w = u32::MAX;
         }
-        let n3 = 3 * n as u64 * rs;
-        let motion = if merged && hertz { n3 } else { 0 };
-        let motion_v: Vec<u8> = if motion > 0 {
-            bytemuck::cast_slice(&flat4::<R>(&vec![DVec3::ZERO; p.len()], &p.mass)).to_vec()
-        } else {
-            Vec::new()
-        };
         let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
-        // (binding, label, contents, usage is uniform)
+        let bytes_of = |v: &[R]| -> Vec<u8> { bytemuck::cast_slice(v).to_vec() };
+        // The packed buffers, section by section in the order of `Sections`.
+        let n3 = 3 * n as u64 * rs;
+        let mut body = [
+            bytes_of(&flat4::<R>(&p.position, &p.radius)),
+            bytes_of(&flat4::<R>(&p.velocity, &p.mass)),
+            bytes_of(&flat4::<R>(&p.angular_velocity, &p.inertia)),
+            zeros(4 * n as u64 * rs),
+        ]
+        .concat();
+        if motion {
+            // Motion records' end-of-step velocity and mass (vec4), the mass set here
+            // for good, in both copies.
+            let mv = bytes_of(&flat4::<R>(&vec![DVec3::ZERO; p.len()], &p.mass));
+            body.extend_from_slice(&mv);
+            body.extend_from_slice(&mv);
+        }
+        let mut vecs = [bytes_of(&flat::<R>(&p.rotation)), zeros(n3)].concat();
+        if needs.pendulum {
+            vecs.extend(bytes_of(&flat::<R>(&p.pendulum_offset)));
+        }
+        if contact {
+            vecs.extend(zeros(n3));
+        }
+        vecs.extend(zeros(n3));
+        if contact {
+            vecs.extend(zeros(3 * rs));
+        }
+        if needs.pos_next {
+            vecs.extend(zeros(n3));
+        }
+        if needs.rot_next {
+            vecs.extend(zeros(n3));
+        }
+        debug_assert_eq!(vecs.len() as u64, u64::from(sections.vecs_len) * rs);
+        debug_assert_eq!(body.len() as u64, u64::from(sections.body_len) * 4 * rs);
+        let pflags: Vec<u8> = [
+            bytemuck::cast_slice::<u32, u8>(&p.flags),
+            bytemuck::cast_slice(material),
+        ]
+        .concat();
+        let tables: Vec<u8> = [
+            bytemuck::cast_slice::<PairRecord<R>, u8>(&pair_records),
+            bytemuck::cast_slice(&walls),
+            bytemuck::cast_slice(&kinds),
+        ]
+        .concat();
+        debug_assert_eq!(tables.len() as u64, u64::from(sections.tables_len) * 4 * rs);
+        // (binding, label, contents)
         let contents: Vec<(u32, &str, Vec<u8>)> = vec![
             (bind::PARAMS, "params", bytemuck::bytes_of(&params).to_vec()),
             (
@@ -884,47 +932,27 @@ impl GpuBackend {
                 "status",
                 bytemuck::cast_slice(&status).to_vec(),
             ),
+            (bind::BODY, "body", body),
+            (bind::VECS, "vecs", vecs),
+            (bind::PFLAGS, "pflags", pflags),
+            (bind::TABLES, "tables", tables),
             (
-                bind::POS,
-                "pos",
-                bytemuck::cast_slice(&flat4::<R>(&p.position, &p.radius)).to_vec(),
+                bind::MOTION,
+                "motion",
+                zeros(u64::from(sections.motion_len) * rs),
             ),
-            (
-                bind::VEL,
-                "vel",
-                bytemuck::cast_slice(&flat4::<R>(&p.velocity, &p.mass)).to_vec(),
-            ),
-            (
-                bind::ROT,
-                "rot",
-                bytemuck::cast_slice(&flat::<R>(&p.rotation)).to_vec(),
-            ),
-            (
-                bind::OMEGA,
-                "omega",
-                bytemuck::cast_slice(&flat4::<R>(&p.angular_velocity, &p.inertia)).to_vec(),
-            ),
-            (bind::FORCE, "force", zeros(4 * n as u64 * rs)),
-            (bind::MOMENT, "moment", zeros(n3)),
-            (
-                bind::PEND,
-                "pend",
-                bytemuck::cast_slice(&flat::<R>(&p.pendulum_offset)).to_vec(),
-            ),
-            (bind::FREE_9, "free", Vec::new()),
-            (
-                bind::PFLAGS,
-                "pflags",
-                bytemuck::cast_slice(&p.flags).to_vec(),
-            ),
-            (bind::PENERGY, "penergy", zeros(3 * n as u64 * rs)),
-            (bind::REF_POS, "ref_pos", zeros(n3)),
-            // Bindings 13-15 and 23 are bound per chunk (below); placeholders keep the
+            // Bindings 7-10 are bound per bond chunk (below); placeholders keep the
             // table indexed by binding.
             (bind::BONDS, "bonds (per chunk)", Vec::new()),
             (bind::BOND_OUT, "bond_out (per chunk)", Vec::new()),
             (bind::INCIDENCE, "incidence (per chunk)", Vec::new()),
-            (bind::WALLS, "walls", bytemuck::cast_slice(&walls).to_vec()),
+            (bind::CHUNK, "chunk (per chunk)", Vec::new()),
+            // Bindings 11-15 are bound per row chunk (below).
+            (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
+            (bind::COMP, "comp (per row chunk)", Vec::new()),
+            (bind::HIST, "hist (per row chunk)", Vec::new()),
+            (bind::ROW_VEC, "row_vec (per row chunk)", Vec::new()),
+            (bind::ROWS, "rows (per row chunk)", Vec::new()),
             (
                 bind::BUCKET_COUNT,
                 "bucket_count",
@@ -939,72 +967,27 @@ impl GpuBackend {
                     0
                 }),
             ),
-            // Bindings 19, 22 and 26-33 are bound per row chunk (below).
-            (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
+            (
+                bind::GRID_ARGS,
+                "grid_args",
+                bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
+            ),
             (
                 bind::PARTIALS,
                 "partials",
                 zeros(16 * n_partials as u64 * rs),
             ),
             (bind::RESULT, "result", zeros(16 * rs)),
-            (bind::COMP, "comp (per row chunk)", Vec::new()),
-            (bind::CHUNK, "chunk (per chunk)", Vec::new()),
-            (bind::PAIR_TABLE, "pair_table", pair_table),
-            (bind::PMATERIAL, "pmaterial", pmaterial),
-            (bind::FREE_26, "free", Vec::new()),
-            (bind::FREE_27, "free", Vec::new()),
-            (bind::HIST_A, "hist_a (per row chunk)", Vec::new()),
-            (bind::HIST_B, "hist_b (per row chunk)", Vec::new()),
-            (bind::WALL_S_A, "wall_s_a (per row chunk)", Vec::new()),
-            (bind::WALL_S_B, "wall_s_b (per row chunk)", Vec::new()),
-            (bind::GOUT, "gout (per row chunk)", Vec::new()),
-            (bind::ROWS, "rows (per row chunk)", Vec::new()),
-            (
-                bind::GRID_ARGS,
-                "grid_args",
-                bytemuck::cast_slice(&grid_args(n_buckets, n, &row_chunks)).to_vec(),
-            ),
-            // Only fused steps that do not predict in place write pos_next.
-            (
-                bind::POS_NEXT,
-                "pos_next",
-                zeros(if fuse && !direct { n3 } else { 0 }),
-            ),
-            // Motion records: only merged contact passes read them.
-            // End-of-step velocity and mass (vec4), the mass set here for good.
-            (bind::MOTION_V_A, "motion_v_a", motion_v.clone()),
-            (bind::MOTION_V_B, "motion_v_b", motion_v),
-            (bind::MOTION_DX_A, "motion_dx_a", zeros(motion)),
-            (bind::MOTION_DX_B, "motion_dx_b", zeros(motion)),
-            (bind::MOTION_DA_A, "motion_da_a", zeros(motion)),
-            (bind::MOTION_DA_B, "motion_da_b", zeros(motion)),
-            // Only fused steps that compute bond terms inline write rot_next.
-            (
-                bind::ROT_NEXT,
-                "rot_next",
-                zeros(if inline { n3 } else { 0 }),
-            ),
-            (
-                bind::BOND_KINDS,
-                "bond_kinds",
-                compact
-                    .as_ref()
-                    .map(|c| bytemuck::cast_slice(&c.kinds).to_vec())
-                    .unwrap_or_default(),
-            ),
-            (bind::BONDS_COMPACT, "bonds_compact (per chunk)", Vec::new()),
-            (bind::SKIN_SHIFT, "skin_shift", zeros(3 * rs)),
         ];
-        // Per row chunk: its rows of every row buffer, then its Rows uniform.
+        debug_assert!(contents
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.0 as usize == i));
+        // Per row chunk: its rows of every row buffer.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
             .iter()
             .enumerate()
             .map(|(c, &(first, count))| {
-                let info = RowChunk {
-                    first,
-                    count,
-                    ..Default::default()
-                };
                 let suffix = if row_chunks.len() > 1 {
                     format!("[{c}]")
                 } else {
@@ -1023,29 +1006,49 @@ impl GpuBackend {
                         };
                         (r.binding, format!("{}{suffix}", r.label), data)
                     })
-                    .chain(std::iter::once((
-                        bind::ROWS,
-                        format!("rows{suffix}"),
-                        bytemuck::bytes_of(&info).to_vec(),
-                    )))
                     .collect()
             })
             .collect();
-        // Per chunk: bonds, bond_out, incidence, chunk uniform, compact bonds (one of
-        // the two record forms is empty).
-        let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 5]> = Vec::new();
+        // Per row chunk and step parity: the Rows uniform, whose offsets put the copy
+        // written at that parity at `*_new`.
+        let row_uniforms: Vec<[RowChunk; 2]> = row_chunks
+            .iter()
+            .map(|&(first, count)| {
+                let count64 = u64::from(count);
+                [0usize, 1].map(|q| {
+                    let other = 1 - q;
+                    let hist = |copy: usize| (copy as u64 * count64 * k) as u32;
+                    let wall = |copy: usize| (copy as u64 * count64 * wall_stride) as u32;
+                    RowChunk {
+                        first,
+                        count,
+                        hist_new: hist(q),
+                        hist_old: hist(other),
+                        wall_new: wall(q),
+                        wall_old: wall(other),
+                        gout: wall(2),
+                        mv_new: sections.motion_v[q],
+                        mv_old: sections.motion_v[other],
+                        mdx_new: sections.motion_dx[q],
+                        mdx_old: sections.motion_dx[other],
+                        mda_new: sections.motion_da[q],
+                        mda_old: sections.motion_da[other],
+                        ..Default::default()
+                    }
+                })
+            })
+            .collect();
+        // Per chunk: bonds (full or compact records), bond_out, incidence, chunk uniform.
+        let mut chunk_contents: Vec<[(u32, String, Vec<u8>); 4]> = Vec::new();
         let mut bond_base = 0u32;
         let mut partial_base = groups(n);
         for (c, bonds) in bond_chunks.iter().enumerate() {
             let range = bond_base as usize..bond_base as usize + bonds.len();
-            let (records, compact_records) = match &compact {
-                Some(cb) => (
-                    Vec::new(),
-                    bytemuck::cast_slice(&cb.records[range]).to_vec(),
-                ),
+            let records = match &compact {
+                Some(cb) => bytemuck::cast_slice(&cb.records[range]).to_vec(),
                 None => {
                     let r: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
-                    (bytemuck::cast_slice(&r).to_vec(), Vec::new())
+                    bytemuck::cast_slice(&r).to_vec()
                 }
             };
             let inc = Incidence::build(p.len(), bonds);
@@ -1077,11 +1080,6 @@ impl GpuBackend {
                     bind::CHUNK,
                     format!("chunk[{c}]"),
                     bytemuck::bytes_of(&info).to_vec(),
-                ),
-                (
-                    bind::BONDS_COMPACT,
-                    format!("bonds_compact[{c}]"),
-                    compact_records,
                 ),
             ]);
             bond_base += bonds.len() as u32;
@@ -1133,7 +1131,7 @@ impl GpuBackend {
         );
 
         let device = &ctx.device;
-        let make = |b: u32, label: &str, data: &Vec<u8>| -> wgpu::Buffer {
+        let make = |b: u32, label: &str, data: &[u8]| -> wgpu::Buffer {
             let usage = if b == bind::PARAMS || b == bind::CHUNK || b == bind::ROWS {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
             } else if b == bind::GRID_ARGS {
@@ -1159,7 +1157,7 @@ impl GpuBackend {
                 let padded = data
                     .len()
                     .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize);
-                let mut bytes = data.clone();
+                let mut bytes = data.to_vec();
                 bytes.resize(padded, 0);
                 ctx.queue.write_buffer(&buf, 0, &bytes);
             }
@@ -1183,6 +1181,13 @@ impl GpuBackend {
             chunk_contents.iter().map(|c| make_set(c)).collect();
         let row_buffers: Vec<Vec<wgpu::Buffer>> =
             row_contents.iter().map(|c| make_set(c)).collect();
+        let row_uniform_buffers: Vec<[wgpu::Buffer; 2]> = row_uniforms
+            .iter()
+            .enumerate()
+            .map(|(c, u)| {
+                [0, 1].map(|q| make(bind::ROWS, &format!("rows[{c}, {q}]"), bytemuck::bytes_of(&u[q])))
+            })
+            .collect();
         drop(row_contents);
         if let Some(e) = pollster::block_on(out_of_memory.pop()) {
             return Err(Error::DeviceTooSmall(format!(
@@ -1200,9 +1205,14 @@ impl GpuBackend {
         } else {
             Precision::F32
         };
+        let config = ShaderConfig {
+            precision,
+            compact_bonds: compact.is_some(),
+            sections,
+        };
         let mut kernels = BTreeMap::new();
         for file in shaders::KERNEL_FILES {
-            let source = shaders::compose(file.source, precision);
+            let source = shaders::compose(file.source, &config);
             let (module_ir, info) = shaders::validate(&source, precision)
                 .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
             let desc = wgpu::ShaderModuleDescriptor {
@@ -1214,8 +1224,9 @@ impl GpuBackend {
             } else {
                 // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
                 // which are the sizes of the buffers allocated above (n, bonds, buckets ×
-                // capacity, rows of max_neighbors + 1); the GPU tests run the same kernels
-                // with runtime checks on (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
+                // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
+                // GPU tests run the same kernels with runtime checks on
+                // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
                 unsafe {
                     device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
@@ -1248,25 +1259,21 @@ impl GpuBackend {
                 }
                 // The bind group of one bond chunk and/or row chunk: their buffers for
                 // the per-chunk bindings, the shared ones (or the placeholder of a
-                // problem without bonds) for the rest.
-                // `odd`: bind the history copies for an odd step (copy B written).
-                let group = |bond: Option<&Vec<wgpu::Buffer>>,
-                             row: Option<&Vec<wgpu::Buffer>>,
-                             odd: bool| {
+                // problem without bonds) for the rest. `row`: the row chunk's index;
+                // `odd`: its Rows uniform for an odd step (copy B written).
+                let group = |bond: Option<&Vec<wgpu::Buffer>>, row: Option<usize>, odd: bool| {
                     let entries: Vec<wgpu::BindGroupEntry> = used
                         .iter()
                         .map(|&b| {
-                            let source = if odd && by_parity(b) {
-                                // A ↔ B: 26 ↔ 27, 28 ↔ 29, 30 ↔ 31, 36 ↔ 37, ...
-                                b ^ 1
-                            } else {
-                                b
-                            };
-                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == source);
-                            let in_row = ROW_BINDINGS.iter().position(|&x| x == source);
+                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
+                            let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
                             let buffer = match (bond, in_bond, row, in_row) {
-                                (Some(c), Some(k), _, _) | (_, _, Some(c), Some(k)) => &c[k],
-                                _ => &buffers[source as usize],
+                                (Some(c), Some(k), _, _) => &c[k],
+                                (_, _, Some(r), Some(_)) if b == bind::ROWS => {
+                                    &row_uniform_buffers[r][usize::from(odd)]
+                                }
+                                (_, _, Some(r), Some(k)) => &row_buffers[r][k],
+                                _ => &buffers[b as usize],
                             };
                             wgpu::BindGroupEntry {
                                 binding: b,
@@ -1298,8 +1305,8 @@ impl GpuBackend {
                 } else if row_chunked {
                     parities
                         .iter()
-                        .flat_map(|&odd| row_buffers.iter().map(move |c| (odd, c)))
-                        .map(|(odd, c)| group(last_bond, Some(c), odd))
+                        .flat_map(|&odd| (0..row_buffers.len()).map(move |r| (odd, r)))
+                        .map(|(odd, r)| group(last_bond, Some(r), odd))
                         .collect()
                 } else {
                     vec![group(None, None, false)]
@@ -1325,6 +1332,7 @@ impl GpuBackend {
             buffers,
             chunk_buffers,
             row_buffers,
+            sections,
             rows: row_chunks,
             kernels,
             n,
@@ -1521,6 +1529,12 @@ impl GpuBackend {
     /// Copies the first `bytes` of `buffer` (rounded up to the copy alignment) to the
     /// host (blocking).
     fn read_buffer(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        self.read_buffer_at(buffer, 0, bytes)
+    }
+
+    /// Copies `bytes` of `buffer` from byte `offset` (a multiple of 4) to the host
+    /// (blocking); the length is rounded up to the copy alignment.
+    fn read_buffer_at(&self, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
         let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -1529,7 +1543,7 @@ impl GpuBackend {
             mapped_at_creation: false,
         });
         let mut encoder = self.encoder();
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
         self.ctx.queue.submit([encoder.finish()]);
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -1553,6 +1567,54 @@ impl GpuBackend {
 
     fn read_reals(&self, binding: u32, count: usize) -> Result<Vec<f64>> {
         self.read_buffer_reals(&self.buffers[binding as usize], count)
+    }
+
+    /// Where `field` lives: its buffer, its first byte and its reals per particle.
+    fn field_place(&self, field: Field) -> (u32, u64, usize) {
+        let rs = self.real_size() as u64;
+        let s = &self.sections;
+        let (binding, offset, stride) = match field {
+            Field::Pos => (bind::BODY, 0, 4),
+            Field::Vel => (bind::BODY, s.vel, 4),
+            Field::Omega => (bind::BODY, s.omega, 4),
+            Field::Force => (bind::BODY, s.force, 4),
+            Field::Rot => (bind::VECS, 0, 3),
+            Field::Moment => (bind::VECS, s.moment, 3),
+            Field::Energy => (bind::VECS, s.energy, 3),
+        };
+        // body is indexed by vec4, vecs by real.
+        let unit = if binding == bind::BODY { 4 * rs } else { rs };
+        (binding, u64::from(offset) * unit, stride)
+    }
+
+    /// Every particle's `field`, widened to `f64` (the xyz of vec4 fields).
+    fn read_field(&self, field: Field) -> Result<Vec<DVec3>> {
+        let (binding, offset, stride) = self.field_place(field);
+        let count = stride * self.n as usize;
+        let raw = self.read_buffer_at(
+            &self.buffers[binding as usize],
+            offset,
+            (count * self.real_size()) as u64,
+        )?;
+        Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
+    }
+
+    /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel
+    /// precision.
+    fn write_field(&self, field: Field, values: &[DVec3]) {
+        let (binding, offset, stride) = self.field_place(field);
+        let flat: Vec<f64> = values
+            .iter()
+            .flat_map(|a| {
+                let v = a.extend(0.0).to_array();
+                v.into_iter().take(stride)
+            })
+            .collect();
+        self.ctx.queue.write_buffer(
+            &self.buffers[binding as usize],
+            offset,
+            &self.real_bytes(&flat),
+        );
     }
 
     /// Bytes per real of the kernels.
@@ -1606,37 +1668,47 @@ impl GpuBackend {
             .collect())
     }
 
-    /// Every particle's row of row binding `binding` (`bytes_per_row` each), read from
-    /// each row chunk's buffer and concatenated in particle order.
-    fn read_rows(&self, binding: u32, bytes_per_row: usize) -> Result<Vec<u8>> {
+    /// Every particle's row of one section of row binding `binding` (`bytes_per_row`
+    /// each), read from each row chunk's buffer and concatenated in particle order.
+    /// The section starts after `skip_per_row` bytes per particle of the chunk (earlier
+    /// sections: a copy of the history, the wall springs).
+    fn read_rows(
+        &self,
+        binding: u32,
+        skip_per_row: usize,
+        bytes_per_row: usize,
+    ) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(self.n as usize * bytes_per_row);
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let bytes = count * bytes_per_row;
             if bytes > 0 {
-                out.extend_from_slice(&self.read_buffer(buffer, bytes as u64)?[..bytes]);
+                let at = (count * skip_per_row) as u64;
+                out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
             }
         }
         Ok(out)
     }
 
-    /// Uploads `data`, every particle's row of row binding `binding` in particle order
-    /// (`bytes_per_row` each), into the row chunks' buffers.
-    fn write_rows(&self, binding: u32, bytes_per_row: usize, data: &[u8]) -> Result<()> {
+    /// Uploads `data`, every particle's row of one section of row binding `binding` in
+    /// particle order (`bytes_per_row` each, after `skip_per_row` bytes per particle of
+    /// each chunk as in [`Self::read_rows`]), into the row chunks' buffers.
+    fn write_rows(
+        &self,
+        binding: u32,
+        skip_per_row: usize,
+        bytes_per_row: usize,
+        data: &[u8],
+    ) -> Result<()> {
         let mut rest = data;
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
             if !part.is_empty() {
-                self.ctx.queue.write_buffer(buffer, 0, part);
+                let at = (count * skip_per_row) as u64;
+                self.ctx.queue.write_buffer(buffer, at, part);
             }
             rest = tail;
         }
         Ok(())
-    }
-
-    fn read_vec3(&self, binding: u32) -> Result<Vec<DVec3>> {
-        let stride = if vec4_binding(binding) { 4 } else { 3 };
-        let v = self.read_reals(binding, stride * self.n as usize)?;
-        Ok(vec3s(&v, stride))
     }
 
     /// The particle flags as they are on the device (removals included).
@@ -1644,13 +1716,6 @@ impl GpuBackend {
         let n = self.n as usize;
         let raw = self.read(bind::PFLAGS, 4 * n as u64)?;
         Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
-    }
-
-    /// Uploads `values` (rounded to the kernel precision) into the buffer at `binding`.
-    fn write_reals(&self, binding: u32, values: &[f64]) {
-        self.ctx
-            .queue
-            .write_buffer(&self.buffers[binding as usize], 0, &self.real_bytes(values));
     }
 
     /// Wall springs per particle in the wall-spring rows (none without history).
@@ -1662,14 +1727,21 @@ impl GpuBackend {
         }
     }
 
-    /// The history copy the last force evaluation wrote: `(slots, wall springs)`
-    /// bindings (the evaluation of step `s` writes copy `s & 1`).
-    fn history_bindings(&self) -> (u32, u32) {
-        if self.steps & 1 == 0 {
-            (bind::HIST_A, bind::WALL_S_A)
+    /// The history and wall-spring copy the last force evaluation wrote (the
+    /// evaluation of step `s` writes copy `s & 1`).
+    fn history_copy(&self) -> usize {
+        (self.steps & 1) as usize
+    }
+
+    /// Bytes per particle of one copy of the wall springs in `row_vec`.
+    fn wall_row_bytes(&self) -> usize {
+        // granular_sum keeps a spring per wall in every granular scene.
+        let walls = if self.granular {
+            self.model.walls.len().max(1)
         } else {
-            (bind::HIST_B, bind::WALL_S_B)
-        }
+            0
+        };
+        4 * walls * self.real_size()
     }
 
     /// The granular contact state (history and current forces) for a snapshot.
@@ -1682,29 +1754,31 @@ impl GpuBackend {
         let slots = n * k;
         let stride = self.wall_stride();
         let rs = self.real_size();
-        let (hist, wall_springs) = self.history_bindings();
-        let raw = self.read_rows(hist, k * hist_slot_bytes(rs))?;
+        let copy = self.history_copy();
+        let slot_row = k * hist_slot_bytes(rs);
+        let raw = self.read_rows(bind::HIST, copy * slot_row, slot_row)?;
         let (partner, spring) = match self.precision {
             Precision::F32 => decode_hist_slots::<f32>(&raw[..slots * hist_slot_bytes(rs)]),
             Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
         };
         // Wall springs are one vec4 each (w unused).
+        let wall_row = self.wall_row_bytes();
         let wall_spring = vec3s(
             &self.reals_from_bytes(
-                &self.read_rows(wall_springs, 4 * stride * rs)?,
+                &self.read_rows(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
                 4 * n * stride,
             ),
             4,
         );
-        let energy = self.read_reals(bind::PENERGY, 3 * n)?;
+        let energy = self.read_field(Field::Energy)?;
         Ok(Some(ContactState {
             slots: self.max_contacts,
             partner,
             spring,
             wall_spring,
-            force: self.read_vec3(bind::FORCE)?,
-            moment: self.read_vec3(bind::MOMENT)?,
-            energy: energy.chunks_exact(3).map(|e| [e[0], e[1], e[2]]).collect(),
+            force: self.read_field(Field::Force)?,
+            moment: self.read_field(Field::Moment)?,
+            energy: energy.iter().map(|e| e.to_array()).collect(),
         }))
     }
 
@@ -1727,10 +1801,9 @@ impl GpuBackend {
             )));
         }
         // Wall springs and forces are one vec4 each (w unused, 0); moments three reals.
-        let flat = |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.to_array()).collect() };
         let flat4 =
             |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
-        let (hist, wall_springs) = self.history_bindings();
+        let copy = self.history_copy();
         let k = c.slots as usize;
         let rs = self.real_size();
         if !c.partner.is_empty() {
@@ -1738,19 +1811,21 @@ impl GpuBackend {
                 Precision::F32 => encode_hist_slots::<f32>(&c.partner, &c.spring),
                 Precision::F64 => encode_hist_slots::<f64>(&c.partner, &c.spring),
             };
-            self.write_rows(hist, k * hist_slot_bytes(rs), &slots)?;
+            let slot_row = k * hist_slot_bytes(rs);
+            self.write_rows(bind::HIST, copy * slot_row, slot_row, &slots)?;
         }
         if !c.wall_spring.is_empty() {
             self.write_rows(
-                wall_springs,
+                bind::ROW_VEC,
+                copy * self.wall_row_bytes(),
                 4 * stride * rs,
                 &self.real_bytes(&flat4(&c.wall_spring)),
             )?;
         }
-        self.write_reals(bind::FORCE, &flat4(&c.force));
-        self.write_reals(bind::MOMENT, &flat(&c.moment));
-        let energy: Vec<f64> = c.energy.iter().flat_map(|e| *e).collect();
-        self.write_reals(bind::PENERGY, &energy);
+        self.write_field(Field::Force, &c.force);
+        self.write_field(Field::Moment, &c.moment);
+        let energy: Vec<DVec3> = c.energy.iter().map(|e| DVec3::from_array(*e)).collect();
+        self.write_field(Field::Energy, &energy);
         Ok(())
     }
 
@@ -1798,7 +1873,7 @@ impl GpuBackend {
 
     /// Forces and moments of the current state (for parity tests).
     pub fn forces(&self) -> Result<(Vec<DVec3>, Vec<DVec3>)> {
-        Ok((self.read_vec3(bind::FORCE)?, self.read_vec3(bind::MOMENT)?))
+        Ok((self.read_field(Field::Force)?, self.read_field(Field::Moment)?))
     }
 
     /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
@@ -1827,7 +1902,7 @@ impl GpuBackend {
         }
         let row = self.max_neighbors as usize + 1;
         let words: Vec<u32> =
-            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 4 * row)?);
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 0, 4 * row)?);
         Ok(words
             .chunks_exact(row)
             .map(|r| r[1..1 + r[0] as usize].to_vec())
@@ -1850,7 +1925,7 @@ impl Backend for GpuBackend {
         // Each row is its count, then the ids.
         let row = self.max_neighbors as usize + 1;
         let words: Vec<u32> =
-            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 4 * row)?);
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 0, 4 * row)?);
         Ok(Some(words.chunks_exact(row).map(|r| u64::from(r[0])).sum()))
     }
 
@@ -1905,7 +1980,7 @@ impl Backend for GpuBackend {
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
             Precision::F32 => {
-                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 36)?)
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 0, 36)?)
             }
             Precision::F64 => Vec::new(),
         };
@@ -1916,10 +1991,10 @@ impl Backend for GpuBackend {
             step: self.steps,
             integrator: self.integrator,
             dt: self.dt,
-            position: self.read_vec3(bind::POS)?,
-            velocity: self.read_vec3(bind::VEL)?,
-            rotation: self.read_vec3(bind::ROT)?,
-            angular_velocity: self.read_vec3(bind::OMEGA)?,
+            position: self.read_field(Field::Pos)?,
+            velocity: self.read_field(Field::Vel)?,
+            rotation: self.read_field(Field::Rot)?,
+            angular_velocity: self.read_field(Field::Omega)?,
             compensation,
             contacts: self.contact_state()?,
             removed: if self.model.domain.is_some_and(|d| d.remove) {
@@ -1995,10 +2070,10 @@ impl Backend for GpuBackend {
 
     fn particles(&mut self) -> Result<Particles> {
         let mut p = self.model.particles.clone();
-        p.position = self.read_vec3(bind::POS)?;
-        p.velocity = self.read_vec3(bind::VEL)?;
-        p.rotation = self.read_vec3(bind::ROT)?;
-        p.angular_velocity = self.read_vec3(bind::OMEGA)?;
+        p.position = self.read_field(Field::Pos)?;
+        p.velocity = self.read_field(Field::Vel)?;
+        p.rotation = self.read_field(Field::Rot)?;
+        p.angular_velocity = self.read_field(Field::Omega)?;
         if self.model.domain.is_some_and(|d| d.remove) {
             p.flags = self.read_flags()?;
         }

@@ -5,6 +5,7 @@
 //! alias `real` and the constants below) followed by the shared files of
 //! `shaders/common/`. Kernels are written once over `real` and built in `f32` and `f64`.
 
+use crate::gpu::plan::{SectionNeeds, Sections};
 use crate::gpu::Precision;
 
 /// Workgroup size of every per-item kernel (defined once, here; the header passes it to
@@ -37,6 +38,56 @@ pub const COMMON: [(&str, &str); 5] = [
         include_str!("../../shaders/common/contact.wgsl"),
     ),
 ];
+
+/// The two declarations of the bond records' binding: full records
+/// ([`crate::gpu::layout::BondRecord`]) or compact ones
+/// ([`crate::gpu::layout::BondCompact`]). One of them follows [`COMMON`]'s layout file.
+pub const BOND_RECORDS: [(&str, &str); 2] = [
+    (
+        "common/bonds_full.wgsl",
+        include_str!("../../shaders/common/bonds_full.wgsl"),
+    ),
+    (
+        "common/bonds_compact.wgsl",
+        include_str!("../../shaders/common/bonds_compact.wgsl"),
+    ),
+];
+
+/// What a kernel module is built for: the precision, the bond record form and the
+/// sections of the packed buffers (constants of the generated header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShaderConfig {
+    /// Kernel precision.
+    pub precision: Precision,
+    /// Bonds are compact records ([`crate::gpu::layout::CompactBonds`]).
+    pub compact_bonds: bool,
+    /// Section offsets of the packed buffers.
+    pub sections: Sections,
+}
+
+impl ShaderConfig {
+    /// A configuration with every section present (for checks without a problem, such
+    /// as naga validation and binding counts).
+    pub fn example(precision: Precision, compact_bonds: bool) -> Self {
+        let needs = SectionNeeds {
+            n: 1024,
+            pendulum: true,
+            contact: true,
+            pos_next: true,
+            rot_next: true,
+            motion: true,
+            material: true,
+            pair_records: 4,
+            walls: 2,
+            bond_kinds: 2,
+        };
+        Self {
+            precision,
+            compact_bonds,
+            sections: Sections::new(&needs).unwrap_or_default(),
+        }
+    }
+}
 
 /// One WGSL file of kernels and the entry points it defines.
 #[derive(Clone, Copy, Debug)]
@@ -120,12 +171,20 @@ pub fn header(precision: Precision) -> String {
     )
 }
 
-/// Header + common files + `file`: the source of one shader module.
-pub fn compose(file: &str, precision: Precision) -> String {
-    let mut s = header(precision);
-    for (name, src) in COMMON {
+/// Header (with the section offsets of `config`) + common files + `file`: the source
+/// of one shader module.
+pub fn compose(file: &str, config: &ShaderConfig) -> String {
+    let mut s = header(config.precision);
+    s.push_str(&config.sections.wgsl_constants());
+    let bonds = BOND_RECORDS[usize::from(config.compact_bonds)];
+    for (i, (name, src)) in COMMON.into_iter().enumerate() {
         s.push_str(&format!("// ---- {name}\n"));
         s.push_str(src);
+        // The bond binding right after the layout it refers to.
+        if i == 0 {
+            s.push_str(&format!("// ---- {}\n", bonds.0));
+            s.push_str(bonds.1);
+        }
     }
     s.push_str("// ---- kernel file\n");
     s.push_str(file);
