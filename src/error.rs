@@ -128,6 +128,28 @@ pub enum Error {
     /// The problem does not fit the device.
     #[error("gpu: the problem does not fit the device: {0}")]
     DeviceTooSmall(String),
+    /// The device's limits are below what a kernel needs.
+    #[error("gpu: {what} needs {need} {limit}, but the device allows {have} (the adapter's limit, or the one requested by VARIDEM_GPU_LIMITS; varidem info shows both)")]
+    DeviceLimit {
+        /// What needs it (a kernel, a buffer).
+        what: String,
+        /// The limit, in words.
+        limit: &'static str,
+        /// What is needed.
+        need: u64,
+        /// What the device allows.
+        have: u64,
+    },
+    /// The GPU reported an error: validation, out of memory, an internal error or a
+    /// lost device. Nothing panics: the run stops with this error.
+    #[error("gpu: {during}: {message}")]
+    Gpu {
+        /// What varidem was doing (creating a named buffer, pipeline or bind group,
+        /// submitting steps, reading back).
+        during: String,
+        /// wgpu's report.
+        message: String,
+    },
     /// The problem does not fit the host's memory.
     #[error("host memory: {0}")]
     HostTooSmall(String),

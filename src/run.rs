@@ -164,7 +164,7 @@ fn gpu_backend(scene: &Scene, gpu: &GpuOptions) -> Result<Box<dyn Backend>> {
 
 /// Returns the backend `attempt` made for `requested` or, if that backend is not
 /// available on this machine ([`Error::NoAdapter`], [`Error::Backend`],
-/// [`Error::DeviceTooSmall`]), logs a warning and returns the CPU backend instead.
+/// [`Error::DeviceTooSmall`], [`Error::DeviceLimit`], [`Error::Gpu`]), logs a warning and returns the CPU backend instead.
 /// Other errors (an invalid scene, say) are returned as they are.
 pub fn fallback_to_cpu(
     requested: &str,
@@ -185,7 +185,12 @@ fn fallback_with(
             log::warn!("no GPU adapter ({why}): falling back to the CPU backend");
             cpu()
         }
-        Err(e @ (Error::Backend(_) | Error::DeviceTooSmall(_))) => {
+        Err(
+            e @ (Error::Backend(_)
+            | Error::DeviceTooSmall(_)
+            | Error::DeviceLimit { .. }
+            | Error::Gpu { .. }),
+        ) => {
             log::warn!(
                 "the {requested} backend is not available ({e}): falling back to the CPU backend"
             );

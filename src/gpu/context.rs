@@ -1,8 +1,16 @@
 //! Device acquisition: adapter listing and choice (discrete > integrated > virtual >
 //! software, overridable by name), and a device requested with the adapter's own limits
-//! and features rather than WebGPU defaults.
+//! (or varidem's portable minimum, [`crate::gpu::limits`]) and features.
+//!
+//! wgpu's default handler panics on any error it reports outside an error scope; a
+//! [`GpuContext`] installs its own, which records the first such error and the loss of
+//! the device, and [`GpuContext::scoped`] and [`GpuContext::check`] turn them into
+//! [`Error::Gpu`]. No wgpu error panics the process.
+
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+use crate::gpu::limits::{shortfalls, LimitsRequest};
 
 /// Environment variable naming the adapter to use (a case-insensitive substring of its
 /// name), like `--adapter`.
@@ -31,6 +39,8 @@ pub struct AdapterSummary {
     pub max_invocations_per_workgroup: u32,
     /// Workgroup memory (bytes).
     pub max_workgroup_storage: u32,
+    /// The limits that fall short of varidem's portable minimum (empty: it meets it).
+    pub shortfalls: Vec<String>,
 }
 
 impl AdapterSummary {
@@ -66,6 +76,7 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
         max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
         max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         max_workgroup_storage: limits.max_compute_workgroup_storage_size,
+        shortfalls: shortfalls(&limits),
     }
 }
 
@@ -94,6 +105,14 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
     adapters(&instance()).iter().map(summary).collect()
 }
 
+/// What the device reported outside error scopes: the first uncaptured error and the
+/// loss of the device.
+#[derive(Debug, Default)]
+struct Reports {
+    uncaptured: Option<String>,
+    lost: Option<String>,
+}
+
 /// One device and its queue, for one simulation.
 #[derive(Debug)]
 pub struct GpuContext {
@@ -105,13 +124,21 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     /// Adapter description.
     pub summary: AdapterSummary,
+    /// Errors and loss reported by the device's callbacks.
+    reports: Arc<Mutex<Reports>>,
 }
 
 impl GpuContext {
     /// Picks an adapter (`name` or `$VARIDEM_ADAPTER`: the first whose name contains it,
-    /// case-insensitively; otherwise the most capable) and opens a device with the
-    /// adapter's limits and its `SHADER_F64` feature if present.
+    /// case-insensitively; otherwise the most capable) and opens a device with its
+    /// `SHADER_F64` feature if present and the limits `$VARIDEM_GPU_LIMITS` asks for
+    /// (the adapter's own by default; see [`LimitsRequest`]).
     pub fn new(name: Option<&str>) -> Result<Self> {
+        Self::with_limits(name, &LimitsRequest::from_env()?)
+    }
+
+    /// [`GpuContext::new`] with the limits of `request`.
+    pub fn with_limits(name: Option<&str>, request: &LimitsRequest) -> Result<Self> {
         let instance = instance();
         let all = adapters(&instance);
         if all.is_empty() {
@@ -144,10 +171,11 @@ impl GpuContext {
                 .ok_or_else(|| Error::NoAdapter("no adapter".into()))?,
         };
         let features = adapter.features() & wgpu::Features::SHADER_F64;
+        let required_limits = request.limits(&adapter.limits());
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("varidem"),
             required_features: features,
-            required_limits: adapter.limits(),
+            required_limits,
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
@@ -159,12 +187,84 @@ impl GpuContext {
             ))
         })?;
         let summary = summary(&adapter);
+        let reports = Arc::new(Mutex::new(Reports::default()));
+        let sink = Arc::clone(&reports);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            log::debug!("uncaptured wgpu error: {e}");
+            if let Ok(mut r) = sink.lock() {
+                r.uncaptured.get_or_insert_with(|| e.to_string());
+            }
+        }));
+        let sink = Arc::clone(&reports);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut r) = sink.lock() {
+                r.lost.get_or_insert_with(|| format!("{reason:?}: {message}"));
+            }
+        });
         Ok(Self {
             adapter,
             device,
             queue,
             summary,
+            reports,
         })
+    }
+
+    /// The limits the device was opened with.
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    /// Runs `f` inside validation, out-of-memory and internal error scopes: an error
+    /// wgpu reports there becomes [`Error::Gpu`] naming `during` (what was being
+    /// created or submitted), as does an earlier uncaptured error or the loss of the
+    /// device.
+    pub fn scoped<T>(&self, during: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        // Popped innermost first.
+        let errors = [
+            pollster::block_on(validation.pop()),
+            pollster::block_on(memory.pop()),
+            pollster::block_on(internal.pop()),
+        ];
+        if let Some(e) = errors.into_iter().flatten().next() {
+            return Err(Error::Gpu {
+                during: during.to_string(),
+                message: e.to_string(),
+            });
+        }
+        self.check(during)?;
+        Ok(out)
+    }
+
+    /// [`Error::Gpu`] if the device reported an error outside any scope or was lost.
+    pub fn check(&self, during: &str) -> Result<()> {
+        let r = self.reports.lock().map_err(|_| Error::Gpu {
+            during: during.to_string(),
+            message: "the error record is poisoned".into(),
+        })?;
+        if let Some(lost) = &r.lost {
+            return Err(Error::Gpu {
+                during: during.to_string(),
+                message: format!("the device was lost ({lost})"),
+            });
+        }
+        if let Some(e) = &r.uncaptured {
+            return Err(Error::Gpu {
+                during: during.to_string(),
+                message: e.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Destroys the device, as a driver reset or removal would (tests of the loss of
+    /// the device mid-run): every later use reports [`Error::Gpu`].
+    pub fn lose_device(&self) {
+        self.device.destroy();
     }
 
     /// Whether kernels can be built in `f64`.

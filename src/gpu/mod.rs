@@ -11,7 +11,9 @@
 //! No float atomics anywhere: results are bitwise reproducible on one adapter.
 
 pub mod context;
+pub mod bindings;
 pub mod layout;
+pub mod limits;
 pub mod plan;
 pub mod shaders;
 
@@ -26,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
 use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
+use bindings as bind;
 use context::GpuContext;
 use layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
@@ -102,41 +105,6 @@ const PARAM_POS_DIRECT: u32 = 1024;
 const PARAM_INLINE_BONDS: u32 = 2048;
 /// Bonds are compact records (`bonds_compact`, [`CompactBonds`]), `bonds` is empty.
 const PARAM_COMPACT_BONDS: u32 = 4096;
-
-/// Binding numbers (`@binding` in `shaders/common/layout.wgsl`). The storage buffers
-/// of one kernel never number more than 16 (tests/gpu_shaders.rs counts them).
-mod bind {
-    pub(super) const PARAMS: u32 = 0;
-    pub(super) const STATUS: u32 = 1;
-    /// Sections: x and r, v and m, Ω and J, F, motion records' v (two copies).
-    pub(super) const BODY: u32 = 2;
-    /// Sections: α, M, pendulum offsets, reference positions, energies, rebuild
-    /// shift, `pos_next`, `rot_next`.
-    pub(super) const VECS: u32 = 3;
-    /// Sections: flags, materials.
-    pub(super) const PFLAGS: u32 = 4;
-    /// Sections: pair table, walls, compact bond kinds.
-    pub(super) const TABLES: u32 = 5;
-    /// Sections: motion records' Δx and Δα (two copies each).
-    pub(super) const MOTION: u32 = 6;
-    pub(super) const BONDS: u32 = 7;
-    pub(super) const BOND_OUT: u32 = 8;
-    pub(super) const INCIDENCE: u32 = 9;
-    pub(super) const CHUNK: u32 = 10;
-    pub(super) const NEIGHBORS: u32 = 11;
-    pub(super) const COMP: u32 = 12;
-    /// Two copies by step parity.
-    pub(super) const HIST: u32 = 13;
-    /// Sections per row chunk: wall springs (two copies), granular output.
-    pub(super) const ROW_VEC: u32 = 14;
-    pub(super) const ROWS: u32 = 15;
-    pub(super) const BUCKET_COUNT: u32 = 16;
-    pub(super) const BUCKET_ITEMS: u32 = 17;
-    pub(super) const GRID_ARGS: u32 = 18;
-    pub(super) const PARTIALS: u32 = 19;
-    pub(super) const RESULT: u32 = 20;
-    pub(super) const COUNT: usize = 21;
-}
 
 /// A per-particle vector array of the packed buffers, for read-back and upload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1211,15 +1179,46 @@ impl GpuBackend {
             sections,
         };
         let mut kernels = BTreeMap::new();
+        let device_limits = ctx.limits();
         for file in shaders::KERNEL_FILES {
             let source = shaders::compose(file.source, &config);
             let (module_ir, info) = shaders::validate(&source, precision)
                 .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
+            // What the kernels need against what the device allows: a named refusal
+            // rather than wgpu's validation error.
+            let workgroup = shaders::workgroup_bytes(&module_ir);
+            if u64::from(workgroup) > u64::from(device_limits.max_compute_workgroup_storage_size) {
+                return Err(Error::DeviceLimit {
+                    what: format!("shader {}", file.name),
+                    limit: "bytes of workgroup memory",
+                    need: workgroup.into(),
+                    have: device_limits.max_compute_workgroup_storage_size.into(),
+                });
+            }
+            if WORKGROUP_SIZE > device_limits.max_compute_invocations_per_workgroup {
+                return Err(Error::DeviceLimit {
+                    what: format!("shader {}", file.name),
+                    limit: "invocations per workgroup",
+                    need: WORKGROUP_SIZE.into(),
+                    have: device_limits.max_compute_invocations_per_workgroup.into(),
+                });
+            }
+            for &ep in file.entry_points {
+                let storage = shaders::storage_buffers(&module_ir, &info, ep).unwrap_or(0);
+                if storage > device_limits.max_storage_buffers_per_shader_stage {
+                    return Err(Error::DeviceLimit {
+                        what: format!("kernel {ep}"),
+                        limit: "storage buffers per shader stage",
+                        need: storage.into(),
+                        have: device_limits.max_storage_buffers_per_shader_stage.into(),
+                    });
+                }
+            }
             let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(file.name),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             };
-            let module = if checked_shaders() {
+            let module = ctx.scoped(&format!("compiling shader {}", file.name), || if checked_shaders() {
                 device.create_shader_module(desc)
             } else {
                 // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
@@ -1231,19 +1230,21 @@ impl GpuBackend {
                     device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
                 }
-            };
+            })?;
             for &ep in file.entry_points {
                 let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
                     Error::Backend(format!("entry point {ep} missing in {}", file.name))
                 })?;
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(ep),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(ep),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
+                let pipeline = ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
+                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(ep),
+                        layout: None,
+                        module: &module,
+                        entry_point: Some(ep),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    })
+                })?;
                 let layout = pipeline.get_bind_group_layout(0);
                 // A kernel dispatched once must not reach a per-chunk binding: it would
                 // get the empty placeholder.
@@ -1297,7 +1298,7 @@ impl GpuBackend {
                 } else {
                     &[false]
                 };
-                let bind_groups = if CHUNKED.contains(&ep) {
+                let bind_groups = ctx.scoped(&format!("binding the buffers of kernel {ep}"), || if CHUNKED.contains(&ep) {
                     chunk_buffers
                         .iter()
                         .map(|c| group(Some(c), None, false))
@@ -1310,7 +1311,7 @@ impl GpuBackend {
                         .collect()
                 } else {
                     vec![group(None, None, false)]
-                };
+                })?;
                 kernels.insert(
                     ep,
                     Kernel {
@@ -1357,7 +1358,7 @@ impl GpuBackend {
             });
             me.encode_forces(&mut pass, u64::from(start), false);
         }
-        me.ctx.queue.submit([encoder.finish()]);
+        me.submit("the set-up force evaluation", encoder)?;
         // Later evaluations follow a step: the contact springs take its increments.
         let later = Params {
             flags: params.flags & !PARAM_FIRST,
@@ -1386,6 +1387,14 @@ impl GpuBackend {
     /// Kernel precision.
     pub fn precision(&self) -> Precision {
         self.precision
+    }
+
+    /// Finishes and submits `encoder`; a wgpu error in encoding or submission, or a
+    /// lost device, becomes [`Error::Gpu`] naming `what`.
+    fn submit(&self, what: &str, encoder: wgpu::CommandEncoder) -> Result<()> {
+        self.ctx.scoped(&format!("submitting {what}"), || {
+            self.ctx.queue.submit([encoder.finish()]);
+        })
     }
 
     fn encoder(&self) -> wgpu::CommandEncoder {
@@ -1544,7 +1553,7 @@ impl GpuBackend {
         });
         let mut encoder = self.encoder();
         encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
-        self.ctx.queue.submit([encoder.finish()]);
+        self.submit("a read-back", encoder)?;
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -1553,14 +1562,22 @@ impl GpuBackend {
         self.ctx
             .device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Backend(format!("device lost or timed out: {e}")))?;
+            .map_err(|e| Error::Gpu {
+                during: "waiting for a read-back".into(),
+                message: format!("device lost or timed out: {e}"),
+            })?;
+        let failed = |e: String| Error::Gpu {
+            during: "reading back".into(),
+            message: e,
+        };
         rx.recv()
-            .map_err(|e| Error::Backend(format!("readback: {e}")))?
-            .map_err(|e| Error::Backend(format!("readback: {e}")))?;
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
         let data = slice
             .get_mapped_range()
-            .map_err(|e| Error::Backend(format!("readback: {e}")))?
+            .map_err(|e| failed(e.to_string()))?
             .to_vec();
+        self.ctx.check("reading back")?;
         staging.unmap();
         Ok(data)
     }
@@ -2028,7 +2045,7 @@ impl Backend for GpuBackend {
                     );
                 }
             }
-            self.ctx.queue.submit([encoder.finish()]);
+            self.submit(&format!("{batch} steps"), encoder)?;
             left -= batch;
         }
         self.check_status()
@@ -2047,7 +2064,7 @@ impl Backend for GpuBackend {
             }
             self.dispatch(&mut pass, "reduce_final", 1);
         }
-        self.ctx.queue.submit([encoder.finish()]);
+        self.submit("the reductions", encoder)?;
         let q = self.read_reals(bind::RESULT, 16)?;
         Ok(Diagnostics {
             step: self.steps,

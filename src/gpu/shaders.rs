@@ -229,6 +229,44 @@ pub fn used_bindings(
     Some(out)
 }
 
+/// The storage buffers an entry point statically uses (the count wgpu's implicit layout
+/// binds, and which [`crate::gpu::limits::PORTABLE`] bounds).
+pub fn storage_buffers(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry_point: &str,
+) -> Option<u32> {
+    let index = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry_point)?;
+    let ep = info.get_entry_point(index);
+    Some(
+        module
+            .global_variables
+            .iter()
+            .filter(|(h, g)| {
+                !ep[*h].is_empty() && matches!(g.space, naga::AddressSpace::Storage { .. })
+            })
+            .count() as u32,
+    )
+}
+
+/// Bytes of workgroup memory the module declares (what any of its entry points can use
+/// at most).
+pub fn workgroup_bytes(module: &naga::Module) -> u32 {
+    let mut layouter = naga::proc::Layouter::default();
+    if layouter.update(module.to_ctx()).is_err() {
+        return u32::MAX;
+    }
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, g)| layouter[g.ty].size)
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
