@@ -1,17 +1,108 @@
 //! Shader checks that need no adapter: every kernel file validates with naga in f32 and
-//! f64, and every WGSL record has the size and field offsets of its Rust twin.
+//! f64, every kernel fits the portable limits (storage buffers counted through naga),
+//! every binding number matches the Rust table, and every WGSL record has the size and
+//! field offsets of its Rust twin.
 
 use std::mem::{offset_of, size_of};
 
 use varidem::gpu::layout::{BondCompact, BondRecord, HistRecord, PairRecord, Params, WallRecord};
-use varidem::gpu::shaders::{compose, used_bindings, validate, KERNEL_FILES};
-use varidem::gpu::Precision;
+use varidem::gpu::limits::PORTABLE;
+use varidem::gpu::shaders::{
+    compose, storage_buffers, used_bindings, validate, workgroup_bytes, ShaderConfig,
+    KERNEL_FILES, WORKGROUP_SIZE,
+};
+use varidem::gpu::{bindings, Precision};
+
+/// Every kernel module as the backend builds it: both precisions, both bond record
+/// forms.
+fn every_config() -> Vec<ShaderConfig> {
+    [Precision::F32, Precision::F64]
+        .into_iter()
+        .flat_map(|p| [false, true].map(|compact| ShaderConfig::example(p, compact)))
+        .collect()
+}
+
+/// Item 1 of the portability issue, checked without a GPU: no entry point of any kernel
+/// file, in any configuration, binds more than 16 storage buffers (the implicit layout
+/// wgpu derives counts exactly these), no module declares more than 16 KiB of workgroup
+/// memory, and the workgroup size is within 256 invocations. A kernel that grows past
+/// the limit fails here, not on a user's Mac.
+#[test]
+fn every_kernel_fits_the_portable_limits() {
+    assert!(WORKGROUP_SIZE <= PORTABLE.invocations_per_workgroup);
+    let mut widest = (0, "");
+    for config in every_config() {
+        for file in KERNEL_FILES {
+            let src = compose(file.source, &config);
+            let (module, info) = validate(&src, config.precision).unwrap();
+            let wg = workgroup_bytes(&module);
+            assert!(
+                wg <= PORTABLE.workgroup_bytes,
+                "{} ({}): {wg} B of workgroup memory",
+                file.name,
+                config.precision
+            );
+            for ep in file.entry_points {
+                let n = storage_buffers(&module, &info, ep).unwrap();
+                assert!(
+                    n <= PORTABLE.storage_buffers_per_stage,
+                    "{ep} ({}, compact {}): {n} storage buffers",
+                    config.precision,
+                    config.compact_bonds
+                );
+                if n > widest.0 || (n == widest.0 && *ep == "particle_forces_predict") {
+                    widest = (n, ep);
+                }
+            }
+        }
+    }
+    // The fused kernel is (one of) the widest; a small count would mean the counter is
+    // broken.
+    assert_eq!(widest.1, "particle_forces_predict");
+    assert!(widest.0 >= 8, "{widest:?}");
+    println!("widest kernel: {} with {} storage buffers", widest.1, widest.0);
+}
+
+/// Every `@binding` of every global in the composed modules has the number the Rust
+/// table gives its name (the host binds buffers by these numbers), and every table
+/// entry is declared by the WGSL.
+#[test]
+fn binding_numbers_match_the_rust_table() {
+    let mut seen = std::collections::BTreeSet::new();
+    for config in every_config() {
+        for file in KERNEL_FILES {
+            let src = compose(file.source, &config);
+            let (module, _) = validate(&src, config.precision).unwrap();
+            for (_, g) in module.global_variables.iter() {
+                let Some(b) = &g.binding else { continue };
+                let name = g.name.as_deref().unwrap_or("");
+                let entry = bindings::TABLE.iter().find(|(n, _)| *n == name);
+                assert_eq!(
+                    entry.map(|e| e.1),
+                    Some(b.binding),
+                    "{}: binding of `{name}`",
+                    file.name
+                );
+                assert_eq!(b.group, 0, "{name}: group");
+                seen.insert(name.to_string());
+            }
+        }
+    }
+    for (name, number) in bindings::TABLE {
+        assert!(seen.contains(name), "{name} (binding {number}) is declared by no shader");
+    }
+    let mut numbers: Vec<u32> = bindings::TABLE.iter().map(|e| e.1).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert_eq!(numbers.len(), bindings::COUNT, "binding numbers are not distinct");
+}
 
 #[test]
 fn every_kernel_validates_in_both_precisions() {
-    for precision in [Precision::F32, Precision::F64] {
+    for config in every_config() {
+        let precision = config.precision;
         for file in KERNEL_FILES {
-            let src = compose(file.source, precision);
+            let src = compose(file.source, &config);
             let (module, info) = validate(&src, precision)
                 .unwrap_or_else(|e| panic!("{} ({precision}):\n{e}", file.name));
             for ep in file.entry_points {
@@ -31,7 +122,10 @@ fn every_kernel_validates_in_both_precisions() {
 
 /// (name, offset) of every member of the WGSL struct `name`, and its size.
 fn wgsl_struct(name: &str, precision: Precision) -> (Vec<(String, u32)>, u32) {
-    let src = compose(KERNEL_FILES[0].source, precision);
+    let src = compose(
+        KERNEL_FILES[0].source,
+        &ShaderConfig::example(precision, false),
+    );
     let (module, _) = validate(&src, precision).unwrap();
     for (_, ty) in module.types.iter() {
         if ty.name.as_deref() == Some(name) {
@@ -208,8 +302,20 @@ fn records_match_wgsl_layout() {
         [
             ("first", first),
             ("count", count),
+            ("hist_new", hist_new),
+            ("hist_old", hist_old),
+            ("wall_new", wall_new),
+            ("wall_old", wall_old),
+            ("gout", gout),
+            ("mv_new", mv_new),
+            ("mv_old", mv_old),
+            ("mdx_new", mdx_new),
+            ("mdx_old", mdx_old),
+            ("mda_new", mda_new),
+            ("mda_old", mda_old),
             ("pad0", pad0),
             ("pad1", pad1),
+            ("pad2", pad2),
         ]
     );
     check_all::<f32>(Precision::F32);
