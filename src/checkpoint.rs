@@ -228,8 +228,8 @@ impl Checkpoint {
 /// * `kind` (default: the backend that wrote the checkpoint) as in
 ///   [`crate::run::make_backend`]: a GPU that is not available falls back to the CPU
 ///   with a warning;
-/// * `precision` (default: the checkpoint's, for a GPU checkpoint; else the scene's)
-///   and `adapter` configure the GPU backend.
+/// * `precision` (default: the checkpoint's, for a GPU checkpoint; else the scene's),
+///   `adapter` and the kernel-path switches `paths` configure the GPU backend.
 ///
 /// The backend is restored from the snapshot ([`CpuBackend::from_snapshot`],
 /// [`GpuBackend::from_snapshot`]). If it is not the one that wrote the checkpoint
@@ -240,12 +240,14 @@ pub fn make_backend(
     kind: Option<BackendKind>,
     precision: Option<Precision>,
     adapter: Option<&str>,
+    paths: &crate::gpu::PathSwitches,
 ) -> Result<Box<dyn Backend>> {
     let state = &checkpoint.state;
     let scene = &checkpoint.scene;
     let kind = kind.unwrap_or(state.backend);
     let recorded = (state.backend == BackendKind::Gpu).then_some(state.precision);
-    let options = crate::run::gpu_options(scene, precision.or(recorded), adapter);
+    let mut options = crate::run::gpu_options(scene, precision.or(recorded), adapter);
+    paths.apply(&mut options);
     let cpu = || -> Result<Box<dyn Backend>> {
         let mut b = CpuBackend::from_snapshot(scene.model.clone(), state)?;
         b.set_trapezoidal(scene.simulation.trapezoidal);

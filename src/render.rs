@@ -583,8 +583,23 @@ pub fn render_frame_on(
     })
 }
 
-/// Rasterises `instances` into a `width × height` picture.
+/// Rasterises `instances` into a `width × height` picture. A wgpu error on the way (a
+/// picture larger than the device's textures, a lost device) is [`Error::Gpu`], never a
+/// panic.
 fn draw(
+    ctx: &GpuContext,
+    uniform: &CameraUniform,
+    instances: &[InstanceData],
+    width: u32,
+    height: u32,
+) -> Result<Image> {
+    ctx.scoped(&format!("rendering a {width} × {height} picture"), || {
+        draw_unscoped(ctx, uniform, instances, width, height)
+    })?
+}
+
+/// [`draw`] without its error scopes.
+fn draw_unscoped(
     ctx: &GpuContext,
     uniform: &CameraUniform,
     instances: &[InstanceData],

@@ -96,6 +96,7 @@ pub fn gpu_options(
         max_chunk_bonds: None,
         max_chunk_particles: None,
         max_binding_bytes: None,
+        fused: None,
         merge_contacts: None,
         inline_bonds: None,
         compact_bonds: None,

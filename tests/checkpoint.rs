@@ -423,7 +423,7 @@ fn bond_rest_states_are_stored_exactly() {
 fn resume_defaults_to_the_recorded_backend() {
     let tmp = tempfile::tempdir().unwrap();
     let c = Checkpoint::read(&cpu_checkpoint(tmp.path())).unwrap();
-    let b = checkpoint::make_backend(&c, None, None, None).unwrap();
+    let b = checkpoint::make_backend(&c, None, None, None, &Default::default()).unwrap();
     assert_eq!(b.name(), "cpu");
     assert_eq!(b.step_count(), 150);
 }

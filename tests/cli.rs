@@ -421,3 +421,156 @@ fn problems_larger_than_memory_are_refused_before_allocation() {
         "{err}"
     );
 }
+
+/// `varidem` with extra environment variables.
+fn varidem_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_varidem"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the varidem binary runs")
+}
+
+/// Whether this machine has a GPU adapter; under `VARIDEM_REQUIRE_GPU=1` a missing one
+/// fails the calling test.
+fn has_adapter(test: &str) -> bool {
+    if !varidem::gpu::context::list_adapters().is_empty() {
+        return true;
+    }
+    assert!(
+        !std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1"),
+        "{test}: VARIDEM_REQUIRE_GPU=1 but no GPU adapter"
+    );
+    eprintln!("SKIPPED {test}: no GPU adapter");
+    false
+}
+
+/// Portability issue, item 4: a device whose limits are below what a kernel needs (4
+/// storage buffers per stage) or too small for the problem (1 KiB bindings) gives a
+/// named error, never a panic: `bench --backend gpu` exits 1 with one `error:` line
+/// naming the kernel or buffer and the limit; `run --backend gpu` falls back to the
+/// CPU with a warning and still writes its outputs.
+#[test]
+fn gpu_limit_errors_are_named_and_never_panic() {
+    if !has_adapter("gpu_limit_errors_are_named_and_never_panic") {
+        return;
+    }
+    let bench = ["bench", "--backend", "gpu", "--n", "500", "--steps", "2"];
+    for (limits, expect) in [
+        (
+            "minimum,storage_buffers=4",
+            vec![
+                "error: gpu: kernel ",
+                "storage buffers per shader stage",
+                "allows 4",
+            ],
+        ),
+        (
+            "minimum,binding_bytes=1024",
+            vec![
+                "error: gpu: the problem does not fit the device",
+                "binds at most 1024 bytes",
+            ],
+        ),
+    ] {
+        let o = varidem_env(&bench, &[("VARIDEM_GPU_LIMITS", limits)]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{limits}: {err}");
+        assert!(!err.contains("panicked"), "{limits}: {err}");
+        for e in expect {
+            assert!(err.contains(e), "{limits}: {err} lacks {e:?}");
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let scene_path = dir.path().join("pendulum.toml");
+    std::fs::write(&scene_path, short_pendulum(20, 10)).unwrap();
+    let out = dir.path().join("out");
+    let o = varidem_env(
+        &[
+            "run",
+            scene_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "gpu",
+        ],
+        &[("VARIDEM_GPU_LIMITS", "minimum,storage_buffers=4")],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("falling back to the CPU backend"), "{err}");
+    assert!(err.contains("storage buffers per shader stage"), "{err}");
+    assert!(out.join("final.csv").exists());
+
+    // A malformed request is named too.
+    let o = varidem_env(&bench, &[("VARIDEM_GPU_LIMITS", "smallest")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("VARIDEM_GPU_LIMITS=smallest"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Item 4 for `render`: a picture larger than the device's textures is a named GPU
+/// error with exit code 1, not a panic.
+#[test]
+fn render_errors_are_named_and_never_panic() {
+    if !has_adapter("render_errors_are_named_and_never_panic") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scene_path = dir.path().join("pendulum.toml");
+    std::fs::write(&scene_path, short_pendulum(10, 10)).unwrap();
+    let out = dir.path().join("out");
+    let o = varidem(&[
+        "run",
+        scene_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = varidem(&[
+        "render",
+        out.to_str().unwrap(),
+        "--width",
+        "100000",
+        "--height",
+        "8",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+}
+
+/// Item 5: `info` says whether each adapter meets varidem's minimum limits and prints
+/// none of lavapipe's `XDG_RUNTIME_DIR` complaints, even without that variable.
+#[test]
+fn info_checks_the_minimum_limits_quietly() {
+    let o = Command::new(env!("CARGO_BIN_EXE_varidem"))
+        .arg("info")
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(!all.contains("XDG_RUNTIME_DIR"), "{all}");
+    assert!(
+        all.contains("varidem's minimum: 16 storage buffers per shader stage"),
+        "{all}"
+    );
+    for a in varidem::gpu::context::list_adapters() {
+        let verdict = if a.shortfalls.is_empty() {
+            "yes".to_string()
+        } else {
+            format!("no: {}", a.shortfalls.join("; "))
+        };
+        assert!(all.contains(&verdict), "{all} lacks {verdict}");
+    }
+}

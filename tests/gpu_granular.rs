@@ -320,12 +320,13 @@ fn row_chunks_match_unchunked() {
     }
 }
 
-/// On a device that binds only 32 KiB per storage buffer (pretended with
+/// On a device that binds only 128 KiB per storage buffer (pretended with
 /// `max_binding_bytes`), the 10³-particle f64 pour's row buffers are split into chunks
-/// sized to fit (the history springs, 16 vec4 of 32 B per particle, need 16) and the grid gets
-/// fewer buckets: the run has the unchunked run's bits. At 16 KiB the 32 000-byte `pos`
-/// array, which every kernel reads for partners, does not fit: the refusal names the
-/// buffer, its size, the limit and the total memory needed.
+/// sized to fit (the history slots, two copies of 16 slots of 32 B per particle, need 8)
+/// and the grid gets fewer buckets: the run has the unchunked run's bits. At 64 KiB the
+/// 128 000-byte `body` buffer (x, v, Ω and F, one vec4 each), which every kernel reads
+/// for partners, does not fit: the refusal names the buffer, its size, the limit and the
+/// total memory needed.
 #[test]
 fn small_device_chunks_rows_or_refuses() {
     let test = "small_device_chunks_rows_or_refuses";
@@ -334,10 +335,10 @@ fn small_device_chunks_rows_or_refuses() {
         return;
     };
     let mut whole = whole.unwrap();
-    let mut small = chunked(test, &scene, Precision::F64, None, Some(32 * 1024))
+    let mut small = chunked(test, &scene, Precision::F64, None, Some(128 * 1024))
         .unwrap()
         .unwrap();
-    assert_eq!(small.row_chunk_count(), 16);
+    assert_eq!(small.row_chunk_count(), 8);
     whole.advance(100).unwrap();
     small.advance(100).unwrap();
     assert_eq!(whole.particles().unwrap(), small.particles().unwrap());
@@ -346,7 +347,7 @@ fn small_device_chunks_rows_or_refuses() {
         small.checkpoint_state().unwrap()
     );
 
-    let err = chunked(test, &scene, Precision::F64, None, Some(16 * 1024))
+    let err = chunked(test, &scene, Precision::F64, None, Some(64 * 1024))
         .unwrap()
         .unwrap_err();
     let message = err.to_string();
@@ -355,7 +356,7 @@ fn small_device_chunks_rows_or_refuses() {
         matches!(err, varidem::error::Error::DeviceTooSmall(_)),
         "{message}"
     );
-    for part in ["'pos'", "32000 bytes", "16384 bytes", "MiB"] {
+    for part in ["'body'", "128000 bytes", "65536 bytes", "MiB"] {
         assert!(message.contains(part), "{part} missing: {message}");
     }
 }

@@ -8,8 +8,8 @@ use std::mem::{offset_of, size_of};
 use varidem::gpu::layout::{BondCompact, BondRecord, HistRecord, PairRecord, Params, WallRecord};
 use varidem::gpu::limits::PORTABLE;
 use varidem::gpu::shaders::{
-    compose, storage_buffers, used_bindings, validate, workgroup_bytes, ShaderConfig,
-    KERNEL_FILES, WORKGROUP_SIZE,
+    compose, storage_buffers, used_bindings, validate, workgroup_bytes, ShaderConfig, KERNEL_FILES,
+    WORKGROUP_SIZE,
 };
 use varidem::gpu::{bindings, Precision};
 
@@ -60,7 +60,10 @@ fn every_kernel_fits_the_portable_limits() {
     // broken.
     assert_eq!(widest.1, "particle_forces_predict");
     assert!(widest.0 >= 8, "{widest:?}");
-    println!("widest kernel: {} with {} storage buffers", widest.1, widest.0);
+    println!(
+        "widest kernel: {} with {} storage buffers",
+        widest.1, widest.0
+    );
 }
 
 /// Every `@binding` of every global in the composed modules has the number the Rust
@@ -89,12 +92,19 @@ fn binding_numbers_match_the_rust_table() {
         }
     }
     for (name, number) in bindings::TABLE {
-        assert!(seen.contains(name), "{name} (binding {number}) is declared by no shader");
+        assert!(
+            seen.contains(name),
+            "{name} (binding {number}) is declared by no shader"
+        );
     }
     let mut numbers: Vec<u32> = bindings::TABLE.iter().map(|e| e.1).collect();
     numbers.sort_unstable();
     numbers.dedup();
-    assert_eq!(numbers.len(), bindings::COUNT, "binding numbers are not distinct");
+    assert_eq!(
+        numbers.len(),
+        bindings::COUNT,
+        "binding numbers are not distinct"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ use clap::{Args, Parser, Subcommand};
 use varidem::backend::BackendKind;
 use varidem::checkpoint::{self, Checkpoint};
 use varidem::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
+use varidem::gpu::limits::{LimitsRequest, LIMITS_ENV};
 use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
@@ -209,7 +210,8 @@ impl DeviceArgs {
                 log::warn!("--adapter {a} is ignored by the CPU backend");
             }
         }
-        let options = gpu_options(scene, self.precision, self.adapter.as_deref());
+        let mut options = gpu_options(scene, self.precision, self.adapter.as_deref());
+        path_switches().apply(&mut options);
         make_backend(self.backend, scene, &options)
     }
 
@@ -217,11 +219,19 @@ impl DeviceArgs {
     /// a fallback: a benchmark must measure the backend it names.
     fn backend_exact(&self, scene: &Scene) -> Result<Box<dyn varidem::backend::Backend>> {
         if self.backend == BackendKind::Gpu {
-            let options = gpu_options(scene, self.precision, self.adapter.as_deref());
+            let mut options = gpu_options(scene, self.precision, self.adapter.as_deref());
+            path_switches().apply(&mut options);
             return Ok(Box::new(varidem::gpu::GpuBackend::new(scene, &options)?));
         }
         self.backend(scene)
     }
+}
+
+/// The GPU kernel-path switches of A/B measurements, from this process's environment
+/// (`VARIDEM_GPU_UNFUSED`, `VARIDEM_GPU_MERGE`, `VARIDEM_GPU_INLINE_BONDS`): the only
+/// place they are read.
+fn path_switches() -> varidem::gpu::PathSwitches {
+    varidem::gpu::PathSwitches::from_lookup(|k| std::env::var(k).ok())
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -291,7 +301,13 @@ fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
         checkpoint.scene.simulation.steps(),
         checkpoint.state.backend_name
     );
-    let mut backend = checkpoint::make_backend(&checkpoint, a.backend, a.precision, a.adapter)?;
+    let mut backend = checkpoint::make_backend(
+        &checkpoint,
+        a.backend,
+        a.precision,
+        a.adapter,
+        &path_switches(),
+    )?;
     let output = OutputOptions {
         checkpoint_every: a.output.checkpoint_every.or(checkpoint.checkpoint_every),
         ..a.output
@@ -364,6 +380,14 @@ fn print_adapter(k: usize, a: &AdapterSummary) {
             "workgroup memory",
             bytes(u64::from(a.max_workgroup_storage)),
         ),
+        (
+            "meets varidem's minimum",
+            if a.shortfalls.is_empty() {
+                "yes".to_owned()
+            } else {
+                format!("no: {}", a.shortfalls.join("; "))
+            },
+        ),
     ];
     for (key, value) in rows {
         println!("      {:<33}{value}", format!("{key}:"));
@@ -390,6 +414,23 @@ fn info_command() {
     );
     if let Ok(wanted) = std::env::var(ADAPTER_ENV) {
         println!("{ADAPTER_ENV} = {wanted:?}");
+    }
+    let p = varidem::gpu::limits::PORTABLE;
+    println!(
+        "varidem's minimum: {} storage buffers per shader stage, {} per storage binding, {} of workgroup memory, {} invocations per workgroup",
+        p.storage_buffers_per_stage,
+        bytes(p.storage_binding_bytes),
+        bytes(u64::from(p.workgroup_bytes)),
+        p.invocations_per_workgroup
+    );
+    match std::env::var(LIMITS_ENV) {
+        Ok(v) => match LimitsRequest::parse(&v) {
+            Ok(_) => println!("{LIMITS_ENV} = {v:?}: devices are requested with these limits"),
+            Err(e) => println!("{e}"),
+        },
+        Err(_) => println!(
+            "devices are requested with the adapter's own limits ({LIMITS_ENV}=minimum requests varidem's minimum)"
+        ),
     }
     for (k, a) in adapters.iter().enumerate() {
         print_adapter(k, a);
@@ -558,7 +599,20 @@ fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
+/// Mesa's Vulkan drivers probe the Wayland window system when an instance is created
+/// and print `error: XDG_RUNTIME_DIR is invalid or not set` without it; compute needs no
+/// window system, so a missing or relative value is replaced by the temporary directory
+/// before anything else runs (single-threaded here).
+fn quiet_window_system_probe() {
+    let valid =
+        std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_absolute());
+    if !valid {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_window_system_probe();
     // wgpu probes every graphics API when listing adapters; EGL initialisation failing
     // on a machine without a display is expected, not worth an error line.
     env_logger::Builder::from_env(

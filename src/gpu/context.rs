@@ -198,7 +198,8 @@ impl GpuContext {
         let sink = Arc::clone(&reports);
         device.set_device_lost_callback(move |reason, message| {
             if let Ok(mut r) = sink.lock() {
-                r.lost.get_or_insert_with(|| format!("{reason:?}: {message}"));
+                r.lost
+                    .get_or_insert_with(|| format!("{reason:?}: {message}"));
             }
         });
         Ok(Self {

@@ -80,9 +80,8 @@ impl LimitsRequest {
                         .trim()
                         .parse::<u64>()
                         .map_err(|_| bad(format!("'{value}' is not a whole number")))?;
-                    let small = || {
-                        u32::try_from(num).map_err(|_| bad(format!("{key}={num} is too large")))
-                    };
+                    let small =
+                        || u32::try_from(num).map_err(|_| bad(format!("{key}={num} is too large")));
                     match key.trim() {
                         "storage_buffers" => out.storage_buffers = Some(small()?),
                         "binding_bytes" => out.binding_bytes = Some(num),
@@ -181,8 +180,14 @@ mod tests {
 
     #[test]
     fn requests_parse_and_name_bad_input() {
-        assert_eq!(LimitsRequest::parse("adapter").unwrap(), LimitsRequest::default());
-        assert_eq!(LimitsRequest::parse("minimum").unwrap(), LimitsRequest::MINIMUM);
+        assert_eq!(
+            LimitsRequest::parse("adapter").unwrap(),
+            LimitsRequest::default()
+        );
+        assert_eq!(
+            LimitsRequest::parse("minimum").unwrap(),
+            LimitsRequest::MINIMUM
+        );
         let r = LimitsRequest::parse("minimum, storage_buffers=4").unwrap();
         assert!(r.minimum);
         assert_eq!(r.storage_buffers, Some(4));

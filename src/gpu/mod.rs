@@ -10,8 +10,8 @@
 //! momenta are reduced on the GPU (deterministic tree) only when asked for.
 //! No float atomics anywhere: results are bitwise reproducible on one adapter.
 
-pub mod context;
 pub mod bindings;
+pub mod context;
 pub mod layout;
 pub mod limits;
 pub mod plan;
@@ -140,10 +140,15 @@ pub struct GpuOptions {
     /// `max_storage_buffer_binding_size`: tests pretend a small device to exercise the
     /// automatic chunk sizes and the [`Error::DeviceTooSmall`] refusal on small problems.
     pub max_binding_bytes: Option<u64>,
+    /// Whether steps may end in `particle_forces_predict` (the next step's predict fused
+    /// into this step's force pass). `None` or `Some(true)`: fused where possible;
+    /// `Some(false)`: every step as separate kernels (the CLI's `VARIDEM_GPU_UNFUSED=1`).
+    /// The results are the same bits either way (tested).
+    pub fused: Option<bool>,
     /// Whether fused steps of granular scenes run the contact pass inside
     /// `particle_forces_predict` (one pass over particles and neighbours per step, and
     /// ≈ 60 B less traffic per particle-step) instead of in `granular_forces`. `None`:
-    /// `$VARIDEM_GPU_MERGE` (`1`/`0`), else merged on every adapter but CPU ones, on
+    /// merged on every adapter but CPU ones (the CLI's `VARIDEM_GPU_MERGE` sets it), on
     /// which lavapipe ran the merged kernel at a median 0.81 of the split pair (README,
     /// GPU backend). The results are the same bits either way.
     pub merge_contacts: Option<bool>,
@@ -152,8 +157,8 @@ pub struct GpuOptions {
     /// x and α) instead of `bond_forces` storing per-bond results that the particle
     /// kernel gathers: no per-bond result traffic (≈ 223 B less DRAM traffic per
     /// particle-step on the bonded block in f32, README) for twice the bond arithmetic. `None`:
-    /// `$VARIDEM_GPU_INLINE_BONDS` (`1`/`0`), else inline on every adapter but CPU
-    /// ones, where arithmetic rather than memory traffic bounds the step (README, GPU
+    /// inline on every adapter but CPU ones (the CLI's `VARIDEM_GPU_INLINE_BONDS` sets
+    /// it), where arithmetic rather than memory traffic bounds the step (README, GPU
     /// backend). The results are the same bits either way (tested).
     pub inline_bonds: Option<bool>,
     /// Whether bonds whose ends started with the same orientation are uploaded as
@@ -341,30 +346,57 @@ pub struct GpuBackend {
 /// Environment variable: `1` compiles the kernels with wgpu's runtime bounds checks.
 pub const CHECKED_ENV: &str = "VARIDEM_CHECKED_SHADERS";
 
-/// Environment variable: `1` runs every step as separate kernels (no
-/// `particle_forces_predict`), for A/B measurements of the fused step. The results are
-/// the same bits either way (tested).
+/// Environment variable of the CLI: `1` runs every step as separate kernels (no
+/// `particle_forces_predict`, [`PathSwitches::fused`]), for A/B measurements of the
+/// fused step. The results are the same bits either way (tested).
 pub const UNFUSED_ENV: &str = "VARIDEM_GPU_UNFUSED";
 
-/// Environment variable: `1` or `0` forces the bond terms of fused steps into
-/// `particle_forces_predict` or out of it ([`GpuOptions::inline_bonds`], which takes
-/// precedence), for A/B measurements. The results are the same bits either way (tested).
+/// Environment variable of the CLI: `1` or `0` forces the bond terms of fused steps into
+/// `particle_forces_predict` or out of it ([`GpuOptions::inline_bonds`]), for A/B
+/// measurements. The results are the same bits either way (tested).
 pub const INLINE_ENV: &str = "VARIDEM_GPU_INLINE_BONDS";
 
-/// Environment variable: `1` or `0` forces the granular contact pass of fused steps
-/// into `particle_forces_predict` or out of it ([`GpuOptions::merge_contacts`], which
-/// takes precedence), for A/B measurements. The results are the same bits either way
-/// (tested).
+/// Environment variable of the CLI: `1` or `0` forces the granular contact pass of fused
+/// steps into `particle_forces_predict` or out of it ([`GpuOptions::merge_contacts`]),
+/// for A/B measurements. The results are the same bits either way (tested).
 pub const MERGE_ENV: &str = "VARIDEM_GPU_MERGE";
 
-/// A kernel-path choice: `option` if set, else `1`/`0` in the environment variable
-/// `env`, else `default`.
-fn path_choice(option: Option<bool>, env: &str, default: bool) -> bool {
-    option.unwrap_or_else(|| match std::env::var(env).as_deref() {
-        Ok("1") => true,
-        Ok("0") => false,
-        _ => default,
-    })
+/// The kernel-path switches of A/B measurements ([`UNFUSED_ENV`], [`MERGE_ENV`],
+/// [`INLINE_ENV`]), as the CLI reads them from its environment; the library reads no
+/// environment variable for them. `None`: the default path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathSwitches {
+    /// [`GpuOptions::fused`].
+    pub fused: Option<bool>,
+    /// [`GpuOptions::merge_contacts`].
+    pub merge_contacts: Option<bool>,
+    /// [`GpuOptions::inline_bonds`].
+    pub inline_bonds: Option<bool>,
+}
+
+impl PathSwitches {
+    /// The switches in the variables `lookup` returns (`1` or `0`; anything else is
+    /// the default path).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let flag = |name: &str| match lookup(name).as_deref() {
+            Some("1") => Some(true),
+            Some("0") => Some(false),
+            _ => None,
+        };
+        Self {
+            // VARIDEM_GPU_UNFUSED=1 turns fusing off.
+            fused: flag(UNFUSED_ENV).and_then(|unfused| unfused.then_some(false)),
+            merge_contacts: flag(MERGE_ENV),
+            inline_bonds: flag(INLINE_ENV),
+        }
+    }
+
+    /// Sets the switches that are not `None` in `options`.
+    pub fn apply(&self, options: &mut GpuOptions) {
+        options.fused = self.fused.or(options.fused);
+        options.merge_contacts = self.merge_contacts.or(options.merge_contacts);
+        options.inline_bonds = self.inline_bonds.or(options.inline_bonds);
+    }
 }
 
 fn checked_shaders() -> bool {
@@ -455,7 +487,6 @@ fn vec3s(v: &[f64], stride: usize) -> Vec<DVec3> {
         .map(|c| DVec3::new(c[0], c[1], c[2]))
         .collect()
 }
-
 
 impl GpuBackend {
     /// Opens a device and uploads `scene`.
@@ -658,15 +689,14 @@ impl GpuBackend {
                 .iter()
                 .map(|c| groups(c.len() as u32))
                 .sum::<u32>();
-        let fuse = !model.domain.is_some_and(|d| d.remove)
-            && !std::env::var(UNFUSED_ENV).is_ok_and(|v| v == "1");
+        let fuse = !model.domain.is_some_and(|d| d.remove) && options.fused != Some(false);
         // Kernel paths that pay on hardware but not on a CPU adapter (llvmpipe is bound
-        // by arithmetic, not memory traffic): the option, else the environment
-        // variable, else on for every adapter but CPU ones.
+        // by arithmetic, not memory traffic): the option, else on for every adapter but
+        // CPU ones.
         let hardware = !ctx.summary.is_software();
-        let want_merge = path_choice(options.merge_contacts, MERGE_ENV, hardware);
+        let want_merge = options.merge_contacts.unwrap_or(hardware);
         let merged = granular_forces_merge(granular, fuse, bond_chunks.len(), want_merge);
-        let want_inline = path_choice(options.inline_bonds, INLINE_ENV, hardware);
+        let want_inline = options.inline_bonds.unwrap_or(hardware);
         let inline = inline_bonds(fuse, bond_chunks.len(), want_inline);
         let compact = if options.compact_bonds != Some(false) {
             CompactBonds::<R>::new(&model.bonds)
@@ -784,9 +814,8 @@ impl GpuBackend {
             walls: walls.len() as u32,
             bond_kinds: (kinds.len() / 4) as u32,
         };
-        let sections = Sections::new(&needs).map_err(|e| {
-            Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)"))
-        })?;
+        let sections = Sections::new(&needs)
+            .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
         // Wall springs per particle and wall (granular_sum stores one for every wall,
         // Hertz or not).
         let wall_stride = if granular {
@@ -947,10 +976,7 @@ impl GpuBackend {
             ),
             (bind::RESULT, "result", zeros(16 * rs)),
         ];
-        debug_assert!(contents
-            .iter()
-            .enumerate()
-            .all(|(i, c)| c.0 as usize == i));
+        debug_assert!(contents.iter().enumerate().all(|(i, c)| c.0 as usize == i));
         // Per row chunk: its rows of every row buffer.
         let row_contents: Vec<Vec<(u32, String, Vec<u8>)>> = row_chunks
             .iter()
@@ -1153,7 +1179,13 @@ impl GpuBackend {
             .iter()
             .enumerate()
             .map(|(c, u)| {
-                [0, 1].map(|q| make(bind::ROWS, &format!("rows[{c}, {q}]"), bytemuck::bytes_of(&u[q])))
+                [0, 1].map(|q| {
+                    make(
+                        bind::ROWS,
+                        &format!("rows[{c}, {q}]"),
+                        bytemuck::bytes_of(&u[q]),
+                    )
+                })
             })
             .collect();
         drop(row_contents);
@@ -1218,33 +1250,38 @@ impl GpuBackend {
                 label: Some(file.name),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             };
-            let module = ctx.scoped(&format!("compiling shader {}", file.name), || if checked_shaders() {
-                device.create_shader_module(desc)
-            } else {
-                // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
-                // which are the sizes of the buffers allocated above (n, bonds, buckets ×
-                // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
-                // GPU tests run the same kernels with runtime checks on
-                // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
-                unsafe {
-                    device
-                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            let module = ctx.scoped(&format!("compiling shader {}", file.name), || {
+                if checked_shaders() {
+                    device.create_shader_module(desc)
+                } else {
+                    // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
+                    // which are the sizes of the buffers allocated above (n, bonds, buckets ×
+                    // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
+                    // GPU tests run the same kernels with runtime checks on
+                    // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
+                    unsafe {
+                        device.create_shader_module_trusted(
+                            desc,
+                            wgpu::ShaderRuntimeChecks::unchecked(),
+                        )
+                    }
                 }
             })?;
             for &ep in file.entry_points {
                 let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
                     Error::Backend(format!("entry point {ep} missing in {}", file.name))
                 })?;
-                let pipeline = ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
-                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(ep),
-                        layout: None,
-                        module: &module,
-                        entry_point: Some(ep),
-                        compilation_options: Default::default(),
-                        cache: None,
-                    })
-                })?;
+                let pipeline =
+                    ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
+                        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                            label: Some(ep),
+                            layout: None,
+                            module: &module,
+                            entry_point: Some(ep),
+                            compilation_options: Default::default(),
+                            cache: None,
+                        })
+                    })?;
                 let layout = pipeline.get_bind_group_layout(0);
                 // A kernel dispatched once must not reach a per-chunk binding: it would
                 // get the empty placeholder.
@@ -1298,20 +1335,23 @@ impl GpuBackend {
                 } else {
                     &[false]
                 };
-                let bind_groups = ctx.scoped(&format!("binding the buffers of kernel {ep}"), || if CHUNKED.contains(&ep) {
-                    chunk_buffers
-                        .iter()
-                        .map(|c| group(Some(c), None, false))
-                        .collect()
-                } else if row_chunked {
-                    parities
-                        .iter()
-                        .flat_map(|&odd| (0..row_buffers.len()).map(move |r| (odd, r)))
-                        .map(|(odd, r)| group(last_bond, Some(r), odd))
-                        .collect()
-                } else {
-                    vec![group(None, None, false)]
-                })?;
+                let bind_groups =
+                    ctx.scoped(&format!("binding the buffers of kernel {ep}"), || {
+                        if CHUNKED.contains(&ep) {
+                            chunk_buffers
+                                .iter()
+                                .map(|c| group(Some(c), None, false))
+                                .collect()
+                        } else if row_chunked {
+                            parities
+                                .iter()
+                                .flat_map(|&odd| (0..row_buffers.len()).map(move |r| (odd, r)))
+                                .map(|(odd, r)| group(last_bond, Some(r), odd))
+                                .collect()
+                        } else {
+                            vec![group(None, None, false)]
+                        }
+                    })?;
                 kernels.insert(
                     ep,
                     Kernel {
@@ -1377,6 +1417,12 @@ impl GpuBackend {
     /// fit one storage binding): tests check that chunking took place.
     pub fn row_chunk_count(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Destroys the device, as a driver reset or a removed GPU would: every later call
+    /// returns [`Error::Gpu`]. For tests of what a run keeps when its device is lost.
+    pub fn lose_device(&self) {
+        self.ctx.lose_device();
     }
 
     /// The adapter this backend runs on.
@@ -1890,7 +1936,10 @@ impl GpuBackend {
 
     /// Forces and moments of the current state (for parity tests).
     pub fn forces(&self) -> Result<(Vec<DVec3>, Vec<DVec3>)> {
-        Ok((self.read_field(Field::Force)?, self.read_field(Field::Moment)?))
+        Ok((
+            self.read_field(Field::Force)?,
+            self.read_field(Field::Moment)?,
+        ))
     }
 
     /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
@@ -2130,6 +2179,44 @@ impl Backend for GpuBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CLI's A/B variables map onto the options; unset or other values leave the
+    /// default path.
+    #[test]
+    fn path_switches_come_from_the_variables() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(PathSwitches::from_lookup(env(&[])), PathSwitches::default());
+        let s = PathSwitches::from_lookup(env(&[
+            (UNFUSED_ENV, "1"),
+            (MERGE_ENV, "0"),
+            (INLINE_ENV, "1"),
+        ]));
+        assert_eq!(
+            (s.fused, s.merge_contacts, s.inline_bonds),
+            (Some(false), Some(false), Some(true))
+        );
+        // VARIDEM_GPU_UNFUSED=0 is the default (fused), not a request.
+        assert_eq!(
+            PathSwitches::from_lookup(env(&[(UNFUSED_ENV, "0"), (MERGE_ENV, "yes")])),
+            PathSwitches::default()
+        );
+        let mut o = GpuOptions {
+            inline_bonds: Some(false),
+            ..GpuOptions::default()
+        };
+        s.apply(&mut o);
+        assert_eq!(
+            (o.fused, o.merge_contacts, o.inline_bonds),
+            (Some(false), Some(false), Some(true))
+        );
+    }
 
     /// Positions are predicted in place exactly when no kernel of the fused force pass
     /// reads partners' positions after the predict has begun.

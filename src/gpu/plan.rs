@@ -226,7 +226,10 @@ mod tests {
         assert_eq!(s.vecs_len, 213);
         assert_eq!((s.material, s.flags_len), (10, 20));
         assert_eq!((s.walls, s.kinds, s.tables_len), (12, 16, 19));
-        assert_eq!((s.motion_dx, s.motion_da, s.motion_len), ([0, 60], [30, 90], 120));
+        assert_eq!(
+            (s.motion_dx, s.motion_da, s.motion_len),
+            ([0, 60], [30, 90], 120)
+        );
 
         let bare = Sections::new(&SectionNeeds {
             n: 10,
