@@ -142,7 +142,7 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = rows.first + li;
     let e = forces_on(i, li, true, false, false);
     // The first evaluation (set-up) computes the forces of the initial state only.
-    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u || is_removed(i)) {
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == INTEGRATOR_SYMPLECTIC_EULER || is_removed(i)) {
         return;
     }
     let flags = pflags[i];
@@ -208,7 +208,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let m = mass_of(i);
     let jj = inertia_of(i);
     var s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
-    if (params.integrator != 2u) {
+    if (params.integrator != INTEGRATOR_SYMPLECTIC_EULER) {
         s = correct_half(flags, m, jj, s, e.f, e.t);
     }
     let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_comp(li, 0u), e.f, e.t);

@@ -9,8 +9,6 @@
 // atomics. Both partners keep the pair's spring in their own history rows, computed
 // from the same inputs, so the two copies stay identical.
 
-const NO_PARTNER: u32 = 0xffffffffu;
-
 struct Side {
     x: vec3<real>,
     v: vec3<real>,
@@ -80,13 +78,13 @@ fn body_held(flags: u32) -> bool { return (flags & (FLAG_HELD | FLAG_REMOVED)) !
 // previous force f = F_k (the correct half, integrators::correct), except on the first
 // evaluation and for map (27).
 fn end_velocity(v: vec3<real>, f: vec3<real>, mass: real, flags: u32) -> vec3<real> {
-    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return v; }
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == INTEGRATOR_SYMPLECTIC_EULER) { return v; }
     if (body_held(flags)) { return vec3<real>(0.0); }
     return v + (0.5 * params.dt / mass) * f;
 }
 
 fn end_omega(i: u32, w: vec3<real>, flags: u32) -> vec3<real> {
-    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == 2u) { return w; }
+    if ((params.flags & PARAM_FIRST) != 0u || params.integrator == INTEGRATOR_SYMPLECTIC_EULER) { return w; }
     if ((flags & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u) { return vec3<real>(0.0); }
     return w + (0.5 * params.dt / inertia_of(i)) * get_moment(i);
 }
@@ -114,7 +112,7 @@ fn motion_of(v: vec3<real>, w: vec3<real>, f: vec3<real>, m: real, flags: u32) -
     if ((params.flags & PARAM_FIRST) == 0u) {
         let h = params.dt;
         s.dx = h * v;
-        if (params.integrator == 1u) {
+        if (params.integrator == INTEGRATOR_VARIATIONAL_EXACT) {
             let q = h * h * dot(w, w);
             s.dalpha = (2.0 * h / (1.0 + sqrt(max(1.0 - q, 0.0)))) * w;
         } else {

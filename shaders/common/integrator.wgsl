@@ -87,7 +87,7 @@ struct Predicted {
 // error; a non-finite result is an error.
 fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s: Velocities, cx0: vec3<real>, f: vec3<real>, t: vec3<real>) -> Predicted {
     let h = params.dt;
-    let euler = params.integrator == 2u;
+    let euler = params.integrator == INTEGRATOR_SYMPLECTIC_EULER;
     var p: Predicted;
     p.x = x0;
     p.v = vec3<real>(0.0);
@@ -125,7 +125,7 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
         p.w = w.value;
         p.cw = w.comp;
         var da = h * p.w;
-        if (params.integrator == 1u) {
+        if (params.integrator == INTEGRATOR_VARIATIONAL_EXACT) {
             let q = h * h * dot(p.w, p.w);
             if (!(q < 1.0)) { p.err = ERR_ROTATION_DOMAIN; }
             da = (2.0 * h / (1.0 + sqrt(1.0 - q))) * p.w;

@@ -173,39 +173,9 @@ struct Wall {
     pad0: real,
 }
 
-// Status words (u32), shared with the host (src/gpu/mod.rs STATUS_*).
-const STATUS_STEP: u32 = 0u;       // steps completed
-const STATUS_ERROR: u32 = 1u;      // bit set of error codes (0: no error)
-const STATUS_REBUILD: u32 = 2u;    // neighbour list stale
-const STATUS_BUILDS: u32 = 3u;     // neighbour-list builds so far
-const STATUS_MAX_NEIGHBORS: u32 = 4u;
-const STATUS_AHEAD: u32 = 5u;      // 1: the error was raised by a fused predict (next step)
-const STATUS_FIRST_INDEX: u32 = 8u; // + code: lowest particle/bond index with that error
-const ERR_ROTATION_DOMAIN: u32 = 0u;
-const ERR_HALF_TURN: u32 = 1u;
-const ERR_BOND_HALF_TURN: u32 = 2u;
-const ERR_BUCKET_OVERFLOW: u32 = 3u;
-const ERR_NEIGHBOR_OVERFLOW: u32 = 4u;
-const ERR_NON_FINITE: u32 = 5u;
-const ERR_CONTACT_OVERFLOW: u32 = 6u;
-const ERR_LEFT_DOMAIN: u32 = 7u;
-
-const FLAG_HELD: u32 = 1u;
-const FLAG_PENDULUM: u32 = 2u;
-const FLAG_NO_ROTATION: u32 = 4u;
-const FLAG_REMOVED: u32 = 8u;
-const PARAM_CONTACT: u32 = 1u;
-const PARAM_PRINTED_SHEAR: u32 = 2u;
-const PARAM_HERTZ: u32 = 8u;      // granular Hertz–Mindlin contacts
-const PARAM_DRAG: u32 = 16u;      // drag / Magnus forces
-const PARAM_FIRST: u32 = 32u;     // first force evaluation: zero increments
-const PARAM_DOMAIN: u32 = 64u;    // [domain] box checked in integrate_predict
-const PARAM_DOMAIN_REMOVE: u32 = 128u; // leaving particles are removed, not an error
-const PARAM_NEAR: u32 = 256u;     // near-field Mie forces
-const PARAM_MERGED: u32 = 512u;   // fused steps: particle_forces_predict runs the contacts
-const PARAM_POS_DIRECT: u32 = 1024u; // particle_forces_predict predicts x in pos, not pos_next
-const PARAM_INLINE_BONDS: u32 = 2048u; // fused steps: particle_forces_predict computes its bonds
-const PARAM_COMPACT_BONDS: u32 = 4096u; // bonds are BondCompact records (bonds_compact)
+// The status words (STATUS_*), kernel error codes (ERR_*), particle flags (FLAG_*),
+// parameter flags (PARAM_*), integrator codes (INTEGRATOR_*) and NO_PARTNER are
+// constants of the generated header, from src/gpu/contract.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;

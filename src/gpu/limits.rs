@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 
 /// Environment variable choosing the requested limits: `adapter` (default), `minimum`,
 /// or either followed by overrides, e.g. `minimum,storage_buffers=4` (keys:
-/// `storage_buffers`, `binding_bytes`, `workgroup_bytes`, `invocations`).
+/// `storage_buffers`, `binding_bytes`, `workgroup_bytes`, `invocations`, and
+/// `texture_size`, the largest picture side `render` may draw).
 pub const LIMITS_ENV: &str = "VARIDEM_GPU_LIMITS";
 
 /// varidem's portable minimum: the limits every kernel fits.
@@ -50,6 +51,8 @@ pub struct LimitsRequest {
     pub workgroup_bytes: Option<u32>,
     /// Invocations per workgroup instead.
     pub invocations: Option<u32>,
+    /// Largest 2D texture side instead (`render`'s pictures).
+    pub texture_size: Option<u32>,
 }
 
 impl LimitsRequest {
@@ -60,6 +63,7 @@ impl LimitsRequest {
         binding_bytes: None,
         workgroup_bytes: None,
         invocations: None,
+        texture_size: None,
     };
 
     /// Parses a [`LIMITS_ENV`] value.
@@ -87,9 +91,10 @@ impl LimitsRequest {
                         "binding_bytes" => out.binding_bytes = Some(num),
                         "workgroup_bytes" => out.workgroup_bytes = Some(small()?),
                         "invocations" => out.invocations = Some(small()?),
+                        "texture_size" => out.texture_size = Some(small()?),
                         other => {
                             return Err(bad(format!(
-                                "unknown key '{other}' (storage_buffers, binding_bytes, workgroup_bytes, invocations)"
+                                "unknown key '{other}' (storage_buffers, binding_bytes, workgroup_bytes, invocations, texture_size)"
                             )))
                         }
                     }
@@ -131,6 +136,9 @@ impl LimitsRequest {
         }
         if let Some(v) = self.invocations {
             l.max_compute_invocations_per_workgroup = v;
+        }
+        if let Some(v) = self.texture_size {
+            l.max_texture_dimension_2d = v;
         }
         l
     }

@@ -11,6 +11,7 @@
 //! No float atomics anywhere: results are bitwise reproducible on one adapter.
 
 pub mod bindings;
+pub mod contract;
 pub mod context;
 pub mod layout;
 pub mod limits;
@@ -30,6 +31,12 @@ use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, ShearForm};
 use crate::neighbor::{contact_counts, NeighborList};
 use bindings as bind;
 use context::GpuContext;
+use contract::{
+    INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL, INTEGRATOR_VARIATIONAL_EXACT,
+    PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN, PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST,
+    PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED, PARAM_NEAR, PARAM_POS_DIRECT,
+    PARAM_PRINTED_SHEAR,
+};
 use layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
 };
@@ -66,18 +73,17 @@ impl std::fmt::Display for Precision {
     }
 }
 
-/// Status word indices (see `shaders/common/layout.wgsl`).
-const STATUS_STEP: usize = 0;
-const STATUS_ERROR: usize = 1;
-const STATUS_REBUILD: usize = 2;
-const STATUS_BUILDS: usize = 3;
-const STATUS_MAX_NEIGHBORS: usize = 4;
-/// 1 when the error was raised by the predict half fused into `particle_forces_predict`:
-/// it belongs to the step after the one `STATUS_STEP` counts.
-const STATUS_AHEAD: usize = 5;
-const STATUS_FIRST_INDEX: usize = 8;
-const STATUS_WORDS: usize = 16;
-const ERR_NAMES: [&str; 8] = [
+/// Status word indices, as `usize` (the contract's [`contract::STATUS_STEP`] ...).
+const STATUS_STEP: usize = contract::STATUS_STEP as usize;
+const STATUS_ERROR: usize = contract::STATUS_ERROR as usize;
+const STATUS_REBUILD: usize = contract::STATUS_REBUILD as usize;
+const STATUS_BUILDS: usize = contract::STATUS_BUILDS as usize;
+const STATUS_MAX_NEIGHBORS: usize = contract::STATUS_MAX_NEIGHBORS as usize;
+const STATUS_AHEAD: usize = contract::STATUS_AHEAD as usize;
+const STATUS_FIRST_INDEX: usize = contract::STATUS_FIRST_INDEX as usize;
+const STATUS_WORDS: usize = contract::STATUS_WORDS as usize;
+/// What each kernel error code (`contract::ERR_*`, in order) means.
+const ERR_NAMES: [&str; contract::ERR_COUNT as usize] = [
     "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
     "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
     "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
@@ -87,25 +93,6 @@ const ERR_NAMES: [&str; 8] = [
     "contact-history overflow (more touching contacts than [contact] max_contacts; raise it, or the packing overlaps too much: time step too large?) at particle",
     "a particle left the domain ([domain] on_exit = \"error\"; on_exit = \"remove\" takes leaving particles out): particle",
 ];
-/// Params flag bits (`PARAM_*` in layout.wgsl).
-const PARAM_HERTZ: u32 = 8;
-const PARAM_DRAG: u32 = 16;
-const PARAM_FIRST: u32 = 32;
-const PARAM_DOMAIN: u32 = 64;
-const PARAM_DOMAIN_REMOVE: u32 = 128;
-const PARAM_NEAR: u32 = 256;
-/// Fused steps run the granular contact pass inside `particle_forces_predict`
-/// ([`granular_forces_merge`]).
-const PARAM_MERGED: u32 = 512;
-/// `particle_forces_predict` stores the predicted positions in `pos` itself
-/// ([`direct_positions`]): no `pos_next`, no `commit_pos`.
-const PARAM_POS_DIRECT: u32 = 1024;
-/// Fused steps compute the bond terms in `particle_forces_predict` ([`inline_bonds`]):
-/// no `bond_forces` dispatch, and the predicted α waits in `rot_next` for `commit_pos`.
-const PARAM_INLINE_BONDS: u32 = 2048;
-/// Bonds are compact records (`bonds_compact`, [`CompactBonds`]), `bonds` is empty.
-const PARAM_COMPACT_BONDS: u32 = 4096;
-
 /// A per-particle vector array of the packed buffers, for read-back and upload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Field {
@@ -711,9 +698,9 @@ impl GpuBackend {
             n_buckets,
             bucket_capacity,
             max_neighbors,
-            flags: u32::from(contact)
+            flags: if contact { PARAM_CONTACT } else { 0 }
                 | if model.shear == ShearForm::Printed {
-                    2
+                    PARAM_PRINTED_SHEAR
                 } else {
                     0
                 }
@@ -739,11 +726,11 @@ impl GpuBackend {
                     Some(_) => PARAM_DOMAIN,
                 },
             integrator: match integrator {
-                IntegratorKind::Variational => 0,
-                IntegratorKind::VariationalExact => 1,
-                IntegratorKind::SymplecticEuler => 2,
+                IntegratorKind::Variational => INTEGRATOR_VARIATIONAL,
+                IntegratorKind::VariationalExact => INTEGRATOR_VARIATIONAL_EXACT,
+                IntegratorKind::SymplecticEuler => INTEGRATOR_SYMPLECTIC_EULER,
                 // Refused in set_up.
-                IntegratorKind::CampelloTrapezoidal => 0,
+                IntegratorKind::CampelloTrapezoidal => INTEGRATOR_VARIATIONAL,
             },
             n_partials,
             n_materials,
@@ -1917,7 +1904,7 @@ impl GpuBackend {
             .copied()
             .unwrap_or("unknown kernel error at");
         let mut message = format!("{what} {index}");
-        if code == 2 {
+        if code == contract::ERR_BOND_HALF_TURN as usize {
             if let Some(b) = self.model.bonds.get(index as usize) {
                 message.push_str(&format!(" ({}, {})", b.i, b.j));
             }

@@ -175,6 +175,7 @@ pub fn header(precision: Precision) -> String {
 /// of one shader module.
 pub fn compose(file: &str, config: &ShaderConfig) -> String {
     let mut s = header(config.precision);
+    s.push_str(&crate::gpu::contract::wgsl());
     s.push_str(&config.sections.wgsl_constants());
     let bonds = BOND_RECORDS[usize::from(config.compact_bonds)];
     for (i, (name, src)) in COMMON.into_iter().enumerate() {

@@ -1,0 +1,159 @@
+//! The Rust↔WGSL contract besides the binding numbers ([`crate::gpu::bindings`]): the
+//! status words, kernel error codes, particle flags, parameter flags and integrator
+//! codes. They are defined here once and emitted into the generated WGSL header
+//! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
+
+use crate::model::{FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
+
+/// Status word: steps completed (`step_begin` counts; an error stops the count).
+pub const STATUS_STEP: u32 = 0;
+/// Status word: bit set of raised error codes (0: no error).
+pub const STATUS_ERROR: u32 = 1;
+/// Status word: the neighbour list is stale.
+pub const STATUS_REBUILD: u32 = 2;
+/// Status word: neighbour-list builds so far.
+pub const STATUS_BUILDS: u32 = 3;
+/// Status word: the longest neighbour list seen.
+pub const STATUS_MAX_NEIGHBORS: u32 = 4;
+/// Status word: 1 when the error was raised by the predict half fused into
+/// `particle_forces_predict`: it belongs to the step after the one `STATUS_STEP` counts.
+pub const STATUS_AHEAD: u32 = 5;
+/// Status words `STATUS_FIRST_INDEX + code`: the lowest particle or bond index that
+/// raised error `code`.
+pub const STATUS_FIRST_INDEX: u32 = 8;
+/// Number of status words.
+pub const STATUS_WORDS: u32 = 16;
+
+/// Kernel error: map (23)'s exact rotation update left its domain.
+pub const ERR_ROTATION_DOMAIN: u32 = 0;
+/// Kernel error: α ⊕ Δα met the half-turn singularity.
+pub const ERR_HALF_TURN: u32 = 1;
+/// Kernel error: a bond's relative rotation reached a half turn.
+pub const ERR_BOND_HALF_TURN: u32 = 2;
+/// Kernel error: a grid bucket overflowed.
+pub const ERR_BUCKET_OVERFLOW: u32 = 3;
+/// Kernel error: a neighbour list overflowed.
+pub const ERR_NEIGHBOR_OVERFLOW: u32 = 4;
+/// Kernel error: a state value is not finite.
+pub const ERR_NON_FINITE: u32 = 5;
+/// Kernel error: more touching contacts than history slots.
+pub const ERR_CONTACT_OVERFLOW: u32 = 6;
+/// Kernel error: a particle left the domain.
+pub const ERR_LEFT_DOMAIN: u32 = 7;
+/// Number of kernel error codes (the status words hold the first index of each).
+pub const ERR_COUNT: u32 = 8;
+
+/// `Params::flags`: contact detection on.
+pub const PARAM_CONTACT: u32 = 1;
+/// `Params::flags`: the printed (not frame-indifferent) shear binder law.
+pub const PARAM_PRINTED_SHEAR: u32 = 2;
+/// `Params::flags`: granular Hertz–Mindlin contacts.
+pub const PARAM_HERTZ: u32 = 8;
+/// `Params::flags`: drag and Magnus forces.
+pub const PARAM_DRAG: u32 = 16;
+/// `Params::flags`: the first force evaluation (zero increments).
+pub const PARAM_FIRST: u32 = 32;
+/// `Params::flags`: the `[domain]` box is checked in the predict.
+pub const PARAM_DOMAIN: u32 = 64;
+/// `Params::flags`: particles leaving the domain are removed, not an error.
+pub const PARAM_DOMAIN_REMOVE: u32 = 128;
+/// `Params::flags`: near-field Mie forces.
+pub const PARAM_NEAR: u32 = 256;
+/// `Params::flags`: fused steps run the contact pass in `particle_forces_predict`.
+pub const PARAM_MERGED: u32 = 512;
+/// `Params::flags`: `particle_forces_predict` predicts x in place, not in `pos_next`.
+pub const PARAM_POS_DIRECT: u32 = 1024;
+/// `Params::flags`: fused steps compute their bond terms in `particle_forces_predict`.
+pub const PARAM_INLINE_BONDS: u32 = 2048;
+/// `Params::flags`: bonds are compact records.
+pub const PARAM_COMPACT_BONDS: u32 = 4096;
+
+/// `Params::integrator`: map (25), `variational`.
+pub const INTEGRATOR_VARIATIONAL: u32 = 0;
+/// `Params::integrator`: map (23), `variational-exact`.
+pub const INTEGRATOR_VARIATIONAL_EXACT: u32 = 1;
+/// `Params::integrator`: map (27), `symplectic-euler`.
+pub const INTEGRATOR_SYMPLECTIC_EULER: u32 = 2;
+
+/// An unused contact-history slot's partner id (ends a row).
+pub const NO_PARTNER: u32 = crate::cpu::NO_PARTNER;
+
+/// Every constant of the contract: its WGSL name and value.
+pub const CONSTANTS: [(&str, u32); 37] = [
+    ("STATUS_STEP", STATUS_STEP),
+    ("STATUS_ERROR", STATUS_ERROR),
+    ("STATUS_REBUILD", STATUS_REBUILD),
+    ("STATUS_BUILDS", STATUS_BUILDS),
+    ("STATUS_MAX_NEIGHBORS", STATUS_MAX_NEIGHBORS),
+    ("STATUS_AHEAD", STATUS_AHEAD),
+    ("STATUS_FIRST_INDEX", STATUS_FIRST_INDEX),
+    ("STATUS_WORDS", STATUS_WORDS),
+    ("ERR_ROTATION_DOMAIN", ERR_ROTATION_DOMAIN),
+    ("ERR_HALF_TURN", ERR_HALF_TURN),
+    ("ERR_BOND_HALF_TURN", ERR_BOND_HALF_TURN),
+    ("ERR_BUCKET_OVERFLOW", ERR_BUCKET_OVERFLOW),
+    ("ERR_NEIGHBOR_OVERFLOW", ERR_NEIGHBOR_OVERFLOW),
+    ("ERR_NON_FINITE", ERR_NON_FINITE),
+    ("ERR_CONTACT_OVERFLOW", ERR_CONTACT_OVERFLOW),
+    ("ERR_LEFT_DOMAIN", ERR_LEFT_DOMAIN),
+    ("ERR_COUNT", ERR_COUNT),
+    ("FLAG_HELD", FLAG_HELD),
+    ("FLAG_PENDULUM", FLAG_PENDULUM),
+    ("FLAG_NO_ROTATION", FLAG_NO_ROTATION),
+    ("FLAG_REMOVED", FLAG_REMOVED),
+    ("PARAM_CONTACT", PARAM_CONTACT),
+    ("PARAM_PRINTED_SHEAR", PARAM_PRINTED_SHEAR),
+    ("PARAM_HERTZ", PARAM_HERTZ),
+    ("PARAM_DRAG", PARAM_DRAG),
+    ("PARAM_FIRST", PARAM_FIRST),
+    ("PARAM_DOMAIN", PARAM_DOMAIN),
+    ("PARAM_DOMAIN_REMOVE", PARAM_DOMAIN_REMOVE),
+    ("PARAM_NEAR", PARAM_NEAR),
+    ("PARAM_MERGED", PARAM_MERGED),
+    ("PARAM_POS_DIRECT", PARAM_POS_DIRECT),
+    ("PARAM_INLINE_BONDS", PARAM_INLINE_BONDS),
+    ("PARAM_COMPACT_BONDS", PARAM_COMPACT_BONDS),
+    ("INTEGRATOR_VARIATIONAL", INTEGRATOR_VARIATIONAL),
+    ("INTEGRATOR_VARIATIONAL_EXACT", INTEGRATOR_VARIATIONAL_EXACT),
+    ("INTEGRATOR_SYMPLECTIC_EULER", INTEGRATOR_SYMPLECTIC_EULER),
+    ("NO_PARTNER", NO_PARTNER),
+];
+
+/// The contract as WGSL `const` declarations, for the generated header.
+pub fn wgsl() -> String {
+    CONSTANTS
+        .iter()
+        .map(|(name, v)| format!("const {name}: u32 = {v}u;\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names are distinct, and so are the values within each family that is a set of
+    /// bits (flags) or of indices (status words, error codes).
+    #[test]
+    fn the_contract_is_consistent() {
+        let mut names: Vec<&str> = CONSTANTS.iter().map(|c| c.0).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CONSTANTS.len());
+        for family in ["STATUS_", "ERR_", "FLAG_", "PARAM_", "INTEGRATOR_"] {
+            let mut v: Vec<u32> = CONSTANTS
+                .iter()
+                .filter(|c| c.0.starts_with(family) && !c.0.ends_with("_WORDS"))
+                .filter(|c| !c.0.ends_with("_COUNT") && c.0 != "STATUS_FIRST_INDEX")
+                .map(|c| c.1)
+                .collect();
+            let n = v.len();
+            v.sort_unstable();
+            v.dedup();
+            assert_eq!(v.len(), n, "{family} values repeat");
+        }
+        // Every error code has its first-index word.
+        assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
+        assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
+        assert!(wgsl().contains("const PARAM_HERTZ: u32 = 8u;\n"));
+    }
+}
