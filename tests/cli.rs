@@ -516,7 +516,8 @@ fn gpu_limit_errors_are_named_and_never_panic() {
 }
 
 /// Item 4 for `render`: a picture larger than the device's textures (a device opened
-/// with 32-pixel textures) is a named GPU error with exit code 1, not a panic.
+/// with 32-pixel textures) is a named error with exit code 1, not a panic (the other
+/// GPU errors of `render` go through error scopes: `Error::Gpu`).
 #[test]
 fn render_errors_are_named_and_never_panic() {
     if !has_adapter("render_errors_are_named_and_never_panic") {
@@ -550,7 +551,9 @@ fn render_errors_are_named_and_never_panic() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(
-        err.contains("error: gpu: rendering a 64 × 48 picture"),
+        err.contains(
+            "error: render: a 64×48 picture does not fit the adapter (1 to 32 pixels a side)"
+        ),
         "{err}"
     );
 }

@@ -75,6 +75,11 @@ pub const INTEGRATOR_VARIATIONAL_EXACT: u32 = 1;
 /// `Params::integrator`: map (27), `symplectic-euler`.
 pub const INTEGRATOR_SYMPLECTIC_EULER: u32 = 2;
 
+// Every error code has its first-index word, after the other status words (checked
+// when the crate compiles).
+const _: () = assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
+const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
+
 /// An unused contact-history slot's partner id (ends a row).
 pub const NO_PARTNER: u32 = crate::cpu::NO_PARTNER;
 
@@ -151,9 +156,6 @@ mod tests {
             v.dedup();
             assert_eq!(v.len(), n, "{family} values repeat");
         }
-        // Every error code has its first-index word.
-        assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
-        assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
         assert!(wgsl().contains("const PARAM_HERTZ: u32 = 8u;\n"));
     }
 }

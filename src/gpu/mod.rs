@@ -11,8 +11,8 @@
 //! No float atomics anywhere: results are bitwise reproducible on one adapter.
 
 pub mod bindings;
-pub mod contract;
 pub mod context;
+pub mod contract;
 pub mod layout;
 pub mod limits;
 pub mod plan;
