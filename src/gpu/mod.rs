@@ -13,6 +13,7 @@
 pub mod bindings;
 pub mod context;
 pub mod contract;
+pub mod kernels;
 pub mod layout;
 pub mod limits;
 pub mod plan;
@@ -37,6 +38,7 @@ use contract::{
     PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED, PARAM_NEAR, PARAM_POS_DIRECT,
     PARAM_PRINTED_SHEAR,
 };
+use kernels::KernelId;
 use layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
 };
@@ -159,47 +161,14 @@ pub struct GpuOptions {
 #[derive(Debug)]
 struct Kernel {
     pipeline: wgpu::ComputePipeline,
-    /// One bind group, or one per bond chunk for the kernels in [`CHUNKED`], or one per
-    /// row chunk for the kernels in [`ROW_CHUNKED`] (two sets, even steps' then odd
-    /// steps', for those in [`BY_PARITY`]).
+    /// One bind group, or one per bond chunk for [`KernelId::bond_chunked`] kernels, or
+    /// one per row chunk for [`KernelId::row_chunked`] ones (two sets, even steps' then
+    /// odd steps', for [`KernelId::by_parity`] ones).
     bind_groups: Vec<wgpu::BindGroup>,
 }
 
-/// Kernels bound and dispatched once per bond chunk.
-const CHUNKED: [&str; 4] = [
-    "bond_forces",
-    "bond_forces_no_energy",
-    "bond_gather",
-    "reduce_bond_partials",
-];
 /// Bindings that differ per bond chunk.
 const CHUNK_BINDINGS: [u32; 4] = [bind::BONDS, bind::BOND_OUT, bind::INCIDENCE, bind::CHUNK];
-
-/// Kernels bound and dispatched once per row chunk: the only ones that touch the
-/// [`ROW_BINDINGS`]. Each reads and writes its own particle's rows only (no kernel reads
-/// a partner's neighbour or history row: both sides of a contact keep their own copy
-/// of its spring), so a chunk needs no other chunk's rows bound.
-const ROW_CHUNKED: [&str; 6] = [
-    "integrate_predict",
-    "neighbor_build",
-    "granular_forces",
-    "granular_forces_no_energy",
-    "particle_forces",
-    "particle_forces_predict",
-];
-/// Row-chunked kernels that also gather the last bond chunk's results: they get that
-/// chunk's [`CHUNK_BINDINGS`] in every row chunk's bind group.
-const LAST_BOND_CHUNK: [&str; 2] = ["particle_forces", "particle_forces_predict"];
-/// Row-chunked kernels that use the two copies of the contact history, the wall springs
-/// and the motion records by step parity: one set of bind groups per parity, whose
-/// `rows` uniform places the copy written at that parity at its `*_new` offsets and the
-/// other at `*_old`.
-const BY_PARITY: [&str; 4] = [
-    "granular_forces",
-    "granular_forces_no_energy",
-    "particle_forces_predict",
-    "integrate_predict",
-];
 
 /// Whether fused steps merge the granular contact pass into `particle_forces_predict`
 /// (one pass over particles and neighbours per step instead of two, and no `gout`
@@ -302,7 +271,7 @@ pub struct GpuBackend {
     sections: Sections,
     /// First particle and particle count of each row chunk.
     rows: Vec<(u32, u32)>,
-    kernels: BTreeMap<&'static str, Kernel>,
+    kernels: BTreeMap<KernelId, Kernel>,
     n: u32,
     /// Bond count of each chunk.
     chunks: Vec<u32>,
@@ -1272,8 +1241,10 @@ impl GpuBackend {
                 let layout = pipeline.get_bind_group_layout(0);
                 // A kernel dispatched once must not reach a per-chunk binding: it would
                 // get the empty placeholder.
-                let bond_chunked = CHUNKED.contains(&ep) || LAST_BOND_CHUNK.contains(&ep);
-                let row_chunked = ROW_CHUNKED.contains(&ep);
+                let id = KernelId::from_entry_point(ep)
+                    .ok_or_else(|| Error::Backend(format!("entry point {ep} has no KernelId")))?;
+                let bond_chunked = id.bond_chunked() || id.last_bond_chunk();
+                let row_chunked = id.row_chunked();
                 if let Some(b) = used.iter().find(|&&b| {
                     (CHUNK_BINDINGS.contains(&b) && !bond_chunked)
                         || (ROW_BINDINGS.contains(&b) && !row_chunked)
@@ -1312,19 +1283,19 @@ impl GpuBackend {
                         entries: &entries,
                     })
                 };
-                let last_bond = if LAST_BOND_CHUNK.contains(&ep) {
+                let last_bond = if id.last_bond_chunk() {
                     chunk_buffers.last()
                 } else {
                     None
                 };
-                let parities: &[bool] = if BY_PARITY.contains(&ep) {
+                let parities: &[bool] = if id.by_parity() {
                     &[false, true]
                 } else {
                     &[false]
                 };
                 let bind_groups =
                     ctx.scoped(&format!("binding the buffers of kernel {ep}"), || {
-                        if CHUNKED.contains(&ep) {
+                        if id.bond_chunked() {
                             chunk_buffers
                                 .iter()
                                 .map(|c| group(Some(c), None, false))
@@ -1340,7 +1311,7 @@ impl GpuBackend {
                         }
                     })?;
                 kernels.insert(
-                    ep,
+                    id,
                     Kernel {
                         pipeline,
                         bind_groups,
@@ -1438,7 +1409,7 @@ impl GpuBackend {
             })
     }
 
-    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, name: &str, groups: u32) {
+    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, name: KernelId, groups: u32) {
         self.dispatch_chunk(pass, name, 0, groups);
     }
 
@@ -1447,11 +1418,11 @@ impl GpuBackend {
     fn dispatch_chunk(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        name: &str,
+        name: KernelId,
         chunk: usize,
         groups: u32,
     ) {
-        let k = &self.kernels[name];
+        let k = &self.kernels[&name];
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
         pass.dispatch_workgroups(groups, 1, 1);
@@ -1462,27 +1433,27 @@ impl GpuBackend {
     fn dispatch_grid(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        name: &str,
+        name: KernelId,
         chunk: usize,
         entry: usize,
     ) {
-        let k = &self.kernels[name];
+        let k = &self.kernels[&name];
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
         let offset = 4 * (1 + 3 * entry as u64);
         pass.dispatch_workgroups_indirect(&self.buffers[bind::GRID_ARGS as usize], offset);
     }
 
-    /// Dispatches a kernel of [`ROW_CHUNKED`] once per row chunk, over its particles.
+    /// Dispatches a [`KernelId::row_chunked`] kernel once per row chunk, over its particles.
     /// Every particle's work does not depend on the chunking, so the results are the
     /// same bits as one dispatch over all particles.
-    fn dispatch_rows(&self, pass: &mut wgpu::ComputePass<'_>, name: &str) {
+    fn dispatch_rows(&self, pass: &mut wgpu::ComputePass<'_>, name: KernelId) {
         self.dispatch_rows_from(pass, name, 0);
     }
 
     /// [`Self::dispatch_rows`] with the bind groups from `first` on: a kernel of
-    /// [`BY_PARITY`] has the odd-step set after the even one.
-    fn dispatch_rows_from(&self, pass: &mut wgpu::ComputePass<'_>, name: &str, first: usize) {
+    /// [`KernelId::by_parity`] has the odd-step set after the even one.
+    fn dispatch_rows_from(&self, pass: &mut wgpu::ComputePass<'_>, name: KernelId, first: usize) {
         for (c, &(_, count)) in self.rows.iter().enumerate() {
             self.dispatch_chunk(pass, name, first + c, groups(count));
         }
@@ -1495,20 +1466,23 @@ impl GpuBackend {
     fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64, fuse: bool) {
         if self.contact {
             // grid_gate sets the grid kernels' workgroup counts: zero unless stale.
-            self.dispatch(pass, "grid_gate", 1);
-            self.dispatch_grid(pass, "grid_clear", 0, 0);
-            self.dispatch_grid(pass, "grid_insert", 0, 1);
+            self.dispatch(pass, KernelId::GridGate, 1);
+            self.dispatch_grid(pass, KernelId::GridClear, 0, 0);
+            self.dispatch_grid(pass, KernelId::GridInsert, 0, 1);
             for c in 0..self.rows.len() {
-                self.dispatch_grid(pass, "neighbor_build", c, 2 + c);
+                self.dispatch_grid(pass, KernelId::NeighborBuild, c, 2 + c);
             }
-            self.dispatch(pass, "grid_finish", 1);
+            self.dispatch(pass, KernelId::GridFinish, 1);
         }
         // A fused step's energies are never read (the host reads them after the last
         // step of an advance, which is not fused): its kernels do not store them.
         let (granular, bonds) = if fuse {
-            ("granular_forces_no_energy", "bond_forces_no_energy")
+            (
+                KernelId::GranularForcesNoEnergy,
+                KernelId::BondForcesNoEnergy,
+            )
         } else {
-            ("granular_forces", "bond_forces")
+            (KernelId::GranularForces, KernelId::BondForces)
         };
         let parity = (step & 1) as usize;
         // Merged fused steps run the contact pass in particle_forces_predict.
@@ -1524,13 +1498,17 @@ impl GpuBackend {
             }
             self.dispatch_chunk(pass, bonds, c, groups(len));
             if c < last {
-                self.dispatch_chunk(pass, "bond_gather", c, groups(self.n));
+                self.dispatch_chunk(pass, KernelId::BondGather, c, groups(self.n));
             }
         }
         if fuse {
-            self.dispatch_rows_from(pass, "particle_forces_predict", parity * self.rows.len());
+            self.dispatch_rows_from(
+                pass,
+                KernelId::ParticleForcesPredict,
+                parity * self.rows.len(),
+            );
         } else {
-            self.dispatch_rows(pass, "particle_forces");
+            self.dispatch_rows(pass, KernelId::ParticleForces);
         }
     }
 
@@ -1548,17 +1526,17 @@ impl GpuBackend {
         predicted: bool,
         fuse: bool,
     ) {
-        self.dispatch(pass, "step_begin", 1);
+        self.dispatch(pass, KernelId::StepBegin, 1);
         if predicted {
             // Predicted in place (PARAM_POS_DIRECT): nothing to commit.
             if !self.direct {
-                self.dispatch(pass, "commit_pos", groups(self.n));
+                self.dispatch(pass, KernelId::CommitPos, groups(self.n));
             }
         } else {
             // Bound with the next step's parity: its `*_new` motion records are the
             // copy this step's merged contact pass reads.
             let parity = ((step + 1) & 1) as usize;
-            self.dispatch_rows_from(pass, "integrate_predict", parity * self.rows.len());
+            self.dispatch_rows_from(pass, KernelId::IntegratePredict, parity * self.rows.len());
         }
         self.encode_forces(pass, step, fuse);
     }
@@ -2094,11 +2072,11 @@ impl Backend for GpuBackend {
                 label: Some("reduce"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, "reduce_partials", groups(self.n));
+            self.dispatch(&mut pass, KernelId::ReducePartials, groups(self.n));
             for (c, &len) in self.chunks.iter().enumerate() {
-                self.dispatch_chunk(&mut pass, "reduce_bond_partials", c, groups(len));
+                self.dispatch_chunk(&mut pass, KernelId::ReduceBondPartials, c, groups(len));
             }
-            self.dispatch(&mut pass, "reduce_final", 1);
+            self.dispatch(&mut pass, KernelId::ReduceFinal, 1);
         }
         self.submit("the reductions", encoder)?;
         let q = self.read_reals(bind::RESULT, 16)?;
