@@ -10,11 +10,7 @@ use varidem::cpu::CpuBackend;
 use varidem::io::{parse_scene, read_energy_csv, read_final_csv, FINAL_CSV_HEADER};
 
 fn varidem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_varidem"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the varidem binary runs")
+    varidem_env(args, &[])
 }
 
 fn scenes() -> PathBuf {

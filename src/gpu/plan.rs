@@ -32,6 +32,25 @@ pub struct SectionNeeds {
     pub bond_kinds: u32,
 }
 
+impl SectionNeeds {
+    /// Every section present, for `n` particles and the given table sizes (checks
+    /// without a problem: naga validation, binding counts, tests).
+    pub fn everything(n: u32, pair_records: u32, walls: u32, bond_kinds: u32) -> Self {
+        Self {
+            n,
+            pendulum: true,
+            contact: true,
+            pos_next: true,
+            rot_next: true,
+            motion: true,
+            material: true,
+            pair_records,
+            walls,
+            bond_kinds,
+        }
+    }
+}
+
 /// Element offsets and lengths of the sections of the packed buffers: vec4 elements in
 /// `body` and `tables`, reals in `vecs` and `motion`, words in `pflags`. The first
 /// section of each buffer (positions, α, flags, pair table) is at 0.
@@ -196,18 +215,7 @@ mod tests {
     use super::*;
 
     fn all(n: u32) -> SectionNeeds {
-        SectionNeeds {
-            n,
-            pendulum: true,
-            contact: true,
-            pos_next: true,
-            rot_next: true,
-            motion: true,
-            material: true,
-            pair_records: 6,
-            walls: 2,
-            bond_kinds: 3,
-        }
+        SectionNeeds::everything(n, 6, 2, 3)
     }
 
     /// Sections of one buffer follow each other without gaps or overlap, in the order

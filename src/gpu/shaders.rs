@@ -69,18 +69,7 @@ impl ShaderConfig {
     /// A configuration with every section present (for checks without a problem, such
     /// as naga validation and binding counts).
     pub fn example(precision: Precision, compact_bonds: bool) -> Self {
-        let needs = SectionNeeds {
-            n: 1024,
-            pendulum: true,
-            contact: true,
-            pos_next: true,
-            rot_next: true,
-            motion: true,
-            material: true,
-            pair_records: 4,
-            walls: 2,
-            bond_kinds: 2,
-        };
+        let needs = SectionNeeds::everything(1024, 4, 2, 2);
         Self {
             precision,
             compact_bonds,
