@@ -79,10 +79,18 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
                             overflow = true;
                             continue;
                         }
-                        // Insertion into the ascending list.
+                        // Insertion into the ascending list. Written as a load, a
+                        // `break` and a store, not `while (p > 0u && list[p - 1u] > j)
+                        // { list[p] = list[p - 1u]; ... }`: naga turns that `&&` into
+                        // an if/else on a bool, and Mesa's GLSL path (llvmpipe GL 4.5,
+                        // Mesa 22.3) then miscompiles the shift of the private array:
+                        // shifted entries read back as 0 (partners lost, a particle
+                        // paired with particle 0). Lavapipe (Vulkan) got it right.
                         var p = n;
-                        while (p > 0u && list[p - 1u] > j) {
-                            list[p] = list[p - 1u];
+                        while (p > 0u) {
+                            let prev = list[p - 1u];
+                            if (prev <= j) { break; }
+                            list[p] = prev;
                             p--;
                         }
                         list[p] = j;

@@ -514,6 +514,41 @@ fn force_kernels_match_cpu_on_random_state() {
     }
 }
 
+/// The f32 neighbour lists equal the CPU's: the f64 check above needs `SHADER_F64`,
+/// which OpenGL adapters lack, and the list build is where Mesa's GL path (llvmpipe GL
+/// 4.5, Mesa 22.3) once differed: its insertion sort lost shifted entries (a partner
+/// replaced by particle 0), so the torus blew up there and not on Vulkan. Run under
+/// `WGPU_BACKEND=gl` to check an OpenGL adapter.
+#[test]
+fn f32_neighbor_lists_match_cpu() {
+    let mut models = vec![scene_model("torus-impact.toml")];
+    models.extend([10, 11].map(|seed| common::random_cluster(seed, ShearForm::Objective)));
+    for (k, m) in models.into_iter().enumerate() {
+        let Some(g) = gpu(
+            "f32_neighbor_lists",
+            &m,
+            IntegratorKind::Variational,
+            1e-4,
+            Precision::F32,
+        ) else {
+            return;
+        };
+        let c = CpuBackend::from_model(m, IntegratorKind::Variational, 1e-4).unwrap();
+        let lists = g.neighbor_lists().unwrap();
+        assert!(
+            lists.iter().any(|l| l.len() > 1),
+            "model {k}: no list to sort"
+        );
+        for (i, l) in lists.iter().enumerate() {
+            assert_eq!(
+                l.as_slice(),
+                c.neighbor_list(i),
+                "model {k}, particle {i}: neighbour lists differ"
+            );
+        }
+    }
+}
+
 /// Bond sets larger than one storage binding are split into chunks (here forced to 7
 /// bonds per chunk, so the cluster's bonds span many chunks): the chunked gather sums in
 /// the same order, so the run still matches the CPU. The particles' neighbour rows are
