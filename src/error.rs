@@ -19,69 +19,14 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
-    /// Map (23) left its domain: `h²‖Ω + h RM/(2J)‖² ≥ 1`.
-    #[error("step {step}, particle {particle}: the time step is too large for the exact rotation update of map (23): h²‖Ω + h·RM/(2J)‖² = {value:.6} ≥ 1; reduce dt")]
-    RotationStepTooLarge {
+    /// A step failed on a physical fault, named alike by both backends (tests match the
+    /// [`Fault`] variant, not the message).
+    #[error("step {step}, {fault}")]
+    Fault {
         /// Step being computed.
         step: u64,
-        /// Particle.
-        particle: usize,
-        /// `h²‖w‖²`.
-        value: f64,
-    },
-    /// The attitude update `α ⊕ Δα` met the half-turn singularity of eq. (5).
-    #[error("step {step}, particle {particle}: rotation composition α⊕Δα is singular (α·Δα ≈ 4); reduce dt")]
-    HalfTurn {
-        /// Step being computed.
-        step: u64,
-        /// Particle.
-        particle: usize,
-    },
-    /// A bond's relative rotation reached a half turn (bending strain undefined).
-    #[error("step {step}, bond {bond} ({i}, {j}): the relative rotation of the bonded particles reached a half turn; the bending strain is undefined")]
-    BondHalfTurn {
-        /// Step.
-        step: u64,
-        /// Bond index.
-        bond: usize,
-        /// First particle.
-        i: u32,
-        /// Second particle.
-        j: u32,
-    },
-    /// A state value became NaN or infinite.
-    #[error("step {step}, particle {particle}: {field} is not finite ({value}); the simulation blew up (time step too large or stiffness too high?)")]
-    NonFinite {
-        /// Step.
-        step: u64,
-        /// Particle.
-        particle: usize,
-        /// Which quantity.
-        field: &'static str,
-        /// The value shown.
-        value: String,
-    },
-    /// A particle touches more particles than its contact-history slots hold.
-    #[error("step {step}, particle {particle}: {contacts} touching contacts, but [contact] max_contacts = {capacity}; raise max_contacts (the packing may also be overlapping too much: time step too large?)")]
-    ContactOverflow {
-        /// Step.
-        step: u64,
-        /// Particle.
-        particle: usize,
-        /// Touching contacts found (at least).
-        contacts: usize,
-        /// Slots per particle.
-        capacity: usize,
-    },
-    /// A particle left the `[domain]` box (with `on_exit = "error"`).
-    #[error("step {step}, particle {particle}: left the domain at {position:?} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)")]
-    LeftDomain {
-        /// Step.
-        step: u64,
-        /// Particle.
-        particle: usize,
-        /// Where it would have been.
-        position: [f64; 3],
+        /// What failed, and where.
+        fault: Fault,
     },
     /// The implicit integrator's fixed-point iteration did not converge.
     #[error("step {step}: campello-trapezoidal did not converge in {iterations} fixed-point iterations (normalised change {error:.3e} > tolerance {tolerance:e}); lower dt or raise [simulation] tolerance")]
@@ -165,23 +110,92 @@ pub enum Error {
     /// A state snapshot does not fit the model or backend it is restored into.
     #[error("snapshot: {0}")]
     Snapshot(String),
-    /// A GPU kernel reported an error (overflow, non-finite value, ...).
-    #[error("step {step}: {message}")]
-    Kernel {
-        /// Step at which it occurred.
-        step: u64,
-        /// What happened, naming the particle or bond.
-        message: String,
-    },
     /// A picture cannot be rendered (`varidem render`).
     #[error("render: {0}")]
     Render(String),
+}
+
+/// A physical fault of one step, raised by either backend: the CPU names it where it
+/// happens; a GPU kernel raises an error code (`gpu::contract::ERR_*`) with the first
+/// particle or bond index, which the backend maps to the same variant. What only the
+/// CPU can know (the offending value, the contact count) is `None` from the GPU.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Fault {
+    /// Map (23) left its domain: `h²‖Ω + h RM/(2J)‖² ≥ 1`.
+    #[error("particle {particle}: the time step is too large for the exact rotation update of map (23): h²‖Ω + h·RM/(2J)‖²{} ≥ 1; reduce dt", value.map(|v| format!(" = {v:.6}")).unwrap_or_default())]
+    RotationStepTooLarge {
+        /// Particle.
+        particle: usize,
+        /// `h²‖w‖²`, where known (CPU).
+        value: Option<f64>,
+    },
+    /// The attitude update `α ⊕ Δα` met the half-turn singularity of eq. (5).
+    #[error("particle {particle}: rotation composition α⊕Δα is singular (α·Δα ≈ 4); reduce dt")]
+    HalfTurn {
+        /// Particle.
+        particle: usize,
+    },
+    /// A bond's relative rotation reached a half turn (bending strain undefined).
+    #[error("bond {bond} ({i}, {j}): the relative rotation of the bonded particles reached a half turn; the bending strain is undefined")]
+    BondHalfTurn {
+        /// Bond index.
+        bond: usize,
+        /// First particle.
+        i: u32,
+        /// Second particle.
+        j: u32,
+    },
+    /// More particles hash to one grid bucket than it holds (GPU grid).
+    #[error("particle {particle}: grid bucket overflow (too many particles hash to one cell; lower the packing density or raise [simulation] bucket_capacity)")]
+    BucketOverflow {
+        /// Particle.
+        particle: usize,
+    },
+    /// More neighbours within `r_i + r_j + skin` than a list holds (GPU lists).
+    #[error("particle {particle}: neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [simulation] max_neighbors or lower the skin)")]
+    NeighborOverflow {
+        /// Particle.
+        particle: usize,
+    },
+    /// A state value became NaN or infinite.
+    #[error("particle {particle}: {} is not finite{}; the simulation blew up (time step too large or stiffness too high?)", field.unwrap_or("a state value"), value.as_ref().map(|v| format!(" ({v})")).unwrap_or_default())]
+    NonFinite {
+        /// Particle.
+        particle: usize,
+        /// Which quantity, where known (CPU).
+        field: Option<&'static str>,
+        /// The value shown, where known (CPU).
+        value: Option<String>,
+    },
+    /// A particle touches more particles than its contact-history slots hold.
+    #[error("particle {particle}: contact-history overflow: {} touching contacts, but [contact] max_contacts = {capacity}; raise max_contacts (the packing may also be overlapping too much: time step too large?)", contacts.map(|c| c.to_string()).unwrap_or_else(|| "more".into()))]
+    ContactOverflow {
+        /// Particle.
+        particle: usize,
+        /// Touching contacts found (at least), where known (CPU).
+        contacts: Option<usize>,
+        /// Slots per particle.
+        capacity: usize,
+    },
+    /// A particle left the `[domain]` box (with `on_exit = "error"`).
+    #[error("particle {particle}: left the domain{} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
+    LeftDomain {
+        /// Particle.
+        particle: usize,
+        /// Where it would have been, where known (CPU).
+        position: Option<[f64; 3]>,
+    },
 }
 
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A step's physical fault.
+    pub fn fault(step: u64, fault: Fault) -> Self {
+        Error::Fault { step, fault }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

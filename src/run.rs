@@ -645,10 +645,10 @@ mod tests {
         fn advance(&mut self, n: u64) -> Result<()> {
             for _ in 0..n {
                 if self.step + 1 == self.fail_at {
-                    return Err(Error::HalfTurn {
-                        step: self.fail_at,
-                        particle: 0,
-                    });
+                    return Err(Error::fault(
+                        self.fail_at,
+                        crate::error::Fault::HalfTurn { particle: 0 },
+                    ));
                 }
                 self.step += 1;
                 self.particles.position[0].x = self.step as f64;
@@ -689,7 +689,16 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let err = run(&scene, &mut backend, dir.path()).unwrap_err();
-        assert!(matches!(err, Error::HalfTurn { step: 37, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::Fault {
+                    step: 37,
+                    fault: crate::error::Fault::HalfTurn { .. }
+                }
+            ),
+            "{err}"
+        );
         let table = read_energy_csv(&dir.path().join(ENERGY_CSV)).unwrap();
         assert_eq!(table.column("step").unwrap(), [0.0, 10.0, 20.0, 30.0]);
         let rows = read_final_csv(&dir.path().join(FINAL_CSV)).unwrap();

@@ -3,7 +3,7 @@
 
 use varidem::checkpoint::Checkpoint;
 use varidem::cpu::CpuBackend;
-use varidem::error::Error;
+use varidem::error::{Error, Fault};
 use varidem::io::parse_scene;
 use varidem::run::{run_with, OutputOptions};
 
@@ -40,7 +40,14 @@ fn blow_up_is_caught_and_the_last_good_state_saved() {
         panic!("expected RunFailed, got {msg}");
     };
     assert!(
-        matches!(*error, Error::BlowUp { .. } | Error::NonFinite { .. }),
+        matches!(
+            *error,
+            Error::BlowUp { .. }
+                | Error::Fault {
+                    fault: Fault::NonFinite { .. },
+                    ..
+                }
+        ),
         "{error}"
     );
     assert!(msg.contains("particle"), "{msg}");

@@ -13,6 +13,7 @@ mod gpu_common;
 use glam::DVec3;
 use varidem::backend::{Backend, ContactState};
 use varidem::cpu::CpuBackend;
+use varidem::error::{Error, Fault};
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::io::parse_scene;
 use varidem::model::{Particles, Scene};
@@ -601,11 +602,18 @@ fn leaving_the_domain_stops_the_gpu_run() {
     ) else {
         return;
     };
-    let err = g.advance(100).unwrap_err().to_string();
+    let err = g.advance(100).unwrap_err();
     eprintln!("{err}");
-    assert!(err.contains("left the domain"), "{err}");
-    assert!(err.contains("step 51"), "{err}");
-    assert!(err.contains("particle 0"), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Fault {
+                step: 51,
+                fault: Fault::LeftDomain { particle: 0, .. }
+            }
+        ),
+        "{err}"
+    );
     let p = g.particles().unwrap();
     assert!(p.position[0].x <= 1.0, "{:?}", p.position[0]);
 }
@@ -619,29 +627,30 @@ fn contact_history_overflow_names_the_particle() {
     if let Some(c) = scene.model.contact.as_mut() {
         c.max_contacts = 3;
     }
-    let Some(mut g) = gpu_result("contact_history_overflow_names_the_particle", &scene) else {
+    let Some(g) = gpu_result("contact_history_overflow_names_the_particle", &scene) else {
         return;
     };
-    let cpu = CpuBackend::new(&scene).and_then(|mut c| c.advance(10));
-    let cpu_err = cpu.unwrap_err().to_string();
-    let err = match g.as_mut() {
-        Ok(g) => g.advance(10).unwrap_err().to_string(),
-        Err(e) => e.to_string(),
+    let cpu_err = CpuBackend::new(&scene)
+        .and_then(|mut c| c.advance(10))
+        .unwrap_err();
+    let err = match g {
+        Ok(mut g) => g.advance(10).unwrap_err(),
+        Err(e) => e,
     };
     eprintln!("gpu: {err}\ncpu: {cpu_err}");
-    assert!(err.contains("contact-history overflow"), "{err}");
-    assert!(cpu_err.contains("particle"), "{cpu_err}");
-    // Both name the lowest overflowing particle.
-    let id = |s: &str| -> u64 {
-        let tail = &s[s.rfind("particle").unwrap() + "particle".len()..];
-        tail.trim_start_matches(|c: char| !c.is_ascii_digit())
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect::<String>()
-            .parse()
-            .unwrap()
+    let overflow = |e: &Error| match e {
+        Error::Fault {
+            step,
+            fault: Fault::ContactOverflow {
+                particle, capacity, ..
+            },
+        } => Some((*step, *particle, *capacity)),
+        _ => None,
     };
-    assert_eq!(id(&err), id(&cpu_err));
+    // Both name the same step and the lowest overflowing particle, and the capacity.
+    let gpu_fault = overflow(&err).unwrap_or_else(|| panic!("not an overflow: {err}"));
+    assert_eq!(Some(gpu_fault), overflow(&cpu_err), "cpu: {cpu_err}");
+    assert_eq!(gpu_fault.2, 3);
 }
 
 /// The GPU backend for `scene` in f64, or its set-up error (the set-up evaluation may

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::backend::{Backend, Frame};
 use crate::backend::{BackendKind, ContactState, StateSnapshot};
 use crate::diagnostics::{self, Diagnostics, Potentials};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::gpu::Precision;
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault, Trapezoidal};
 use crate::model::{
@@ -638,7 +638,7 @@ impl CpuBackend {
                         Some(a) => a,
                         None => {
                             self.restore_from(&start);
-                            return Err(Error::HalfTurn { step, particle: i });
+                            return Err(Error::fault(step, Fault::HalfTurn { particle: i }));
                         }
                     }
                 };
@@ -815,14 +815,16 @@ impl CpuBackend {
         let stale = stale.into_inner();
         if let Some((particle, f)) = fault {
             self.restore();
-            return Err(match f {
-                StepFault::RotationDomain(value) => Error::RotationStepTooLarge {
-                    step,
-                    particle,
-                    value,
+            return Err(Error::fault(
+                step,
+                match f {
+                    StepFault::RotationDomain(value) => Fault::RotationStepTooLarge {
+                        particle,
+                        value: Some(value),
+                    },
+                    StepFault::HalfTurn => Fault::HalfTurn { particle },
                 },
-                StepFault::HalfTurn => Error::HalfTurn { step, particle },
-            });
+            ));
         }
         // Particles leaving the domain: an error (the step undone), or removal.
         let Some(d) = self.model.domain else {
@@ -835,11 +837,13 @@ impl CpuBackend {
         if let (Some(&particle), false) = (leaving.first(), d.remove) {
             let position = p.position[particle].to_array();
             self.restore();
-            return Err(Error::LeftDomain {
+            return Err(Error::fault(
                 step,
-                particle,
-                position,
-            });
+                Fault::LeftDomain {
+                    particle,
+                    position: Some(position),
+                },
+            ));
         }
         for i in leaving {
             // Parked where it left, at rest, its rotation as before the step (the GPU
@@ -1018,12 +1022,14 @@ impl CpuBackend {
             overflow
         };
         if let Some((particle, over)) = run_chunks(chunks, p.len(), kernel) {
-            return Err(Error::ContactOverflow {
+            return Err(Error::fault(
                 step,
-                particle,
-                contacts: history_slots(&self.model) + over as usize,
-                capacity: history_slots(&self.model),
-            });
+                Fault::ContactOverflow {
+                    particle,
+                    contacts: Some(history_slots(&self.model) + over as usize),
+                    capacity: history_slots(&self.model),
+                },
+            ));
         }
         Ok(())
     }
@@ -1061,12 +1067,14 @@ impl CpuBackend {
         match run_chunks(chunks, bonds.len(), kernel) {
             Some((bond, ())) => {
                 let b = &bonds[bond];
-                Err(Error::BondHalfTurn {
+                Err(Error::fault(
                     step,
-                    bond,
-                    i: b.i,
-                    j: b.j,
-                })
+                    Fault::BondHalfTurn {
+                        bond,
+                        i: b.i,
+                        j: b.j,
+                    },
+                ))
             }
             None => Ok(()),
         }
@@ -1186,12 +1194,14 @@ impl CpuBackend {
         for i in 0..p.len() {
             for (name, v) in &fields {
                 if !v[i].is_finite() {
-                    return Err(Error::NonFinite {
-                        step: self.step,
-                        particle: i,
-                        field: name,
-                        value: format!("{:?}", v[i].to_array()),
-                    });
+                    return Err(Error::fault(
+                        self.step,
+                        Fault::NonFinite {
+                            particle: i,
+                            field: Some(name),
+                            value: Some(format!("{:?}", v[i].to_array())),
+                        },
+                    ));
                 }
             }
         }
@@ -1345,7 +1355,13 @@ impl Backend for CpuBackend {
     /// A failed step is undone (the state is that of the last completed step), except
     /// for non-finite values, which are found after the fact.
     fn state_after_error_is_good(&self, error: &Error) -> bool {
-        !matches!(error, Error::NonFinite { .. } | Error::BlowUp { .. })
+        !matches!(
+            error,
+            Error::Fault {
+                fault: Fault::NonFinite { .. },
+                ..
+            } | Error::BlowUp { .. }
+        )
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {

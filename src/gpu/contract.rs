@@ -3,6 +3,7 @@
 //! codes. They are defined here once and emitted into the generated WGSL header
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
+use crate::error::Fault;
 use crate::model::{FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
 
 /// Status word: steps completed (`step_begin` counts; an error stops the count).
@@ -42,6 +43,50 @@ pub const ERR_CONTACT_OVERFLOW: u32 = 6;
 pub const ERR_LEFT_DOMAIN: u32 = 7;
 /// Number of kernel error codes (the status words hold the first index of each).
 pub const ERR_COUNT: u32 = 8;
+
+/// The [`Fault`] a kernel error `code` stands for, at the particle or bond `index` the
+/// status words record; `bond_ends` names a bond's particles, `max_contacts` is the
+/// history capacity. `None` for an unknown code (a contract mismatch).
+pub fn fault(
+    code: u32,
+    index: u32,
+    bond_ends: impl Fn(usize) -> Option<(u32, u32)>,
+    max_contacts: u32,
+) -> Option<Fault> {
+    let particle = index as usize;
+    Some(match code {
+        ERR_ROTATION_DOMAIN => Fault::RotationStepTooLarge {
+            particle,
+            value: None,
+        },
+        ERR_HALF_TURN => Fault::HalfTurn { particle },
+        ERR_BOND_HALF_TURN => {
+            let (i, j) = bond_ends(particle)?;
+            Fault::BondHalfTurn {
+                bond: particle,
+                i,
+                j,
+            }
+        }
+        ERR_BUCKET_OVERFLOW => Fault::BucketOverflow { particle },
+        ERR_NEIGHBOR_OVERFLOW => Fault::NeighborOverflow { particle },
+        ERR_NON_FINITE => Fault::NonFinite {
+            particle,
+            field: None,
+            value: None,
+        },
+        ERR_CONTACT_OVERFLOW => Fault::ContactOverflow {
+            particle,
+            contacts: None,
+            capacity: max_contacts as usize,
+        },
+        ERR_LEFT_DOMAIN => Fault::LeftDomain {
+            particle,
+            position: None,
+        },
+        _ => return None,
+    })
+}
 
 /// `Params::flags`: contact detection on.
 pub const PARAM_CONTACT: u32 = 1;

@@ -84,17 +84,6 @@ const STATUS_MAX_NEIGHBORS: usize = contract::STATUS_MAX_NEIGHBORS as usize;
 const STATUS_AHEAD: usize = contract::STATUS_AHEAD as usize;
 const STATUS_FIRST_INDEX: usize = contract::STATUS_FIRST_INDEX as usize;
 const STATUS_WORDS: usize = contract::STATUS_WORDS as usize;
-/// What each kernel error code (`contract::ERR_*`, in order) means.
-const ERR_NAMES: [&str; contract::ERR_COUNT as usize] = [
-    "the time step is too large for the exact rotation update of map (23) (h²‖Ω + h·RM/(2J)‖² ≥ 1) at particle",
-    "rotation composition α⊕Δα is singular (α·Δα ≈ 4) at particle",
-    "the relative rotation of a bond reached a half turn (bending strain undefined): bond",
-    "grid bucket overflow (too many particles hash to one cell; lower the density of the grid or raise [simulation] bucket_capacity) at particle",
-    "neighbour-list overflow (more neighbours within r_i + r_j + skin than max_neighbors; raise [simulation] max_neighbors or lower the skin) at particle",
-    "a state value is not finite (blow-up: time step too large or stiffness too high?) at particle",
-    "contact-history overflow (more touching contacts than [contact] max_contacts; raise it, or the packing overlaps too much: time step too large?) at particle",
-    "a particle left the domain ([domain] on_exit = \"error\"; on_exit = \"remove\" takes leaving particles out): particle",
-];
 /// A per-particle vector array of the packed buffers, for read-back and upload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Field {
@@ -1866,7 +1855,7 @@ impl GpuBackend {
         Ok(s)
     }
 
-    /// Reads the status words; turns a raised kernel error into [`Error::Kernel`].
+    /// Reads the status words; turns a raised kernel error into its [`Error::Fault`].
     fn check_status(&mut self) -> Result<()> {
         let s = self.status()?;
         // An error of a fused predict is the next step's (step_begin no longer counts it).
@@ -1875,22 +1864,17 @@ impl GpuBackend {
         if bits == 0 {
             return Ok(());
         }
-        let code = bits.trailing_zeros() as usize;
-        let index = s[STATUS_FIRST_INDEX + code];
-        let what = ERR_NAMES
-            .get(code)
-            .copied()
-            .unwrap_or("unknown kernel error at");
-        let mut message = format!("{what} {index}");
-        if code == contract::ERR_BOND_HALF_TURN as usize {
-            if let Some(b) = self.model.bonds.get(index as usize) {
-                message.push_str(&format!(" ({}, {})", b.i, b.j));
-            }
+        let code = bits.trailing_zeros();
+        let index = s[STATUS_FIRST_INDEX + code as usize];
+        let bonds = &self.model.bonds;
+        let ends = |b: usize| bonds.get(b).map(|b| (b.i, b.j));
+        match contract::fault(code, index, ends, self.max_contacts) {
+            Some(fault) => Err(Error::fault(self.steps, fault)),
+            None => Err(Error::Backend(format!(
+                "step {}: a kernel raised the unknown error code {code} at index {index}",
+                self.steps
+            ))),
         }
-        Err(Error::Kernel {
-            step: self.steps,
-            message,
-        })
     }
 
     /// Neighbour-list builds so far and the largest list seen.
