@@ -4,9 +4,9 @@ use glam::DVec3;
 
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
-use crate::gpu::Precision;
 use crate::integrators::IntegratorKind;
 use crate::model::Particles;
+use crate::model::Precision;
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

@@ -21,8 +21,8 @@ use crate::backend::{Backend, Frame};
 use crate::backend::{BackendKind, ContactState, StateSnapshot};
 use crate::diagnostics::{self, Diagnostics, Potentials};
 use crate::error::{Error, Fault, Result};
-use crate::gpu::Precision;
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault, Trapezoidal};
+use crate::model::Precision;
 use crate::model::{
     ContactLaw, Incidence, Model, Particles, Scene, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM,
     FLAG_REMOVED,

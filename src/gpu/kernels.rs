@@ -1,5 +1,16 @@
 //! The kernels by name: [`KernelId`], one per WGSL entry point, with how each is bound
-//! and dispatched (once, per bond chunk, per row chunk, by step parity).
+//! and dispatched (once, per bond chunk, per row chunk, by step parity); and their
+//! compilation into pipelines and bind groups, checked against the device's limits
+//! first so that a kernel needing more is a named refusal, not a wgpu error.
+
+use std::collections::BTreeMap;
+
+use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
+use super::buffers::Buffers;
+use super::context::GpuContext;
+use super::options::checked_shaders;
+use super::shaders::{self, ShaderConfig, WORKGROUP_SIZE};
+use crate::error::{Error, Result};
 
 /// A compute kernel (a WGSL entry point of `shaders/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,6 +150,181 @@ impl KernelId {
                 | Self::IntegratePredict
         )
     }
+}
+
+/// A compiled kernel: its pipeline, bind group and what it is dispatched over.
+#[derive(Debug)]
+pub(super) struct Kernel {
+    pub pipeline: wgpu::ComputePipeline,
+    /// One bind group, or one per bond chunk for [`KernelId::bond_chunked`] kernels, or
+    /// one per row chunk for [`KernelId::row_chunked`] ones (two sets, even steps' then
+    /// odd steps', for [`KernelId::by_parity`] ones).
+    pub bind_groups: Vec<wgpu::BindGroup>,
+}
+
+/// Compiles every kernel of `shaders/` for `config` and binds it to `buffers`. The
+/// workgroup memory, invocations and storage buffers each kernel needs (read from the
+/// shader through naga) are checked against the device's limits first:
+/// [`Error::DeviceLimit`] names the kernel and the limit.
+pub(super) fn compile(
+    ctx: &GpuContext,
+    config: &ShaderConfig,
+    buffers: &Buffers,
+) -> Result<BTreeMap<KernelId, Kernel>> {
+    let device = &ctx.device;
+    let precision = config.precision;
+    let mut kernels = BTreeMap::new();
+    let device_limits = ctx.limits();
+    for file in shaders::KERNEL_FILES {
+        let source = shaders::compose(file.source, config);
+        let (module_ir, info) = shaders::validate(&source, precision)
+            .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
+        // What the kernels need against what the device allows: a named refusal
+        // rather than wgpu's validation error.
+        let workgroup = shaders::workgroup_bytes(&module_ir);
+        if u64::from(workgroup) > u64::from(device_limits.max_compute_workgroup_storage_size) {
+            return Err(Error::DeviceLimit {
+                what: format!("shader {}", file.name),
+                limit: "bytes of workgroup memory",
+                need: workgroup.into(),
+                have: device_limits.max_compute_workgroup_storage_size.into(),
+            });
+        }
+        if WORKGROUP_SIZE > device_limits.max_compute_invocations_per_workgroup {
+            return Err(Error::DeviceLimit {
+                what: format!("shader {}", file.name),
+                limit: "invocations per workgroup",
+                need: WORKGROUP_SIZE.into(),
+                have: device_limits.max_compute_invocations_per_workgroup.into(),
+            });
+        }
+        for &ep in file.entry_points {
+            let storage = shaders::storage_buffers(&module_ir, &info, ep).unwrap_or(0);
+            if storage > device_limits.max_storage_buffers_per_shader_stage {
+                return Err(Error::DeviceLimit {
+                    what: format!("kernel {ep}"),
+                    limit: "storage buffers per shader stage",
+                    need: storage.into(),
+                    have: device_limits.max_storage_buffers_per_shader_stage.into(),
+                });
+            }
+        }
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(file.name),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        };
+        let module = ctx.scoped(&format!("compiling shader {}", file.name), || {
+            if checked_shaders() {
+                device.create_shader_module(desc)
+            } else {
+                // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
+                // which are the sizes of the buffers allocated (n, bonds, buckets ×
+                // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
+                // GPU tests run the same kernels with runtime checks on
+                // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
+                unsafe {
+                    device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+                }
+            }
+        })?;
+        for &ep in file.entry_points {
+            let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
+                Error::Backend(format!("entry point {ep} missing in {}", file.name))
+            })?;
+            let pipeline = ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(ep),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(ep),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })?;
+            let layout = pipeline.get_bind_group_layout(0);
+            // A kernel dispatched once must not reach a per-chunk binding: it would
+            // get the empty placeholder.
+            let id = KernelId::from_entry_point(ep)
+                .ok_or_else(|| Error::Backend(format!("entry point {ep} has no KernelId")))?;
+            let bond_chunked = id.bond_chunked() || id.last_bond_chunk();
+            let row_chunked = id.row_chunked();
+            if let Some(b) = used.iter().find(|&&b| {
+                (CHUNK_BINDINGS.contains(&b) && !bond_chunked)
+                    || (ROW_BINDINGS.contains(&b) && !row_chunked)
+            }) {
+                return Err(Error::Backend(format!(
+                    "kernel {ep} uses binding {b}, which is bound per chunk, but is not dispatched per chunk"
+                )));
+            }
+            // The bind group of one bond chunk and/or row chunk: their buffers for
+            // the per-chunk bindings, the shared ones (or the placeholder of a
+            // problem without bonds) for the rest. `row`: the row chunk's index;
+            // `odd`: its Rows uniform for an odd step (copy B written).
+            let group = |bond: Option<&Vec<wgpu::Buffer>>, row: Option<usize>, odd: bool| {
+                let entries: Vec<wgpu::BindGroupEntry> = used
+                    .iter()
+                    .map(|&b| {
+                        let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
+                        let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
+                        let buffer = match (bond, in_bond, row, in_row) {
+                            (Some(c), Some(k), _, _) => &c[k],
+                            (_, _, Some(r), Some(_)) if b == super::bind::ROWS => {
+                                &buffers.row_uniforms[r][usize::from(odd)]
+                            }
+                            (_, _, Some(r), Some(k)) => &buffers.row_chunks[r][k],
+                            _ => &buffers.shared[b as usize],
+                        };
+                        wgpu::BindGroupEntry {
+                            binding: b,
+                            resource: buffer.as_entire_binding(),
+                        }
+                    })
+                    .collect();
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(ep),
+                    layout: &layout,
+                    entries: &entries,
+                })
+            };
+            let last_bond = if id.last_bond_chunk() {
+                buffers.bond_chunks.last()
+            } else {
+                None
+            };
+            let parities: &[bool] = if id.by_parity() {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            let row_count = buffers.row_chunks.len();
+            let bind_groups = ctx.scoped(&format!("binding the buffers of kernel {ep}"), || {
+                if id.bond_chunked() {
+                    buffers
+                        .bond_chunks
+                        .iter()
+                        .map(|c| group(Some(c), None, false))
+                        .collect()
+                } else if row_chunked {
+                    parities
+                        .iter()
+                        .flat_map(|&odd| (0..row_count).map(move |r| (odd, r)))
+                        .map(|(odd, r)| group(last_bond, Some(r), odd))
+                        .collect()
+                } else {
+                    vec![group(None, None, false)]
+                }
+            })?;
+            kernels.insert(
+                id,
+                Kernel {
+                    pipeline,
+                    bind_groups,
+                },
+            );
+        }
+    }
+    Ok(kernels)
 }
 
 #[cfg(test)]

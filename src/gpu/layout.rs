@@ -412,6 +412,15 @@ const _: () = {
     assert!(size_of::<WallRecord<f64>>() == 8 * 8);
 };
 
+/// Bytes of one contact-history slot ([`HistRecord`]) for reals of `rs` bytes.
+pub fn hist_slot_bytes(rs: usize) -> usize {
+    if rs == 4 {
+        size_of::<HistRecord<f32>>()
+    } else {
+        size_of::<HistRecord<f64>>()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

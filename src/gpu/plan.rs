@@ -1,10 +1,18 @@
-//! Buffer planning without an adapter: the sections of the packed storage buffers.
+//! Buffer planning without an adapter: how a problem is sized and split ([`Plan`]:
+//! buckets, bond chunks, row chunks, kernel paths) and the sections of the packed
+//! storage buffers ([`Sections`]).
 //!
 //! Every kernel must run on devices with 16 storage buffers per shader stage (the
 //! portable minimum, [`crate::gpu::limits`]), so arrays of one element type share a
 //! buffer in sections (`shaders/common/layout.wgsl`). [`Sections`] places them: its
 //! offsets become the `O_*` constants of the generated WGSL header, and the host reads
 //! and writes the same sections. Pure functions, tested here.
+
+use crate::error::{Error, Result};
+use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
+use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
+use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
+use crate::model::{ContactLaw, Model, FLAG_PENDULUM};
 
 /// What a problem stores, which decides the sections present (a section that no kernel
 /// of the problem touches has length 0).
@@ -210,6 +218,241 @@ impl Sections {
     }
 }
 
+/// How many of each table a problem uploads (records of the granular pair table, walls,
+/// compact bond kinds), which sizes the sections of `tables`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableCounts {
+    /// Pair-table records (material pairs, then material-wall pairs).
+    pub pair_records: u32,
+    /// Walls.
+    pub walls: u32,
+    /// Compact bond kinds.
+    pub bond_kinds: u32,
+}
+
+/// Bytes per particle of each row buffer (`bindings::ROW_BINDINGS` but the uniform);
+/// 0: not used by the problem.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowBytes {
+    /// `neighbors`: the count, then `max_neighbors` ids.
+    pub neighbors: u64,
+    /// `comp`: the 9 Kahan terms (f32 builds only).
+    pub comp: u64,
+    /// `hist`: two copies of the contact-history slots.
+    pub hist: u64,
+    /// `row_vec`: two copies of the wall springs, then the granular output (vec4 each).
+    pub row_vec: u64,
+}
+
+impl RowBytes {
+    /// The widest row, which decides how many particles a row chunk holds.
+    pub fn widest(&self) -> u64 {
+        self.neighbors
+            .max(self.comp)
+            .max(self.hist)
+            .max(self.row_vec)
+    }
+}
+
+/// A problem's sizes, splits and kernel paths for one device: everything the buffers
+/// and dispatches are made from, decided before any buffer exists.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Particles.
+    pub n: u32,
+    /// Bonds.
+    pub nb: u32,
+    /// Contact detection runs.
+    pub contact: bool,
+    /// Hertz–Mindlin contacts (history slots).
+    pub hertz: bool,
+    /// The granular kernel runs (Hertz law, drag or near field).
+    pub granular: bool,
+    /// Contact-history slots per particle (0 without the Hertz law).
+    pub max_contacts: u32,
+    /// Neighbour-list capacity per particle.
+    pub max_neighbors: u32,
+    /// Slots per grid bucket.
+    pub bucket_capacity: u32,
+    /// Grid buckets ([`bucket_count`]).
+    pub n_buckets: u32,
+    /// Bonds per bond chunk (the last may hold fewer).
+    pub bond_chunk_len: usize,
+    /// Bonds of each bond chunk.
+    pub bond_chunks: Vec<u32>,
+    /// Reduction partials: one per workgroup over particles and over each bond chunk.
+    pub n_partials: u32,
+    /// Wall springs per particle in `row_vec` (every wall in granular scenes).
+    pub wall_stride: u64,
+    /// Bytes per particle of each row buffer.
+    pub rows: RowBytes,
+    /// Row chunks: (first particle, particles), each fitting one storage binding in
+    /// every row buffer.
+    pub row_chunks: Vec<(u32, u32)>,
+    /// The kernel paths.
+    pub paths: Paths,
+    /// What the packed buffers hold.
+    pub needs: SectionNeeds,
+    /// Where it is.
+    pub sections: Sections,
+}
+
+impl Plan {
+    /// Plans `model` in reals `R` for storage bindings of at most `max_bind` bytes, on a
+    /// `software` adapter or not (the default paths differ), with the table sizes
+    /// `tables`. Refuses a problem whose section offsets overflow 32-bit indices.
+    pub fn new<R: Real>(
+        model: &Model,
+        options: &GpuOptions,
+        max_bind: u64,
+        software: bool,
+        tables: TableCounts,
+    ) -> Result<Self> {
+        let p = &model.particles;
+        let n = p.len() as u32;
+        let nb = model.bonds.len() as u32;
+        let contact = model.contact.is_some();
+        let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let granular = hertz || model.drag.is_some() || model.near_field.is_some();
+        let max_contacts = if hertz {
+            model.contact.map_or(0, |c| c.max_contacts)
+        } else {
+            0
+        };
+        let max_neighbors = options
+            .max_neighbors
+            .unwrap_or(DEFAULT_MAX_NEIGHBORS)
+            .min(MAX_NEIGHBORS);
+        let bucket_capacity = options.bucket_capacity.unwrap_or(16);
+        let n_buckets = bucket_count(n, bucket_capacity, max_bind);
+        let rs = std::mem::size_of::<R>() as u64;
+        // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
+        let per_bond = (std::mem::size_of::<BondRecord<R>>() as u64).max(12 * rs);
+        let bond_chunk_len = options
+            .max_chunk_bonds
+            .map(u64::from)
+            .unwrap_or(max_bind / per_bond)
+            .max(1) as usize;
+        let bond_chunks: Vec<u32> = model
+            .bonds
+            .chunks(bond_chunk_len)
+            .map(|c| c.len() as u32)
+            .collect();
+        let n_partials = groups(n) + bond_chunks.iter().map(|&c| groups(c)).sum::<u32>();
+        let paths = Paths::choose(model, options, bond_chunks.len(), software);
+        let needs = SectionNeeds {
+            n,
+            pendulum: p.flags.iter().any(|f| f & FLAG_PENDULUM != 0),
+            contact,
+            // Only fused steps that do not predict in place write pos_next, and only
+            // fused steps that compute bond terms inline write rot_next.
+            pos_next: paths.fuse && !paths.direct,
+            rot_next: paths.inline,
+            motion: paths.merged && hertz,
+            material: granular,
+            pair_records: tables.pair_records,
+            walls: tables.walls,
+            bond_kinds: tables.bond_kinds,
+        };
+        let sections = Sections::new(&needs)
+            .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
+        // Wall springs per particle and wall (granular_sum stores one for every wall,
+        // Hertz or not).
+        let wall_stride = if granular {
+            model.walls.len().max(1) as u64
+        } else {
+            0
+        };
+        let rows = RowBytes {
+            neighbors: if contact {
+                4 * (u64::from(max_neighbors) + 1)
+            } else {
+                0
+            },
+            comp: if rs == 4 { 36 } else { 0 },
+            hist: 2 * u64::from(max_contacts) * hist_slot_bytes(rs as usize) as u64,
+            row_vec: (2 * wall_stride + if granular { 3 } else { 0 }) * 4 * rs,
+        };
+        let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
+        Ok(Self {
+            n,
+            nb,
+            contact,
+            hertz,
+            granular,
+            max_contacts,
+            max_neighbors,
+            bucket_capacity,
+            n_buckets,
+            bond_chunk_len,
+            bond_chunks,
+            n_partials,
+            wall_stride,
+            rows,
+            row_chunks,
+            paths,
+            needs,
+            sections,
+        })
+    }
+}
+
+/// Grid buckets for `n` particles: about one per particle (a power of two, for the hash
+/// mask), but no more than one binding of `bucket_items` (`max_bind` bytes) holds: the
+/// grid is read for every partner, so it cannot be split by rows. Fewer buckets only
+/// hash more cells to one bucket; the sorted lists are the same unless a bucket
+/// overflows, which stops the run with an error naming `bucket_capacity`.
+pub fn bucket_count(n: u32, bucket_capacity: u32, max_bind: u64) -> u32 {
+    let fit = (max_bind / (4 * u64::from(bucket_capacity.max(1)))).max(1);
+    (n as u64)
+        .next_power_of_two()
+        .max(64)
+        .min(1 << (63 - fit.leading_zeros()))
+        .max(u64::from(shaders::MIN_BUCKETS)) as u32
+}
+
+/// Row chunks of `n` particles whose rows (`widest_row` bytes each at most) fit one
+/// storage binding of `max_bind` bytes, at most `max_particles` each (a test hook):
+/// contiguous (first, count) ranges; one empty-free chunk for `n = 0`.
+pub fn row_chunks(
+    n: u32,
+    widest_row: u64,
+    max_bind: u64,
+    max_particles: Option<u32>,
+) -> Vec<(u32, u32)> {
+    let rows_per_chunk = max_particles
+        .map_or(u64::MAX, u64::from)
+        .min(max_bind.checked_div(widest_row).unwrap_or(u64::MAX))
+        .clamp(1, u64::from(n.max(1))) as u32;
+    (0..n.max(1))
+        .step_by(rows_per_chunk as usize)
+        .map(|first| (first, rows_per_chunk.min(n - first)))
+        .collect()
+}
+
+/// The initial `grid_args` (binding 18): the number K of grid dispatches, then K
+/// indirect-dispatch triples (x, 1, 1), then the K workgroup counts of a rebuild:
+/// `grid_clear` over the buckets, `grid_insert` over the particles, `neighbor_build`
+/// over each row chunk. `grid_gate` copies each count into its triple when the list is
+/// stale and writes 0 otherwise.
+pub fn grid_args(n_buckets: u32, n: u32, row_chunks: &[(u32, u32)]) -> Vec<u32> {
+    let full: Vec<u32> = [groups(n_buckets), groups(n)]
+        .into_iter()
+        .chain(row_chunks.iter().map(|&(_, count)| groups(count)))
+        .collect();
+    let mut args = vec![full.len() as u32];
+    for _ in &full {
+        args.extend([0, 1, 1]);
+    }
+    args.extend(full);
+    args
+}
+
+/// Workgroups of [`WORKGROUP_SIZE`] invocations covering `n` items (at least one).
+pub fn groups(n: u32) -> u32 {
+    n.div_ceil(WORKGROUP_SIZE).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +506,44 @@ mod tests {
         assert!(c.contains("const O_VEL: u32 = 10u;\n"));
         assert!(c.contains("const O_KINDS: u32 = 16u;\n"));
         assert_eq!(c.lines().count(), 13);
+    }
+
+    /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
+    /// one binding of bucket items holds.
+    #[test]
+    fn buckets_follow_the_particles_within_one_binding() {
+        let floor = 64u32.max(shaders::MIN_BUCKETS);
+        assert_eq!(bucket_count(10, 16, 1 << 27), floor);
+        assert_eq!(bucket_count(100_000, 16, 1 << 27), 131_072);
+        // 128 MiB of 16-slot buckets hold 2^21 buckets.
+        assert_eq!(bucket_count(5_000_000, 16, 1 << 27), 1 << 21);
+        assert_eq!(bucket_count(5_000_000, 16, 1 << 20), floor.max(1 << 14));
+    }
+
+    /// Row chunks cover every particle once, in order, each within one binding.
+    #[test]
+    fn row_chunks_tile_the_particles() {
+        assert_eq!(row_chunks(10, 100, 1 << 27, None), vec![(0, 10)]);
+        assert_eq!(row_chunks(10, 100, 400, None), vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(row_chunks(10, 0, 400, Some(3)).len(), 4);
+        // A row wider than a binding still gets one particle per chunk (the fit check
+        // refuses it by name later).
+        assert_eq!(row_chunks(2, 1000, 400, None), vec![(0, 1), (1, 1)]);
+        assert_eq!(row_chunks(0, 100, 400, None), vec![(0, 0)]);
+    }
+
+    /// grid_args: K, K zeroed triples, then the K rebuild counts (buckets, particles,
+    /// each row chunk).
+    #[test]
+    fn grid_args_hold_a_count_per_grid_dispatch() {
+        let a = grid_args(1024, 300, &[(0, 200), (200, 100)]);
+        assert_eq!(a[0], 4);
+        assert_eq!(&a[1..13], &[0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1]);
+        assert_eq!(
+            &a[13..],
+            &[groups(1024), groups(300), groups(200), groups(100)]
+        );
+        assert_eq!(groups(0), 1);
+        assert_eq!(groups(WORKGROUP_SIZE + 1), 2);
     }
 }

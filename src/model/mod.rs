@@ -7,6 +7,7 @@ mod bonds;
 pub mod generators;
 mod materials;
 mod particles;
+mod precision;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
@@ -14,6 +15,7 @@ pub use materials::{Interaction, Material};
 pub use particles::{
     Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
 };
+pub use precision::Precision;
 pub use walls::Wall;
 
 use glam::DVec3;
@@ -141,7 +143,7 @@ pub struct SimulationParams {
     pub output_every: u64,
     /// Kernel precision for GPU runs (`precision`); `None`: the GPU default (`f32`).
     /// The CPU backend always computes in `f64`.
-    pub precision: Option<crate::gpu::Precision>,
+    pub precision: Option<crate::model::Precision>,
     /// GPU neighbour-list capacity per particle (`max_neighbors`); `None`: the GPU
     /// default (32).
     pub gpu_max_neighbors: Option<u32>,

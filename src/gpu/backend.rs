@@ -1,0 +1,252 @@
+//! [`GpuBackend`] as a [`Backend`]: advancing by batches of submitted steps, the status
+//! words and their faults, diagnostics by GPU reduction, and the state read back for
+//! outputs and checkpoints.
+
+use glam::DVec3;
+
+use super::buffers::Field;
+use super::plan::groups;
+use super::{bind, contract, GpuBackend, Precision};
+use super::{STATUS_AHEAD, STATUS_ERROR, STATUS_FIRST_INDEX, STATUS_STEP, STATUS_WORDS};
+use crate::backend::{Backend, BackendKind, Frame, StateSnapshot};
+use crate::diagnostics::{Diagnostics, Potentials};
+use crate::error::{Error, Result};
+use crate::gpu::kernels::KernelId;
+use crate::model::Particles;
+use crate::neighbor::{contact_counts, NeighborList};
+
+/// Steps encoded per command buffer.
+const STEPS_PER_SUBMIT: u64 = 64;
+
+impl GpuBackend {
+    pub(super) fn status(&self) -> Result<[u32; STATUS_WORDS]> {
+        let raw = self.read(bind::STATUS, 4 * STATUS_WORDS as u64)?;
+        let mut s = [0u32; STATUS_WORDS];
+        s.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(
+            &raw[..4 * STATUS_WORDS],
+        ));
+        Ok(s)
+    }
+
+    /// Reads the status words; turns a raised kernel error into its [`Error::Fault`].
+    pub(super) fn check_status(&mut self) -> Result<()> {
+        let s = self.status()?;
+        // An error of a fused predict is the next step's (step_begin no longer counts it).
+        self.steps = s[STATUS_STEP] as u64 + u64::from(s[STATUS_AHEAD] != 0);
+        let bits = s[STATUS_ERROR];
+        if bits == 0 {
+            return Ok(());
+        }
+        let code = bits.trailing_zeros();
+        let index = s[STATUS_FIRST_INDEX + code as usize];
+        let bonds = &self.model.bonds;
+        let ends = |b: usize| bonds.get(b).map(|b| (b.i, b.j));
+        match contract::fault(code, index, ends, self.max_contacts) {
+            Some(fault) => Err(Error::fault(self.steps, fault)),
+            None => Err(Error::Backend(format!(
+                "step {}: a kernel raised the unknown error code {code} at index {index}",
+                self.steps
+            ))),
+        }
+    }
+}
+
+impl Backend for GpuBackend {
+    fn neighbor_builds(&mut self) -> Result<Option<u64>> {
+        if !self.contact {
+            return Ok(None);
+        }
+        Ok(Some(u64::from(self.neighbor_stats()?.0)))
+    }
+
+    fn listed_neighbors(&mut self) -> Result<Option<u64>> {
+        if !self.contact {
+            return Ok(None);
+        }
+        // Each row is its count, then the ids.
+        let row = self.max_neighbors as usize + 1;
+        let words: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 0, 4 * row)?);
+        Ok(Some(words.chunks_exact(row).map(|r| u64::from(r[0])).sum()))
+    }
+
+    fn name(&self) -> String {
+        format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
+    }
+
+    fn kernel_path(&self) -> Option<String> {
+        let mut parts = vec![if self.fuse {
+            "fused steps"
+        } else {
+            "unfused steps"
+        }];
+        if !self.chunks.is_empty() {
+            parts.push(if self.fuse && self.inline {
+                "bond terms inline"
+            } else {
+                "bond terms from bond_forces"
+            });
+            parts.push(if self.compact {
+                "compact bond records"
+            } else {
+                "full bond records"
+            });
+        }
+        if self.granular {
+            parts.push(if self.fuse && self.merged {
+                "contact pass merged"
+            } else {
+                "contact pass split"
+            });
+        }
+        if self.fuse {
+            parts.push(if self.direct {
+                "positions predicted in place"
+            } else {
+                "positions via pos_next"
+            });
+        }
+        Some(parts.join(", "))
+    }
+
+    fn step_count(&self) -> u64 {
+        self.steps
+    }
+
+    fn time(&self) -> f64 {
+        self.steps as f64 * self.dt
+    }
+
+    /// Reads back the state and, in `f32`, the Kahan compensation terms.
+    fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        let compensation = match self.precision {
+            Precision::F32 => {
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 0, 36)?)
+            }
+            Precision::F64 => Vec::new(),
+        };
+        Ok(StateSnapshot {
+            backend: BackendKind::Gpu,
+            backend_name: self.name(),
+            precision: self.precision,
+            step: self.steps,
+            integrator: self.integrator,
+            dt: self.dt,
+            position: self.read_field(Field::Pos)?,
+            velocity: self.read_field(Field::Vel)?,
+            rotation: self.read_field(Field::Rot)?,
+            angular_velocity: self.read_field(Field::Omega)?,
+            compensation,
+            contacts: self.contact_state()?,
+            removed: if self.model.domain.is_some_and(|d| d.remove) {
+                crate::cpu::removed_ids(&self.read_flags()?)
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    fn advance(&mut self, n: u64) -> Result<()> {
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(STEPS_PER_SUBMIT);
+            let mut encoder = self.encoder();
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("steps"),
+                    timestamp_writes: None,
+                });
+                // Step numbers as step_begin counts them (an error stops the count, and
+                // every later kernel with it, so a stale parity is never used).
+                let done = n - left;
+                for k in 0..batch {
+                    let index = done + k;
+                    self.encode_step(
+                        &mut pass,
+                        self.steps + index + 1,
+                        self.fuse && index > 0,
+                        self.fuse && index + 1 < n,
+                    );
+                }
+            }
+            self.submit(&format!("{batch} steps"), encoder)?;
+            left -= batch;
+        }
+        self.check_status()
+    }
+
+    fn diagnostics(&mut self) -> Result<Diagnostics> {
+        let mut encoder = self.encoder();
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("reduce"),
+                timestamp_writes: None,
+            });
+            self.dispatch(&mut pass, KernelId::ReducePartials, groups(self.n));
+            for (c, &len) in self.chunks.iter().enumerate() {
+                self.dispatch_chunk(&mut pass, KernelId::ReduceBondPartials, c, groups(len));
+            }
+            self.dispatch(&mut pass, KernelId::ReduceFinal, 1);
+        }
+        self.submit("the reductions", encoder)?;
+        let q = self.read_reals(bind::RESULT, 16)?;
+        Ok(Diagnostics {
+            step: self.steps,
+            time: self.time(),
+            e_kin: q[0],
+            e_rot: q[1],
+            momentum: DVec3::new(q[2], q[3], q[4]),
+            angular_momentum: DVec3::new(q[5], q[6], q[7]),
+            potentials: Potentials {
+                field: q[8],
+                contact: q[9],
+                wall: q[10],
+                bend: q[11],
+                axial: q[12],
+                shear: q[13],
+                near_field: q[14],
+            },
+        })
+    }
+
+    fn particles(&mut self) -> Result<Particles> {
+        let mut p = self.model.particles.clone();
+        p.position = self.read_field(Field::Pos)?;
+        p.velocity = self.read_field(Field::Vel)?;
+        p.rotation = self.read_field(Field::Rot)?;
+        p.angular_velocity = self.read_field(Field::Omega)?;
+        if self.model.domain.is_some_and(|d| d.remove) {
+            p.flags = self.read_flags()?;
+        }
+        Ok(p)
+    }
+
+    /// Reads back the state, forces, moments and bond energies; counts the contacts on
+    /// the host from the read-back positions (a cell grid with no skin).
+    fn frame(&mut self) -> Result<Frame> {
+        let particles = self.particles()?;
+        let (force, moment) = self.forces()?;
+        let bond_energy = self.bond_energies()?;
+        let contact_count = if self.contact {
+            let mut list = NeighborList::new(0.0);
+            list.build(&particles.position, &particles.radius);
+            contact_counts(
+                &list,
+                &particles.position,
+                &particles.radius,
+                &self.model.walls,
+            )
+        } else {
+            vec![0; particles.len()]
+        };
+        Ok(Frame {
+            step: self.steps,
+            time: self.time(),
+            particles,
+            force,
+            moment,
+            contact_count,
+            bond_energy,
+        })
+    }
+}

@@ -1,0 +1,527 @@
+//! The device buffers: creating them from their [`Contents`] (an allocation failure is
+//! a named refusal), and reading state back and writing it in place (fields, row
+//! chunks, the contact state of checkpoints, test read-backs).
+
+use glam::DVec3;
+
+use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
+use super::contents::{encode_hist_slots, Contents};
+use super::context::GpuContext;
+use super::layout::{hist_slot_bytes, HistRecord, Real};
+use super::{bind, GpuBackend, Precision, STATUS_BUILDS, STATUS_MAX_NEIGHBORS};
+use crate::backend::ContactState;
+use crate::error::{Error, Result};
+
+/// A per-particle vector array of the packed buffers, for read-back and upload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Field {
+    /// Positions (`body`, vec4 with the radius).
+    Pos,
+    /// Velocities (`body`, with the mass).
+    Vel,
+    /// Rotation vectors (`vecs`).
+    Rot,
+    /// Angular velocities (`body`, with the inertia).
+    Omega,
+    /// Forces (`body`).
+    Force,
+    /// Moments (`vecs`).
+    Moment,
+    /// Per-particle energies (`vecs`).
+    Energy,
+}
+
+/// Every buffer of a problem on the device.
+pub(super) struct Buffers {
+    /// The buffers bound whole, indexed by binding.
+    pub shared: Vec<wgpu::Buffer>,
+    /// Per bond chunk, the buffers of [`CHUNK_BINDINGS`] in that order.
+    pub bond_chunks: Vec<Vec<wgpu::Buffer>>,
+    /// Per row chunk, the buffers of [`ROW_BINDINGS`] but the uniform, in that order.
+    pub row_chunks: Vec<Vec<wgpu::Buffer>>,
+    /// Per row chunk, the `Rows` uniform of even and odd steps.
+    pub row_uniforms: Vec<[wgpu::Buffer; 2]>,
+}
+
+impl Buffers {
+    /// Creates and fills every buffer of `contents` (`total` bytes; `problem` names the
+    /// problem in errors). Every buffer fits a binding, but together they may not fit
+    /// the device's memory: an allocation failure becomes a clear refusal.
+    pub(super) fn create<R: Real>(
+        ctx: &GpuContext,
+        contents: &Contents<R>,
+        total: u64,
+        problem: &str,
+    ) -> Result<Self> {
+        let device = &ctx.device;
+        let make = |b: u32, label: &str, data: &[u8]| -> wgpu::Buffer {
+            let usage = if b == bind::PARAMS || b == bind::CHUNK || b == bind::ROWS {
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+            } else if b == bind::GRID_ARGS {
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_DST
+            } else {
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC
+            };
+            // Zero-sized bindings are not allowed: pad to one 256-byte block.
+            let size = (data.len() as u64)
+                .max(256)
+                .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            let buf = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            });
+            if !data.is_empty() {
+                let padded = data
+                    .len()
+                    .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT as usize);
+                let mut bytes = data.to_vec();
+                bytes.resize(padded, 0);
+                ctx.queue.write_buffer(&buf, 0, &bytes);
+            }
+            buf
+        };
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let shared: Vec<wgpu::Buffer> = contents
+            .shared
+            .iter()
+            .map(|(b, label, data)| make(*b, label, data))
+            .collect();
+        // One chunk's buffers (bond or row chunk), in its bindings' order.
+        let make_set = |set: &[(u32, String, Vec<u8>)]| -> Vec<wgpu::Buffer> {
+            set.iter()
+                .map(|(b, label, data)| make(*b, label, data))
+                .collect()
+        };
+        let bond_chunks = contents.bond_chunks.iter().map(|c| make_set(c)).collect();
+        let row_chunks = contents.row_chunks.iter().map(|c| make_set(c)).collect();
+        let row_uniforms = contents
+            .row_uniforms
+            .iter()
+            .enumerate()
+            .map(|(c, u)| {
+                [0, 1].map(|q| {
+                    make(
+                        bind::ROWS,
+                        &format!("rows[{c}, {q}]"),
+                        bytemuck::bytes_of(&u[q]),
+                    )
+                })
+            })
+            .collect();
+        if let Some(e) = pollster::block_on(out_of_memory.pop()) {
+            return Err(Error::DeviceTooSmall(format!(
+                "allocating {:.1} MiB of buffers ({problem}) on adapter {} failed: {e}",
+                total as f64 / 1048576.0,
+                ctx.summary.name
+            )));
+        }
+        if let Some(e) = pollster::block_on(validation.pop()) {
+            return Err(Error::Backend(format!("buffer set-up: {e}")));
+        }
+        Ok(Self {
+            shared,
+            bond_chunks,
+            row_chunks,
+            row_uniforms,
+        })
+    }
+}
+
+/// Partner ids and springs of history slots ([`HistRecord`]) read back as bytes.
+pub(super) fn decode_hist_slots<R: Real>(raw: &[u8]) -> (Vec<u32>, Vec<DVec3>) {
+    bytemuck::pod_collect_to_vec::<u8, HistRecord<R>>(raw)
+        .iter()
+        .map(|h| {
+            let [x, y, z] = h.spring.map(R::to_f64);
+            (h.id, DVec3::new(x, y, z))
+        })
+        .unzip()
+}
+
+/// The xyz of each `stride` reals of `v` (3: vectors of three reals, 4: vec4).
+pub(super) fn vec3s(v: &[f64], stride: usize) -> Vec<DVec3> {
+    v.chunks_exact(stride)
+        .map(|c| DVec3::new(c[0], c[1], c[2]))
+        .collect()
+}
+
+impl GpuBackend {
+    /// Copies the first `bytes` of the buffer bound at `binding` to the host (blocking).
+    pub(super) fn read(&self, binding: u32, bytes: u64) -> Result<Vec<u8>> {
+        self.read_buffer(&self.buffers[binding as usize], bytes)
+    }
+
+    /// Copies the first `bytes` of `buffer` (rounded up to the copy alignment) to the
+    /// host (blocking).
+    pub(super) fn read_buffer(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        self.read_buffer_at(buffer, 0, bytes)
+    }
+
+    /// Copies `bytes` of `buffer` from byte `offset` (a multiple of 4) to the host
+    /// (blocking); the length is rounded up to the copy alignment.
+    pub(super) fn read_buffer_at(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<Vec<u8>> {
+        let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.encoder();
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
+        self.submit("a read-back", encoder)?;
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu {
+                during: "waiting for a read-back".into(),
+                message: format!("device lost or timed out: {e}"),
+            })?;
+        let failed = |e: String| Error::Gpu {
+            during: "reading back".into(),
+            message: e,
+        };
+        rx.recv()
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
+        let data = slice
+            .get_mapped_range()
+            .map_err(|e| failed(e.to_string()))?
+            .to_vec();
+        self.ctx.check("reading back")?;
+        staging.unmap();
+        Ok(data)
+    }
+
+    pub(super) fn read_reals(&self, binding: u32, count: usize) -> Result<Vec<f64>> {
+        self.read_buffer_reals(&self.buffers[binding as usize], count)
+    }
+
+    /// Where `field` lives: its buffer, its first byte and its reals per particle.
+    pub(super) fn field_place(&self, field: Field) -> (u32, u64, usize) {
+        let rs = self.real_size() as u64;
+        let s = &self.sections;
+        let (binding, offset, stride) = match field {
+            Field::Pos => (bind::BODY, 0, 4),
+            Field::Vel => (bind::BODY, s.vel, 4),
+            Field::Omega => (bind::BODY, s.omega, 4),
+            Field::Force => (bind::BODY, s.force, 4),
+            Field::Rot => (bind::VECS, 0, 3),
+            Field::Moment => (bind::VECS, s.moment, 3),
+            Field::Energy => (bind::VECS, s.energy, 3),
+        };
+        // body is indexed by vec4, vecs by real.
+        let unit = if binding == bind::BODY { 4 * rs } else { rs };
+        (binding, u64::from(offset) * unit, stride)
+    }
+
+    /// Every particle's `field`, widened to `f64` (the xyz of vec4 fields).
+    pub(super) fn read_field(&self, field: Field) -> Result<Vec<DVec3>> {
+        let (binding, offset, stride) = self.field_place(field);
+        let count = stride * self.n as usize;
+        let raw = self.read_buffer_at(
+            &self.buffers[binding as usize],
+            offset,
+            (count * self.real_size()) as u64,
+        )?;
+        Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
+    }
+
+    /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel
+    /// precision.
+    pub(super) fn write_field(&self, field: Field, values: &[DVec3]) {
+        let (binding, offset, stride) = self.field_place(field);
+        let flat: Vec<f64> = values
+            .iter()
+            .flat_map(|a| {
+                let v = a.extend(0.0).to_array();
+                v.into_iter().take(stride)
+            })
+            .collect();
+        self.ctx.queue.write_buffer(
+            &self.buffers[binding as usize],
+            offset,
+            &self.real_bytes(&flat),
+        );
+    }
+
+    /// Bytes per real of the kernels.
+    pub(super) fn real_size(&self) -> usize {
+        match self.precision {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+
+    /// The first `count` reals of `raw` (kernel precision), widened to `f64`.
+    pub(super) fn reals_from_bytes(&self, raw: &[u8], count: usize) -> Vec<f64> {
+        match self.precision {
+            Precision::F32 => bytemuck::pod_collect_to_vec::<u8, f32>(&raw[..count * 4])
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            Precision::F64 => bytemuck::pod_collect_to_vec::<u8, f64>(&raw[..count * 8]),
+        }
+    }
+
+    /// `values` rounded to the kernel precision, as bytes.
+    pub(super) fn real_bytes(&self, values: &[f64]) -> Vec<u8> {
+        match self.precision {
+            Precision::F32 => {
+                let v: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+                bytemuck::cast_slice(&v).to_vec()
+            }
+            Precision::F64 => bytemuck::cast_slice(values).to_vec(),
+        }
+    }
+
+    /// The first `count` reals of `buffer`, widened to `f64`.
+    pub(super) fn read_buffer_reals(
+        &self,
+        buffer: &wgpu::Buffer,
+        count: usize,
+    ) -> Result<Vec<f64>> {
+        let raw = self.read_buffer(buffer, (count * self.real_size()) as u64)?;
+        Ok(self.reals_from_bytes(&raw, count))
+    }
+
+    /// The buffers of row binding `binding` (one of [`ROW_BINDINGS`]), one per row chunk,
+    /// with the particle count of each.
+    pub(super) fn row_chunk_buffers(&self, binding: u32) -> Result<Vec<(&wgpu::Buffer, usize)>> {
+        let slot = ROW_BINDINGS
+            .iter()
+            .position(|&b| b == binding)
+            .ok_or_else(|| Error::Backend(format!("binding {binding} is not a row binding")))?;
+        Ok(self
+            .row_buffers
+            .iter()
+            .zip(&self.rows)
+            .map(|(bufs, &(_, count))| (&bufs[slot], count as usize))
+            .collect())
+    }
+
+    /// Every particle's row of one section of row binding `binding` (`bytes_per_row`
+    /// each), read from each row chunk's buffer and concatenated in particle order.
+    /// The section starts after `skip_per_row` bytes per particle of the chunk (earlier
+    /// sections: a copy of the history, the wall springs).
+    pub(super) fn read_rows(
+        &self,
+        binding: u32,
+        skip_per_row: usize,
+        bytes_per_row: usize,
+    ) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.n as usize * bytes_per_row);
+        for (buffer, count) in self.row_chunk_buffers(binding)? {
+            let bytes = count * bytes_per_row;
+            if bytes > 0 {
+                let at = (count * skip_per_row) as u64;
+                out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Uploads `data`, every particle's row of one section of row binding `binding` in
+    /// particle order (`bytes_per_row` each, after `skip_per_row` bytes per particle of
+    /// each chunk as in [`Self::read_rows`]), into the row chunks' buffers.
+    pub(super) fn write_rows(
+        &self,
+        binding: u32,
+        skip_per_row: usize,
+        bytes_per_row: usize,
+        data: &[u8],
+    ) -> Result<()> {
+        let mut rest = data;
+        for (buffer, count) in self.row_chunk_buffers(binding)? {
+            let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
+            if !part.is_empty() {
+                let at = (count * skip_per_row) as u64;
+                self.ctx.queue.write_buffer(buffer, at, part);
+            }
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// The particle flags as they are on the device (removals included).
+    pub(super) fn read_flags(&self) -> Result<Vec<u32>> {
+        let n = self.n as usize;
+        let raw = self.read(bind::PFLAGS, 4 * n as u64)?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+    }
+
+    /// Wall springs per particle in the wall-spring rows (none without history).
+    pub(super) fn wall_stride(&self) -> usize {
+        if self.max_contacts > 0 {
+            self.model.walls.len().max(1)
+        } else {
+            0
+        }
+    }
+
+    /// The history and wall-spring copy the last force evaluation wrote (the
+    /// evaluation of step `s` writes copy `s & 1`).
+    pub(super) fn history_copy(&self) -> usize {
+        (self.steps & 1) as usize
+    }
+
+    /// Bytes per particle of one copy of the wall springs in `row_vec`.
+    pub(super) fn wall_row_bytes(&self) -> usize {
+        // granular_sum keeps a spring per wall in every granular scene.
+        let walls = if self.granular {
+            self.model.walls.len().max(1)
+        } else {
+            0
+        };
+        4 * walls * self.real_size()
+    }
+
+    /// The granular contact state (history and current forces) for a snapshot.
+    pub(super) fn contact_state(&self) -> Result<Option<ContactState>> {
+        if !self.granular {
+            return Ok(None);
+        }
+        let n = self.n as usize;
+        let k = self.max_contacts as usize;
+        let slots = n * k;
+        let stride = self.wall_stride();
+        let rs = self.real_size();
+        let copy = self.history_copy();
+        let slot_row = k * hist_slot_bytes(rs);
+        let raw = self.read_rows(bind::HIST, copy * slot_row, slot_row)?;
+        let (partner, spring) = match self.precision {
+            Precision::F32 => decode_hist_slots::<f32>(&raw[..slots * hist_slot_bytes(rs)]),
+            Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
+        };
+        // Wall springs are one vec4 each (w unused).
+        let wall_row = self.wall_row_bytes();
+        let wall_spring = vec3s(
+            &self.reals_from_bytes(
+                &self.read_rows(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
+                4 * n * stride,
+            ),
+            4,
+        );
+        let energy = self.read_field(Field::Energy)?;
+        Ok(Some(ContactState {
+            slots: self.max_contacts,
+            partner,
+            spring,
+            wall_spring,
+            force: self.read_field(Field::Force)?,
+            moment: self.read_field(Field::Moment)?,
+            energy: energy.iter().map(|e| e.to_array()).collect(),
+        }))
+    }
+
+    /// Puts a snapshot's contact state in place of what the set-up evaluation computed.
+    pub(super) fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
+        let n = self.n as usize;
+        let stride = self.wall_stride();
+        let walls = n * stride;
+        if c.slots != self.max_contacts
+            || c.partner.len() != n * c.slots as usize
+            || c.spring.len() != c.partner.len()
+            || c.wall_spring.len() != walls
+            || c.force.len() != n
+        {
+            return Err(Error::Snapshot(format!(
+                "the contact state ({} slots, {} wall springs) does not fit the scene ({} slots, {n} particles, {walls} wall springs)",
+                c.slots,
+                c.wall_spring.len(),
+                self.max_contacts
+            )));
+        }
+        // Wall springs and forces are one vec4 each (w unused, 0); moments three reals.
+        let flat4 =
+            |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
+        let copy = self.history_copy();
+        let k = c.slots as usize;
+        let rs = self.real_size();
+        if !c.partner.is_empty() {
+            let slots = match self.precision {
+                Precision::F32 => encode_hist_slots::<f32>(&c.partner, &c.spring),
+                Precision::F64 => encode_hist_slots::<f64>(&c.partner, &c.spring),
+            };
+            let slot_row = k * hist_slot_bytes(rs);
+            self.write_rows(bind::HIST, copy * slot_row, slot_row, &slots)?;
+        }
+        if !c.wall_spring.is_empty() {
+            self.write_rows(
+                bind::ROW_VEC,
+                copy * self.wall_row_bytes(),
+                4 * stride * rs,
+                &self.real_bytes(&flat4(&c.wall_spring)),
+            )?;
+        }
+        self.write_field(Field::Force, &c.force);
+        self.write_field(Field::Moment, &c.moment);
+        let energy: Vec<DVec3> = c.energy.iter().map(|e| DVec3::from_array(*e)).collect();
+        self.write_field(Field::Energy, &energy);
+        Ok(())
+    }
+
+    /// Neighbour-list builds so far and the largest list seen.
+    pub fn neighbor_stats(&self) -> Result<(u32, u32)> {
+        let s = self.status()?;
+        Ok((s[STATUS_BUILDS], s[STATUS_MAX_NEIGHBORS]))
+    }
+
+    /// Forces and moments of the current state (for parity tests).
+    pub fn forces(&self) -> Result<(Vec<DVec3>, Vec<DVec3>)> {
+        Ok((
+            self.read_field(Field::Force)?,
+            self.read_field(Field::Moment)?,
+        ))
+    }
+
+    /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
+    /// order: read from each chunk's `bond_out` (12 reals per bond, the energies at
+    /// offsets 9, 10 and 11).
+    pub fn bond_energies(&self) -> Result<Vec<f64>> {
+        let slot = CHUNK_BINDINGS
+            .iter()
+            .position(|&b| b == bind::BOND_OUT)
+            .ok_or_else(|| Error::Backend("bond_out is not a per-chunk binding".into()))?;
+        let mut out = Vec::with_capacity(self.model.bonds.len());
+        for (buffers, &len) in self.chunk_buffers.iter().zip(&self.chunks) {
+            if len == 0 {
+                continue;
+            }
+            let r = self.read_buffer_reals(&buffers[slot], 12 * len as usize)?;
+            out.extend(r.chunks_exact(12).map(|b| b[9] + b[10] + b[11]));
+        }
+        Ok(out)
+    }
+
+    /// Each particle's neighbour list (for parity tests); empty without contacts.
+    pub fn neighbor_lists(&self) -> Result<Vec<Vec<u32>>> {
+        if !self.contact {
+            return Ok(Vec::new());
+        }
+        let row = self.max_neighbors as usize + 1;
+        let words: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 0, 4 * row)?);
+        Ok(words
+            .chunks_exact(row)
+            .map(|r| r[1..1 + r[0] as usize].to_vec())
+            .collect())
+    }
+}

@@ -1,0 +1,573 @@
+//! The initial bytes of every GPU buffer, made from the model and its [`Plan`] before any
+//! device exists: the parameters, the packed state sections, the tables, and the bond
+//! and row chunks ([`Contents`]); and the check that each fits one storage binding.
+
+use glam::DVec3;
+
+use super::bind;
+use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
+use super::contract::{
+    INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL, INTEGRATOR_VARIATIONAL_EXACT,
+    PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN, PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST,
+    PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED, PARAM_NEAR, PARAM_POS_DIRECT,
+    PARAM_PRINTED_SHEAR,
+};
+use super::layout::{
+    BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
+};
+use super::plan::{grid_args, groups, Plan, TableCounts};
+use super::{STATUS_FIRST_INDEX, STATUS_REBUILD, STATUS_STEP, STATUS_WORDS};
+use crate::error::{Error, Result};
+use crate::integrators::IntegratorKind;
+use crate::model::{ContactLaw, Incidence, Model, ShearForm};
+
+/// One buffer's initial contents: its binding, label and bytes.
+pub(super) type Upload<L> = (u32, L, Vec<u8>);
+
+/// The tables of a problem in kernel precision: the granular pair table (material pairs,
+/// then material-wall pairs), the walls, the compact bond kinds (one vec4 each:
+/// K^m, K^a, K^s, 0), and each particle's material (granular scenes only).
+pub(super) struct Tables<'a, R: Real> {
+    pub pair_records: Vec<PairRecord<R>>,
+    pub walls: Vec<WallRecord<R>>,
+    pub kinds: Vec<R>,
+    pub material: &'a [u32],
+}
+
+impl<'a, R: Real> Tables<'a, R> {
+    /// The tables of `model`, with the kinds of `compact` bonds.
+    pub(super) fn new(model: &'a Model, compact: Option<&CompactBonds<R>>) -> Self {
+        let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let granular = hertz || model.drag.is_some() || model.near_field.is_some();
+        let (pair_records, material): (Vec<PairRecord<R>>, &[u32]) = if granular {
+            let t = crate::physics::granular::PairTables::new(model);
+            (
+                t.pairs
+                    .iter()
+                    .chain(t.walls.iter())
+                    .map(PairRecord::from)
+                    .collect(),
+                &model.particles.material,
+            )
+        } else {
+            (Vec::new(), &[])
+        };
+        let walls = model.walls.iter().map(WallRecord::from).collect();
+        let kinds = compact
+            .map(|c| {
+                c.kinds
+                    .chunks_exact(3)
+                    .flat_map(|k| [k[0], k[1], k[2], R::default()])
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            pair_records,
+            walls,
+            kinds,
+            material,
+        }
+    }
+
+    /// The table sizes the sections are planned for.
+    pub(super) fn counts(&self) -> TableCounts {
+        TableCounts {
+            pair_records: self.pair_records.len() as u32,
+            walls: self.walls.len() as u32,
+            bond_kinds: (self.kinds.len() / 4) as u32,
+        }
+    }
+}
+
+/// Every buffer's initial contents.
+pub(super) struct Contents<R: Real> {
+    /// The parameters of the set-up evaluation (`PARAM_FIRST` set).
+    pub params: Params<R>,
+    /// The buffers bound whole, indexed by binding (placeholders, empty, for the
+    /// per-chunk bindings).
+    pub shared: Vec<Upload<&'static str>>,
+    /// Per bond chunk: bonds, bond_out, incidence and the chunk uniform
+    /// ([`CHUNK_BINDINGS`] order).
+    pub bond_chunks: Vec<[Upload<String>; 4]>,
+    /// Per row chunk: its rows of every row buffer ([`ROW_BINDINGS`] but the uniform).
+    pub row_chunks: Vec<Vec<Upload<String>>>,
+    /// Per row chunk and step parity: the `Rows` uniform.
+    pub row_uniforms: Vec<[RowChunk; 2]>,
+}
+
+impl<R: Real> Contents<R> {
+    /// The contents of `model` as `plan` lays it out, at step `start` with the Kahan
+    /// terms `comp` (used in `f32` when it has 9 per particle, zero otherwise).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        model: &Model,
+        plan: &Plan,
+        tables: &Tables<R>,
+        compact: Option<&CompactBonds<R>>,
+        integrator: IntegratorKind,
+        dt: f64,
+        start: u32,
+        comp: &[f32],
+    ) -> Self {
+        let p = &model.particles;
+        let n = plan.n;
+        let rs = std::mem::size_of::<R>() as u64;
+        let sections = &plan.sections;
+        let params = params::<R>(model, plan, compact.is_some(), integrator, dt);
+        let mut status = [0u32; STATUS_WORDS];
+        status[STATUS_STEP] = start;
+        status[STATUS_REBUILD] = u32::from(plan.contact);
+        for w in &mut status[STATUS_FIRST_INDEX..] {
+            *w = u32::MAX;
+        }
+        let zeros = |bytes: u64| -> Vec<u8> { vec![0u8; bytes as usize] };
+        let bytes_of = |v: &[R]| -> Vec<u8> { bytemuck::cast_slice(v).to_vec() };
+        // The packed buffers, section by section in the order of `Sections`.
+        let n3 = 3 * n as u64 * rs;
+        let mut body = [
+            bytes_of(&flat4::<R>(&p.position, &p.radius)),
+            bytes_of(&flat4::<R>(&p.velocity, &p.mass)),
+            bytes_of(&flat4::<R>(&p.angular_velocity, &p.inertia)),
+            zeros(4 * n as u64 * rs),
+        ]
+        .concat();
+        if plan.needs.motion {
+            // Motion records' end-of-step velocity and mass (vec4), the mass set here
+            // for good, in both copies.
+            let mv = bytes_of(&flat4::<R>(&vec![DVec3::ZERO; p.len()], &p.mass));
+            body.extend_from_slice(&mv);
+            body.extend_from_slice(&mv);
+        }
+        let mut vecs = [bytes_of(&flat::<R>(&p.rotation)), zeros(n3)].concat();
+        if plan.needs.pendulum {
+            vecs.extend(bytes_of(&flat::<R>(&p.pendulum_offset)));
+        }
+        if plan.contact {
+            vecs.extend(zeros(n3));
+        }
+        vecs.extend(zeros(n3));
+        if plan.contact {
+            vecs.extend(zeros(3 * rs));
+        }
+        if plan.needs.pos_next {
+            vecs.extend(zeros(n3));
+        }
+        if plan.needs.rot_next {
+            vecs.extend(zeros(n3));
+        }
+        debug_assert_eq!(vecs.len() as u64, u64::from(sections.vecs_len) * rs);
+        debug_assert_eq!(body.len() as u64, u64::from(sections.body_len) * 4 * rs);
+        let pflags: Vec<u8> = [
+            bytemuck::cast_slice::<u32, u8>(&p.flags),
+            bytemuck::cast_slice(tables.material),
+        ]
+        .concat();
+        let table_bytes: Vec<u8> = [
+            bytemuck::cast_slice::<PairRecord<R>, u8>(&tables.pair_records),
+            bytemuck::cast_slice(&tables.walls),
+            bytemuck::cast_slice(&tables.kinds),
+        ]
+        .concat();
+        debug_assert_eq!(
+            table_bytes.len() as u64,
+            u64::from(sections.tables_len) * 4 * rs
+        );
+        let (n_buckets, bucket_capacity) = (plan.n_buckets as u64, plan.bucket_capacity as u64);
+        let shared: Vec<Upload<&'static str>> = vec![
+            (bind::PARAMS, "params", bytemuck::bytes_of(&params).to_vec()),
+            (
+                bind::STATUS,
+                "status",
+                bytemuck::cast_slice(&status).to_vec(),
+            ),
+            (bind::BODY, "body", body),
+            (bind::VECS, "vecs", vecs),
+            (bind::PFLAGS, "pflags", pflags),
+            (bind::TABLES, "tables", table_bytes),
+            (
+                bind::MOTION,
+                "motion",
+                zeros(u64::from(sections.motion_len) * rs),
+            ),
+            // Bindings 7-10 are bound per bond chunk (below); placeholders keep the
+            // table indexed by binding.
+            (bind::BONDS, "bonds (per chunk)", Vec::new()),
+            (bind::BOND_OUT, "bond_out (per chunk)", Vec::new()),
+            (bind::INCIDENCE, "incidence (per chunk)", Vec::new()),
+            (bind::CHUNK, "chunk (per chunk)", Vec::new()),
+            // Bindings 11-15 are bound per row chunk (below).
+            (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
+            (bind::COMP, "comp (per row chunk)", Vec::new()),
+            (bind::HIST, "hist (per row chunk)", Vec::new()),
+            (bind::ROW_VEC, "row_vec (per row chunk)", Vec::new()),
+            (bind::ROWS, "rows (per row chunk)", Vec::new()),
+            (
+                bind::BUCKET_COUNT,
+                "bucket_count",
+                zeros(if plan.contact { 4 * n_buckets } else { 0 }),
+            ),
+            (
+                bind::BUCKET_ITEMS,
+                "bucket_items",
+                zeros(if plan.contact {
+                    4 * n_buckets * bucket_capacity
+                } else {
+                    0
+                }),
+            ),
+            (
+                bind::GRID_ARGS,
+                "grid_args",
+                bytemuck::cast_slice(&grid_args(plan.n_buckets, n, &plan.row_chunks)).to_vec(),
+            ),
+            (
+                bind::PARTIALS,
+                "partials",
+                zeros(16 * plan.n_partials as u64 * rs),
+            ),
+            (bind::RESULT, "result", zeros(16 * rs)),
+        ];
+        debug_assert!(shared.iter().enumerate().all(|(i, c)| c.0 as usize == i));
+        debug_assert_eq!(shared.len(), bind::COUNT);
+        Self {
+            params,
+            shared,
+            bond_chunks: bond_chunks(model, plan, compact),
+            row_chunks: row_chunks::<R>(plan, comp),
+            row_uniforms: row_uniforms(plan),
+        }
+    }
+
+    /// Checks that every buffer fits one storage binding of `max_bind` bytes on
+    /// `adapter`; returns the total bytes of all buffers.
+    pub(super) fn check_fit(&self, plan: &Plan, max_bind: u64, adapter: &str) -> Result<u64> {
+        let chunked = || {
+            self.bond_chunks
+                .iter()
+                .flatten()
+                .chain(self.row_chunks.iter().flatten())
+                .map(|(b, l, d)| (*b, l.as_str(), d))
+        };
+        let all = || {
+            self.shared
+                .iter()
+                .map(|(b, l, d)| (*b, *l, d))
+                .chain(chunked())
+        };
+        let total: u64 = all().map(|(_, _, d)| d.len() as u64).sum();
+        for (b, label, data) in all() {
+            let size = data.len() as u64;
+            if size > max_bind {
+                // Row and bond chunks are sized to fit, so this is a whole array that
+                // kernels index by any partner, or a single row or bond too large.
+                let why = if ROW_BINDINGS.contains(&b) {
+                    "one particle's row alone exceeds it"
+                } else if CHUNK_BINDINGS.contains(&b) {
+                    "one bond alone exceeds it"
+                } else {
+                    "kernels read this array for any particle's partners, so it is not split into chunks"
+                };
+                return Err(Error::DeviceTooSmall(format!(
+                    "buffer '{label}' needs {size} bytes ({} particles, {} bonds) but adapter {adapter} binds at most {max_bind} bytes per storage buffer ({why}); total device memory needed ≈ {:.1} MiB",
+                    plan.n,
+                    plan.nb,
+                    total as f64 / 1048576.0
+                )));
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// The parameters uniform of `model` as planned (the set-up evaluation's: `PARAM_FIRST`).
+fn params<R: Real>(
+    model: &Model,
+    plan: &Plan,
+    compact: bool,
+    integrator: IntegratorKind,
+    dt: f64,
+) -> Params<R> {
+    let drag = model.drag.unwrap_or_default();
+    let near = model
+        .near_field
+        .unwrap_or(crate::physics::granular::NearField {
+            kappa_attractive: 0.0,
+            lambda_attractive: 0.0,
+            kappa_repulsive: 0.0,
+            lambda_repulsive: 0.0,
+            cutoff: 0.0,
+        });
+    let domain = model.domain.unwrap_or(crate::model::Domain {
+        min: DVec3::ZERO,
+        max: DVec3::ZERO,
+        remove: false,
+    });
+    let r_max = model.particles.max_radius();
+    let (k_pp, skin) = match model.contact {
+        Some(c) => {
+            let k_pp = match c.law {
+                ContactLaw::Binder { k_pp } => k_pp,
+                ContactLaw::Hertz => 0.0,
+            };
+            (k_pp, c.skin)
+        }
+        None => (0.0, 0.0),
+    };
+    // Cells reach every pair the list holds: contacts, and near-field partners.
+    let cell = (2.0 * r_max).max(near.cutoff) + skin;
+    let paths = plan.paths;
+    let flag = |on: bool, f: u32| if on { f } else { 0 };
+    Params::<R> {
+        n_particles: plan.n,
+        n_bonds: plan.nb,
+        n_walls: model.walls.len() as u32,
+        n_buckets: plan.n_buckets,
+        bucket_capacity: plan.bucket_capacity,
+        max_neighbors: plan.max_neighbors,
+        flags: flag(plan.contact, PARAM_CONTACT)
+            | flag(model.shear == ShearForm::Printed, PARAM_PRINTED_SHEAR)
+            | flag(plan.hertz, PARAM_HERTZ)
+            | flag(paths.merged, PARAM_MERGED)
+            | flag(paths.direct, PARAM_POS_DIRECT)
+            | flag(paths.inline, PARAM_INLINE_BONDS)
+            | flag(compact, PARAM_COMPACT_BONDS)
+            | flag(model.drag.is_some(), PARAM_DRAG)
+            | PARAM_FIRST
+            | flag(model.near_field.is_some(), PARAM_NEAR)
+            | match model.domain {
+                None => 0,
+                Some(d) if d.remove => PARAM_DOMAIN | PARAM_DOMAIN_REMOVE,
+                Some(_) => PARAM_DOMAIN,
+            },
+        integrator: match integrator {
+            IntegratorKind::Variational => INTEGRATOR_VARIATIONAL,
+            IntegratorKind::VariationalExact => INTEGRATOR_VARIATIONAL_EXACT,
+            IntegratorKind::SymplecticEuler => INTEGRATOR_SYMPLECTIC_EULER,
+            // Refused in set_up.
+            IntegratorKind::CampelloTrapezoidal => INTEGRATOR_VARIATIONAL,
+        },
+        n_partials: plan.n_partials,
+        n_materials: model.materials.len() as u32,
+        max_contacts: plan.max_contacts,
+        pad_u2: 0,
+        dt: R::from_f64(dt),
+        k_pp: R::from_f64(k_pp),
+        skin: R::from_f64(skin),
+        inv_cell: R::from_f64(if cell > 0.0 { 1.0 / cell } else { 0.0 }),
+        gravity_x: R::from_f64(model.gravity.x),
+        gravity_y: R::from_f64(model.gravity.y),
+        gravity_z: R::from_f64(model.gravity.z),
+        one: R::from_f64(1.0),
+        drag_c: R::from_f64(drag.coefficient),
+        fluid_x: R::from_f64(drag.fluid_velocity.x),
+        fluid_y: R::from_f64(drag.fluid_velocity.y),
+        fluid_z: R::from_f64(drag.fluid_velocity.z),
+        magnus: R::from_f64(drag.magnus),
+        domain_min_x: R::from_f64(domain.min.x),
+        domain_min_y: R::from_f64(domain.min.y),
+        domain_min_z: R::from_f64(domain.min.z),
+        domain_max_x: R::from_f64(domain.max.x),
+        domain_max_y: R::from_f64(domain.max.y),
+        domain_max_z: R::from_f64(domain.max.z),
+        nf_kappa_a: R::from_f64(near.kappa_attractive),
+        nf_lambda_a: R::from_f64(near.lambda_attractive),
+        nf_kappa_r: R::from_f64(near.kappa_repulsive),
+        nf_lambda_r: R::from_f64(near.lambda_repulsive),
+        nf_cutoff: R::from_f64(near.cutoff),
+    }
+}
+
+/// Per bond chunk: bonds (full or compact records), bond_out, incidence, chunk uniform.
+fn bond_chunks<R: Real>(
+    model: &Model,
+    plan: &Plan,
+    compact: Option<&CompactBonds<R>>,
+) -> Vec<[Upload<String>; 4]> {
+    let rs = std::mem::size_of::<R>() as u64;
+    let mut out = Vec::new();
+    let mut bond_base = 0u32;
+    let mut partial_base = groups(plan.n);
+    for (c, bonds) in model.bonds.chunks(plan.bond_chunk_len).enumerate() {
+        let range = bond_base as usize..bond_base as usize + bonds.len();
+        let records = match compact {
+            Some(cb) => bytemuck::cast_slice(&cb.records[range]).to_vec(),
+            None => {
+                let r: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
+                bytemuck::cast_slice(&r).to_vec()
+            }
+        };
+        let inc = Incidence::build(model.particles.len(), bonds);
+        let incidence: Vec<u32> = inc
+            .offsets
+            .iter()
+            .chain(inc.entries.iter())
+            .copied()
+            .collect();
+        let info = Chunk {
+            n_bonds: bonds.len() as u32,
+            first: u32::from(c == 0),
+            partial_base,
+            bond_base,
+        };
+        out.push([
+            (bind::BONDS, format!("bonds[{c}]"), records),
+            (
+                bind::BOND_OUT,
+                format!("bond_out[{c}]"),
+                vec![0u8; (12 * bonds.len() as u64 * rs) as usize],
+            ),
+            (
+                bind::INCIDENCE,
+                format!("incidence[{c}]"),
+                bytemuck::cast_slice(&incidence).to_vec(),
+            ),
+            (
+                bind::CHUNK,
+                format!("chunk[{c}]"),
+                bytemuck::bytes_of(&info).to_vec(),
+            ),
+        ]);
+        bond_base += bonds.len() as u32;
+        partial_base += groups(bonds.len() as u32);
+    }
+    out
+}
+
+/// One row buffer of a problem: what each of its row chunks holds.
+struct RowBuffer<'a> {
+    /// Its binding, one of [`ROW_BINDINGS`].
+    binding: u32,
+    /// Buffer label.
+    label: &'static str,
+    /// Bytes per particle (0: unused by this problem).
+    per_row: u64,
+    /// What a fresh buffer holds, repeated (history slots start empty: `NO_PARTNER`).
+    fill: &'a [u8],
+    /// Initial contents of all rows in particle order, instead of `fill`.
+    init: Option<&'a [u8]>,
+}
+
+/// Per row chunk: its rows of every row buffer, from the Kahan terms `comp` (f32, 9 per
+/// particle, else zero) and empty history slots.
+fn row_chunks<R: Real>(plan: &Plan, comp: &[f32]) -> Vec<Vec<Upload<String>>> {
+    let rs = std::mem::size_of::<R>();
+    let comp_init: Option<&[u8]> =
+        (rs == 4 && comp.len() == 9 * plan.n as usize).then(|| bytemuck::cast_slice(comp));
+    // Unused history slots hold NO_PARTNER.
+    let empty_slot = encode_hist_slots::<R>(&[super::contract::NO_PARTNER], &[DVec3::ZERO]);
+    let r = &plan.rows;
+    let row = |binding, label, per_row, fill, init| RowBuffer {
+        binding,
+        label,
+        per_row,
+        fill,
+        init,
+    };
+    let layout: [RowBuffer; 4] = [
+        row(bind::NEIGHBORS, "neighbors", r.neighbors, &[0], None),
+        row(bind::COMP, "comp", r.comp, &[0], comp_init),
+        row(bind::HIST, "hist", r.hist, &empty_slot, None),
+        row(bind::ROW_VEC, "row_vec", r.row_vec, &[0], None),
+    ];
+    debug_assert!(layout
+        .iter()
+        .map(|r| r.binding)
+        .eq(ROW_BINDINGS[..4].iter().copied()));
+    let many = plan.row_chunks.len() > 1;
+    plan.row_chunks
+        .iter()
+        .enumerate()
+        .map(|(c, &(first, count))| {
+            let suffix = if many {
+                format!("[{c}]")
+            } else {
+                String::new()
+            };
+            layout
+                .iter()
+                .map(|r| {
+                    let (from, to) = (
+                        (r.per_row * first as u64) as usize,
+                        (r.per_row * (first + count) as u64) as usize,
+                    );
+                    let data = match r.init {
+                        Some(all) => all[from..to].to_vec(),
+                        None => r.fill.iter().copied().cycle().take(to - from).collect(),
+                    };
+                    (r.binding, format!("{}{suffix}", r.label), data)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Per row chunk and step parity: the Rows uniform, whose offsets put the copy written
+/// at that parity at `*_new`.
+fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
+    let k = u64::from(plan.max_contacts);
+    let s = &plan.sections;
+    plan.row_chunks
+        .iter()
+        .map(|&(first, count)| {
+            let count64 = u64::from(count);
+            [0usize, 1].map(|q| {
+                let other = 1 - q;
+                let hist = |copy: usize| (copy as u64 * count64 * k) as u32;
+                let wall = |copy: usize| (copy as u64 * count64 * plan.wall_stride) as u32;
+                RowChunk {
+                    first,
+                    count,
+                    hist_new: hist(q),
+                    hist_old: hist(other),
+                    wall_new: wall(q),
+                    wall_old: wall(other),
+                    gout: wall(2),
+                    mv_new: s.motion_v[q],
+                    mv_old: s.motion_v[other],
+                    mdx_new: s.motion_dx[q],
+                    mdx_old: s.motion_dx[other],
+                    mda_new: s.motion_da[q],
+                    mda_old: s.motion_da[other],
+                    ..Default::default()
+                }
+            })
+        })
+        .collect()
+}
+
+/// Vectors as reals of kernel precision, three each.
+pub(super) fn flat<R: Real>(v: &[DVec3]) -> Vec<R> {
+    v.iter()
+        .flat_map(|a| [R::from_f64(a.x), R::from_f64(a.y), R::from_f64(a.z)])
+        .collect()
+}
+
+/// `v` with `w` as fourth components, in kernel precision: the layout of the vec4 state
+/// arrays (the sections of `body`).
+pub(super) fn flat4<R: Real>(v: &[DVec3], w: &[f64]) -> Vec<R> {
+    v.iter()
+        .zip(w)
+        .flat_map(|(a, &w)| {
+            [
+                R::from_f64(a.x),
+                R::from_f64(a.y),
+                R::from_f64(a.z),
+                R::from_f64(w),
+            ]
+        })
+        .collect()
+}
+
+/// History slots ([`HistRecord`]) as bytes, from partner ids and springs (one each).
+pub(super) fn encode_hist_slots<R: Real>(partner: &[u32], spring: &[DVec3]) -> Vec<u8> {
+    let records: Vec<HistRecord<R>> = partner
+        .iter()
+        .zip(spring)
+        .map(|(&id, s)| HistRecord {
+            spring: [R::from_f64(s.x), R::from_f64(s.y), R::from_f64(s.z)],
+            id,
+            ..Default::default()
+        })
+        .collect();
+    bytemuck::cast_slice(&records).to_vec()
+}
