@@ -15,12 +15,15 @@ fn bond_forces_at(gid: vec3<u32>, energies: bool) {
         raise(ERR_BOND_HALF_TURN, chunk.bond_base + k);
         return;
     }
-    let o = 12u * k;
-    bond_out[o] = r.force_i.x; bond_out[o + 1u] = r.force_i.y; bond_out[o + 2u] = r.force_i.z;
-    bond_out[o + 3u] = r.moment_i.x; bond_out[o + 4u] = r.moment_i.y; bond_out[o + 5u] = r.moment_i.z;
-    bond_out[o + 6u] = r.moment_j.x; bond_out[o + 7u] = r.moment_j.y; bond_out[o + 8u] = r.moment_j.z;
+    // The result's layout: BOND_OUT_* of the contract (src/gpu/contract.rs).
+    let o = BOND_OUT_STRIDE * k;
+    set_bond_vec(o + BOND_OUT_FORCE_I, r.force_i);
+    set_bond_vec(o + BOND_OUT_MOMENT_I, r.moment_i);
+    set_bond_vec(o + BOND_OUT_MOMENT_J, r.moment_j);
     if (energies) {
-        bond_out[o + 9u] = r.e_bend; bond_out[o + 10u] = r.e_axial; bond_out[o + 11u] = r.e_shear;
+        bond_out[o + BOND_OUT_E_BEND] = r.e_bend;
+        bond_out[o + BOND_OUT_E_AXIAL] = r.e_axial;
+        bond_out[o + BOND_OUT_E_SHEAR] = r.e_shear;
     }
 }
 

@@ -1,34 +1,35 @@
 // Deterministic tree reduction of the diagnostics (energies and momenta), run only at
 // output steps. The twin of src/diagnostics.rs (kinematic) and CpuBackend::potentials.
 // Quantities, in order: e_kin, e_rot, px, py, pz, lx, ly, lz, e_field, e_contact,
-// e_wall, e_bend, e_axial, e_shear, e_near_field (NQ = 15, padded to 16).
+// e_wall, e_bend, e_axial, e_shear, e_near_field: the slots Q_* of the contract
+// (src/gpu/contract.rs, in the generated header), Q_COUNT reals per row.
 
-const NQ: u32 = 16u;
-var<workgroup> scratch: array<array<real, 16>, WG>;
+const NQ: u32 = Q_COUNT;
+var<workgroup> scratch: array<array<real, Q_COUNT>, WG>;
 
-fn contributions(i: u32) -> array<real, 16> {
-    var q: array<real, 16>;
+fn contributions(i: u32) -> array<real, Q_COUNT> {
+    var q: array<real, Q_COUNT>;
     if (i < params.n_particles) {
         let m = mass_of(i);
         let jj = inertia_of(i);
         let x = get_pos(i);
         let v = get_vel(i);
         let w = get_omega(i);
-        q[0] = 0.5 * m * dot(v, v);
-        q[1] = 0.5 * jj * dot(w, w);
+        q[Q_E_KIN] = 0.5 * m * dot(v, v);
+        q[Q_E_ROT] = 0.5 * jj * dot(w, w);
         let p = m * v;
-        q[2] = p.x; q[3] = p.y; q[4] = p.z;
+        q[Q_MOMENTUM] = p.x; q[Q_MOMENTUM + 1u] = p.y; q[Q_MOMENTUM + 2u] = p.z;
         let l = cross(x, p) + jj * w;
-        q[5] = l.x; q[6] = l.y; q[7] = l.z;
+        q[Q_ANGULAR_MOMENTUM] = l.x; q[Q_ANGULAR_MOMENTUM + 1u] = l.y; q[Q_ANGULAR_MOMENTUM + 2u] = l.z;
         var at = x;
         if ((pflags[i] & FLAG_PENDULUM) != 0u) {
             at = x + rotate(get_rot(i), get_pend(i));
         }
-        q[8] = -m * dot(gravity(), at);
+        q[Q_FIELD] = -m * dot(gravity(), at);
         let e = get_energy(i);
-        q[9] = e.x;
-        q[10] = e.y;
-        q[14] = e.z;
+        q[Q_CONTACT] = e.x;
+        q[Q_WALL] = e.y;
+        q[Q_NEAR_FIELD] = e.z;
     }
     return q;
 }
@@ -63,12 +64,12 @@ fn reduce_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local
 @compute @workgroup_size(WG)
 fn reduce_bond_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
                         @builtin(workgroup_id) wid: vec3<u32>) {
-    var q: array<real, 16>;
+    var q: array<real, Q_COUNT>;
     let k = gid.x;
     if (k < chunk.n_bonds) {
-        q[11] = bond_out[12u * k + 9u];
-        q[12] = bond_out[12u * k + 10u];
-        q[13] = bond_out[12u * k + 11u];
+        q[Q_BEND] = bond_out[BOND_OUT_STRIDE * k + BOND_OUT_E_BEND];
+        q[Q_AXIAL] = bond_out[BOND_OUT_STRIDE * k + BOND_OUT_E_AXIAL];
+        q[Q_SHEAR] = bond_out[BOND_OUT_STRIDE * k + BOND_OUT_E_SHEAR];
     }
     scratch[lid.x] = q;
     tree(lid.x);
@@ -83,7 +84,7 @@ fn reduce_bond_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
 @compute @workgroup_size(WG)
 fn reduce_final(@builtin(local_invocation_id) lid: vec3<u32>) {
     let count = params.n_partials;
-    var acc: array<real, 16>;
+    var acc: array<real, Q_COUNT>;
     for (var p = lid.x; p < count; p += WG) {
         for (var k = 0u; k < NQ; k++) {
             acc[k] = acc[k] + partials[p * NQ + k];

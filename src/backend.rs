@@ -125,7 +125,7 @@ pub struct ContactState {
     /// History slots per particle ([`crate::model::ContactParams::max_contacts`]).
     pub slots: u32,
     /// Partner id of each slot, `N × slots`, ascending within a particle's row, unused
-    /// slots [`crate::cpu::NO_PARTNER`].
+    /// slots [`crate::physics::granular::NO_PARTNER`].
     pub partner: Vec<u32>,
     /// Spring `s` of each slot (canonical orientation: the lower id's), `N × slots`.
     pub spring: Vec<DVec3>,

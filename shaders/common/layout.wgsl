@@ -298,6 +298,7 @@ fn wall_at(w: u32) -> Wall {
 // K^m, K^a, K^s of compact bond kind `kind`.
 fn bond_kind(kind: u32) -> vec3<real> { return tables[O_KINDS + kind].xyz; }
 fn bond_vec(o: u32) -> vec3<real> { return vec3<real>(bond_out[o], bond_out[o + 1u], bond_out[o + 2u]); }
+fn set_bond_vec(o: u32, v: vec3<real>) { bond_out[o] = v.x; bond_out[o + 1u] = v.y; bond_out[o + 2u] = v.z; }
 
 // Adds the bound bond chunk's results for particle i to f and t, in ascending bond id
 // (the CPU gather's order). Branch-free: lavapipe executes both arms of a divergent
@@ -308,11 +309,11 @@ fn gather_bonds(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real
     let base = params.n_particles + 1u;
     for (var k = first; k < last; k++) {
         let e = incidence[base + k];
-        let o = 12u * (e >> 1u);
+        let o = BOND_OUT_STRIDE * (e >> 1u);
         let odd = (e & 1u) != 0u;
-        let fb = bond_vec(o);
+        let fb = bond_vec(o + BOND_OUT_FORCE_I);
         *f += select(fb, -fb, odd);
-        *t += bond_vec(o + select(3u, 6u, odd));
+        *t += bond_vec(o + select(BOND_OUT_MOMENT_I, BOND_OUT_MOMENT_J, odd));
     }
 }
 

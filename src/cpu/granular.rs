@@ -132,8 +132,7 @@ pub(super) fn stored_side(
     )
 }
 
-/// Partner id of an unused history slot.
-pub const NO_PARTNER: u32 = u32::MAX;
+pub use crate::physics::granular::NO_PARTNER;
 
 /// Contact history in the per-particle layout of snapshots and of the GPU backend:
 /// springs of touching pairs and of particle–wall contacts.

@@ -1209,13 +1209,6 @@ impl CpuBackend {
     }
 }
 
-/// Ids of the particles flagged [`FLAG_REMOVED`], ascending.
-pub(crate) fn removed_ids(flags: &[u32]) -> Vec<u32> {
-    (0..flags.len() as u32)
-        .filter(|&i| flags[i as usize] & FLAG_REMOVED != 0)
-        .collect()
-}
-
 #[inline]
 fn body(p: &Particles, i: usize) -> Body {
     body_of(&p.mass, &p.inertia, &p.flags, i)
@@ -1379,7 +1372,7 @@ impl Backend for CpuBackend {
             angular_velocity: p.angular_velocity.clone(),
             compensation: Vec::new(),
             contacts: self.contact_state(),
-            removed: removed_ids(&p.flags),
+            removed: crate::model::removed_ids(&p.flags),
         })
     }
 

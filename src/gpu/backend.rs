@@ -139,7 +139,7 @@ impl Backend for GpuBackend {
             compensation,
             contacts: self.contact_state()?,
             removed: if self.model.domain.is_some_and(|d| d.remove) {
-                crate::cpu::removed_ids(&self.read_flags()?)
+                crate::model::removed_ids(&self.read_flags()?)
             } else {
                 Vec::new()
             },
@@ -189,22 +189,24 @@ impl Backend for GpuBackend {
             self.dispatch(&mut pass, KernelId::ReduceFinal, 1);
         }
         self.submit("the reductions", encoder)?;
-        let q = self.read_reals(bind::RESULT, 16)?;
+        let q = self.read_reals(bind::RESULT, contract::Q_COUNT as usize)?;
+        let at = |slot: u32| q[slot as usize];
+        let vec = |slot: u32| DVec3::new(at(slot), at(slot + 1), at(slot + 2));
         Ok(Diagnostics {
             step: self.steps,
             time: self.time(),
-            e_kin: q[0],
-            e_rot: q[1],
-            momentum: DVec3::new(q[2], q[3], q[4]),
-            angular_momentum: DVec3::new(q[5], q[6], q[7]),
+            e_kin: at(contract::Q_E_KIN),
+            e_rot: at(contract::Q_E_ROT),
+            momentum: vec(contract::Q_MOMENTUM),
+            angular_momentum: vec(contract::Q_ANGULAR_MOMENTUM),
             potentials: Potentials {
-                field: q[8],
-                contact: q[9],
-                wall: q[10],
-                bend: q[11],
-                axial: q[12],
-                shear: q[13],
-                near_field: q[14],
+                field: at(contract::Q_FIELD),
+                contact: at(contract::Q_CONTACT),
+                wall: at(contract::Q_WALL),
+                bend: at(contract::Q_BEND),
+                axial: at(contract::Q_AXIAL),
+                shear: at(contract::Q_SHEAR),
+                near_field: at(contract::Q_NEAR_FIELD),
             },
         })
     }

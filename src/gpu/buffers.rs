@@ -493,20 +493,27 @@ impl GpuBackend {
     }
 
     /// Strain energy `U^m + U^a + U^s` of every bond at the current state (J), in bond
-    /// order: read from each chunk's `bond_out` (12 reals per bond, the energies at
-    /// offsets 9, 10 and 11).
+    /// order: read from each chunk's `bond_out` (the `contract::BOND_OUT_*` layout).
     pub fn bond_energies(&self) -> Result<Vec<f64>> {
+        use super::contract::{
+            BOND_OUT_E_AXIAL, BOND_OUT_E_BEND, BOND_OUT_E_SHEAR, BOND_OUT_STRIDE,
+        };
         let slot = CHUNK_BINDINGS
             .iter()
             .position(|&b| b == bind::BOND_OUT)
             .ok_or_else(|| Error::Backend("bond_out is not a per-chunk binding".into()))?;
+        let stride = BOND_OUT_STRIDE as usize;
         let mut out = Vec::with_capacity(self.model.bonds.len());
         for (buffers, &len) in self.chunk_buffers.iter().zip(&self.chunks) {
             if len == 0 {
                 continue;
             }
-            let r = self.read_buffer_reals(&buffers[slot], 12 * len as usize)?;
-            out.extend(r.chunks_exact(12).map(|b| b[9] + b[10] + b[11]));
+            let r = self.read_buffer_reals(&buffers[slot], stride * len as usize)?;
+            out.extend(r.chunks_exact(stride).map(|b| {
+                b[BOND_OUT_E_BEND as usize]
+                    + b[BOND_OUT_E_AXIAL as usize]
+                    + b[BOND_OUT_E_SHEAR as usize]
+            }));
         }
         Ok(out)
     }

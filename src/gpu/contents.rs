@@ -7,10 +7,10 @@ use glam::DVec3;
 use super::bind;
 use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
 use super::contract::{
-    INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL, INTEGRATOR_VARIATIONAL_EXACT,
-    PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN, PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST,
-    PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED, PARAM_NEAR, PARAM_POS_DIRECT,
-    PARAM_PRINTED_SHEAR,
+    BOND_OUT_STRIDE, INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL,
+    INTEGRATOR_VARIATIONAL_EXACT, PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN,
+    PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST, PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED,
+    PARAM_NEAR, PARAM_POS_DIRECT, PARAM_PRINTED_SHEAR, Q_COUNT,
 };
 use super::layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
@@ -223,9 +223,9 @@ impl<R: Real> Contents<R> {
             (
                 bind::PARTIALS,
                 "partials",
-                zeros(16 * plan.n_partials as u64 * rs),
+                zeros(u64::from(Q_COUNT) * plan.n_partials as u64 * rs),
             ),
-            (bind::RESULT, "result", zeros(16 * rs)),
+            (bind::RESULT, "result", zeros(u64::from(Q_COUNT) * rs)),
         ];
         debug_assert!(shared.iter().enumerate().all(|(i, c)| c.0 as usize == i));
         debug_assert_eq!(shared.len(), bind::COUNT);
@@ -414,7 +414,7 @@ fn bond_chunks<R: Real>(
             (
                 bind::BOND_OUT,
                 format!("bond_out[{c}]"),
-                vec![0u8; (12 * bonds.len() as u64 * rs) as usize],
+                vec![0u8; (u64::from(BOND_OUT_STRIDE) * bonds.len() as u64 * rs) as usize],
             ),
             (
                 bind::INCIDENCE,

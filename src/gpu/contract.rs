@@ -1,6 +1,6 @@
 //! The Rust↔WGSL contract besides the binding numbers ([`crate::gpu::bindings`]): the
-//! status words, kernel error codes, particle flags, parameter flags and integrator
-//! codes. They are defined here once and emitted into the generated WGSL header
+//! status words, kernel error codes, particle flags, parameter flags, integrator
+//! codes, the stride and offsets of a bond result, and the reduction slots. They are defined here once and emitted into the generated WGSL header
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
 use crate::error::Fault;
@@ -120,16 +120,60 @@ pub const INTEGRATOR_VARIATIONAL_EXACT: u32 = 1;
 /// `Params::integrator`: map (27), `symplectic-euler`.
 pub const INTEGRATOR_SYMPLECTIC_EULER: u32 = 2;
 
+/// `bond_out`: reals per bond result (F_i, M_i, M_j, then the three energies).
+pub const BOND_OUT_STRIDE: u32 = 12;
+/// `bond_out`: offset of the force on particle i.
+pub const BOND_OUT_FORCE_I: u32 = 0;
+/// `bond_out`: offset of the moment on particle i.
+pub const BOND_OUT_MOMENT_I: u32 = 3;
+/// `bond_out`: offset of the moment on particle j.
+pub const BOND_OUT_MOMENT_J: u32 = 6;
+/// `bond_out`: offset of the bending energy `U^m`.
+pub const BOND_OUT_E_BEND: u32 = 9;
+/// `bond_out`: offset of the axial energy `U^a`.
+pub const BOND_OUT_E_AXIAL: u32 = 10;
+/// `bond_out`: offset of the shear energy `U^s`.
+pub const BOND_OUT_E_SHEAR: u32 = 11;
+
+/// Reduction slots (`partials` rows and `result`): reals per row.
+pub const Q_COUNT: u32 = 16;
+/// Reduction slot: translational kinetic energy.
+pub const Q_E_KIN: u32 = 0;
+/// Reduction slot: rotational kinetic energy.
+pub const Q_E_ROT: u32 = 1;
+/// Reduction slots: linear momentum x, y, z.
+pub const Q_MOMENTUM: u32 = 2;
+/// Reduction slots: angular momentum about the origin x, y, z.
+pub const Q_ANGULAR_MOMENTUM: u32 = 5;
+/// Reduction slot: field (gravity) potential.
+pub const Q_FIELD: u32 = 8;
+/// Reduction slot: contact energy.
+pub const Q_CONTACT: u32 = 9;
+/// Reduction slot: wall energy.
+pub const Q_WALL: u32 = 10;
+/// Reduction slot: bending energy.
+pub const Q_BEND: u32 = 11;
+/// Reduction slot: axial energy.
+pub const Q_AXIAL: u32 = 12;
+/// Reduction slot: shear energy.
+pub const Q_SHEAR: u32 = 13;
+/// Reduction slot: near-field energy.
+pub const Q_NEAR_FIELD: u32 = 14;
+
+const _: () =
+    assert!(BOND_OUT_E_SHEAR < BOND_OUT_STRIDE && BOND_OUT_MOMENT_J + 3 <= BOND_OUT_E_BEND);
+const _: () = assert!(Q_NEAR_FIELD < Q_COUNT && Q_ANGULAR_MOMENTUM + 3 <= Q_FIELD);
+
 // Every error code has its first-index word, after the other status words (checked
 // when the crate compiles).
 const _: () = assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
 const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 
 /// An unused contact-history slot's partner id (ends a row).
-pub const NO_PARTNER: u32 = crate::cpu::NO_PARTNER;
+pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 37] = [
+pub const CONSTANTS: [(&str, u32); 56] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -167,6 +211,25 @@ pub const CONSTANTS: [(&str, u32); 37] = [
     ("INTEGRATOR_VARIATIONAL_EXACT", INTEGRATOR_VARIATIONAL_EXACT),
     ("INTEGRATOR_SYMPLECTIC_EULER", INTEGRATOR_SYMPLECTIC_EULER),
     ("NO_PARTNER", NO_PARTNER),
+    ("BOND_OUT_STRIDE", BOND_OUT_STRIDE),
+    ("BOND_OUT_FORCE_I", BOND_OUT_FORCE_I),
+    ("BOND_OUT_MOMENT_I", BOND_OUT_MOMENT_I),
+    ("BOND_OUT_MOMENT_J", BOND_OUT_MOMENT_J),
+    ("BOND_OUT_E_BEND", BOND_OUT_E_BEND),
+    ("BOND_OUT_E_AXIAL", BOND_OUT_E_AXIAL),
+    ("BOND_OUT_E_SHEAR", BOND_OUT_E_SHEAR),
+    ("Q_COUNT", Q_COUNT),
+    ("Q_E_KIN", Q_E_KIN),
+    ("Q_E_ROT", Q_E_ROT),
+    ("Q_MOMENTUM", Q_MOMENTUM),
+    ("Q_ANGULAR_MOMENTUM", Q_ANGULAR_MOMENTUM),
+    ("Q_FIELD", Q_FIELD),
+    ("Q_CONTACT", Q_CONTACT),
+    ("Q_WALL", Q_WALL),
+    ("Q_BEND", Q_BEND),
+    ("Q_AXIAL", Q_AXIAL),
+    ("Q_SHEAR", Q_SHEAR),
+    ("Q_NEAR_FIELD", Q_NEAR_FIELD),
 ];
 
 /// The contract as WGSL `const` declarations, for the generated header.
@@ -189,11 +252,12 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), CONSTANTS.len());
-        for family in ["STATUS_", "ERR_", "FLAG_", "PARAM_", "INTEGRATOR_"] {
+        for family in ["STATUS_", "ERR_", "FLAG_", "PARAM_", "INTEGRATOR_", "Q_"] {
             let mut v: Vec<u32> = CONSTANTS
                 .iter()
                 .filter(|c| c.0.starts_with(family) && !c.0.ends_with("_WORDS"))
                 .filter(|c| !c.0.ends_with("_COUNT") && c.0 != "STATUS_FIRST_INDEX")
+                .filter(|c| !matches!(c.0, "Q_MOMENTUM" | "Q_ANGULAR_MOMENTUM"))
                 .map(|c| c.1)
                 .collect();
             let n = v.len();

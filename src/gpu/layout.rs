@@ -236,7 +236,7 @@ pub struct BondCompact<R: Real> {
 }
 
 /// `struct HistSlot`: one contact-history slot, the pair's spring and the partner's id
-/// ([`crate::cpu::NO_PARTNER`] ends a row). The WGSL spring is a `vec3`, whose 16- or
+/// ([`crate::physics::granular::NO_PARTNER`] ends a row). The WGSL spring is a `vec3`, whose 16- or
 /// 32-byte alignment puts `id` right after it and rounds the record to 16 B in `f32`
 /// and 32 B in `f64`: the `f64` tail is the explicit `pad`.
 #[repr(C)]

@@ -9,6 +9,7 @@
 //! and writes the same sections. Pure functions, tested here.
 
 use crate::error::{Error, Result};
+use crate::gpu::contract::BOND_OUT_STRIDE;
 use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
 use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
 use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -327,7 +328,8 @@ impl Plan {
         let n_buckets = bucket_count(n, bucket_capacity, max_bind);
         let rs = std::mem::size_of::<R>() as u64;
         // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
-        let per_bond = (std::mem::size_of::<BondRecord<R>>() as u64).max(12 * rs);
+        let per_bond =
+            (std::mem::size_of::<BondRecord<R>>() as u64).max(u64::from(BOND_OUT_STRIDE) * rs);
         let bond_chunk_len = options
             .max_chunk_bonds
             .map(u64::from)

@@ -13,7 +13,7 @@ mod walls;
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
 pub use materials::{Interaction, Material};
 pub use particles::{
-    Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
+    removed_ids, Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
 };
 pub use precision::Precision;
 pub use walls::Wall;

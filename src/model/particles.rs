@@ -19,6 +19,14 @@ pub const FLAG_NO_ROTATION: u32 = 4;
 /// out of every contact; see [`crate::model::Domain`]).
 pub const FLAG_REMOVED: u32 = 8;
 
+/// Ids of the particles flagged [`FLAG_REMOVED`] in `flags`, ascending (what a
+/// checkpoint stores of removals).
+pub fn removed_ids(flags: &[u32]) -> Vec<u32> {
+    (0..flags.len() as u32)
+        .filter(|&i| flags[i as usize] & FLAG_REMOVED != 0)
+        .collect()
+}
+
 /// The particle set: state (position, velocity, rotation, spatial angular velocity) and
 /// constant properties. SI units throughout.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -20,6 +20,10 @@ use glam::DVec3;
 
 use crate::model::{Material, Wall};
 
+/// Partner id of an unused contact-history slot (both backends' history rows end with
+/// it).
+pub const NO_PARTNER: u32 = u32::MAX;
+
 /// Effective properties of a pair of materials (or of a material against a wall).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PairMaterial {
