@@ -579,3 +579,48 @@ fn info_checks_the_minimum_limits_quietly() {
         assert!(all.contains(&verdict), "{all} lacks {verdict}");
     }
 }
+
+/// `--adapter` also takes a backend: `gl` picks an OpenGL adapter (listed with
+/// ` (OpenGL)` after its name, since Mesa's llvmpipe has one name through Vulkan and
+/// OpenGL) and `vulkan` a Vulkan one, each when `info` lists one; otherwise the error
+/// names the adapters there are.
+#[test]
+fn an_adapter_can_be_picked_by_its_backend() {
+    if !has_adapter("an_adapter_can_be_picked_by_its_backend") {
+        return;
+    }
+    let adapters = varidem::gpu::context::list_adapters();
+    for (flag, backend) in [("gl", "OpenGL"), ("vulkan", "Vulkan")] {
+        let bench = [
+            "bench",
+            "--backend",
+            "gpu",
+            "--adapter",
+            flag,
+            "--n",
+            "200",
+            "--steps",
+            "1",
+        ];
+        let o = varidem(&bench);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        match adapters.iter().find(|a| a.backend == backend) {
+            Some(a) => {
+                assert!(o.status.success(), "{flag}: {}", stderr(&o));
+                assert!(
+                    stdout.contains(&format!("backend: gpu ({}, f32)", a.name)),
+                    "{flag}: {stdout}"
+                );
+                assert_eq!(a.name.ends_with(" (OpenGL)"), backend == "OpenGL");
+            }
+            None => {
+                assert_eq!(o.status.code(), Some(1), "{flag}: {stdout}");
+                assert!(
+                    stderr(&o).contains(&format!("no adapter matches '{flag}'")),
+                    "{flag}: {}",
+                    stderr(&o)
+                );
+            }
+        }
+    }
+}
