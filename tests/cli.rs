@@ -318,8 +318,24 @@ fn run_on_the_gpu_in_f64_or_falls_back_to_the_cpu() {
         "neither on the GPU nor a warned fallback:\n{stdout}\n{err}"
     );
     // Where a GPU is required (CI), the fallback is a failure: the checks below would
-    // then compare the CPU backend with itself.
-    if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+    // then compare the CPU backend with itself. An adapter without SHADER_F64 (OpenGL)
+    // must fall back, saying why, unless VARIDEM_REQUIRE_F64=1 makes that a failure too.
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+    let adapter = varidem::gpu::context::list_adapters().into_iter().next();
+    if let Some(a) = adapter.filter(|a| !a.f64) {
+        assert!(
+            !set("VARIDEM_REQUIRE_F64"),
+            "VARIDEM_REQUIRE_F64=1 but adapter {} has no SHADER_F64",
+            a.name
+        );
+        assert!(fell_back && err.contains("SHADER_F64"), "{stdout}\n{err}");
+        eprintln!(
+            "run_on_the_gpu_in_f64_or_falls_back_to_the_cpu: adapter {} has no SHADER_F64: checked the fallback only",
+            a.name
+        );
+        return;
+    }
+    if set("VARIDEM_REQUIRE_GPU") {
         assert!(
             on_gpu,
             "VARIDEM_REQUIRE_GPU=1 but the run fell back to the CPU:\n{stdout}\n{err}"

@@ -66,7 +66,7 @@ fn gpu_merging(
     precision: Precision,
     merge_contacts: Option<bool>,
 ) -> Option<GpuBackend> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_for(test, precision)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
@@ -203,7 +203,7 @@ fn chunked_merging(
     binding: Option<u64>,
     merge_contacts: Option<bool>,
 ) -> Option<varidem::error::Result<GpuBackend>> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_for(test, precision)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
@@ -236,7 +236,7 @@ fn row_chunks_match_unchunked() {
     let scene = pour(10, 200);
     for precision in [Precision::F64, Precision::F32] {
         let Some(whole) = chunked(test, &scene, precision, None, None) else {
-            return;
+            continue;
         };
         let mut whole = whole.unwrap();
         let mut rows = chunked(test, &scene, precision, Some(97), None)
@@ -558,7 +558,7 @@ fn fused_steps_equal_single_steps_in_a_pour() {
     ] {
         let test = "fused_steps_in_a_pour";
         let Some(mut fused) = gpu_merging(test, &scene, precision, Some(merge)) else {
-            return;
+            continue;
         };
         let mut single = gpu(test, &scene, precision).unwrap();
         fused.advance(40).unwrap();
@@ -647,7 +647,7 @@ fn contact_history_overflow_names_the_particle() {
 /// The GPU backend for `scene` in f64, or its set-up error (the set-up evaluation may
 /// already overflow); `None` without an adapter.
 fn gpu_result(test: &str, scene: &Scene) -> Option<varidem::Result<GpuBackend>> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_f64(test)?;
     let opts = GpuOptions {
         precision: Precision::F64,
         max_neighbors: Some(32),
@@ -687,7 +687,7 @@ fn pair_forces_cancel_bitwise() {
     let scene = parse_scene(&text).unwrap();
     for precision in [Precision::F32, Precision::F64] {
         let Some(mut g) = gpu("pair_forces_cancel_bitwise", &scene, precision) else {
-            return;
+            continue;
         };
         let mut touching = 0;
         for step in 0..600 {
@@ -725,7 +725,7 @@ fn frictional_cluster_conserves_momenta() {
     for (precision, tol_p, tol_l) in [(Precision::F64, 1e-13, 1e-11), (Precision::F32, 1e-7, 2e-6)]
     {
         let Some(mut g) = gpu("frictional_cluster_conserves_momenta", &scene, precision) else {
-            return;
+            continue;
         };
         let d0 = g.diagnostics().unwrap();
         let mut contacts = 0;
