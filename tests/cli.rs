@@ -318,8 +318,24 @@ fn run_on_the_gpu_in_f64_or_falls_back_to_the_cpu() {
         "neither on the GPU nor a warned fallback:\n{stdout}\n{err}"
     );
     // Where a GPU is required (CI), the fallback is a failure: the checks below would
-    // then compare the CPU backend with itself.
-    if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+    // then compare the CPU backend with itself. An adapter without SHADER_F64 (OpenGL)
+    // must fall back, saying why, unless VARIDEM_REQUIRE_F64=1 makes that a failure too.
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+    let adapter = varidem::gpu::context::list_adapters().into_iter().next();
+    if let Some(a) = adapter.filter(|a| !a.f64) {
+        assert!(
+            !set("VARIDEM_REQUIRE_F64"),
+            "VARIDEM_REQUIRE_F64=1 but adapter {} has no SHADER_F64",
+            a.name
+        );
+        assert!(fell_back && err.contains("SHADER_F64"), "{stdout}\n{err}");
+        eprintln!(
+            "run_on_the_gpu_in_f64_or_falls_back_to_the_cpu: adapter {} has no SHADER_F64: checked the fallback only",
+            a.name
+        );
+        return;
+    }
+    if set("VARIDEM_REQUIRE_GPU") {
         assert!(
             on_gpu,
             "VARIDEM_REQUIRE_GPU=1 but the run fell back to the CPU:\n{stdout}\n{err}"
@@ -577,5 +593,50 @@ fn info_checks_the_minimum_limits_quietly() {
             format!("no: {}", a.shortfalls.join("; "))
         };
         assert!(all.contains(&verdict), "{all} lacks {verdict}");
+    }
+}
+
+/// `--adapter` also takes a backend: `gl` picks an OpenGL adapter (listed with
+/// ` (OpenGL)` after its name, since Mesa's llvmpipe has one name through Vulkan and
+/// OpenGL) and `vulkan` a Vulkan one, each when `info` lists one; otherwise the error
+/// names the adapters there are.
+#[test]
+fn an_adapter_can_be_picked_by_its_backend() {
+    if !has_adapter("an_adapter_can_be_picked_by_its_backend") {
+        return;
+    }
+    let adapters = varidem::gpu::context::list_adapters();
+    for (flag, backend) in [("gl", "OpenGL"), ("vulkan", "Vulkan")] {
+        let bench = [
+            "bench",
+            "--backend",
+            "gpu",
+            "--adapter",
+            flag,
+            "--n",
+            "200",
+            "--steps",
+            "1",
+        ];
+        let o = varidem(&bench);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        match adapters.iter().find(|a| a.backend == backend) {
+            Some(a) => {
+                assert!(o.status.success(), "{flag}: {}", stderr(&o));
+                assert!(
+                    stdout.contains(&format!("backend: gpu ({}, f32)", a.name)),
+                    "{flag}: {stdout}"
+                );
+                assert_eq!(a.name.ends_with(" (OpenGL)"), backend == "OpenGL");
+            }
+            None => {
+                assert_eq!(o.status.code(), Some(1), "{flag}: {stdout}");
+                assert!(
+                    stderr(&o).contains(&format!("no adapter matches '{flag}'")),
+                    "{flag}: {}",
+                    stderr(&o)
+                );
+            }
+        }
     }
 }

@@ -67,7 +67,7 @@ fn gpu_merging(
     precision: Precision,
     merge_contacts: Option<bool>,
 ) -> Option<GpuBackend> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_for(test, precision)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
@@ -204,7 +204,7 @@ fn chunked_merging(
     binding: Option<u64>,
     merge_contacts: Option<bool>,
 ) -> Option<varidem::error::Result<GpuBackend>> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_for(test, precision)?;
     let opts = GpuOptions {
         precision,
         max_neighbors: Some(32),
@@ -237,7 +237,7 @@ fn row_chunks_match_unchunked() {
     let scene = pour(10, 200);
     for precision in [Precision::F64, Precision::F32] {
         let Some(whole) = chunked(test, &scene, precision, None, None) else {
-            return;
+            continue;
         };
         let mut whole = whole.unwrap();
         let mut rows = chunked(test, &scene, precision, Some(97), None)
@@ -378,13 +378,9 @@ fn pour_is_deterministic() {
     assert_eq!(a.particles().unwrap(), b.particles().unwrap());
 }
 
-/// A 10³-particle pour into a box, 1 s (10⁴ steps): the f32 GPU run and the f64 CPU
-/// run diverge particle by particle (a pour is chaotic) but agree statistically: the
-/// kinetic-energy history within 1 % of its peak at every output and within 1 % of its
-/// value while it exceeds a tenth of the peak (measured 0.58 % and 0.20 %), and the
-/// final packing fraction of the bed within 1 %.
-#[test]
-fn pour_f32_agrees_statistically() {
+/// A 10³-particle pour into a 0.1 m box, 1 s (10⁴ steps): 1000 grains of 5 mm (±10 %)
+/// dropped from up to 0.35 m settle into a bed about 0.1 m high.
+fn settling_pour() -> Scene {
     let text = "[simulation]\ndt = 1e-4\nsteps = 10000\ngravity = [0.0, 0.0, -9.81]\n\
         [contact]\nlaw = \"hertz\"\nskin = 0.001\nmax_contacts = 16\n\
         [[material]]\nname = \"grain\"\nyoung = 1e6\npoisson = 0.3\ndensity = 2500.0\n\
@@ -396,70 +392,142 @@ fn pour_f32_agrees_statistically() {
         [[wall]]\npoint = [0.1, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n\
         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n\
         [[wall]]\npoint = [0.0, 0.1, 0.0]\nnormal = [0.0, -1.0, 0.0]\n";
-    let scene = parse_scene(text).unwrap();
+    parse_scene(text).unwrap()
+}
+
+/// What the statistical comparison of [`settling_pour`] looks at: the kinetic energy
+/// (translational and rotational) every 200 steps, and the final state.
+struct Settled {
+    ke: Vec<f64>,
+    last: Particles,
+}
+
+fn settle(b: &mut dyn Backend) -> Settled {
+    let mut ke = Vec::new();
+    for _ in 0..50 {
+        b.advance(200).unwrap();
+        let d = b.diagnostics().unwrap();
+        ke.push(d.e_kin + d.e_rot);
+    }
+    Settled {
+        ke,
+        last: b.particles().unwrap(),
+    }
+}
+
+/// Packing fraction of the bed in the 0.1 m × 0.1 m box from the grains' mean height:
+/// in a bed of uniform packing φ and height H the volume-weighted mean height of the
+/// grains is H/2, so φ = V / (A · 2 z̄). It averages over every grain; the top of the
+/// highest grain, used before, is one grain's position.
+fn packing(p: &Particles) -> f64 {
+    let volume = |i: usize| 4.0 / 3.0 * std::f64::consts::PI * p.radius[i].powi(3);
+    let v: f64 = (0..p.len()).map(volume).sum();
+    let z = (0..p.len())
+        .map(|i| volume(i) * p.position[i].z)
+        .sum::<f64>()
+        / v;
+    v / (0.1 * 0.1 * 2.0 * z)
+}
+
+/// How far `b` is from the reference `a`: the kinetic energy pointwise (relative) while
+/// the reference's is at least half its peak (the fall and the first impact), the
+/// kinetic energy at every output relative to the peak, and the packing fraction
+/// (relative).
+fn differences(a: &Settled, b: &Settled) -> [f64; 3] {
+    let peak = a.ke.iter().copied().fold(0.0, f64::max);
+    let pairs = || a.ke.iter().zip(&b.ke);
+    let pointwise = pairs()
+        .filter(|(x, _)| **x >= 0.5 * peak)
+        .map(|(x, y)| (x - y).abs() / x)
+        .fold(0.0, f64::max);
+    let history = pairs()
+        .map(|(x, y)| (x - y).abs() / peak)
+        .fold(0.0, f64::max);
+    let (pa, pb) = (packing(&a.last), packing(&b.last));
+    [pointwise, history, (pa - pb).abs() / pa]
+}
+
+/// The f32 GPU run and the f64 CPU run of [`settling_pour`] diverge grain by grain (a
+/// pour is chaotic) but agree statistically: the kinetic energy within 1 % while it
+/// exceeds half its peak, within 2 % of the peak at every output, the final packing
+/// fraction within 1 %, and both beds settle.
+///
+/// The bounds rest on the spread of the f64 reference itself
+/// ([`pour_statistics_spread_in_the_reference`]): the CPU run with every grain moved by
+/// at most 1 nm, 48 times, differs from the unmoved run by up to 0.46 %, 1.08 % and
+/// 0.57 %. The f32 runs on lavapipe (Vulkan) and llvmpipe (OpenGL), unmoved and moved
+/// by 1 nm (5 runs each), stay inside that: up to 0.42 %, 0.75 % and 0.41 %. Two checks
+/// used before could not be held: the kinetic energy within 1 % pointwise down to a
+/// tenth of its peak (the reference differs from itself by up to 3.7 % there, during
+/// the collapse of the heap) and the packing fraction from the top of the highest
+/// grain within 1 % (up to 3.4 %). The OpenGL run, 0.94 % and 1.97 % off on those, was
+/// no worse than Vulkan's runs moved by 1 nm (2.4 % and 2.0 %).
+#[test]
+fn pour_f32_agrees_statistically() {
+    let scene = settling_pour();
     let Some(mut g) = gpu("pour_f32_agrees_statistically", &scene, Precision::F32) else {
         return;
     };
     let mut c = CpuBackend::new(&scene).unwrap();
-    let (mut ke_c, mut ke_g) = (Vec::new(), Vec::new());
-    for _ in 0..50 {
-        c.advance(200).unwrap();
-        g.advance(200).unwrap();
-        let (dc, dg) = (c.diagnostics().unwrap(), g.diagnostics().unwrap());
-        ke_c.push(dc.e_kin + dc.e_rot);
-        ke_g.push(dg.e_kin + dg.e_rot);
-    }
-    let peak = ke_c.iter().copied().fold(0.0, f64::max);
-    let worst = ke_c
-        .iter()
-        .zip(&ke_g)
-        .map(|(a, b)| (a - b).abs() / peak)
-        .fold(0.0, f64::max);
-    // Pointwise too, while the bed still moves (KE above a tenth of its peak: below
-    // that the chaotic settling makes each output's relative difference meaningless).
-    let pointwise = ke_c
-        .iter()
-        .zip(&ke_g)
-        .filter(|(a, _)| **a >= 0.1 * peak)
-        .map(|(a, b)| (a - b).abs() / a)
-        .fold(0.0, f64::max);
-    // Packing fraction of the bed: sphere volume over the box area times the bed height
-    // (top of the highest sphere).
-    let packing = |p: &Particles| {
-        let top = (0..p.len())
-            .map(|i| p.position[i].z + p.radius[i])
-            .fold(0.0, f64::max);
-        let vol: f64 = p
-            .radius
-            .iter()
-            .map(|r| 4.0 / 3.0 * std::f64::consts::PI * r * r * r)
-            .sum();
-        vol / (0.1 * 0.1 * top)
-    };
-    let (phi_c, phi_g) = (
-        packing(&c.particles().unwrap()),
-        packing(&g.particles().unwrap()),
-    );
+    let (sc, sg) = (settle(&mut c), settle(&mut g));
+    let [pointwise, history, phi] = differences(&sc, &sg);
+    let peak = sc.ke.iter().copied().fold(0.0, f64::max);
     eprintln!(
-        "f32 pour over 1 s: KE peak {peak:.3e} J, worst |ΔKE|/peak {worst:.2e}, pointwise above a tenth of the peak {pointwise:.2e}, final KE {:.2e}/{:.2e}; packing {phi_c:.4} (cpu) vs {phi_g:.4} (gpu)",
-        ke_c.last().unwrap(),
-        ke_g.last().unwrap()
-    );
-    assert!(
-        worst < 0.01,
-        "kinetic-energy histories differ by {worst} of the peak"
+        "f32 pour over 1 s on {}: KE peak {peak:.3e} J; |ΔKE|/KE while above half the peak {pointwise:.2e}, |ΔKE|/peak {history:.2e}; packing {:.4} (cpu) vs {:.4} (gpu): {phi:.2e}; final KE {:.2e}/{:.2e}",
+        g.adapter_name(),
+        packing(&sc.last),
+        packing(&sg.last),
+        sc.ke.last().unwrap(),
+        sg.ke.last().unwrap()
     );
     assert!(
         pointwise < 0.01,
         "kinetic energies differ by {pointwise} of their value"
     );
     assert!(
-        (phi_c - phi_g).abs() / phi_c < 0.01,
-        "packing {phi_c} vs {phi_g}"
+        history < 0.02,
+        "kinetic-energy histories differ by {history} of the peak"
+    );
+    assert!(phi < 0.01, "packing fractions differ by {phi}");
+    for (name, s) in [("CPU", &sc), ("GPU", &sg)] {
+        assert!(
+            *s.ke.last().unwrap() < 1e-3 * peak,
+            "the {name} bed has not settled"
+        );
+    }
+}
+
+/// The spread of [`pour_f32_agrees_statistically`]'s statistics in the f64 reference:
+/// the CPU run of [`settling_pour`] with each grain moved by at most 1 nm (48 runs, each
+/// its own pattern) against the unmoved run. Prints the largest difference of each
+/// statistic (measured: 0.46 %, 1.08 %, 0.57 %). About 3 minutes:
+/// `cargo test --test gpu_granular -- --ignored pour_statistics_spread_in_the_reference`.
+#[test]
+#[ignore = "a measurement (about 3 minutes): the spread that pour_f32_agrees_statistically's bounds rest on"]
+fn pour_statistics_spread_in_the_reference() {
+    let scene = settling_pour();
+    let reference = settle(&mut CpuBackend::new(&scene).unwrap());
+    let mut largest = [0.0f64; 3];
+    for seed in 1..=48u32 {
+        let mut moved = scene.clone();
+        let p = &mut moved.model.particles;
+        for i in 0..p.len() {
+            let s = f64::from(seed) * (i as f64 + 1.0);
+            p.position[i] += 1e-9 * DVec3::new(s.sin(), (1.7 * s).cos(), (2.3 * s).sin());
+        }
+        let d = differences(&reference, &settle(&mut CpuBackend::new(&moved).unwrap()));
+        eprintln!("moved {seed}: {:.2e}, {:.2e}, {:.2e}", d[0], d[1], d[2]);
+        for (l, v) in largest.iter_mut().zip(d) {
+            *l = l.max(v);
+        }
+    }
+    eprintln!(
+        "largest: KE pointwise above half the peak {:.2e}, KE of the peak {:.2e}, packing {:.2e}",
+        largest[0], largest[1], largest[2]
     );
     assert!(
-        *ke_c.last().unwrap() < 1e-3 * peak,
-        "the CPU bed has not settled"
+        largest.iter().all(|&v| v > 0.0),
+        "the moved runs should differ"
     );
 }
 
@@ -559,7 +627,7 @@ fn fused_steps_equal_single_steps_in_a_pour() {
     ] {
         let test = "fused_steps_in_a_pour";
         let Some(mut fused) = gpu_merging(test, &scene, precision, Some(merge)) else {
-            return;
+            continue;
         };
         let mut single = gpu(test, &scene, precision).unwrap();
         fused.advance(40).unwrap();
@@ -656,7 +724,7 @@ fn contact_history_overflow_names_the_particle() {
 /// The GPU backend for `scene` in f64, or its set-up error (the set-up evaluation may
 /// already overflow); `None` without an adapter.
 fn gpu_result(test: &str, scene: &Scene) -> Option<varidem::Result<GpuBackend>> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_f64(test)?;
     let opts = GpuOptions {
         precision: Precision::F64,
         max_neighbors: Some(32),
@@ -696,7 +764,7 @@ fn pair_forces_cancel_bitwise() {
     let scene = parse_scene(&text).unwrap();
     for precision in [Precision::F32, Precision::F64] {
         let Some(mut g) = gpu("pair_forces_cancel_bitwise", &scene, precision) else {
-            return;
+            continue;
         };
         let mut touching = 0;
         for step in 0..600 {
@@ -734,7 +802,7 @@ fn frictional_cluster_conserves_momenta() {
     for (precision, tol_p, tol_l) in [(Precision::F64, 1e-13, 1e-11), (Precision::F32, 1e-7, 2e-6)]
     {
         let Some(mut g) = gpu("frictional_cluster_conserves_momenta", &scene, precision) else {
-            return;
+            continue;
         };
         let d0 = g.diagnostics().unwrap();
         let mut contacts = 0;

@@ -113,7 +113,7 @@ fn run_kernel_src(
 
 #[test]
 fn wgsl_rodrigues_matches_cpu() {
-    let Some(ctx) = gpu_common::context("wgsl_rodrigues_matches_cpu") else {
+    let Some(ctx) = gpu_common::context_f64("wgsl_rodrigues_matches_cpu") else {
         return;
     };
     let mut rng = ChaCha8Rng::seed_from_u64(99);
@@ -198,7 +198,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 /// 207 here (207 × 1.1e-16 = 2.3e-14). Measured: 2.2e-16, 2.2e-16, 2.5e-14.
 #[test]
 fn wgsl_ln_exp_pow_match_cpu() {
-    let Some(ctx) = gpu_common::context("wgsl_ln_exp_pow_match_cpu") else {
+    let Some(ctx) = gpu_common::context_f64("wgsl_ln_exp_pow_match_cpu") else {
         return;
     };
     let mut rng = ChaCha8Rng::seed_from_u64(5);

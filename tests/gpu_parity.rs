@@ -54,7 +54,7 @@ fn gpu_inline(
     precision: Precision,
     inline_bonds: Option<bool>,
 ) -> Option<GpuBackend> {
-    let ctx = gpu_common::context(test)?;
+    let ctx = gpu_common::context_for(test, precision)?;
     let opts = GpuOptions {
         precision,
         inline_bonds,
@@ -243,7 +243,7 @@ fn fused_steps_equal_single_steps() {
                     let Some(mut fused) =
                         gpu_inline("fused_steps", model, kind, 2e-4, precision, Some(inline))
                     else {
-                        return;
+                        continue;
                     };
                     let mut single = gpu("fused_steps", model, kind, 2e-4, precision).unwrap();
                     fused.advance(60).unwrap();
@@ -279,8 +279,8 @@ fn compact_bond_records_give_the_same_bits() {
         for inline_bonds in [false, true] {
             let mut runs = Vec::new();
             for compact_bonds in [true, false] {
-                let Some(ctx) = gpu_common::context("compact_bonds") else {
-                    return;
+                let Some(ctx) = gpu_common::context_for("compact_bonds", precision) else {
+                    break;
                 };
                 let opts = GpuOptions {
                     precision,
@@ -310,6 +310,9 @@ fn compact_bond_records_give_the_same_bits() {
                 }
                 g.advance(60).unwrap();
                 runs.push((g.checkpoint_state().unwrap(), g.diagnostics().unwrap()));
+            }
+            if runs.is_empty() {
+                continue;
             }
             assert!(
                 runs[0] == runs[1],
@@ -409,7 +412,7 @@ fn bond_half_turn_is_reported_in_both_bond_paths() {
                 precision,
                 Some(inline_bonds),
             ) else {
-                return;
+                continue;
             };
             let inline_path = g.kernel_path().unwrap().contains("bond terms inline");
             assert_eq!(inline_path, inline_bonds);
@@ -429,8 +432,8 @@ fn bond_half_turn_is_reported_in_both_bond_paths() {
 fn gpu_runs_are_bitwise_reproducible() {
     let model = common::random_cluster(4, ShearForm::Objective);
     let dir = tempfile::tempdir().unwrap();
-    let mut files = Vec::new();
     for precision in [Precision::F32, Precision::F64] {
+        let mut files = Vec::new();
         for run in 0..2 {
             let Some(mut g) = gpu(
                 "reproducible",
@@ -439,18 +442,16 @@ fn gpu_runs_are_bitwise_reproducible() {
                 2e-4,
                 precision,
             ) else {
-                return;
+                break;
             };
             g.advance(300).unwrap();
             let path = dir.path().join(format!("final-{precision}-{run}.csv"));
             varidem::io::write_final_csv(&path, &g.particles().unwrap()).unwrap();
             files.push(std::fs::read(&path).unwrap());
         }
-        assert_eq!(
-            files[files.len() - 2],
-            files[files.len() - 1],
-            "{precision}: runs differ"
-        );
+        if let [a, b] = files.as_slice() {
+            assert_eq!(a, b, "{precision}: runs differ");
+        }
     }
 }
 
@@ -562,7 +563,7 @@ fn f32_neighbor_lists_match_cpu() {
 #[test]
 fn chunked_bonds_match_cpu() {
     let m = common::random_cluster(5, ShearForm::Objective);
-    let Some(ctx) = gpu_common::context("chunked_bonds") else {
+    let Some(ctx) = gpu_common::context_f64("chunked_bonds") else {
         return;
     };
     let opts = GpuOptions {

@@ -66,6 +66,28 @@ fn every_kernel_fits_the_portable_limits() {
     );
 }
 
+/// The compute pipelines are created without wgpu's zero-fill of workgroup memory
+/// (src/gpu/mod.rs: naga's fill for OpenGL took llvmpipe minutes to compile), which is
+/// sound because only reduce.wgsl declares workgroup memory and every invocation there
+/// writes its row before the first barrier. A kernel file that starts using workgroup
+/// memory fails here, so that its reads are checked against the missing fill.
+#[test]
+fn only_the_reductions_use_workgroup_memory() {
+    for config in every_config() {
+        for file in KERNEL_FILES {
+            let src = compose(file.source, &config);
+            let (module, _) = validate(&src, config.precision).unwrap();
+            let wg = workgroup_bytes(&module);
+            assert_eq!(
+                wg > 0,
+                file.name == "reduce.wgsl",
+                "{}: {wg} B of workgroup memory",
+                file.name
+            );
+        }
+    }
+}
+
 /// Every `@binding` of every global in the composed modules has the number the Rust
 /// table gives its name (the host binds buffers by these numbers), and every table
 /// entry is declared by the WGSL.

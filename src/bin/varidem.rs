@@ -107,8 +107,8 @@ enum Command {
         /// GPU kernel precision [default: the checkpoint's].
         #[arg(long, value_enum)]
         precision: Option<Precision>,
-        /// GPU adapter: a case-insensitive substring of its name; default
-        /// $VARIDEM_ADAPTER, else the most capable adapter.
+        /// GPU adapter: a case-insensitive substring of its name, or a backend (vulkan,
+        /// metal, dx12, gl); default $VARIDEM_ADAPTER, else the most capable adapter.
         #[arg(long, value_name = "NAME")]
         adapter: Option<String>,
     },
@@ -172,8 +172,8 @@ enum Command {
         /// Picture height (pixels).
         #[arg(long, value_name = "H", default_value_t = 768, value_parser = clap::value_parser!(u32).range(1..=8192))]
         height: u32,
-        /// GPU adapter: a case-insensitive substring of its name; default
-        /// $VARIDEM_ADAPTER, else the most capable adapter.
+        /// GPU adapter: a case-insensitive substring of its name, or a backend (vulkan,
+        /// metal, dx12, gl); default $VARIDEM_ADAPTER, else the most capable adapter.
         #[arg(long, value_name = "NAME")]
         adapter: Option<String>,
     },
@@ -191,8 +191,9 @@ struct DeviceArgs {
     /// f32]. f64 needs an adapter with SHADER_F64. The CPU backend is always f64.
     #[arg(long, value_enum)]
     precision: Option<Precision>,
-    /// GPU adapter: a case-insensitive substring of its name (see `varidem info`);
-    /// default $VARIDEM_ADAPTER, else the most capable adapter.
+    /// GPU adapter: a case-insensitive substring of its name (see `varidem info`), or a
+    /// backend (vulkan, metal, dx12, gl); default $VARIDEM_ADAPTER, else the most
+    /// capable adapter.
     #[arg(long, value_name = "NAME")]
     adapter: Option<String>,
 }
@@ -361,7 +362,12 @@ fn print_adapter(k: usize, a: &AdapterSummary) {
         ("driver", a.driver.clone()),
         (
             "f64 (SHADER_F64)",
-            if a.f64 { "yes" } else { "no" }.to_owned(),
+            if a.f64 {
+                "yes"
+            } else {
+                "no (f32 kernels only)"
+            }
+            .to_owned(),
         ),
         (
             "max storage-buffer binding size",
@@ -409,7 +415,7 @@ fn info_command() {
         return;
     }
     println!(
-        "GPU adapters: {} (in order of preference; --adapter NAME or ${ADAPTER_ENV} picks another)",
+        "GPU adapters: {} (in order of preference; --adapter NAME|BACKEND or ${ADAPTER_ENV} picks another)",
         adapters.len()
     );
     if let Ok(wanted) = std::env::var(ADAPTER_ENV) {

@@ -1,6 +1,7 @@
-//! Device acquisition: adapter listing and choice (discrete > integrated > virtual >
-//! software, overridable by name), and a device requested with the adapter's own limits
-//! (or varidem's portable minimum, [`crate::gpu::limits`]) and features.
+//! Device acquisition: adapter listing and choice (Vulkan, Metal and Direct3D 12 before
+//! OpenGL; then discrete > integrated > virtual > software; overridable by name or
+//! backend), and a device requested with the adapter's own limits (or varidem's portable
+//! minimum, [`crate::gpu::limits`]) and features.
 //!
 //! wgpu's default handler panics on any error it reports outside an error scope; a
 //! [`GpuContext`] installs its own, which records the first such error and the loss of
@@ -19,9 +20,10 @@ pub const ADAPTER_ENV: &str = "VARIDEM_ADAPTER";
 /// What `varidem info` shows about an adapter.
 #[derive(Clone, Debug)]
 pub struct AdapterSummary {
-    /// Adapter name.
+    /// Adapter name, with ` (OpenGL)` appended on wgpu's OpenGL backend: Mesa's
+    /// llvmpipe has the same name through Vulkan (lavapipe) and OpenGL.
     pub name: String,
-    /// Graphics API backend.
+    /// Graphics API backend (`Vulkan`, `Metal`, `Dx12`, `OpenGL`).
     pub backend: String,
     /// Device type (discrete, integrated, virtual, CPU, other).
     pub device_type: wgpu::DeviceType,
@@ -50,6 +52,13 @@ impl AdapterSummary {
     }
 }
 
+/// Preference of a graphics backend: the primary APIs (Vulkan, Metal, Direct3D 12) before
+/// OpenGL, which wgpu supports as a secondary backend (no `f64`, fewer limits); an
+/// OpenGL adapter is chosen only when no other is there, or when it is asked for.
+fn backend_rank(b: wgpu::Backend) -> u32 {
+    u32::from(b == wgpu::Backend::Gl)
+}
+
 fn rank(t: wgpu::DeviceType) -> u32 {
     match t {
         wgpu::DeviceType::DiscreteGpu => 0,
@@ -60,12 +69,28 @@ fn rank(t: wgpu::DeviceType) -> u32 {
     }
 }
 
+fn backend_name(b: wgpu::Backend) -> String {
+    match b {
+        wgpu::Backend::Gl => "OpenGL".to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The name varidem shows and matches `--adapter` against (see [`AdapterSummary::name`]).
+fn display_name(info: &wgpu::AdapterInfo) -> String {
+    if info.backend == wgpu::Backend::Gl {
+        format!("{} (OpenGL)", info.name)
+    } else {
+        info.name.clone()
+    }
+}
+
 fn summary(a: &wgpu::Adapter) -> AdapterSummary {
     let info = a.get_info();
     let limits = a.limits();
     AdapterSummary {
-        name: info.name.clone(),
-        backend: format!("{:?}", info.backend),
+        name: display_name(&info),
+        backend: backend_name(info.backend),
         device_type: info.device_type,
         driver: format!("{} {}", info.driver, info.driver_info)
             .trim()
@@ -80,29 +105,57 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
-fn instance() -> wgpu::Instance {
+/// The backends varidem lists and may use: the primary APIs (Vulkan, Metal, DX12) and
+/// OpenGL (through EGL on Linux; headless, with no display handle, so no window-system
+/// probe).
+const BACKENDS: wgpu::Backends = wgpu::Backends::PRIMARY.union(wgpu::Backends::GL);
+
+/// An instance over `backends`, or over those `WGPU_BACKEND` names (e.g. `vulkan`, `gl`)
+/// when it is set.
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    // Compute needs the primary APIs (Vulkan, Metal, DX12); probing OpenGL/EGL on a
-    // headless machine only prints errors. `WGPU_BACKEND` still overrides.
     if std::env::var_os("WGPU_BACKEND").is_none() {
-        desc.backends = wgpu::Backends::PRIMARY;
+        desc.backends = backends;
     }
     wgpu::Instance::new(desc)
 }
 
 fn adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
     let mut all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-    // Stable preference: device type, then name.
+    // Stable preference: backend, device type, then name.
     all.sort_by_key(|a| {
         let i = a.get_info();
-        (rank(i.device_type), i.name)
+        (backend_rank(i.backend), rank(i.device_type), i.name)
     });
     all
 }
 
+/// The backend `wanted` names (`vulkan`/`vk`, `metal`/`mtl`, `dx12`/`d3d12`,
+/// `gl`/`opengl`/`gles`, case-insensitive), if it names one.
+fn backend_named(wanted: &str) -> Option<wgpu::Backend> {
+    match wanted.trim().to_lowercase().as_str() {
+        "vulkan" | "vk" => Some(wgpu::Backend::Vulkan),
+        "metal" | "mtl" => Some(wgpu::Backend::Metal),
+        "dx12" | "d3d12" => Some(wgpu::Backend::Dx12),
+        "gl" | "opengl" | "gles" => Some(wgpu::Backend::Gl),
+        _ => None,
+    }
+}
+
+/// Whether `--adapter wanted` picks adapter `info`: `wanted` names its backend, or is a
+/// case-insensitive substring of its name as shown (`(OpenGL)` included).
+fn matches(info: &wgpu::AdapterInfo, wanted: &str) -> bool {
+    match backend_named(wanted) {
+        Some(b) => info.backend == b,
+        None => display_name(info)
+            .to_lowercase()
+            .contains(&wanted.to_lowercase()),
+    }
+}
+
 /// Every adapter this machine offers, in preference order.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    adapters(&instance()).iter().map(summary).collect()
+    adapters(&instance(BACKENDS)).iter().map(summary).collect()
 }
 
 /// What the device reported outside error scopes: the first uncaptured error and the
@@ -129,8 +182,9 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Picks an adapter (`name` or `$VARIDEM_ADAPTER`: the first whose name contains it,
-    /// case-insensitively; otherwise the most capable) and opens a device with its
+    /// Picks an adapter (`name` or `$VARIDEM_ADAPTER`: the first, in order of preference,
+    /// whose name contains it case-insensitively, or of the backend it names, e.g. `gl`;
+    /// otherwise the most capable) and opens a device with its
     /// `SHADER_F64` feature if present and the limits `$VARIDEM_GPU_LIMITS` asks for
     /// (the adapter's own by default; see [`LimitsRequest`]).
     pub fn new(name: Option<&str>) -> Result<Self> {
@@ -139,36 +193,37 @@ impl GpuContext {
 
     /// [`GpuContext::new`] with the limits of `request`.
     pub fn with_limits(name: Option<&str>, request: &LimitsRequest) -> Result<Self> {
-        let instance = instance();
-        let all = adapters(&instance);
-        if all.is_empty() {
-            return Err(Error::NoAdapter(
-                "no GPU adapter found (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)".into(),
-            ));
-        }
         let wanted = name
             .map(str::to_string)
             .or_else(|| std::env::var(ADAPTER_ENV).ok());
-        let adapter = match &wanted {
-            Some(w) => {
-                let lw = w.to_lowercase();
-                all.into_iter()
-                    .find(|a| a.get_info().name.to_lowercase().contains(&lw))
-                    .ok_or_else(|| {
-                        Error::NoAdapter(format!(
-                            "no adapter matches '{w}'; available: {}",
-                            list_adapters()
-                                .iter()
-                                .map(|a| a.name.clone())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ))
-                    })?
+        // The primary backends first: OpenGL ranks after them (`backend_rank`), so its
+        // instance (an EGL display and context) is made only when they offer no adapter,
+        // or none that matches.
+        let pick = |backends| {
+            let all = adapters(&instance(backends));
+            match &wanted {
+                Some(w) => all.into_iter().find(|a| matches(&a.get_info(), w)),
+                None => all.into_iter().next(),
             }
-            None => all
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::NoAdapter("no adapter".into()))?,
+        };
+        let found = pick(wgpu::Backends::PRIMARY).or_else(|| pick(wgpu::Backends::GL));
+        let adapter = match (found, &wanted) {
+            (Some(a), _) => a,
+            (None, Some(w)) if !list_adapters().is_empty() => {
+                return Err(Error::NoAdapter(format!(
+                    "no adapter matches '{w}'; available: {}",
+                    list_adapters()
+                        .iter()
+                        .map(|a| a.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+            (None, _) => {
+                return Err(Error::NoAdapter(
+                    "no GPU adapter found (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)".into(),
+                ))
+            }
         };
         let features = adapter.features() & wgpu::Features::SHADER_F64;
         let required_limits = request.limits(&adapter.limits());
@@ -271,5 +326,29 @@ impl GpuContext {
     /// Whether kernels can be built in `f64`.
     pub fn has_f64(&self) -> bool {
         self.device.features().contains(wgpu::Features::SHADER_F64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backends_are_named_and_opengl_ranks_last() {
+        assert_eq!(backend_named("GL"), Some(wgpu::Backend::Gl));
+        assert_eq!(backend_named("opengl"), Some(wgpu::Backend::Gl));
+        assert_eq!(backend_named(" Vulkan "), Some(wgpu::Backend::Vulkan));
+        assert_eq!(backend_named("dx12"), Some(wgpu::Backend::Dx12));
+        assert_eq!(backend_named("metal"), Some(wgpu::Backend::Metal));
+        assert_eq!(backend_named("llvmpipe"), None);
+        for b in [
+            wgpu::Backend::Vulkan,
+            wgpu::Backend::Metal,
+            wgpu::Backend::Dx12,
+        ] {
+            assert!(backend_rank(b) < backend_rank(wgpu::Backend::Gl), "{b:?}");
+        }
+        assert_eq!(backend_name(wgpu::Backend::Gl), "OpenGL");
+        assert_eq!(backend_name(wgpu::Backend::Vulkan), "Vulkan");
     }
 }

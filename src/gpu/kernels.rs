@@ -238,7 +238,16 @@ pub(super) fn compile(
                     layout: None,
                     module: &module,
                     entry_point: Some(ep),
-                    compilation_options: Default::default(),
+                    // No zero-fill of workgroup memory: only reduce.wgsl has any
+                    // (`scratch`), and each invocation writes its row before the first
+                    // barrier (tests/gpu_shaders.rs checks no other file declares any).
+                    // On OpenGL naga writes the fill as one invocation storing all 16
+                    // KiB, which llvmpipe compiles very slowly (the container's first 100
+                    // steps: 130 s with a cold shader cache, 8 s without the fill).
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        zero_initialize_workgroup_memory: false,
+                        ..Default::default()
+                    },
                     cache: None,
                 })
             })?;

@@ -1,7 +1,10 @@
-//! GPU test helpers: an adapter or a clear skip (a failure under VARIDEM_REQUIRE_GPU=1).
+//! GPU test helpers: an adapter or a clear skip (a failure under VARIDEM_REQUIRE_GPU=1),
+//! and for f64 tests an adapter with `SHADER_F64` or a clear skip (a failure under
+//! VARIDEM_REQUIRE_F64=1).
 #![allow(dead_code, unreachable_pub)]
 
 use varidem::gpu::context::GpuContext;
+use varidem::gpu::Precision;
 
 /// A device for a GPU test, or `None` (with a message) when there is no adapter and
 /// `VARIDEM_REQUIRE_GPU` is not set. Under `VARIDEM_REQUIRE_GPU=1` a missing adapter
@@ -10,7 +13,7 @@ pub fn context(test: &str) -> Option<GpuContext> {
     match GpuContext::new(None) {
         Ok(ctx) => Some(ctx),
         Err(e) => {
-            if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            if set("VARIDEM_REQUIRE_GPU") {
                 panic!("{test}: VARIDEM_REQUIRE_GPU=1 but no GPU adapter: {e}");
             }
             eprintln!("SKIPPED {test}: no GPU adapter ({e}); set VARIDEM_REQUIRE_GPU=1 to make this a failure");
@@ -19,25 +22,40 @@ pub fn context(test: &str) -> Option<GpuContext> {
     }
 }
 
-/// A device with `SHADER_F64` for an f64 GPU test, or `None` (with a message) when
-/// there is no adapter or it lacks f64 and `VARIDEM_REQUIRE_GPU` is not set; under
-/// `VARIDEM_REQUIRE_GPU=1` either case panics.
-pub fn context_f64(test: &str) -> Option<GpuContext> {
+/// Whether the environment variable `name` is `1`.
+fn set(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
+/// A device for a GPU test in `precision`: [`context`], and for `f64` one with
+/// `SHADER_F64`. `f64` is optional (OpenGL adapters lack it; `varidem info` says which
+/// have it), so on an adapter without it an f64 test is skipped with a message, under
+/// `VARIDEM_REQUIRE_GPU=1` too, unless `VARIDEM_REQUIRE_F64=1` (CI's Vulkan passes,
+/// where lavapipe has it): then it fails. An adapter that has `SHADER_F64` always runs
+/// the f64 test; a device opened without it there is a failure.
+pub fn context_for(test: &str, precision: Precision) -> Option<GpuContext> {
     let ctx = context(test)?;
-    if ctx.has_f64() {
+    if precision != Precision::F64 || ctx.has_f64() {
         return Some(ctx);
     }
-    if std::env::var("VARIDEM_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: VARIDEM_REQUIRE_GPU=1 but adapter {} has no SHADER_F64",
-            ctx.summary.name
-        );
-    }
+    let name = &ctx.summary.name;
+    assert!(
+        !ctx.adapter.features().contains(wgpu::Features::SHADER_F64),
+        "{test}: adapter {name} has SHADER_F64 but the device was opened without it"
+    );
+    assert!(
+        !set("VARIDEM_REQUIRE_F64"),
+        "{test}: VARIDEM_REQUIRE_F64=1 but adapter {name} has no SHADER_F64"
+    );
     eprintln!(
-        "SKIPPED {test}: adapter {} has no SHADER_F64",
-        ctx.summary.name
+        "SKIPPED {test} (f64): adapter {name} has no SHADER_F64; set VARIDEM_REQUIRE_F64=1 to make this a failure"
     );
     None
+}
+
+/// [`context_for`] in `f64`.
+pub fn context_f64(test: &str) -> Option<GpuContext> {
+    context_for(test, Precision::F64)
 }
 
 /// Largest difference over particles of position, velocity, rotation and angular
