@@ -39,10 +39,9 @@ use std::path::{Path, PathBuf};
 use glam::DVec3;
 
 use crate::backend::{Backend, BackendKind, ContactState, StateSnapshot};
-use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuBackend, Precision};
 use crate::integrators::IntegratorKind;
+use crate::model::Precision;
 use crate::model::{
     Bond, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model, Particles,
     Scene, ShearForm, SimulationParams, Wall,
@@ -221,54 +220,6 @@ impl Checkpoint {
             m.walls.len(),
         )
     }
-}
-
-/// Builds the backend that resumes `checkpoint`:
-///
-/// * `kind` (default: the backend that wrote the checkpoint) as in
-///   [`crate::run::make_backend`]: a GPU that is not available falls back to the CPU
-///   with a warning;
-/// * `precision` (default: the checkpoint's, for a GPU checkpoint; else the scene's),
-///   `adapter` and the kernel-path switches `paths` configure the GPU backend.
-///
-/// The backend is restored from the snapshot ([`CpuBackend::from_snapshot`],
-/// [`GpuBackend::from_snapshot`]). If it is not the one that wrote the checkpoint
-/// (another backend, adapter or precision), a warning says the run goes on but not bit
-/// for bit.
-pub fn make_backend(
-    checkpoint: &Checkpoint,
-    kind: Option<BackendKind>,
-    precision: Option<Precision>,
-    adapter: Option<&str>,
-    paths: &crate::gpu::PathSwitches,
-) -> Result<Box<dyn Backend>> {
-    let state = &checkpoint.state;
-    let scene = &checkpoint.scene;
-    let kind = kind.unwrap_or(state.backend);
-    let recorded = (state.backend == BackendKind::Gpu).then_some(state.precision);
-    let mut options = crate::run::gpu_options(scene, precision.or(recorded), adapter);
-    paths.apply(&mut options);
-    let cpu = || -> Result<Box<dyn Backend>> {
-        let mut b = CpuBackend::from_snapshot(scene.model.clone(), state)?;
-        b.set_trapezoidal(scene.simulation.trapezoidal);
-        Ok(Box::new(b))
-    };
-    let gpu = || -> Result<Box<dyn Backend>> {
-        Ok(Box::new(GpuBackend::from_snapshot(
-            scene.model.clone(),
-            state,
-            &options,
-        )?))
-    };
-    let backend = crate::run::select_backend(kind, &options, cpu, gpu)?;
-    if backend.name() != state.backend_name {
-        log::warn!(
-            "the checkpoint was written by the {} backend and resumes on the {} backend: the run goes on from the same state, but not bit for bit as it would have on the first",
-            state.backend_name,
-            backend.name()
-        );
-    }
-    Ok(backend)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1008,6 +959,7 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::CpuBackend;
     use crate::io::parse_scene;
 
     const SCENE: &str = "[simulation]\ndt = 1e-3\nsteps = 40\noutput_every = 10\n\

@@ -9,9 +9,11 @@
 //! [`math`] (rotations) → [`model`] (particles, bonds, walls) → [`physics`] (laws as
 //! pure functions) → [`integrators`] (the discrete maps) → [`neighbor`] (contact
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
-//! (scenes, CSV) → [`run`] (the driver the CLI calls) and [`checkpoint`] (its
-//! checkpoints and restarts). [`io::plot`] and [`render`] make plots and pictures of a
-//! run's output; [`host`] refuses problems too large for the machine's memory.
+//! (scenes, CSV) → [`checkpoint`] (checkpoints and restarts) → [`select`] (which backend
+//! runs, and the fallback to the CPU) → [`run`] (the driver the CLI calls).
+//! [`io::plot`] and [`render`] make plots and pictures of a run's output; [`host`]
+//! refuses problems too large for the machine's memory. `tests/layers.rs` fails on an
+//! import against this order.
 
 pub mod backend;
 pub mod checkpoint;
@@ -28,5 +30,6 @@ pub mod neighbor;
 pub mod physics;
 pub mod render;
 pub mod run;
+pub mod select;
 
 pub use error::{Error, Result};

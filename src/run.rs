@@ -5,19 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, BackendKind};
+use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
-use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
-use crate::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
-use crate::gpu::{GpuBackend, GpuOptions, Precision};
 use crate::io::{write_final_csv, EnergyCsv, VtkSeries};
 use crate::model::Scene;
 
-/// File name of the energy and momentum time series in the output directory.
-pub const ENERGY_CSV: &str = "energy.csv";
-/// File name of the final particle state in the output directory.
-pub const FINAL_CSV: &str = "final.csv";
+pub use crate::io::{ENERGY_CSV, FINAL_CSV, RUN_RECORD};
+pub use crate::select::{fallback_to_cpu, gpu_options, make_backend, select_backend};
 
 /// What a completed run did.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,129 +71,6 @@ fn progress_bar(first: u64, total: u64, dt: f64) -> Option<indicatif::ProgressBa
     bar.set_position(first);
     bar.set_message(format!("{:.4} s", first as f64 * dt));
     Some(bar)
-}
-
-/// The GPU options for `scene`: `precision` (the command line's) overrides the scene's
-/// `[simulation] precision`, which overrides the default (`f32`); the neighbour-list
-/// and bucket capacities are the scene's; `adapter` names the adapter (`None`:
-/// `$VARIDEM_ADAPTER` or the most capable one).
-pub fn gpu_options(
-    scene: &Scene,
-    precision: Option<Precision>,
-    adapter: Option<&str>,
-) -> GpuOptions {
-    let sim = &scene.simulation;
-    GpuOptions {
-        adapter: adapter.map(str::to_owned),
-        precision: precision.or(sim.precision).unwrap_or_default(),
-        max_neighbors: sim.gpu_max_neighbors,
-        bucket_capacity: sim.gpu_bucket_capacity,
-        max_chunk_bonds: None,
-        max_chunk_particles: None,
-        max_binding_bytes: None,
-        fused: None,
-        merge_contacts: None,
-        inline_bonds: None,
-        compact_bonds: None,
-    }
-}
-
-/// Builds the backend `kind` for `scene`; `gpu` configures the GPU backend (see
-/// [`gpu_options`]) and is ignored by the CPU backend.
-///
-/// * [`BackendKind::Cpu`] never touches the GPU.
-/// * [`BackendKind::Gpu`] builds the GPU backend; if it is not available on this
-///   machine (no adapter, no adapter matching the requested name, no `f64` support for
-///   `f64` kernels, a device that cannot be opened or is too small), it falls back to
-///   the CPU with a warning, through [`fallback_to_cpu`].
-/// * [`BackendKind::Auto`] does the same, except that when no adapter is named
-///   (`gpu.adapter`, `$VARIDEM_ADAPTER`) and every adapter is a software rasteriser
-///   (lavapipe/llvmpipe, device type `Cpu`) it runs on the CPU backend, which is faster
-///   and `f64`, without trying the GPU.
-///
-/// Any other error (an invalid scene, say) is returned.
-pub fn make_backend(
-    kind: BackendKind,
-    scene: &Scene,
-    gpu: &GpuOptions,
-) -> Result<Box<dyn Backend>> {
-    select_backend(kind, gpu, || cpu_backend(scene), || gpu_backend(scene, gpu))
-}
-
-/// The choice of [`make_backend`] with the backends built by `cpu` and `gpu`: the
-/// resume of a checkpoint ([`crate::checkpoint::make_backend`]) builds them from a
-/// snapshot instead of a scene.
-pub fn select_backend(
-    kind: BackendKind,
-    gpu: &GpuOptions,
-    cpu: impl Fn() -> Result<Box<dyn Backend>>,
-    make_gpu: impl FnOnce() -> Result<Box<dyn Backend>>,
-) -> Result<Box<dyn Backend>> {
-    match kind {
-        BackendKind::Cpu => cpu(),
-        BackendKind::Gpu => fallback_with("gpu", make_gpu(), cpu),
-        BackendKind::Auto => {
-            let named = gpu.adapter.is_some() || std::env::var_os(ADAPTER_ENV).is_some();
-            if !named {
-                let adapters = list_adapters();
-                if !adapters.is_empty() && adapters.iter().all(AdapterSummary::is_software) {
-                    let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
-                    log::info!(
-                        "only software GPU adapters ({}): running on the CPU backend (--backend gpu runs on them anyway)",
-                        names.join(", ")
-                    );
-                    return cpu();
-                }
-            }
-            fallback_with("gpu", make_gpu(), cpu)
-        }
-    }
-}
-
-fn cpu_backend(scene: &Scene) -> Result<Box<dyn Backend>> {
-    Ok(Box::new(CpuBackend::new(scene)?))
-}
-
-fn gpu_backend(scene: &Scene, gpu: &GpuOptions) -> Result<Box<dyn Backend>> {
-    Ok(Box::new(GpuBackend::new(scene, gpu)?))
-}
-
-/// Returns the backend `attempt` made for `requested` or, if that backend is not
-/// available on this machine ([`Error::NoAdapter`], [`Error::Backend`],
-/// [`Error::DeviceTooSmall`], [`Error::DeviceLimit`], [`Error::Gpu`]), logs a warning and returns the CPU backend instead.
-/// Other errors (an invalid scene, say) are returned as they are.
-pub fn fallback_to_cpu(
-    requested: &str,
-    attempt: Result<Box<dyn Backend>>,
-    scene: &Scene,
-) -> Result<Box<dyn Backend>> {
-    fallback_with(requested, attempt, || cpu_backend(scene))
-}
-
-/// [`fallback_to_cpu`] with the CPU backend built by `cpu`.
-fn fallback_with(
-    requested: &str,
-    attempt: Result<Box<dyn Backend>>,
-    cpu: impl FnOnce() -> Result<Box<dyn Backend>>,
-) -> Result<Box<dyn Backend>> {
-    match attempt {
-        Err(Error::NoAdapter(why)) => {
-            log::warn!("no GPU adapter ({why}): falling back to the CPU backend");
-            cpu()
-        }
-        Err(
-            e @ (Error::Backend(_)
-            | Error::DeviceTooSmall(_)
-            | Error::DeviceLimit { .. }
-            | Error::Gpu { .. }),
-        ) => {
-            log::warn!(
-                "the {requested} backend is not available ({e}): falling back to the CPU backend"
-            );
-            cpu()
-        }
-        other => other,
-    }
 }
 
 /// Runs `scene` on `backend` with the default [`OutputOptions`] (VTK output on): see
@@ -560,9 +432,6 @@ fn step_loop(
     Ok(())
 }
 
-/// File name of the reproducibility record.
-pub const RUN_RECORD: &str = "run.toml";
-
 /// Writes `DIR/run.toml`: the varidem version, the backend (with adapter and precision),
 /// the step the run starts from, then the full resolved scene (every particle, bond and
 /// wall with its rest state's source configuration) as `io::scene_to_toml` writes it.
@@ -583,10 +452,12 @@ pub fn write_run_record(scene: &Scene, backend: &dyn Backend, out_dir: &Path) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Frame;
+    use crate::backend::{BackendKind, Frame};
     use crate::diagnostics::Diagnostics;
+    use crate::gpu::GpuOptions;
     use crate::io::{parse_scene, read_energy_csv, read_final_csv};
     use crate::model::Particles;
+    use crate::model::Precision;
     use glam::DVec3;
 
     const TWO_BALLS: &str = "[simulation]\ndt = 1e-3\nsteps = 25\noutput_every = 10\n\

@@ -418,12 +418,12 @@ fn bond_rest_states_are_stored_exactly() {
     assert_eq!(back.scene.model.bonds, c.scene.model.bonds);
 }
 
-/// `make_backend` defaults to the backend that wrote the checkpoint.
+/// `resume_backend` defaults to the backend that wrote the checkpoint.
 #[test]
 fn resume_defaults_to_the_recorded_backend() {
     let tmp = tempfile::tempdir().unwrap();
     let c = Checkpoint::read(&cpu_checkpoint(tmp.path())).unwrap();
-    let b = checkpoint::make_backend(&c, None, None, None, &Default::default()).unwrap();
+    let b = varidem::select::resume_backend(&c, None, None, None, &Default::default()).unwrap();
     assert_eq!(b.name(), "cpu");
     assert_eq!(b.step_count(), 150);
 }

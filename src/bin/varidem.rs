@@ -26,7 +26,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 
 use varidem::backend::BackendKind;
-use varidem::checkpoint::{self, Checkpoint};
+use varidem::checkpoint::Checkpoint;
 use varidem::gpu::context::{list_adapters, AdapterSummary, ADAPTER_ENV};
 use varidem::gpu::limits::{LimitsRequest, LIMITS_ENV};
 use varidem::gpu::Precision;
@@ -302,7 +302,7 @@ fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
         checkpoint.scene.simulation.steps(),
         checkpoint.state.backend_name
     );
-    let mut backend = checkpoint::make_backend(
+    let mut backend = varidem::select::resume_backend(
         &checkpoint,
         a.backend,
         a.precision,

@@ -12,8 +12,8 @@ use crate::gpu::Precision;
 /// WGSL as `WG`).
 pub const WORKGROUP_SIZE: u32 = 128;
 /// Capacity of a particle's private neighbour list in `neighbor_build` (`MAX_NEIGHBORS`):
-/// the upper bound for the scene's `max_neighbors`.
-pub const MAX_NEIGHBORS: u32 = 64;
+/// the upper bound for the scene's `max_neighbors` ([`crate::model::MAX_NEIGHBORS`]).
+pub const MAX_NEIGHBORS: u32 = crate::model::MAX_NEIGHBORS;
 
 /// The shared files, in inclusion order.
 pub const COMMON: [(&str, &str); 5] = [

@@ -12,6 +12,13 @@
 //!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtp`] reads the frames back.
 //! * [`plot`]: PNG plots of a run's `energy.csv` (`varidem plot`).
 
+/// File name of the energy and momentum time series in the output directory.
+pub const ENERGY_CSV: &str = "energy.csv";
+/// File name of the final particle state in the output directory.
+pub const FINAL_CSV: &str = "final.csv";
+/// File name of the reproducibility record in the output directory.
+pub const RUN_RECORD: &str = "run.toml";
+
 pub mod csv;
 pub mod plot;
 pub mod scene;

@@ -68,7 +68,7 @@ pub struct Plots {
 /// Fails, naming the file and the column or line, when `energy.csv` is missing, has no
 /// data row, lacks a required column or holds something that is not a number.
 pub fn plot_run(dir: &Path, out_dir: Option<&Path>) -> Result<Plots> {
-    let csv = dir.join(crate::run::ENERGY_CSV);
+    let csv = dir.join(super::ENERGY_CSV);
     if !csv.is_file() {
         return Err(Error::io(
             &csv,

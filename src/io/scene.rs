@@ -69,10 +69,10 @@ use glam::DVec3;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::gpu::shaders::MAX_NEIGHBORS;
 use crate::integrators::IntegratorKind;
 use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::Precision;
+use crate::model::MAX_NEIGHBORS;
 use crate::model::{
     Bond, BondStiffness, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model,
     Particle, Scene, ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,

@@ -465,17 +465,17 @@ pub fn load_frame(dir: &Path, step: Option<u64>) -> Result<ParticleFrame> {
 /// The step and time of `final.csv`: those of the last row of `energy.csv`, when
 /// `final.csv` and `run.toml` exist.
 fn last_row(dir: &Path) -> Option<(u64, f64)> {
-    if !dir.join(crate::run::FINAL_CSV).is_file() || !dir.join(crate::run::RUN_RECORD).is_file() {
+    if !dir.join(super::FINAL_CSV).is_file() || !dir.join(super::RUN_RECORD).is_file() {
         return None;
     }
-    let table = super::read_energy_csv(&dir.join(crate::run::ENERGY_CSV)).ok()?;
+    let table = super::read_energy_csv(&dir.join(super::ENERGY_CSV)).ok()?;
     let step = *table.column("step")?.last()?;
     let time = *table.column("t")?.last()?;
     (step >= 0.0).then_some((step as u64, time))
 }
 
 fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
-    let record = dir.join(crate::run::RUN_RECORD);
+    let record = dir.join(super::RUN_RECORD);
     let text = std::fs::read_to_string(&record).map_err(|e| Error::io(&record, e))?;
     // run.toml is a scene file with a [run] table in front.
     let mut doc: toml::Table =
@@ -484,7 +484,7 @@ fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
     let scene_text =
         toml::to_string(&doc).map_err(|e| bad(&record, format!("cannot re-serialise: {e}")))?;
     let scene = super::parse_scene(&scene_text).map_err(|e| bad(&record, e.to_string()))?;
-    let path = dir.join(crate::run::FINAL_CSV);
+    let path = dir.join(super::FINAL_CSV);
     let rows = super::read_final_csv(&path)?;
     let radius = &scene.model.particles.radius;
     let mut frame = ParticleFrame {

@@ -4,13 +4,17 @@
 //! run parameters (time step, number of steps, integrator, output cadence).
 
 mod bonds;
+mod fields;
 pub mod generators;
+mod integrator;
 mod materials;
 mod particles;
 mod precision;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
+pub use fields::{Drag, NearField};
+pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
 pub use particles::{
     removed_ids, Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
@@ -19,9 +23,11 @@ pub use precision::Precision;
 pub use walls::Wall;
 
 use glam::DVec3;
-use serde::{Deserialize, Serialize};
 
-use crate::integrators::IntegratorKind;
+/// The largest `[simulation] max_neighbors` a scene may ask for: the capacity of the GPU
+/// kernels' private neighbour list (`neighbor_build`).
+pub const MAX_NEIGHBORS: u32 = 64;
+use serde::{Deserialize, Serialize};
 
 /// Form of the binder shear potential `U^s` (Baker & Gonzalez eq. 53, NOTES).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,11 +117,11 @@ pub struct Model {
     /// Per-pair overrides of the material mixing rules.
     pub interactions: Vec<Interaction>,
     /// Drag and Magnus forces (Campello eq. 15, Remark 4), if any.
-    pub drag: Option<crate::physics::granular::Drag>,
+    pub drag: Option<Drag>,
     /// Simulation box and what happens to particles that leave it (`[domain]`).
     pub domain: Option<Domain>,
     /// Near-field Mie forces (Campello eq. 17), if any.
-    pub near_field: Option<crate::physics::granular::NearField>,
+    pub near_field: Option<NearField>,
     /// Uniform field acceleration `a` (m/s²): `U = −Σ m a·x` (or `−m a·(x + Rρ₀)` for
     /// pendulum particles).
     pub gravity: DVec3,
@@ -150,7 +156,7 @@ pub struct SimulationParams {
     /// GPU grid-bucket capacity (`bucket_capacity`); `None`: the GPU default (16).
     pub gpu_bucket_capacity: Option<u32>,
     /// `phi` and `tolerance` of the `campello-trapezoidal` integrator.
-    pub trapezoidal: crate::integrators::Trapezoidal,
+    pub trapezoidal: Trapezoidal,
 }
 
 impl SimulationParams {

@@ -20,6 +20,8 @@ use glam::DVec3;
 
 use crate::model::{Material, Wall};
 
+pub use crate::model::{Drag, NearField};
+
 /// Partner id of an unused contact-history slot (both backends' history rows end with
 /// it).
 pub const NO_PARTNER: u32 = u32::MAX;
@@ -494,21 +496,6 @@ pub fn wall_overlap(wall: &Wall, x: DVec3, r: f64) -> Option<(DVec3, f64, f64)> 
     Some((-wall.normal, r - h, h))
 }
 
-/// Near-field (generalised Mie) force of eq. (17) on `i` from `j` and its potential.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NearField {
-    /// `κ₁`: attractive strength.
-    pub kappa_attractive: f64,
-    /// `λ₁`: attractive exponent.
-    pub lambda_attractive: f64,
-    /// `κ₂`: repulsive strength.
-    pub kappa_repulsive: f64,
-    /// `λ₂`: repulsive exponent.
-    pub lambda_repulsive: f64,
-    /// Centre distance beyond which the force is zero (m).
-    pub cutoff: f64,
-}
-
 impl NearField {
     /// Potential of one exponent term `κ d^{−λ}` integrated from `d` to the cutoff, so
     /// that the force is its negative gradient and the energy is zero at the cutoff.
@@ -547,17 +534,6 @@ impl NearField {
         );
         Some((u, mag * n))
     }
-}
-
-/// Drag of eq. (15) and the Magnus force of Remark 4.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Drag {
-    /// `c_fluid` (N s/m).
-    pub coefficient: f64,
-    /// `v_fluid` (m/s).
-    pub fluid_velocity: DVec3,
-    /// Magnus constant `S` (N s²/m... per rad): `f = S Ω × v`; 0 for none.
-    pub magnus: f64,
 }
 
 impl Drag {
