@@ -215,7 +215,10 @@ pub fn run_with(
 /// writing a row (and a VTK frame, with `vtk`) at each output step and a checkpoint
 /// (with `checkpoints = Some((interval, out_dir))`) at each checkpoint step. Logs
 /// progress at every tenth of the run.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run driver's outputs and options, passed through once"
+)]
 fn step_and_record(
     scene: &Scene,
     backend: &mut dyn Backend,
@@ -296,7 +299,10 @@ fn energy_scale(d: &crate::diagnostics::Diagnostics) -> f64 {
 
 /// The loop of [`step_and_record`]; `last_good` receives a snapshot of the state at
 /// every output step that passed the checks.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the loop of step_and_record, with the same arguments"
+)]
 fn step_loop(
     scene: &Scene,
     backend: &mut dyn Backend,

@@ -76,7 +76,10 @@ impl Sides {
 /// that left it at `x` with the half-step velocities `v`, `omega`, taken with the
 /// forces `f` (what [`GranularInputs::sides`] computes from the stored state,
 /// to the bit; `integrate_predict` calls it while it still holds the new state).
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one contact side's kinematics, as the WGSL twin's arguments"
+)]
 #[inline]
 pub(super) fn stepped_side(
     kind: IntegratorKind,
@@ -535,7 +538,10 @@ impl GranularInputs<'_> {
     /// pair's force when it is the lower id and its exact negative otherwise (so
     /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new wall springs;
     /// touching pairs beyond [`GranularInputs::slots`] count as overflow.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the kernel twin's outputs are separate slices, as the shader's bindings"
+    )]
     pub(super) fn particle(
         &self,
         i: usize,
@@ -681,7 +687,10 @@ impl PairBatch {
     }
 
     /// Queues the touching pair `(a, b)` for slot `slot`.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a queued pair's fields, pushed into the batch's columns"
+    )]
     #[inline]
     fn push(
         &mut self,

@@ -1243,7 +1243,6 @@ impl PredictContext<'_> {
     /// next evaluation. `Ok(moved)`: whether it moved far enough to make the neighbour
     /// list stale; on a fault its state is left as it was.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
     fn particle(
         &self,
         i: usize,

@@ -98,7 +98,10 @@ pub(super) struct Contents<R: Real> {
 impl<R: Real> Contents<R> {
     /// The contents of `model` as `plan` lays it out, at step `start` with the Kahan
     /// terms `comp` (used in `f32` when it has 9 per particle, zero otherwise).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "everything a buffer's first bytes depend on: model, plan, tables, bonds, integrator, dt, step, Kahan terms"
+    )]
     pub(super) fn new(
         model: &Model,
         plan: &Plan,

@@ -373,24 +373,36 @@ impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
     }
 }
 
-// SAFETY: `#[repr(C)]`, every field is `u32` or `R` (f32/f64) or an array of `R`, and the
-// `u32` fields come first in even numbers, so no instantiation has padding; the size
-// assertions below check it for both precisions, and tests/gpu_shaders.rs checks every
-// offset against naga's layout of the WGSL structs.
+// Every record below is `#[repr(C)]` with fields of `u32`, `R` (f32/f64) or arrays of
+// `R` only, laid out so that no instantiation has padding: the `u32` fields come first
+// in even numbers (Params, BondRecord, WallRecord, PairRecord), or the f64 tail padding
+// is an explicit field (BondCompact: `rest_length`, `rest_dir` and three `u32`, 28 B in
+// f32; HistRecord: three reals and one `u32`). The size assertions below check it for
+// both precisions, and tests/gpu_shaders.rs checks every offset against naga's layout
+// of the WGSL structs.
+// SAFETY: no padding, every bit pattern valid (see above).
 unsafe impl<R: Real> Zeroable for Params<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for Params<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Zeroable for BondRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for BondRecord<R> {}
-// BondCompact: `rest_length`, `rest_dir` and the three `u32` leave no gap in either
-// precision (28 B in f32; in f64 the u32 tail padding is the explicit `pad`).
+// SAFETY: as above.
 unsafe impl<R: Real> Zeroable for BondCompact<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for BondCompact<R> {}
-// HistRecord: three reals and one `u32`, the f64 tail padding explicit, as BondCompact.
+// SAFETY: as above.
 unsafe impl<R: Real> Zeroable for HistRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for HistRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Zeroable for WallRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for WallRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Zeroable for PairRecord<R> {}
+// SAFETY: as above.
 unsafe impl<R: Real> Pod for PairRecord<R> {}
 
 const _: () = {

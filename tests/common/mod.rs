@@ -1,5 +1,9 @@
 //! Shared set-ups for the physics tests.
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "shared by several test crates, each using a part of it"
+)]
 
 use glam::DVec3;
 use rand::{Rng, SeedableRng};

@@ -1,7 +1,11 @@
 //! GPU test helpers: an adapter or a clear skip (a failure under VARIDEM_REQUIRE_GPU=1),
 //! and for f64 tests an adapter with `SHADER_F64` or a clear skip (a failure under
 //! VARIDEM_REQUIRE_F64=1).
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "shared by several test crates, each using a part of it"
+)]
 
 use varidem::gpu::context::GpuContext;
 use varidem::gpu::Precision;
