@@ -416,7 +416,7 @@ impl CpuBackend {
     }
 
     /// The least host memory the backend allocates besides the model (bytes), from the
-    /// arrays [`CpuBackend::set_up`] and the first evaluation create: per particle two
+    /// arrays `CpuBackend::set_up` and the first evaluation create: per particle two
     /// force records and the saved state; with contacts, the neighbour list's reference
     /// positions and offsets; for granular models the contact sides and two copies of
     /// the history rows and wall springs; per bond two results and the incidence

@@ -8,7 +8,7 @@ use crate::gpu::kernels::KernelId;
 
 impl GpuBackend {
     /// Finishes and submits `encoder`; a wgpu error in encoding or submission, or a
-    /// lost device, becomes [`Error::Gpu`] naming `what`.
+    /// lost device, becomes [`Error::Gpu`](crate::error::Error::Gpu) naming `what`.
     pub(super) fn submit(&self, what: &str, encoder: wgpu::CommandEncoder) -> Result<()> {
         self.ctx.scoped(&format!("submitting {what}"), || {
             self.ctx.queue.submit([encoder.finish()]);
@@ -43,7 +43,7 @@ impl GpuBackend {
     }
 
     /// Dispatches `name` with the workgroup count at entry `entry` of `grid_args` (see
-    /// [`grid_args`]): the grid kernels launch no invocation at all between rebuilds.
+    /// [`grid_args`](super::plan::grid_args)): the grid kernels launch no invocation at all between rebuilds.
     pub(super) fn dispatch_grid(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
