@@ -87,7 +87,10 @@ fn check_file(relative: &str) -> usize {
 
 #[test]
 fn readme_scene_examples_parse() {
-    assert!(check_file("README.md") >= 1, "README.md shows no complete scene");
+    assert!(
+        check_file("README.md") >= 1,
+        "README.md shows no complete scene"
+    );
 }
 
 #[test]
