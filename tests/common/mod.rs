@@ -5,6 +5,8 @@
     reason = "shared by several test crates, each using a part of it"
 )]
 
+pub mod pour;
+
 use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
