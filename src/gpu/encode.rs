@@ -36,10 +36,15 @@ impl GpuBackend {
         chunk: usize,
         groups: u32,
     ) {
+        self.bind(pass, name, chunk);
+        pass.dispatch_workgroups(groups, 1, 1);
+    }
+
+    /// Sets `name`'s pipeline and its bind group of chunk `chunk`.
+    fn bind(&self, pass: &mut wgpu::ComputePass<'_>, name: KernelId, chunk: usize) {
         let k = &self.kernels[&name];
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
-        pass.dispatch_workgroups(groups, 1, 1);
     }
 
     /// Dispatches `name` with the workgroup count at entry `entry` of `grid_args` (see
@@ -51,9 +56,7 @@ impl GpuBackend {
         chunk: usize,
         entry: usize,
     ) {
-        let k = &self.kernels[&name];
-        pass.set_pipeline(&k.pipeline);
-        pass.set_bind_group(0, &k.bind_groups[chunk], &[]);
+        self.bind(pass, name, chunk);
         let offset = 4 * (1 + 3 * entry as u64);
         pass.dispatch_workgroups_indirect(&self.buffers[bind::GRID_ARGS as usize], offset);
     }
