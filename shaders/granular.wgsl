@@ -1,5 +1,5 @@
 // Kernel granular_forces: the granular forces of every particle (granular_sum,
-// common/contact.wgsl) into `gout`, for particle_forces. Used by the steps that are not
+// common/contact.wgsl) into `granular_out`, for particle_forces. Used by the steps that are not
 // fused with their successor's predict, and by fused steps when the contact pass cannot
 // be merged into particle_forces_predict (several bond chunks, whose partial sums
 // bond_gather keeps in `force`; see granular_forces_merge in src/gpu/mod.rs).
@@ -7,7 +7,7 @@
 // It runs after the neighbour list is current and before bond_gather/particle_forces,
 // so `force`/`moment` still hold the previous step's totals F_k, RM_k: they carry the
 // half-step velocities to the end of the step for damping and drag. particle_forces
-// adds `gout` after the field (the CPU order).
+// adds `granular_out` after the field (the CPU order).
 //
 // Dispatched once per row chunk (struct Rows). `energies`: also store the pair, wall and
 // near-field energies (entry point granular_forces); granular_forces_no_energy skips
@@ -21,12 +21,12 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
     // are 0 and the third vec4 is not written (particle_forces reads them only with).
     let o = 3u * li;
     if (energies) {
-        row_vec[rows.gout + o] = vec4<real>(g.f, g.e_contact);
-        row_vec[rows.gout + o + 1u] = vec4<real>(g.t, g.e_wall);
-        row_vec[rows.gout + o + 2u] = vec4<real>(g.e_near, 0.0, 0.0, 0.0);
+        row_vec[rows.granular_out + o] = vec4<real>(g.f, g.e_contact);
+        row_vec[rows.granular_out + o + 1u] = vec4<real>(g.t, g.e_wall);
+        row_vec[rows.granular_out + o + 2u] = vec4<real>(g.e_near, 0.0, 0.0, 0.0);
     } else {
-        row_vec[rows.gout + o] = vec4<real>(g.f, 0.0);
-        row_vec[rows.gout + o + 1u] = vec4<real>(g.t, 0.0);
+        row_vec[rows.granular_out + o] = vec4<real>(g.f, 0.0);
+        row_vec[rows.granular_out + o + 1u] = vec4<real>(g.t, 0.0);
     }
 }
 

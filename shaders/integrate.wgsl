@@ -10,7 +10,7 @@ fn step_begin() {
     atomicAdd(&status[STATUS_STEP], 1u);
 }
 
-// Dispatched once per row chunk (struct Rows): the Kahan terms `comp` are a row
+// Dispatched once per row chunk (struct Rows): the Kahan terms `kahan` are a row
 // buffer, at li = i − first. The arithmetic is predict_half (common/integrator.wgsl),
 // which the fused particle_forces_predict shares. One exit: every outcome (normal,
 // rotation locked, removed at the domain boundary) ends in the same stores, because
@@ -20,15 +20,15 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count) { return; }
     let i = rows.first + li;
-    let flags = pflags[i];
+    let flags = particle_flags[i];
     if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
-    let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
     let m = mass_of(i);
     let jj = inertia_of(i);
     let f = get_force(i);
     let p = predict_half(flags, m, jj, get_pos(i), get_rot(i), s,
-                         load_comp(li, 0u), f, get_moment(i));
-    store_predicted_comp(li, p);
+                         load_kahan(li, 0u), f, get_moment(i));
+    store_predicted_kahan(li, p);
     if (p.err != NO_ERROR) {
         raise(p.err, i);
         return;
@@ -43,7 +43,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         store_motion(i, p.v, p.w, f, m, flags);
     }
     if (p.removed) {
-        pflags[i] = flags | FLAG_REMOVED;
+        particle_flags[i] = flags | FLAG_REMOVED;
     } else if ((params.flags & PARAM_CONTACT) != 0u) {
         check_skin(i, p.x);
     }

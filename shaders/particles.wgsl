@@ -3,7 +3,7 @@
 // (ascending id), walls and the field, then the correct half of the step
 // (correct_half, common/integrator.wgsl). The twin of CpuBackend::particle_force followed
 // by CpuBackend::integrate_correct. Dispatched once per row chunk (struct Rows): it
-// reads its particle's neighbour, gout and comp rows at li = i − first, and the last
+// reads its particle's neighbour, granular_out and kahan rows at li = i − first, and the last
 // bond chunk's results.
 
 // The forces and moments on particle i (row li of its chunk), stored in force and
@@ -45,7 +45,7 @@ fn bond_terms(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>
     return ok;
 }
 
-// `merged`: compute the granular forces here (granular_sum) instead of adding the gout
+// `merged`: compute the granular forces here (granular_sum) instead of adding the granular_out
 // row of granular_forces (PARAM_MERGED, fused steps only). `inline_bonds`: compute the bond
 // terms here (bond_terms) instead of gathering bond_out (PARAM_INLINE_BONDS, fused
 // steps only).
@@ -93,7 +93,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
     let m = mass_of(i);
     let g = gravity();
     f += m * g;
-    if ((pflags[i] & FLAG_PENDULUM) != 0u) {
+    if ((particle_flags[i] & FLAG_PENDULUM) != 0u) {
         // U = −m a·(x + Rρ₀): moment m (Rρ₀) × a.
         t += m * cross(rotate(get_rot(i), get_pend(i)), g);
     }
@@ -107,14 +107,14 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         // granular_forces ran before the bond kernels (it needs F_k); add its part
         // after the field, as the CPU does.
         let o = 3u * li;
-        let gf = row_vec[rows.gout + o];
-        let gt = row_vec[rows.gout + o + 1u];
+        let gf = row_vec[rows.granular_out + o];
+        let gt = row_vec[rows.granular_out + o + 1u];
         f += gf.xyz;
         t += gt.xyz;
         if (energies) {
             e_contact += gf.w;
             e_wall += gt.w;
-            e_near = row_vec[rows.gout + o + 2u].x;
+            e_near = row_vec[rows.granular_out + o + 2u].x;
         }
     }
     // Fused steps (energies off) of scenes without granular forces store no F and M: no
@@ -145,13 +145,13 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     if ((params.flags & PARAM_FIRST) != 0u || params.integrator == INTEGRATOR_SYMPLECTIC_EULER || is_removed(i)) {
         return;
     }
-    let flags = pflags[i];
-    let s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    let flags = particle_flags[i];
+    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
     let m = mass_of(i);
     let jj = inertia_of(i);
     let c = correct_half(flags, m, jj, s, e.f, e.t);
-    store_comp(li, 1u, c.cv);
-    store_comp(li, 2u, c.cw);
+    store_kahan(li, 1u, c.cv);
+    store_kahan(li, 2u, c.cw);
     set_vel(i, c.v, m);
     set_omega(i, c.w, jj);
 }
@@ -184,7 +184,7 @@ fn store_next_pos(i: u32, x: vec3<real>) {
 //
 // With PARAM_MERGED (granular scenes with at most one bond chunk) it also runs the
 // contact pass of granular_forces for its particle, so a step makes one pass over the
-// particles and their neighbours, not two, and no gout round trip. Partners' v, Ω and F
+// particles and their neighbours, not two, and no granular_out round trip. Partners' v, Ω and F
 // are overwritten in this very dispatch, so their contact sides come from the motion
 // records (common/contact.wgsl) that the previous predict wrote; this kernel writes its
 // particle's record for the next step, with the bits side_at would compute from the
@@ -199,7 +199,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let e = forces_on(i, li, false, merged, inline_bonds);
     // A bond of this particle reached a half turn (raised): the run stops here.
     if (!e.ok) { return; }
-    let flags = pflags[i];
+    let flags = particle_flags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
         store_next_pos(i, e.x);
         if (inline_bonds) { set_rot_next(i, get_rot(i)); }
@@ -207,12 +207,12 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let m = mass_of(i);
     let jj = inertia_of(i);
-    var s = Velocities(get_vel(i), get_omega(i), load_comp(li, 1u), load_comp(li, 2u));
+    var s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
     if (params.integrator != INTEGRATOR_SYMPLECTIC_EULER) {
         s = correct_half(flags, m, jj, s, e.f, e.t);
     }
-    let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_comp(li, 0u), e.f, e.t);
-    store_predicted_comp(li, p);
+    let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_kahan(li, 0u), e.f, e.t);
+    store_predicted_kahan(li, p);
     if (p.err != NO_ERROR) {
         // This step is complete (corrected velocities); the next one failed.
         set_vel(i, s.v, m);

@@ -22,7 +22,7 @@ fn contributions(i: u32) -> array<real, Q_COUNT> {
         let l = cross(x, p) + jj * w;
         q[Q_ANGULAR_MOMENTUM] = l.x; q[Q_ANGULAR_MOMENTUM + 1u] = l.y; q[Q_ANGULAR_MOMENTUM + 2u] = l.z;
         var at = x;
-        if ((pflags[i] & FLAG_PENDULUM) != 0u) {
+        if ((particle_flags[i] & FLAG_PENDULUM) != 0u) {
             at = x + rotate(get_rot(i), get_pend(i));
         }
         q[Q_FIELD] = -m * dot(gravity(), at);

@@ -41,7 +41,7 @@ impl std::fmt::Display for BackendKind {
 }
 
 /// One output frame: the state at a step and the per-particle and per-bond quantities
-/// the VTK output shows (see [`crate::io::vtk`]). Vectors are indexed by particle id,
+/// the VTK output shows (see [`crate::io::vtk_writer`]). Vectors are indexed by particle id,
 /// `bond_energy` by bond id.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Frame {
@@ -106,7 +106,7 @@ pub struct StateSnapshot {
     /// Spatial angular velocities `Ω`.
     pub angular_velocity: Vec<DVec3>,
     /// Kahan compensation terms of the `f32` GPU kernels: 9 per particle (rows x, v, Ω
-    /// of three components, the `comp` buffer as it is on the device). Empty for the
+    /// of three components, the `kahan` buffer as it is on the device). Empty for the
     /// CPU and `f64` GPU backends, which do not compensate.
     pub compensation: Vec<f32>,
     /// Granular contact state, for scenes under the Hertz law (`None` otherwise).

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model, Particles,
+    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, RunLength,
     Scene, ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
@@ -323,11 +323,11 @@ fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
     } = sim;
     w.f64(*dt);
     match duration {
-        Duration::Steps(n) => {
+        RunLength::Steps(n) => {
             w.u8(0);
             w.u64(*n);
         }
-        Duration::EndTime(t) => {
+        RunLength::EndTime(t) => {
             w.u8(1);
             w.f64(*t);
         }
@@ -686,8 +686,8 @@ fn decode(body: &[u8]) -> Decoded<Checkpoint> {
     let simulation = SimulationParams {
         dt: r.f64()?,
         duration: match r.u8()? {
-            0 => Duration::Steps(r.u64()?),
-            1 => Duration::EndTime(r.f64()?),
+            0 => RunLength::Steps(r.u64()?),
+            1 => RunLength::EndTime(r.f64()?),
             c => return Err(format!("duration code {c}")),
         },
         integrator: integrator_of(r.u8()?)?,

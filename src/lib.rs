@@ -11,7 +11,7 @@
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
 //! (scenes, CSV) → [`checkpoint`] (checkpoints and restarts) → [`select`] (which backend
 //! runs, and the fallback to the CPU) → [`run`] (the driver the CLI calls).
-//! [`io::plot`] and [`render`] make plots and pictures of a run's output; [`host`]
+//! [`io::plot`] and [`render`] make plots and pictures of a run's output; [`memory_check`]
 //! refuses problems too large for the machine's memory. `tests/layers.rs` fails on an
 //! import against this order.
 
@@ -21,10 +21,10 @@ pub mod cpu;
 pub mod diagnostics;
 pub mod error;
 pub mod gpu;
-pub mod host;
 pub mod integrators;
 pub mod io;
 pub mod math;
+pub mod memory_check;
 pub mod model;
 pub mod neighbor;
 pub mod physics;

@@ -16,7 +16,7 @@ use glam::DVec3;
 
 use crate::error::{Error, Result};
 use crate::gpu::context::GpuContext;
-use crate::io::vtp::{load_frame, ParticleFrame};
+use crate::io::vtk_reader::{load_frame, ParticleFrame};
 
 /// Background colour of the pictures (sRGB).
 pub const BACKGROUND: [u8; 3] = [28, 30, 36];

@@ -41,7 +41,7 @@ pub struct RunSummary {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutputOptions {
     /// Write a VTK PolyData frame (`vtk/particles_<step>.vtp`) with every `energy.csv`
-    /// row and keep `particles.pvd` up to date (see [`crate::io::vtk`]). Default on.
+    /// row and keep `particles.pvd` up to date (see [`crate::io::vtk_writer`]). Default on.
     pub vtk: bool,
     /// Write a checkpoint ([`crate::checkpoint`]) into `checkpoints/` every this many
     /// steps (at every multiple of it, the last step included when it is one).
@@ -85,7 +85,7 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
 ///   row at the start, every `output_every` steps and at the last step (once, when the
 ///   last step is a multiple of `output_every`); each row is flushed when written.
 /// * with `options.vtk`, at the same steps, `vtk/particles_<step>.vtp` and
-///   `particles.pvd`, rewritten after every frame (see [`crate::io::vtk`]; a resumed
+///   `particles.pvd`, rewritten after every frame (see [`crate::io::vtk_writer`]; a resumed
 ///   run keeps the frames of earlier steps, [`VtkSeries::resume`]).
 /// * `final.csv`: the final state (see [`crate::io::write_final_csv`]).
 ///

@@ -26,14 +26,14 @@ use varidem::gpu::context::GpuContext;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::integrators::IntegratorKind;
 use varidem::io::load_scene;
-use varidem::model::{Duration, Scene, ShearForm, SimulationParams};
+use varidem::model::{RunLength, Scene, ShearForm, SimulationParams};
 use varidem::run::{run_with, OutputOptions, ENERGY_CSV, FINAL_CSV};
 
 /// `scenes/torus-impact.toml` cut to 600 steps, an energy row every `every`.
 fn torus(every: u64) -> Scene {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/torus-impact.toml");
     let mut scene = load_scene(&path).unwrap();
-    scene.simulation.duration = Duration::Steps(600);
+    scene.simulation.duration = RunLength::Steps(600);
     scene.simulation.output_every = every;
     scene
 }
@@ -46,7 +46,7 @@ fn cluster() -> Scene {
     Scene {
         simulation: SimulationParams {
             dt: 2e-4,
-            duration: Duration::Steps(1000),
+            duration: RunLength::Steps(1000),
             integrator: IntegratorKind::Variational,
             output_every: 50,
             precision: None,

@@ -223,7 +223,7 @@ fn chunked_merging(
     ))
 }
 
-/// The per-particle row buffers (neighbour rows, contact history, wall springs, gout and,
+/// The per-particle row buffers (neighbour rows, contact history, wall springs, granular_out and,
 /// in f32, the Kahan terms) split into row chunks of 97 particles (11 chunks, ending
 /// mid-workgroup) give the unchunked GPU run's bits, in f64 and f32: state, neighbour
 /// lists, the whole snapshot (history rows, wall springs, forces, energies, Kahan terms)

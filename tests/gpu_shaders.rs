@@ -234,7 +234,7 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
         ]
     );
     check_layout!(
-        "PairMat",
+        "PairRecord",
         PairRecord<R>,
         p,
         size_of::<R>(),
@@ -250,7 +250,7 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
         ]
     );
     check_layout!(
-        "Bond",
+        "BondRecord",
         BondRecord<R>,
         p,
         size_of::<R>(),
@@ -288,14 +288,14 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
         ]
     );
     check_layout!(
-        "HistSlot",
+        "HistRecord",
         HistRecord<R>,
         p,
         size_of::<R>(),
         [("spring", spring), ("id", id)]
     );
     check_layout!(
-        "Wall",
+        "WallRecord",
         WallRecord<R>,
         p,
         size_of::<R>(),
@@ -338,7 +338,7 @@ fn records_match_wgsl_layout() {
             ("hist_old", hist_old),
             ("wall_new", wall_new),
             ("wall_old", wall_old),
-            ("gout", gout),
+            ("granular_out", granular_out),
             ("mv_new", mv_new),
             ("mv_old", mv_old),
             ("mdx_new", mdx_new),

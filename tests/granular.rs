@@ -458,7 +458,7 @@ fn container_pour_section_5_3() {
 fn campello_trapezoidal_spinning_sphere() {
     let mut scene = load_scene(&scene_path("spinning-sphere.toml")).unwrap();
     scene.simulation.integrator = varidem::integrators::IntegratorKind::CampelloTrapezoidal;
-    scene.simulation.duration = varidem::model::Duration::EndTime(3.5);
+    scene.simulation.duration = varidem::model::RunLength::EndTime(3.5);
     let mut b = CpuBackend::new(&scene).unwrap();
     let r = 0.2;
     let mut t_roll = None;

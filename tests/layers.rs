@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["physics"],
     &["integrators"],
-    &["neighbor", "diagnostics", "host"],
+    &["neighbor", "diagnostics", "memory_check"],
     &["backend"],
     &["cpu", "gpu"],
     &["io"],

@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use varidem::cpu::CpuBackend;
 use varidem::io::parse_scene;
 use varidem::io::plot::{ENERGY_PNG, ENERGY_SIZE, MOMENTUM_PNG, MOMENTUM_SIZE, PALETTE};
-use varidem::io::vtp::load_frame;
+use varidem::io::vtk_reader::load_frame;
 use varidem::render::{
     colormap, field_values, lit_center_color, render_frame_on, ColorField, RenderOptions, View,
     BACKGROUND,

@@ -3,13 +3,13 @@
 
 use varidem::cpu::CpuBackend;
 use varidem::io::{load_scene, parse_scene};
-use varidem::model::Duration;
+use varidem::model::RunLength;
 
 #[test]
 fn run_record_reproduces_the_scene() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/torus-impact.toml");
     let mut scene = load_scene(&path).unwrap();
-    scene.simulation.duration = Duration::Steps(20);
+    scene.simulation.duration = RunLength::Steps(20);
     scene.simulation.output_every = 10;
     let dir = tempfile::tempdir().unwrap();
     let mut backend = CpuBackend::new(&scene).unwrap();

@@ -6,10 +6,10 @@
 
 // Bond k of the bound chunk, unpacked into the values of the full record, so the bond
 // law computes the same bits.
-fn load_bond(k: u32) -> Bond {
+fn load_bond(k: u32) -> BondRecord {
     let c = bonds[k];
     let kk = bond_kind(c.kind);
-    return Bond(c.i, c.j, kk.x, kk.y, kk.z, c.rest_length,
+    return BondRecord(c.i, c.j, kk.x, kk.y, kk.z, c.rest_length,
                 c.rest_dir_x, c.rest_dir_y, c.rest_dir_z, c.rest_dir_x, c.rest_dir_y, c.rest_dir_z,
                 0.0, 0.0, 0.0);
 }

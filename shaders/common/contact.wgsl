@@ -42,7 +42,7 @@ fn carry_spring(s: vec3<real>, n: vec3<real>) -> vec3<real> {
 }
 
 // Campello eqs. (19), (22), (28)–(37) with NOTES' signs: see physics::granular::hertz_contact.
-fn hertz_contact(pm: PairMat, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+fn hertz_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
                  lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
     var c: Contact;
     let sqrt_rd = sqrt(r_star * overlap);
@@ -195,9 +195,9 @@ fn near_field(d: vec3<real>) -> NearResult {
 
 // Slot k of the row chunk's history copy that this evaluation reads, and the one it
 // writes.
-fn old_slot(k: u32) -> HistSlot { return hist[rows.hist_old + k]; }
+fn old_slot(k: u32) -> HistRecord { return hist[rows.hist_old + k]; }
 fn old_id(k: u32) -> u32 { return hist[rows.hist_old + k].id; }
-fn set_slot(k: u32, s: HistSlot) { hist[rows.hist_new + k] = s; }
+fn set_slot(k: u32, s: HistRecord) { hist[rows.hist_new + k] = s; }
 fn end_row(k: u32) { hist[rows.hist_new + k].id = NO_PARTNER; }
 fn old_wall_s(k: u32) -> vec3<real> {
     return row_vec[rows.wall_old + k].xyz;
@@ -218,7 +218,7 @@ struct GranularSum {
 // The granular forces on particle i (row li of its row chunk): contacts over the
 // neighbour list, walls, drag; the twin of GranularInputs::particle (src/cpu/granular.rs)
 // with the pairs it gathers. Writes i's new history row and wall springs. Called by
-// granular_forces (which stores the sums in gout for particle_forces) and, `merged`, by
+// granular_forces (which stores the sums in granular_out for particle_forces) and, `merged`, by
 // particle_forces_predict itself (PARAM_MERGED; partners' motion then comes from the
 // motion records, see granular_forces_merge in src/gpu/mod.rs).
 //
@@ -234,14 +234,14 @@ struct GranularSum {
 // orders a pair (lower id first), the expressions keep that order; sums and products
 // of two terms are commutative in IEEE arithmetic, so swapping their operands is exact.
 fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
-    let flags_i = pflags[i];
+    let flags_i = particle_flags[i];
     let x_i = get_pos(i);
     let r_i = radius_of(i);
     let m_i = mass_of(i);
     // With one material every pair and wall record is the table's first entry.
     var mat_i = 0u;
     if (params.n_materials > 1u) { mat_i = material_of(i); }
-    let me = side_at(i, x_i, r_i, m_i, flags_i);
+    let side_i = side_at(i, x_i, r_i, m_i, flags_i);
     var f = vec3<real>(0.0);
     var t = vec3<real>(0.0);
     var e_contact = real(0.0);
@@ -276,7 +276,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             // they matter: before the near field, and for touching pairs (most listed
             // neighbours do not touch).
             if (near) {
-                if ((pflags[j] & FLAG_REMOVED) != 0u) { continue; }
+                if ((particle_flags[j] & FLAG_REMOVED) != 0u) { continue; }
                 let nf = near_field(d);
                 f += sign * nf.force;
                 e_near += 0.5 * nf.energy;
@@ -286,7 +286,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             let r_j = radius_of(j);
             let reach = r_i + r_j;
             if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
-            let flags_j = pflags[j];
+            let flags_j = particle_flags[j];
             if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
             let dist = sqrt(dist2);
             let n = d / dist;
@@ -294,22 +294,22 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             // Fused into particle_forces_predict (`merged`), partners' v, Ω and F are
             // being overwritten: their motion and mass come from the record of the last
             // predict.
-            var other: Side;
+            var side_j: Side;
             var m_j: real;
             if (merged) {
                 let mo = old_motion(j);
                 m_j = mo.m;
-                other = side_from(x_j, r_j, mo);
+                side_j = side_from(x_j, r_j, mo);
             } else {
                 m_j = mass_of(j);
-                other = side_at(j, x_j, r_j, m_j, flags_j);
+                side_j = side_at(j, x_j, r_j, m_j, flags_j);
             }
-            var sa = me;
-            var sb = other;
-            if (!lower) { sa = other; sb = me; }
+            var sa = side_i;
+            var sb = side_j;
+            if (!lower) { sa = side_j; sb = side_i; }
             // One material (the common case): the table's only pair, at an address
             // every invocation shares (one load, not one gather per SIMD lane).
-            var pm: PairMat;
+            var pm: PairRecord;
             if (m == 1u) {
                 pm = pair_mat(0u);
             } else {
@@ -347,7 +347,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                set_slot(li * k + used, HistSlot(c.spring, j));
+                set_slot(li * k + used, HistRecord(c.spring, j));
             }
             used += 1u;
         }
@@ -378,7 +378,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 still.r = 0.0;
                 still.dx = vec3<real>(0.0);
                 still.dalpha = vec3<real>(0.0);
-                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, me, still,
+                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i, still,
                                       old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
@@ -391,7 +391,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     if ((params.flags & PARAM_DRAG) != 0u) {
         let om = end_omega(i, get_omega(i), flags_i);
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
-        f += (-params.drag_c) * (me.v - vf) + params.magnus * cross(om, me.v);
+        f += (-params.drag_c) * (side_i.v - vf) + params.magnus * cross(om, side_i.v);
     }
     return GranularSum(f, t, e_contact, e_wall, e_near);
 }

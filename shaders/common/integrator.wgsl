@@ -8,11 +8,11 @@
 // A compensated sum: the value and its Kahan term.
 struct Sum {
     value: vec3<real>,
-    comp: vec3<real>,
+    kahan: vec3<real>,
 }
 
 // Compensated x + d (Kahan): c holds the rounding lost so far, negated; f32 builds
-// keep one such term per component of x, v and Ω (the row buffer `comp`), so per-step
+// keep one such term per component of x, v and Ω (the row buffer `kahan`), so per-step
 // rounding does not accumulate in the state. Plain x + d in f64 builds, as on the CPU.
 fn kahan_add(x: vec3<real>, d: vec3<real>, c: vec3<real>) -> Sum {
     if (!COMPENSATE) { return Sum(x + d, c); }
@@ -25,16 +25,16 @@ fn kahan_add(x: vec3<real>, d: vec3<real>, c: vec3<real>) -> Sum {
 }
 
 // Row k (0: x, 1: v, 2: Ω) of the Kahan terms of the row chunk's particle li.
-fn load_comp(li: u32, k: u32) -> vec3<real> {
+fn load_kahan(li: u32, k: u32) -> vec3<real> {
     if (!COMPENSATE) { return vec3<real>(0.0); }
     let o = 9u * li + 3u * k;
-    return vec3<real>(comp[o], comp[o + 1u], comp[o + 2u]);
+    return vec3<real>(kahan[o], kahan[o + 1u], kahan[o + 2u]);
 }
 
-fn store_comp(li: u32, k: u32, c: vec3<real>) {
+fn store_kahan(li: u32, k: u32, c: vec3<real>) {
     if (!COMPENSATE) { return; }
     let o = 9u * li + 3u * k;
-    comp[o] = c.x; comp[o + 1u] = c.y; comp[o + 2u] = c.z;
+    kahan[o] = c.x; kahan[o + 1u] = c.y; kahan[o + 2u] = c.z;
 }
 
 // Velocities and angular velocities with their Kahan terms.
@@ -54,12 +54,12 @@ fn correct_half(flags: u32, m: real, jj: real, s: Velocities, f: vec3<real>, t: 
     if ((flags & FLAG_HELD) == 0u) {
         let a = kahan_add(s.v, (0.5 * h / m) * f, s.cv);
         out.v = a.value;
-        out.cv = a.comp;
+        out.cv = a.kahan;
     }
     if ((flags & FLAG_NO_ROTATION) == 0u) {
         let a = kahan_add(s.w, (0.5 * h / jj) * t, s.cw);
         out.w = a.value;
-        out.cw = a.comp;
+        out.cw = a.kahan;
     }
     return out;
 }
@@ -98,10 +98,10 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
         let kv = select(0.5 * h / m, h / m, euler);
         let v = kahan_add(s.v, kv * f, s.cv);
         p.v = v.value;
-        p.cv = v.comp;
+        p.cv = v.kahan;
         let x = kahan_add(x0, h * p.v, cx0);
         p.x = x.value;
-        p.cx = x.comp;
+        p.cx = x.kahan;
     }
     p.err = NO_ERROR;
     p.removed = false;
@@ -123,7 +123,7 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
         let kw = select(0.5 * h / jj, h / jj, euler);
         let w = kahan_add(s.w, kw * t, s.cw);
         p.w = w.value;
-        p.cw = w.comp;
+        p.cw = w.kahan;
         var da = h * p.w;
         if (params.integrator == INTEGRATOR_VARIATIONAL_EXACT) {
             let q = h * h * dot(p.w, p.w);
@@ -144,10 +144,10 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
 
 // Stores the Kahan terms after predict_half, error or not (the state itself is stored
 // only without an error).
-fn store_predicted_comp(li: u32, p: Predicted) {
-    store_comp(li, 0u, p.cx);
-    store_comp(li, 1u, p.cv);
-    store_comp(li, 2u, p.cw);
+fn store_predicted_kahan(li: u32, p: Predicted) {
+    store_kahan(li, 0u, p.cx);
+    store_kahan(li, 1u, p.cv);
+    store_kahan(li, 2u, p.cw);
 }
 
 // Raises the neighbour-list rebuild when x has moved more than half the skin since the

@@ -15,7 +15,7 @@ struct BondResult {
 }
 
 // All binder potentials of one bond (eqs. 44-55; objective shear per NOTES).
-fn bond_law(b: Bond, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: vec3<real>, printed: bool) -> BondResult {
+fn bond_law(b: BondRecord, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: vec3<real>, printed: bool) -> BondResult {
     var r: BondResult;
     // Bending/torsion: γ = (−α_i) ⊕ c₀ ⊕ α_j, θ = 2 atan(|γ|/2) γ/|γ|, RM_i = K^m θ.
     let c0 = vec3<real>(b.rest_rotation_x, b.rest_rotation_y, b.rest_rotation_z);
@@ -85,7 +85,7 @@ fn binder_pair(k: real, xi: vec3<real>, xj: vec3<real>, ri: real, rj: real) -> P
 }
 
 // The wall as a zero-diameter partner on the plane: R = r, |d| = signed distance h.
-fn binder_wall(w: Wall, x: vec3<real>, r: real) -> PairResult {
+fn binder_wall(w: WallRecord, x: vec3<real>, r: real) -> PairResult {
     var out: PairResult;
     let n = vec3<real>(w.normal_x, w.normal_y, w.normal_z);
     let h = dot(x - vec3<real>(w.point_x, w.point_y, w.point_z), n);

@@ -9,7 +9,7 @@
 // Portable limits: no kernel may use more than 16 storage buffers (Direct3D 12
 // resource-binding tier 2; Metal allows 29, WebGPU's default is 8). Arrays of the same
 // element type and lifetime therefore share one buffer in sections (`body`, `vecs`,
-// `pflags`, `tables`, `motion`, `row_vec`), each section starting at a constant element
+// `particle_flags`, `tables`, `motion`, `row_vec`), each section starting at a constant element
 // offset O_* from the header, or, for the two copies swapped by step parity, at an
 // offset in the per-chunk `rows` uniform. tests/gpu_shaders.rs counts every entry
 // point's storage buffers through naga.
@@ -40,7 +40,7 @@ struct Params {
     gravity_x: real,
     gravity_y: real,
     gravity_z: real,
-    // Always 1: hides the compensation algebra from the compiler (see comp_add).
+    // Always 1: hides the compensation algebra from the compiler (see kahan_add).
     one: real,
     // Drag (Campello eq. 15) and Magnus (Remark 4).
     drag_c: real,
@@ -66,7 +66,7 @@ struct Params {
 
 // Effective properties of a material pair (or material and wall): the layout of
 // src/gpu/layout.rs `PairRecord`.
-struct PairMat {
+struct PairRecord {
     e_star: real,
     g_star: real,
     xi: real,
@@ -92,7 +92,7 @@ struct Chunk {
 
 // One chunk of the particle rows. The per-particle row buffers that only their owner
 // reads or writes (neighbour rows, contact-history ids and springs, wall springs,
-// gout, comp) are split into row chunks whose buffers each fit one storage binding;
+// granular_out, kahan) are split into row chunks whose buffers each fit one storage binding;
 // the kernels that touch them (integrate_predict, neighbor_build, granular_forces,
 // particle_forces) run once per chunk over particles first .. first + count and index
 // those buffers by i − first. Every particle's work is the same as in one dispatch, so
@@ -116,7 +116,7 @@ struct Rows {
     wall_new: u32,
     wall_old: u32,
     // This chunk's granular output (three vec4 per particle) in row_vec.
-    gout: u32,
+    granular_out: u32,
     // Motion records: v and m (vec4) in body, Δx and Δα (three reals each) in motion.
     mv_new: u32,
     mv_old: u32,
@@ -130,7 +130,7 @@ struct Rows {
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
-struct Bond {
+struct BondRecord {
     i: u32,
     j: u32,
     k_bend: real,
@@ -150,7 +150,7 @@ struct Bond {
 
 // A bond whose ends started with the same orientation (PARAM_COMPACT_BONDS): one rest
 // direction, zero rest rotation, stiffnesses by row of bond_kinds. The layout of
-// src/gpu/layout.rs `BondCompact`; load_bond unpacks it into a Bond.
+// src/gpu/layout.rs `BondCompact`; load_bond unpacks it into a BondRecord.
 struct BondCompact {
     rest_length: real,
     rest_dir_x: real,
@@ -162,7 +162,7 @@ struct BondCompact {
 }
 
 // A planar wall: point, unit normal, stiffness.
-struct Wall {
+struct WallRecord {
     point_x: real,
     point_y: real,
     point_z: real,
@@ -203,11 +203,11 @@ struct Wall {
 // NeighborList::shift) | x predicted by a fused particle_forces_predict (pos_next,
 // committed by commit_pos) | α predicted with inline bond terms (rot_next).
 @group(0) @binding(3) var<storage, read_write> vecs: array<real>;
-// pflags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
+// particle_flags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
 // particles leaving the domain) | materials (granular scenes).
-@group(0) @binding(4) var<storage, read_write> pflags: array<u32>;
+@group(0) @binding(4) var<storage, read_write> particle_flags: array<u32>;
 // Constant tables: the granular pair table (M × M pairs, then W × M wall pairs; two
-// vec4 per PairMat) | the walls (two vec4 per Wall) | compact bond kinds (K^m, K^a, K^s).
+// vec4 per PairRecord) | the walls (two vec4 per WallRecord) | compact bond kinds (K^m, K^a, K^s).
 @group(0) @binding(5) var<storage, read> tables: array<vec4<real>>;
 // Motion records' Δx and Δα (three reals per particle), two copies by step parity
 // (offsets in `rows`). See struct Motion (common/contact.wgsl).
@@ -228,23 +228,23 @@ struct Wall {
 // that per-step rounding does not accumulate in the state (momentum conservation and
 // contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
 // Nine reals per particle (streamed every step, so not padded: see body above).
-@group(0) @binding(12) var<storage, read_write> comp: array<real>;
+@group(0) @binding(12) var<storage, read_write> kahan: array<real>;
 // One contact-history slot (host twin: src/gpu/layout.rs HistRecord): the pair's spring
 // and the partner's id (NO_PARTNER ends a row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
 // store (on llvmpipe 1.08–1.17× the bed's speed, with the rank-slot lookup of
 // granular_sum, against ids and springs in two arrays).
-struct HistSlot {
+struct HistRecord {
     spring: vec3<real>,
     id: u32,
 }
 // Granular (granular.wgsl): the contact history in two copies (A, B) that alternate by
 // step parity, max_contacts slots per particle each; the evaluation of step s writes
 // copy s & 1 and reads the other, at the offsets rows.hist_new and rows.hist_old.
-@group(0) @binding(13) var<storage, read_write> hist: array<HistSlot>;
+@group(0) @binding(13) var<storage, read_write> hist: array<HistRecord>;
 // row_vec: the wall springs in two copies by parity like the history (one vec4 per
 // particle and wall, w unused; rows.wall_new, rows.wall_old) | the granular kernel's
 // output per particle, three vec4: (force, e_contact), (moment, e_wall), (e_near,
-// unused) (rows.gout).
+// unused) (rows.granular_out).
 @group(0) @binding(14) var<storage, read_write> row_vec: array<vec4<real>>;
 @group(0) @binding(15) var<uniform> rows: Rows;
 @group(0) @binding(16) var<storage, read_write> bucket_count: array<atomic<u32>>;
@@ -276,24 +276,24 @@ fn get_force(i: u32) -> vec3<real> { return body[O_FORCE + i].xyz; }
 fn set_force(i: u32, v: vec3<real>) { body[O_FORCE + i] = vec4<real>(v, 0.0); }
 fn get_moment(i: u32) -> vec3<real> { return get3(O_MOMENT + 3u * i); }
 fn set_moment(i: u32, v: vec3<real>) { set3(O_MOMENT + 3u * i, v); }
-fn get_pend(i: u32) -> vec3<real> { return get3(O_PEND + 3u * i); }
+fn get_pend(i: u32) -> vec3<real> { return get3(O_PENDULUM + 3u * i); }
 fn get_ref(i: u32) -> vec3<real> { return get3(O_REF + 3u * i); }
 fn set_ref(i: u32, v: vec3<real>) { set3(O_REF + 3u * i, v); }
 fn get_energy(i: u32) -> vec3<real> { return get3(O_ENERGY + 3u * i); }
 fn set_energy(i: u32, e: vec3<real>) { set3(O_ENERGY + 3u * i, e); }
 fn get_skin_shift() -> vec3<real> { return get3(O_SKIN); }
 fn set_skin_shift(u: vec3<real>) { set3(O_SKIN, u); }
-fn material_of(i: u32) -> u32 { return pflags[O_MATERIAL + i]; }
+fn material_of(i: u32) -> u32 { return particle_flags[O_MATERIAL + i]; }
 // Record k of the pair table.
-fn pair_mat(k: u32) -> PairMat {
+fn pair_mat(k: u32) -> PairRecord {
     let a = tables[2u * k];
     let b = tables[2u * k + 1u];
-    return PairMat(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+    return PairRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
-fn wall_at(w: u32) -> Wall {
+fn wall_at(w: u32) -> WallRecord {
     let a = tables[O_WALLS + 2u * w];
     let b = tables[O_WALLS + 2u * w + 1u];
-    return Wall(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+    return WallRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 // K^m, K^a, K^s of compact bond kind `kind`.
 fn bond_kind(kind: u32) -> vec3<real> { return tables[O_KINDS + kind].xyz; }
@@ -328,7 +328,7 @@ fn raise(code: u32, index: u32) {
     atomicMin(&status[STATUS_FIRST_INDEX + code], index);
 }
 
-fn is_removed(i: u32) -> bool { return (pflags[i] & FLAG_REMOVED) != 0u; }
+fn is_removed(i: u32) -> bool { return (particle_flags[i] & FLAG_REMOVED) != 0u; }
 
 fn failed() -> bool { return atomicLoad(&status[STATUS_ERROR]) != 0u; }
 

@@ -33,7 +33,7 @@ use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::{bonded_block, settling_bed, SETTLING_BED_DT};
-use varidem::model::{Duration, Scene, SimulationParams};
+use varidem::model::{RunLength, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
 use varidem::render::{render_run, ColorField, RenderOptions, View};
 use varidem::run::{gpu_options, make_backend, run_with, OutputOptions, RunSummary};
@@ -247,8 +247,8 @@ fn describe(scene: &Scene) -> String {
     let m = &scene.model;
     let sim = &scene.simulation;
     let length = match sim.duration {
-        Duration::Steps(n) => format!("{n} steps"),
-        Duration::EndTime(t) => format!("{} steps (t_end = {t} s)", sim.steps()),
+        RunLength::Steps(n) => format!("{n} steps"),
+        RunLength::EndTime(t) => format!("{} steps (t_end = {t} s)", sim.steps()),
     };
     format!(
         "{}, {}, {}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
@@ -475,9 +475,9 @@ fn bench_scene(
             // The model is refused before the generator allocates it (its particles
             // alone: the block's bonds depend on its shape, so they are left out of this
             // lower bound); the CPU backend checks what it adds when it is set up.
-            varidem::host::check(
+            varidem::memory_check::check(
                 &format!("--n {n}: the generated {workload:?}"),
-                varidem::host::model_bytes(n as u64, 0),
+                varidem::memory_check::model_bytes(n as u64, 0),
             )?;
             let (model, dt, buckets) = match workload {
                 Workload::BondedBlock => (bonded_block(n)?, BENCH_DT, None),
@@ -487,7 +487,7 @@ fn bench_scene(
             Ok(Scene {
                 simulation: SimulationParams {
                     dt,
-                    duration: Duration::Steps(steps),
+                    duration: RunLength::Steps(steps),
                     integrator: IntegratorKind::Variational,
                     output_every: steps,
                     precision: None,

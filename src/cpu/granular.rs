@@ -469,13 +469,13 @@ impl GranularInputs<'_> {
         }
         let mut slot = 0usize;
         for a in rows {
-            let me = &sides[a];
+            let particle = &sides[a];
             // The half row: the last entries of `a`'s row (partners above `a`).
             let (_, partners) = list.half_row(a);
             let first = slot;
             slot += partners.len();
             // A removed particle takes part in no contact.
-            if me.removed {
+            if particle.removed {
                 out[first..slot].fill(PairSlot::default());
                 springs[first..slot].fill(PairSpring::default());
                 if let Some(near) = near.get_mut(first..slot) {
@@ -485,9 +485,9 @@ impl GranularInputs<'_> {
             }
             if let Some(nf) = &m.near_field {
                 for (s, &j) in (first..slot).zip(partners) {
-                    let other = &sides[j as usize];
-                    near[s] = match nf.pair(me.side.x, other.side.x) {
-                        Some((e, f)) if !other.removed => NearSlot {
+                    let partner = &sides[j as usize];
+                    near[s] = match nf.pair(particle.side.x, partner.side.x) {
+                        Some((e, f)) if !partner.removed => NearSlot {
                             force: f,
                             energy: e,
                             flags: SLOT_ACTIVE,
@@ -503,26 +503,26 @@ impl GranularInputs<'_> {
                 .get(base + first..base + slot)
                 .unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
-                let other = &sides[j as usize];
+                let partner = &sides[j as usize];
                 out[s].overlap = f64::NAN;
                 springs[s].flags = 0;
                 if !hertz {
                     continue;
                 }
                 // pair_overlap's test; the rest of its geometry runs in the batch.
-                let (sa, sb) = (&me.side, &other.side);
+                let (sa, sb) = (&particle.side, &partner.side);
                 let d = sb.x - sa.x;
                 let dist2 = d.length_squared();
                 let reach = sa.r + sb.r;
-                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || other.removed {
+                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || partner.removed {
                     continue;
                 }
                 let spring = match old.get(s - first) {
                     Some(o) if o.flags != 0 => o.spring,
                     _ => DVec3::ZERO,
                 };
-                let pm = self.tables.pair(me.material, other.material);
-                batch.push(s, d, dist2, me, other, pm, spring);
+                let pm = self.tables.pair(particle.material, partner.material);
+                batch.push(s, d, dist2, particle, partner, pm, spring);
                 if batch.len == LANES {
                     batch.run(out, springs);
                 }
@@ -556,7 +556,7 @@ impl GranularInputs<'_> {
         let p = &m.particles;
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let mut out = GranularForce::default();
-        let me = &sides.side[i].side;
+        let side_i = &sides.side[i].side;
         let mut used = 0usize;
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
         // The row ascends: partners below `i` (whose slots are theirs: `i` takes the
@@ -578,7 +578,7 @@ impl GranularInputs<'_> {
                 continue;
             }
             // `ℓ_a` or `ℓ_b` as the pair kernel formed it, from the same radius.
-            let lever = me.r - 0.5 * c.overlap;
+            let lever = side_i.r - 0.5 * c.overlap;
             if lower {
                 out.force += c.force;
             } else {
@@ -595,10 +595,10 @@ impl GranularInputs<'_> {
         for (w, wall) in m.walls.iter().enumerate() {
             let mut new = DVec3::ZERO;
             if hertz && !removed(i) {
-                if let Some((n, overlap, lever)) = wall_overlap(wall, me.x, me.r) {
+                if let Some((n, overlap, lever)) = wall_overlap(wall, side_i.x, side_i.r) {
                     let pm = self.tables.wall(w, p.material[i]);
                     let g = ContactGeometry {
-                        r_star: me.r,
+                        r_star: side_i.r,
                         m_star: p.mass[i],
                     };
                     let r = hertz_contact(
@@ -608,7 +608,7 @@ impl GranularInputs<'_> {
                         overlap,
                         lever,
                         0.0,
-                        me,
+                        side_i,
                         &ContactSide::default(),
                         self.old_walls[i * nw + w],
                     );
@@ -621,7 +621,7 @@ impl GranularInputs<'_> {
             wall_spring[w] = new;
         }
         if let Some(d) = &m.drag {
-            out.force += d.force(me.v, sides.spin[i]);
+            out.force += d.force(side_i.v, sides.spin[i]);
         }
         out
     }

@@ -270,13 +270,13 @@ pub struct CpuBackend {
 impl CpuBackend {
     /// Sets up a run of `scene` and evaluates the forces of the initial state.
     pub fn new(scene: &Scene) -> Result<Self> {
-        let mut me = Self::from_model(
+        let mut backend = Self::from_model(
             scene.model.clone(),
             scene.simulation.integrator,
             scene.simulation.dt,
         )?;
-        me.trapezoidal = scene.simulation.trapezoidal;
-        Ok(me)
+        backend.trapezoidal = scene.simulation.trapezoidal;
+        Ok(backend)
     }
 
     /// Sets `φ` and the tolerance of the `campello-trapezoidal` integrator (the scene's
@@ -309,15 +309,15 @@ impl CpuBackend {
     /// depend on positions and rotations only) are recomputed.
     pub fn from_snapshot(mut model: Model, snapshot: &StateSnapshot) -> Result<Self> {
         snapshot.apply_to(&mut model.particles)?;
-        let mut me = Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)?;
+        let mut backend = Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)?;
         if let Some(c) = &snapshot.contacts {
-            me.restore_contacts(c)?;
-        } else if granular_model(&me.model) {
+            backend.restore_contacts(c)?;
+        } else if granular_model(&backend.model) {
             return Err(Error::Snapshot(
                 "the snapshot has no contact state, but the scene has granular contacts".into(),
             ));
         }
-        Ok(me)
+        Ok(backend)
     }
 
     fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
@@ -443,7 +443,7 @@ impl CpuBackend {
     fn set_up(model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
         let n = model.particles.len();
         let nb = model.bonds.len();
-        crate::host::check(
+        crate::memory_check::check(
             &format!("the CPU backend for {n} particles and {nb} bonds"),
             Self::min_host_bytes(&model),
         )?;
@@ -452,7 +452,7 @@ impl CpuBackend {
         let tables = granular_model(&model).then(|| PairTables::new(&model));
         let mut neighbors = NeighborList::new(skin);
         neighbors.min_reach = model.near_field.map_or(0.0, |nf| nf.cutoff);
-        let mut me = Self {
+        let mut backend = Self {
             forces: ForceState::new(n, nb, &model),
             spare_forces: ForceState::new(n, nb, &model),
             model,
@@ -467,22 +467,24 @@ impl CpuBackend {
             iterations: 0,
             field_only: false,
         };
-        let p = &me.model.particles;
-        me.field_only = me.model.bonds.is_empty()
+        let p = &backend.model.particles;
+        backend.field_only = backend.model.bonds.is_empty()
             && !matches!(
-                me.model.contact.map(|c| c.law),
+                backend.model.contact.map(|c| c.law),
                 Some(ContactLaw::Binder { .. })
             )
             && p.flags.iter().all(|&f| f & FLAG_PENDULUM == 0);
-        if me.model.contact.is_some() {
-            me.neighbors
-                .build(&me.model.particles.position, &me.model.particles.radius);
+        if backend.model.contact.is_some() {
+            backend.neighbors.build(
+                &backend.model.particles.position,
+                &backend.model.particles.radius,
+            );
         }
-        let mut f = std::mem::take(&mut me.spare_forces);
-        me.evaluate_forces(&mut f, step, true, None, None)?;
-        me.forces = f;
-        me.spare_forces = ForceState::new(n, nb, &me.model);
-        Ok(me)
+        let mut f = std::mem::take(&mut backend.spare_forces);
+        backend.evaluate_forces(&mut f, step, true, None, None)?;
+        backend.forces = f;
+        backend.spare_forces = ForceState::new(n, nb, &backend.model);
+        Ok(backend)
     }
 
     /// The model with the current state.

@@ -121,7 +121,7 @@ impl Backend for GpuBackend {
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let compensation = match self.precision {
             Precision::F32 => {
-                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::COMP, 0, 36)?)
+                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::KAHAN, 0, 36)?)
             }
             Precision::F64 => Vec::new(),
         };

@@ -13,7 +13,7 @@ pub const BODY: u32 = 2;
 /// shift, `pos_next`, `rot_next`.
 pub const VECS: u32 = 3;
 /// Sections: flags, materials.
-pub const PFLAGS: u32 = 4;
+pub const PARTICLE_FLAGS: u32 = 4;
 /// Sections: pair table, walls, compact bond kinds.
 pub const TABLES: u32 = 5;
 /// Sections: motion records' Δx and Δα (two copies each).
@@ -28,8 +28,8 @@ pub const INCIDENCE: u32 = 9;
 pub const CHUNK: u32 = 10;
 /// `neighbors`.
 pub const NEIGHBORS: u32 = 11;
-/// `comp`.
-pub const COMP: u32 = 12;
+/// `kahan`.
+pub const KAHAN: u32 = 12;
 /// Two copies by step parity.
 pub const HIST: u32 = 13;
 /// Sections per row chunk: wall springs (two copies), granular output.
@@ -55,7 +55,7 @@ pub const TABLE: [(&str, u32); COUNT] = [
     ("status", STATUS),
     ("body", BODY),
     ("vecs", VECS),
-    ("pflags", PFLAGS),
+    ("particle_flags", PARTICLE_FLAGS),
     ("tables", TABLES),
     ("motion", MOTION),
     ("bonds", BONDS),
@@ -63,7 +63,7 @@ pub const TABLE: [(&str, u32); COUNT] = [
     ("incidence", INCIDENCE),
     ("chunk", CHUNK),
     ("neighbors", NEIGHBORS),
-    ("comp", COMP),
+    ("kahan", KAHAN),
     ("hist", HIST),
     ("row_vec", ROW_VEC),
     ("rows", ROWS),
@@ -81,4 +81,4 @@ pub const CHUNK_BINDINGS: [u32; 4] = [BONDS, BOND_OUT, INCIDENCE, CHUNK];
 /// touches (the largest buffers of a granular run: 2 × 8 f64 history slots per particle
 /// are 512 B), then the chunk's `Rows` uniform (one per step parity). State arrays that
 /// kernels read for partners (`body`, `vecs`, ...) stay whole.
-pub const ROW_BINDINGS: [u32; 5] = [NEIGHBORS, COMP, HIST, ROW_VEC, ROWS];
+pub const ROW_BINDINGS: [u32; 5] = [NEIGHBORS, KAHAN, HIST, ROW_VEC, ROWS];

@@ -363,7 +363,7 @@ impl GpuBackend {
     /// The particle flags as they are on the device (removals included).
     pub(super) fn read_flags(&self) -> Result<Vec<u32>> {
         let n = self.n as usize;
-        let raw = self.read(bind::PFLAGS, 4 * n as u64)?;
+        let raw = self.read(bind::PARTICLE_FLAGS, 4 * n as u64)?;
         Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
     }
 

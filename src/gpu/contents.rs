@@ -97,7 +97,7 @@ pub(super) struct Contents<R: Real> {
 
 impl<R: Real> Contents<R> {
     /// The contents of `model` as `plan` lays it out, at step `start` with the Kahan
-    /// terms `comp` (used in `f32` when it has 9 per particle, zero otherwise).
+    /// terms `kahan` (used in `f32` when it has 9 per particle, zero otherwise).
     #[expect(
         clippy::too_many_arguments,
         reason = "everything a buffer's first bytes depend on: model, plan, tables, bonds, integrator, dt, step, Kahan terms"
@@ -110,7 +110,7 @@ impl<R: Real> Contents<R> {
         integrator: IntegratorKind,
         dt: f64,
         start: u32,
-        comp: &[f32],
+        kahan: &[f32],
     ) -> Self {
         let p = &model.particles;
         let n = plan.n;
@@ -160,7 +160,7 @@ impl<R: Real> Contents<R> {
         }
         debug_assert_eq!(vecs.len() as u64, u64::from(sections.vecs_len) * rs);
         debug_assert_eq!(body.len() as u64, u64::from(sections.body_len) * 4 * rs);
-        let pflags: Vec<u8> = [
+        let particle_flags: Vec<u8> = [
             bytemuck::cast_slice::<u32, u8>(&p.flags),
             bytemuck::cast_slice(tables.material),
         ]
@@ -185,7 +185,7 @@ impl<R: Real> Contents<R> {
             ),
             (bind::BODY, "body", body),
             (bind::VECS, "vecs", vecs),
-            (bind::PFLAGS, "pflags", pflags),
+            (bind::PARTICLE_FLAGS, "particle_flags", particle_flags),
             (bind::TABLES, "tables", table_bytes),
             (
                 bind::MOTION,
@@ -200,7 +200,7 @@ impl<R: Real> Contents<R> {
             (bind::CHUNK, "chunk (per chunk)", Vec::new()),
             // Bindings 11-15 are bound per row chunk (below).
             (bind::NEIGHBORS, "neighbors (per row chunk)", Vec::new()),
-            (bind::COMP, "comp (per row chunk)", Vec::new()),
+            (bind::KAHAN, "kahan (per row chunk)", Vec::new()),
             (bind::HIST, "hist (per row chunk)", Vec::new()),
             (bind::ROW_VEC, "row_vec (per row chunk)", Vec::new()),
             (bind::ROWS, "rows (per row chunk)", Vec::new()),
@@ -236,7 +236,7 @@ impl<R: Real> Contents<R> {
             params,
             shared,
             bond_chunks: bond_chunks(model, plan, compact),
-            row_chunks: row_chunks::<R>(plan, comp),
+            row_chunks: row_chunks::<R>(plan, kahan),
             row_uniforms: row_uniforms(plan),
         }
     }
@@ -450,12 +450,12 @@ struct RowBuffer<'a> {
     init: Option<&'a [u8]>,
 }
 
-/// Per row chunk: its rows of every row buffer, from the Kahan terms `comp` (f32, 9 per
+/// Per row chunk: its rows of every row buffer, from the Kahan terms `kahan` (f32, 9 per
 /// particle, else zero) and empty history slots.
-fn row_chunks<R: Real>(plan: &Plan, comp: &[f32]) -> Vec<Vec<Upload<String>>> {
+fn row_chunks<R: Real>(plan: &Plan, kahan: &[f32]) -> Vec<Vec<Upload<String>>> {
     let rs = std::mem::size_of::<R>();
     let comp_init: Option<&[u8]> =
-        (rs == 4 && comp.len() == 9 * plan.n as usize).then(|| bytemuck::cast_slice(comp));
+        (rs == 4 && kahan.len() == 9 * plan.n as usize).then(|| bytemuck::cast_slice(kahan));
     // Unused history slots hold NO_PARTNER.
     let empty_slot = encode_hist_slots::<R>(&[super::contract::NO_PARTNER], &[DVec3::ZERO]);
     let r = &plan.rows;
@@ -468,7 +468,7 @@ fn row_chunks<R: Real>(plan: &Plan, comp: &[f32]) -> Vec<Vec<Upload<String>>> {
     };
     let layout: [RowBuffer; 4] = [
         row(bind::NEIGHBORS, "neighbors", r.neighbors, &[0], None),
-        row(bind::COMP, "comp", r.comp, &[0], comp_init),
+        row(bind::KAHAN, "kahan", r.kahan, &[0], comp_init),
         row(bind::HIST, "hist", r.hist, &empty_slot, None),
         row(bind::ROW_VEC, "row_vec", r.row_vec, &[0], None),
     ];
@@ -524,7 +524,7 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                     hist_old: hist(other),
                     wall_new: wall(q),
                     wall_old: wall(other),
-                    gout: wall(2),
+                    granular_out: wall(2),
                     mv_new: s.motion_v[q],
                     mv_old: s.motion_v[other],
                     mdx_new: s.motion_dx[q],

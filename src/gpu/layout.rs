@@ -132,7 +132,7 @@ pub struct Chunk {
 }
 
 /// `struct Rows` (uniform): one chunk of the per-particle row buffers (neighbour rows,
-/// contact history, wall springs, `gout`), which the row kernels index from `first`.
+/// contact history, wall springs, `granular_out`), which the row kernels index from `first`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct RowChunk {
@@ -149,7 +149,7 @@ pub struct RowChunk {
     /// First wall spring of the read copy.
     pub wall_old: u32,
     /// First granular output vec4 in the chunk's `row_vec`.
-    pub gout: u32,
+    pub granular_out: u32,
     /// Motion records' v of the written copy, in `body`.
     pub mv_new: u32,
     /// Motion records' v of the read copy.
@@ -170,7 +170,7 @@ pub struct RowChunk {
     pub pad2: u32,
 }
 
-/// `struct Bond` in either precision; in `f64` it has exactly the layout of
+/// `struct BondRecord` in either precision; in `f64` it has exactly the layout of
 /// [`crate::model::Bond`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -235,7 +235,7 @@ pub struct BondCompact<R: Real> {
     pub pad: R::CompactPad,
 }
 
-/// `struct HistSlot`: one contact-history slot, the pair's spring and the partner's id
+/// `struct HistRecord`: one contact-history slot, the pair's spring and the partner's id
 /// ([`crate::physics::granular::NO_PARTNER`] ends a row). The WGSL spring is a `vec3`, whose 16- or
 /// 32-byte alignment puts `id` right after it and rounds the record to 16 B in `f32`
 /// and 32 B in `f64`: the `f64` tail is the explicit `pad`.
@@ -311,7 +311,7 @@ impl<R: Real> CompactBonds<R> {
     }
 }
 
-/// `struct Wall`: point, unit normal, stiffness, padding.
+/// `struct WallRecord`: point, unit normal, stiffness, padding.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct WallRecord<R: Real> {
@@ -337,7 +337,7 @@ impl<R: Real> From<&Wall> for WallRecord<R> {
     }
 }
 
-/// `struct PairMat`: effective properties of a material pair or of a material against a
+/// `struct PairRecord`: effective properties of a material pair or of a material against a
 /// wall ([`crate::physics::granular::PairMaterial`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

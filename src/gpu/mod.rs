@@ -164,33 +164,33 @@ impl GpuBackend {
         options: &GpuOptions,
     ) -> Result<Self> {
         snapshot.apply_to(&mut model.particles)?;
-        let comp = match options.precision {
+        let kahan = match options.precision {
             Precision::F32 => snapshot.compensation.as_slice(),
             Precision::F64 => &[],
         };
-        let mut me = Self::set_up(
+        let mut backend = Self::set_up(
             ctx,
             model,
             snapshot.integrator,
             snapshot.dt,
             options,
             snapshot.step,
-            comp,
+            kahan,
         )?;
         match &snapshot.contacts {
-            Some(c) => me.restore_contacts(c)?,
-            None if me.granular => {
+            Some(c) => backend.restore_contacts(c)?,
+            None if backend.granular => {
                 return Err(Error::Snapshot(
                     "the snapshot has no contact state, but the scene has granular contacts".into(),
                 ))
             }
             None => {}
         }
-        Ok(me)
+        Ok(backend)
     }
 
     /// Checks the adapter supports `options.precision` and builds the backend at step
-    /// `step` with Kahan terms `comp` (`f32` only; empty: zero).
+    /// `step` with Kahan terms `kahan` (`f32` only; empty: zero).
     fn set_up(
         ctx: GpuContext,
         model: Model,
@@ -198,7 +198,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
         step: u64,
-        comp: &[f32],
+        kahan: &[f32],
     ) -> Result<Self> {
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
@@ -218,13 +218,13 @@ impl GpuBackend {
             ))
         })?;
         match options.precision {
-            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options, start, comp),
-            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options, start, comp),
+            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options, start, kahan),
+            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options, start, kahan),
         }
     }
 
     /// Uploads everything, compiles the kernels and evaluates the forces of the
-    /// model's state. `start` is the initial step count; `comp` the initial Kahan terms
+    /// model's state. `start` is the initial step count; `kahan` the initial Kahan terms
     /// (used in `f32` when it has 9 per particle, zero otherwise).
     fn build<R: Real>(
         ctx: GpuContext,
@@ -233,7 +233,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
         start: u32,
-        comp: &[f32],
+        kahan: &[f32],
     ) -> Result<Self> {
         // The largest storage binding (a test hook may pretend it is smaller).
         let limits = ctx.device.limits();
@@ -257,7 +257,7 @@ impl GpuBackend {
             integrator,
             dt,
             start,
-            comp,
+            kahan,
         );
         let total = contents.check_fit(&plan, max_bind, &ctx.summary.name)?;
         log::debug!(
@@ -279,7 +279,7 @@ impl GpuBackend {
             sections: plan.sections,
         };
         let kernels = kernels::compile(&ctx, &config, &buffers)?;
-        let mut me = Self {
+        let mut backend = Self {
             ctx,
             precision,
             model,
@@ -304,8 +304,8 @@ impl GpuBackend {
             max_neighbors: plan.max_neighbors,
             steps: 0,
         };
-        me.first_evaluation(u64::from(start), contents.params)?;
-        Ok(me)
+        backend.first_evaluation(u64::from(start), contents.params)?;
+        Ok(backend)
     }
 
     /// The set-up evaluation: forces of the initial state (and the first neighbour

@@ -20,7 +20,7 @@ pub struct GpuOptions {
     /// to exercise chunking.
     pub max_chunk_bonds: Option<u32>,
     /// Particles per row chunk of the per-particle row buffers (neighbour rows, contact
-    /// history, wall springs, `gout`). Default: as many as fit
+    /// history, wall springs, `granular_out`). Default: as many as fit
     /// one storage binding; tests set it small to exercise row chunking.
     pub max_chunk_particles: Option<u32>,
     /// Storage-binding size to plan for, in bytes, when smaller than the adapter's
@@ -164,7 +164,7 @@ impl Paths {
 }
 
 /// Whether fused steps merge the granular contact pass into `particle_forces_predict`
-/// (one pass over particles and neighbours per step instead of two, and no `gout`
+/// (one pass over particles and neighbours per step instead of two, and no `granular_out`
 /// round trip): in granular models whose bonds, if any, fit one chunk. With several
 /// bond chunks `bond_gather` keeps partial sums in `force` before
 /// `particle_forces_predict` runs, where the contact pass needs the previous step's

@@ -61,7 +61,7 @@ impl SectionNeeds {
 }
 
 /// Element offsets and lengths of the sections of the packed buffers: vec4 elements in
-/// `body` and `tables`, reals in `vecs` and `motion`, words in `pflags`. The first
+/// `body` and `tables`, reals in `vecs` and `motion`, words in `particle_flags`. The first
 /// section of each buffer (positions, α, flags, pair table) is at 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sections {
@@ -78,7 +78,7 @@ pub struct Sections {
     /// `vecs`: M.
     pub moment: u32,
     /// `vecs`: pendulum offsets.
-    pub pend: u32,
+    pub pendulum: u32,
     /// `vecs`: positions at the last neighbour-list build.
     pub ref_pos: u32,
     /// `vecs`: per-particle energies (contact, wall, near field).
@@ -91,9 +91,9 @@ pub struct Sections {
     pub rot_next: u32,
     /// `vecs` length (reals).
     pub vecs_len: u32,
-    /// `pflags`: materials.
+    /// `particle_flags`: materials.
     pub material: u32,
-    /// `pflags` length (words).
+    /// `particle_flags` length (words).
     pub flags_len: u32,
     /// `tables`: walls.
     pub walls: u32,
@@ -153,7 +153,7 @@ impl Sections {
         let mvb = body.take(w.motion, n);
         let mut vecs = Cursor(3 * n);
         let moment = vecs.take(true, 3 * n);
-        let pend = vecs.take(w.pendulum, 3 * n);
+        let pendulum = vecs.take(w.pendulum, 3 * n);
         let ref_pos = vecs.take(w.contact, 3 * n);
         let energy = vecs.take(true, 3 * n);
         let skin = vecs.take(w.contact, 3);
@@ -178,15 +178,15 @@ impl Sections {
             motion_v: [b(mva)?, b(mvb)?],
             body_len: b(body.0)?,
             moment: v(moment)?,
-            pend: v(pend)?,
+            pendulum: v(pendulum)?,
             ref_pos: v(ref_pos)?,
             energy: v(energy)?,
             skin: v(skin)?,
             pos_next: v(pos_next)?,
             rot_next: v(rot_next)?,
             vecs_len: v(vecs.0)?,
-            material: index("pflags", material)?,
-            flags_len: index("pflags", flags.0)?,
+            material: index("particle_flags", material)?,
+            flags_len: index("particle_flags", flags.0)?,
             walls: index("tables", walls)?,
             kinds: index("tables", kinds)?,
             tables_len: index("tables", tables.0)?,
@@ -203,7 +203,7 @@ impl Sections {
             ("O_OMEGA", self.omega),
             ("O_FORCE", self.force),
             ("O_MOMENT", self.moment),
-            ("O_PEND", self.pend),
+            ("O_PENDULUM", self.pendulum),
             ("O_REF", self.ref_pos),
             ("O_ENERGY", self.energy),
             ("O_SKIN", self.skin),
@@ -237,8 +237,8 @@ pub struct TableCounts {
 pub struct RowBytes {
     /// `neighbors`: the count, then `max_neighbors` ids.
     pub neighbors: u64,
-    /// `comp`: the 9 Kahan terms (f32 builds only).
-    pub comp: u64,
+    /// `kahan`: the 9 Kahan terms (f32 builds only).
+    pub kahan: u64,
     /// `hist`: two copies of the contact-history slots.
     pub hist: u64,
     /// `row_vec`: two copies of the wall springs, then the granular output (vec4 each).
@@ -249,7 +249,7 @@ impl RowBytes {
     /// The widest row, which decides how many particles a row chunk holds.
     pub fn widest(&self) -> u64 {
         self.neighbors
-            .max(self.comp)
+            .max(self.kahan)
             .max(self.hist)
             .max(self.row_vec)
     }
@@ -371,7 +371,7 @@ impl Plan {
             } else {
                 0
             },
-            comp: if rs == 4 { 36 } else { 0 },
+            kahan: if rs == 4 { 36 } else { 0 },
             hist: 2 * u64::from(max_contacts) * hist_slot_bytes(rs as usize) as u64,
             row_vec: (2 * wall_stride + if granular { 3 } else { 0 }) * 4 * rs,
         };
@@ -473,7 +473,7 @@ mod tests {
             (10, 20, 30, [40, 50], 60)
         );
         assert_eq!(
-            (s.moment, s.pend, s.ref_pos, s.energy, s.skin, s.pos_next, s.rot_next),
+            (s.moment, s.pendulum, s.ref_pos, s.energy, s.skin, s.pos_next, s.rot_next),
             (30, 60, 90, 120, 150, 153, 183)
         );
         assert_eq!(s.vecs_len, 213);

@@ -149,7 +149,7 @@ pub fn bucket_of(c: [i32; 3], n_buckets: u32) -> u32 {
 
 /// The generated header: precision alias and constants.
 pub fn header(precision: Precision) -> String {
-    // f32 builds compensate the state updates (see `comp` in layout.wgsl).
+    // f32 builds compensate the state updates (see `kahan` in layout.wgsl).
     let (ty, max, compensate) = match precision {
         Precision::F32 => ("f32", "3.4028234663852886e38", true),
         Precision::F64 => ("f64", "1.7976931348623157e308", false),

@@ -149,12 +149,12 @@ pub struct EnergyCsv {
 impl EnergyCsv {
     /// Creates (truncates) the file at `path` and writes the header.
     pub fn create(path: &Path) -> Result<Self> {
-        let mut me = Self {
+        let mut log = Self {
             path: path.to_owned(),
             writer: create(path)?,
         };
-        me.line(Diagnostics::CSV_HEADER)?;
-        Ok(me)
+        log.line(Diagnostics::CSV_HEADER)?;
+        Ok(log)
     }
 
     /// Continues the file at `path` for a run resumed at step `step`: keeps the header

@@ -1,5 +1,5 @@
 //! Input and output: TOML scene files ([`scene`]), the CSV outputs ([`csv`]) and the
-//! VTK outputs for ParaView ([`vtk`]).
+//! VTK outputs for ParaView ([`vtk_writer`]; [`vtk_reader`] reads them back).
 //!
 //! * a scene file is parsed and validated into a [`Scene`](crate::model::Scene) by
 //!   [`parse_scene`] / [`load_scene`]; every invalid value is reported with its key, its
@@ -8,8 +8,8 @@
 //! * `energy.csv` ([`EnergyCsv`]) holds one [`Diagnostics`](crate::diagnostics::Diagnostics)
 //!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
 //!   state of every particle, in a format that round-trips every `f64` bit for bit.
-//! * the ParaView output ([`vtk`]): one VTK XML PolyData file per output step in `vtk/`
-//!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtp`] reads the frames back.
+//! * the ParaView output ([`vtk_writer`]): one VTK XML PolyData file per output step in `vtk/`
+//!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtk_reader`] reads the frames back.
 //! * [`plot`]: PNG plots of a run's `energy.csv` (`varidem plot`).
 
 /// File name of the energy and momentum time series in the output directory.
@@ -22,12 +22,12 @@ pub const RUN_RECORD: &str = "run.toml";
 pub mod csv;
 pub mod plot;
 pub mod scene;
-pub mod vtk;
-pub mod vtp;
+pub mod vtk_reader;
+pub mod vtk_writer;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
     FINAL_CSV_HEADER,
 };
 pub use scene::{default_scene, load_scene, parse_scene, scene_to_toml, DEFAULT_SCENE};
-pub use vtk::{VtkSeries, PVD_FILE, VTK_DIR};
+pub use vtk_writer::{VtkSeries, PVD_FILE, VTK_DIR};

@@ -74,8 +74,8 @@ use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::Precision;
 use crate::model::MAX_NEIGHBORS;
 use crate::model::{
-    Bond, BondStiffness, ContactLaw, ContactParams, Domain, Duration, Interaction, Material, Model,
-    Particle, Scene, ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
+    Bond, BondStiffness, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particle,
+    RunLength, Scene, ShearForm, SimulationParams, Wall, DEFAULT_MAX_CONTACTS,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -506,7 +506,7 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
                     "simulation.steps = {n}: must be <= 2^53 = {MAX_STEPS}"
                 )));
             }
-            Duration::Steps(n)
+            RunLength::Steps(n)
         }
         (None, Some(t)) => {
             let t = positive("simulation.t_end", t)?;
@@ -521,7 +521,7 @@ fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
                     "simulation.t_end = {t}: gives {n:e} steps of dt = {dt}; at most 2^53 steps"
                 )));
             }
-            Duration::EndTime(t)
+            RunLength::EndTime(t)
         }
         (Some(_), Some(_)) => {
             return Err(scene_error(
@@ -1060,9 +1060,9 @@ fn cloud(k: usize, c: &CloudSection, materials: &[Material], hertz: bool) -> Res
 /// that the particles fit the host's memory (before a generator allocates them).
 fn check_capacity(who: &str, have: usize, extra: usize) -> Result<()> {
     match have.checked_add(extra) {
-        Some(total) if total <= u32::MAX as usize => crate::host::check(
+        Some(total) if total <= u32::MAX as usize => crate::memory_check::check(
             &format!("{who}: a scene of {total} particles"),
-            crate::host::model_bytes(total as u64, 0),
+            crate::memory_check::model_bytes(total as u64, 0),
         ),
         _ => Err(scene_error(format!(
             "{who}: {extra} more particles would exceed the limit of {} particles in a scene",
@@ -1509,10 +1509,10 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     let _ = writeln!(s, "[simulation]");
     let _ = writeln!(s, "dt = {}", toml_float(sim.dt));
     match sim.duration {
-        Duration::Steps(n) => {
+        RunLength::Steps(n) => {
             let _ = writeln!(s, "steps = {n}");
         }
-        Duration::EndTime(t) => {
+        RunLength::EndTime(t) => {
             let _ = writeln!(s, "t_end = {}", toml_float(t));
         }
     }
@@ -1766,7 +1766,7 @@ mod tests {
     fn minimal_scene_gets_the_documented_defaults() {
         let s = parse_scene(MINIMAL).unwrap();
         assert_eq!(s.simulation.dt, 1e-3);
-        assert_eq!(s.simulation.duration, Duration::Steps(10));
+        assert_eq!(s.simulation.duration, RunLength::Steps(10));
         assert_eq!(s.simulation.integrator, IntegratorKind::Variational);
         assert_eq!(
             s.simulation.output_every, 1,
@@ -1845,7 +1845,7 @@ mod tests {
     fn pendulum_scene_is_baker_gonzalez_section_3() {
         let s = load_scene(&scenes_dir().join("pendulum.toml")).unwrap();
         assert_eq!(s.simulation.dt, 1e-3);
-        assert_eq!(s.simulation.duration, Duration::EndTime(10.0));
+        assert_eq!(s.simulation.duration, RunLength::EndTime(10.0));
         assert_eq!(s.simulation.steps(), 10_000);
         assert_eq!(s.simulation.integrator, IntegratorKind::Variational);
         assert_eq!(s.simulation.output_every, 100);

@@ -129,7 +129,7 @@ pub struct Model {
 
 /// How long to run.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Duration {
+pub enum RunLength {
     /// A number of steps.
     Steps(u64),
     /// An end time (s); the step count is `round(t_end/dt)`.
@@ -142,7 +142,7 @@ pub struct SimulationParams {
     /// Time step `h` (s).
     pub dt: f64,
     /// Length of the run.
-    pub duration: Duration,
+    pub duration: RunLength,
     /// Time integrator.
     pub integrator: IntegratorKind,
     /// Write an energy row every this many steps.
@@ -163,8 +163,8 @@ impl SimulationParams {
     /// Total number of steps.
     pub fn steps(&self) -> u64 {
         match self.duration {
-            Duration::Steps(n) => n,
-            Duration::EndTime(t) => (t / self.dt).round() as u64,
+            RunLength::Steps(n) => n,
+            RunLength::EndTime(t) => (t / self.dt).round() as u64,
         }
     }
 }

@@ -385,25 +385,25 @@ impl NeighborList {
         index.clear();
         index.resize(self.neighbors.len(), 0);
         let chunks = row_runs(&self.offsets, &mut index, BUILD_CHUNK);
-        let me = &*self;
+        let list = &*self;
         // The half-list slot of the pair (i, j) with j < i: in j's half row, which starts
         // after j's partners below j.
         let slot_below = |i: usize, j: usize| {
-            let row = me.of(j);
+            let row = list.of(j);
             let at = row
                 .binary_search(&(i as u32))
                 .expect("neighbour lists are symmetric");
-            let below_j = row.len() - (me.half_offsets[j + 1] - me.half_offsets[j]) as usize;
-            me.half_offsets[j] + (at - below_j) as u32
+            let below_j = row.len() - (list.half_offsets[j + 1] - list.half_offsets[j]) as usize;
+            list.half_offsets[j] + (at - below_j) as u32
         };
         chunks.into_par_iter().for_each(|(lo, hi, out)| {
             let mut out = out.iter_mut();
             for i in lo..hi {
-                let row = me.of(i);
-                let below = row.len() - (me.half_offsets[i + 1] - me.half_offsets[i]) as usize;
+                let row = list.of(i);
+                let below = row.len() - (list.half_offsets[i + 1] - list.half_offsets[i]) as usize;
                 for (k, &j) in row.iter().enumerate() {
                     let slot = if k >= below {
-                        me.half_offsets[i] + (k - below) as u32
+                        list.half_offsets[i] + (k - below) as u32
                     } else {
                         slot_below(i, j as usize)
                     };

@@ -85,11 +85,11 @@ impl VtkSeries {
     /// Without a `particles.pvd`, this is [`VtkSeries::create`]. Resumed in the run's
     /// own directory, the collection thus ends up as if the run had never stopped.
     pub fn resume(out_dir: &Path, bonds: &[Bond], step: u64) -> Result<Self> {
-        let mut me = Self::create(out_dir, bonds)?;
-        let pvd = me.pvd_path();
+        let mut series = Self::create(out_dir, bonds)?;
+        let pvd = series.pvd_path();
         let text = match std::fs::read_to_string(&pvd) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(me),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(series),
             Err(e) => return Err(Error::io(&pvd, e)),
         };
         for line in text.lines() {
@@ -104,14 +104,14 @@ impl VtkSeries {
                 .and_then(|f| f.parse::<u64>().ok());
             if let (Some(s), Ok(time)) = (frame_step, time.parse::<f64>()) {
                 if s < step {
-                    me.entries.push(PvdEntry {
+                    series.entries.push(PvdEntry {
                         time,
                         file: file.to_owned(),
                     });
                 }
             }
         }
-        Ok(me)
+        Ok(series)
     }
 
     /// Path of the `.pvd` collection.

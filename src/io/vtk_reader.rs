@@ -1,5 +1,5 @@
 //! Reading the ParaView frames back: a small reader for the VTK XML PolyData (`.vtp`)
-//! files that [`write_vtp`](super::vtk::write_vtp) writes, and [`load_frame`], the
+//! files that [`write_vtp`](super::vtk_writer::write_vtp) writes, and [`load_frame`], the
 //! particles of one output step of a run (from its `.vtp` frame, or from `final.csv`
 //! for the last step of a run without ParaView output).
 //!
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
-use super::vtk::{frame_file_name, VTK_DIR};
+use super::vtk_writer::{frame_file_name, VTK_DIR};
 use crate::error::{Error, Result};
 
 /// One named data array of a `.vtp` file, converted to `f64`.
