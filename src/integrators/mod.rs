@@ -11,6 +11,9 @@ use crate::math::rodrigues;
 
 pub use crate::model::{IntegratorKind, Trapezoidal};
 
+pub mod trapezoidal;
+pub use trapezoidal::{trapezoidal_step, IterateForces};
+
 /// Why a particle's predict half failed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StepFault {

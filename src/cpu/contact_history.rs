@@ -1,0 +1,160 @@
+//! The contact history the granular kernels carry from step to step.
+//!
+//! Each listed pair's tangential spring is computed once, by its lower id, and kept in
+//! the pair's half-list slot ([`PairSpring`], apart from the
+//! [`PairSlot`](super::kernels::granular::PairSlot) the gather reads) with a flag saying
+//! whether the pair touched; the next evaluation reads it from the same slot. When the
+//! neighbour list is rebuilt the springs move to the new list's slots
+//! ([`remap_springs`]); snapshots and the GPU backend use the per-particle layout
+//! ([`History`]: every particle `K` slots, `[contact] max_contacts`, of partner ids and
+//! springs sorted by partner id, unused slots [`NO_PARTNER`]; each GPU particle keeps
+//! its own copy of its pairs' springs). Walls have one spring per particle and wall.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use super::parallel::PAR_THRESHOLD;
+use crate::neighbor::NeighborList;
+
+pub use crate::physics::granular::NO_PARTNER;
+
+/// Contact history in the per-particle layout of snapshots and of the GPU backend:
+/// springs of touching pairs and of particle–wall contacts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// Slots per particle.
+    pub slots: usize,
+    /// Wall springs per particle: the number of walls, at least 1 (so rows are never
+    /// empty).
+    pub wall_stride: usize,
+    /// Partner ids, `N × slots`, ascending within a row and ended by [`NO_PARTNER`]
+    /// unless full.
+    pub partner: Vec<u32>,
+    /// Springs, `N × slots` (zero after the end of a row).
+    pub spring: Vec<DVec3>,
+    /// Wall springs, `N × walls`.
+    pub wall_spring: Vec<DVec3>,
+}
+
+impl History {
+    /// Empty history (no contacts yet) for `n` particles.
+    pub fn new(n: usize, slots: usize, walls: usize) -> Self {
+        Self {
+            slots,
+            wall_stride: walls.max(1),
+            partner: vec![NO_PARTNER; n * slots],
+            spring: vec![DVec3::ZERO; n * slots],
+            wall_spring: vec![DVec3::ZERO; n * walls.max(1)],
+        }
+    }
+
+    /// The per-particle rows of the pair springs held in `pairs` (the half-list slots of
+    /// `list`, [`PairSpring`]) with the wall springs `walls` (`wall_stride` per
+    /// particle): each particle's touching partners in ascending order, at most `slots`.
+    pub(in crate::cpu) fn from_pairs(
+        list: &NeighborList,
+        pairs: &[PairSpring],
+        slots: usize,
+        walls: &[DVec3],
+        wall_stride: usize,
+    ) -> Self {
+        let n = list.offsets.len().saturating_sub(1);
+        let mut h = Self::new(n, slots, 0);
+        h.wall_stride = wall_stride;
+        h.wall_spring = walls.to_vec();
+        for i in 0..n {
+            let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+            let mut used = 0;
+            for (&j, &s) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {
+                match pairs.get(s as usize) {
+                    Some(c) if c.flags != 0 && used < slots => {
+                        h.partner[i * slots + used] = j;
+                        h.spring[i * slots + used] = c.spring;
+                        used += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        h
+    }
+
+    /// The pair springs of these rows in the half-list slots of `list` (`out` resized
+    /// to its pairs): a slot whose pair is in its lower id's row takes that spring and
+    /// is flagged touching; the others are cleared.
+    pub(in crate::cpu) fn to_pairs(&self, list: &NeighborList, out: &mut Vec<PairSpring>) {
+        out.clear();
+        out.resize(list.pairs(), PairSpring::default());
+        let k = self.slots;
+        let n = list.offsets.len().saturating_sub(1);
+        for a in 0..n {
+            let (first, partners) = list.half_row(a);
+            let row = &self.partner[a * k..(a + 1) * k];
+            let mut cur = 0;
+            for (s, &j) in (first..).zip(partners) {
+                while cur < k && row[cur] < j {
+                    cur += 1;
+                }
+                if cur < k && row[cur] == j {
+                    out[s].spring = self.spring[a * k + cur];
+                    out[s].flags = SLOT_ACTIVE;
+                }
+            }
+        }
+    }
+}
+
+/// The pair springs `springs` (in the half-list slots of `old`) moved to the half-list
+/// slots of `new`, a rebuild of the list: a pair `(a, b)`, `b > a`, sits in `a`'s half
+/// row in both, so each row is a merge by partner id (both ascending). A pair new to
+/// the list starts without a spring. In parallel over runs of rows.
+pub(in crate::cpu) fn remap_springs(
+    old: &NeighborList,
+    springs: &[PairSpring],
+    new: &NeighborList,
+    out: &mut Vec<PairSpring>,
+) {
+    const ROWS: usize = 1024;
+    out.clear();
+    out.resize(new.pairs(), PairSpring::default());
+    let n = new.half_offsets.len().saturating_sub(1);
+    let chunks = crate::neighbor::row_runs(&new.half_offsets, out, ROWS);
+    let rows_old = old.half_offsets.len().saturating_sub(1);
+    let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
+        let base = new.half_offsets[lo] as usize;
+        for a in (lo..hi).filter(|&a| a < rows_old) {
+            let (first_old, partners_old) = old.half_row(a);
+            let (first, partners) = new.half_row(a);
+            let mut cur = 0;
+            for (s, &j) in (first - base..).zip(partners) {
+                while cur < partners_old.len() && partners_old[cur] < j {
+                    cur += 1;
+                }
+                if partners_old.get(cur) == Some(&j) {
+                    if let Some(c) = springs.get(first_old + cur).filter(|c| c.flags != 0) {
+                        mine[s] = *c;
+                    }
+                }
+            }
+        }
+    };
+    if n < PAR_THRESHOLD {
+        chunks.into_iter().for_each(kernel);
+    } else {
+        chunks.into_par_iter().for_each(kernel);
+    }
+}
+
+/// Slot flag: the pair touches (contact) or is within the near-field cutoff.
+pub(in crate::cpu) const SLOT_ACTIVE: u32 = 1;
+
+/// One listed pair's contact history: the tangential spring its last evaluation left
+/// and whether the pair touched then (read by the next evaluation, and turned into the
+/// per-particle rows of [`History`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(in crate::cpu) struct PairSpring {
+    /// The spring (canonical orientation: the lower id's).
+    pub(in crate::cpu) spring: DVec3,
+    /// [`SLOT_ACTIVE`] when the pair touched, 0 otherwise (the spring is then stale).
+    pub(in crate::cpu) flags: u32,
+}

@@ -1,0 +1,93 @@
+//! What one force evaluation produces: per-particle forces, moments and energies
+//! ([`ParticleForce`]), per-bond results, and the contact history it leaves
+//! ([`ForceState`]), with the per-model sizes of that history.
+
+use glam::DVec3;
+
+use super::contact_history::PairSpring;
+use super::contact_sides::Sides;
+use super::kernels::granular::{NearSlot, PairSlot};
+use crate::model::{ContactLaw, Model};
+use crate::physics::BondResult;
+
+/// What `particle_forces` produces for one particle.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ParticleForce {
+    /// Total force `F` (N).
+    pub force: DVec3,
+    /// Total spatial moment `RM` (N m).
+    pub moment: DVec3,
+    /// Half of each contact pair's energy (J): summed over particles this is `U^pp`.
+    pub e_contact: f64,
+    /// Wall contact energy (J).
+    pub e_wall: f64,
+    /// Half of each near-field pair's energy (J).
+    pub e_near: f64,
+    /// Touching contacts beyond the history capacity (an error when > 0).
+    pub overflow: u32,
+}
+
+/// Forces, moments and per-particle energies from one force evaluation, with the
+/// contact history it produced.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ForceState {
+    pub(super) particles: Vec<ParticleForce>,
+    /// Per-bond results, in bond order.
+    pub(super) bonds: Vec<Option<BondResult>>,
+    /// Wall springs after this evaluation, `N × wall_stride` (empty without granular
+    /// forces). The pair springs are in `pairs`.
+    pub(super) wall_spring: Vec<DVec3>,
+    /// Scratch: every particle's contact side (granular models).
+    pub(super) sides: Sides,
+    /// `sides` holds the sides of the state to evaluate (written by
+    /// `integrate_predict`; the evaluation then does not recompute them).
+    pub(super) sides_ready: bool,
+    /// Scratch: one contact slot per listed pair (half list), granular models.
+    pub(super) pairs: Vec<PairSlot>,
+    /// Pair springs and touching flags after this evaluation, one per listed pair (the
+    /// pair history, in the current list's half-list slots).
+    pub(super) springs: Vec<PairSpring>,
+    /// Scratch: one near-field slot per listed pair, with a near field.
+    pub(super) near: Vec<NearSlot>,
+}
+
+impl ForceState {
+    pub(super) fn new(n: usize, nb: usize, model: &Model) -> Self {
+        let walls = if granular_model(model) {
+            n * wall_stride(model)
+        } else {
+            0
+        };
+        Self {
+            particles: vec![ParticleForce::default(); n],
+            bonds: vec![None; nb],
+            wall_spring: vec![DVec3::ZERO; walls],
+            sides: Default::default(),
+            sides_ready: false,
+            pairs: Vec::new(),
+            springs: Vec::new(),
+            near: Vec::new(),
+        }
+    }
+}
+
+/// Contact-history slots per particle: `[contact] max_contacts` under the Hertz law,
+/// none otherwise (drag alone has no contacts to remember).
+pub(super) fn history_slots(model: &Model) -> usize {
+    match model.contact {
+        Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
+        _ => 0,
+    }
+}
+
+/// Wall springs per particle: one per wall, at least 1 (so rows are never empty).
+pub(super) fn wall_stride(model: &Model) -> usize {
+    model.walls.len().max(1)
+}
+
+/// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
+pub(super) fn granular_model(model: &Model) -> bool {
+    matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
+        || model.drag.is_some()
+        || model.near_field.is_some()
+}

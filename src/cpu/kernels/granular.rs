@@ -1,0 +1,371 @@
+//! Twin of `shaders/granular.wgsl` and `shaders/common/contact.wgsl`: the granular
+//! (Hertz–Mindlin, near-field, drag) forces. Kernel `granular_pairs` computes each
+//! listed pair once, by its lower id, into the pair's half-list slot ([`PairSlot`],
+//! [`NearSlot`]); `granular_sum` then adds, for one particle, its slots, its wall
+//! contacts and the drag, in ascending partner order (the order of the GPU's
+//! `granular_sum`).
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::cpu::contact_history::{PairSpring, SLOT_ACTIVE};
+use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
+use crate::cpu::forces::ParticleForce;
+use crate::cpu::pair_batch::{PairBatch, LANES};
+use crate::cpu::parallel::{dispatch_into, MIN_CHUNK};
+use crate::integrators::{self, Body, IntegratorKind};
+use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
+use crate::neighbor::NeighborList;
+use crate::physics::granular::{
+    hertz_contact, wall_overlap, ContactGeometry, ContactSide, PairTables,
+};
+
+/// One listed pair's contact, computed once by its lower id `a` (kernel
+/// `granular_pairs`) and added by both particles: what the gather reads, in one 64-byte
+/// cache line (the pair's spring is kept apart, in [`PairSpring`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub(in crate::cpu) struct PairSlot {
+    /// Force on `a` (N); `b` takes its exact negative.
+    pub(in crate::cpu) force: DVec3,
+    /// `n × f_t`: the moments are `ℓ_a n × f_t` on `a` and `ℓ_b n × f_t` on `b` (eq. 39),
+    /// with the lever arms `ℓ = r − δ/2` each particle forms from its own radius.
+    pub(in crate::cpu) n_cross_friction: DVec3,
+    /// Hertz energy of the pair (J).
+    pub(in crate::cpu) energy: f64,
+    /// Overlap `δ` of a touching pair; NaN when the pair does not touch (the rest is
+    /// then stale). A touching pair's overlap is finite.
+    pub(in crate::cpu) overlap: f64,
+}
+
+impl Default for PairSlot {
+    /// A pair that does not touch.
+    fn default() -> Self {
+        Self {
+            force: DVec3::ZERO,
+            n_cross_friction: DVec3::ZERO,
+            energy: 0.0,
+            overlap: f64::NAN,
+        }
+    }
+}
+
+/// One listed pair's near-field force (eq. 17), computed once by its lower id.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(in crate::cpu) struct NearSlot {
+    /// Force on `a` (N).
+    pub(in crate::cpu) force: DVec3,
+    /// Pair energy (J).
+    pub(in crate::cpu) energy: f64,
+    /// [`SLOT_ACTIVE`] within the cutoff.
+    pub(in crate::cpu) flags: u32,
+}
+
+/// Granular forces on one particle.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(in crate::cpu) struct GranularForce {
+    /// Force (N).
+    pub force: DVec3,
+    /// Spatial moment (N m).
+    pub moment: DVec3,
+    /// Half of each contact pair's Hertz energy (J).
+    pub e_contact: f64,
+    /// Wall contact energy (J).
+    pub e_wall: f64,
+    /// Half of each near-field pair's energy (J).
+    pub e_near: f64,
+    /// Touching contacts beyond the slot capacity (0 when all fit).
+    pub overflow: u32,
+}
+
+/// What a granular force evaluation reads besides the model.
+pub(in crate::cpu) struct GranularInputs<'a> {
+    /// The model (state included).
+    pub model: &'a Model,
+    /// Material tables.
+    pub tables: &'a PairTables,
+    /// The previous evaluation's pair springs and touching flags (the pair history), in
+    /// the half-list slots of the current list; empty before the first evaluation.
+    pub old_springs: &'a [PairSpring],
+    /// The previous evaluation's wall springs, `N × wall_stride`.
+    pub old_walls: &'a [DVec3],
+    /// Wall springs per particle.
+    pub wall_stride: usize,
+    /// History slots per particle: more touching contacts is an overflow.
+    pub slots: usize,
+    /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
+    pub kind: IntegratorKind,
+    /// Time step.
+    pub h: f64,
+    /// Explicit increments per particle (the implicit integrator's iterates); `None`:
+    /// derived from the velocities ([`integrators::increments`]).
+    pub increments: Option<&'a [(DVec3, DVec3)]>,
+    /// First evaluation of a run: no step has been taken, the increments are zero.
+    pub first: bool,
+    /// Forces of the previous evaluation, to carry the half-step velocities to the end
+    /// of the step for the velocity-dependent forces.
+    pub old_forces: &'a [ParticleForce],
+}
+
+impl GranularInputs<'_> {
+    /// Every particle's contact side and end-of-step angular velocity ([`Sides`]).
+    pub(in crate::cpu) fn sides(&self, out: &mut Sides) {
+        let p = &self.model.particles;
+        out.resize(p.len(), true, self.model.drag.is_some());
+        let side = |i: usize| {
+            if !self.first && self.increments.is_none() {
+                return stored_side(self.kind, self.h, p, i, &self.old_forces[i]);
+            }
+            let (v, omega) = self.velocity(p, i);
+            let s = SideScratch {
+                side: self.side(p, i, v),
+                mass: p.mass[i],
+                material: p.material[i],
+                removed: p.flags[i] & FLAG_REMOVED != 0,
+            };
+            (s, omega)
+        };
+        if out.spin.is_empty() {
+            dispatch_into(&mut out.side, |i, s| *s = side(i).0);
+        } else {
+            // With drag: both from one computation of each side.
+            out.side
+                .par_iter_mut()
+                .zip(out.spin.par_iter_mut())
+                .with_min_len(MIN_CHUNK)
+                .enumerate()
+                .for_each(|(i, (s, w))| (*s, *w) = side(i));
+        }
+    }
+
+    fn side(&self, p: &Particles, i: usize, v: DVec3) -> ContactSide {
+        let (dx, dalpha) = if self.first {
+            (DVec3::ZERO, DVec3::ZERO)
+        } else if let Some(inc) = self.increments {
+            inc[i]
+        } else {
+            integrators::increments(self.kind, self.h, p.velocity[i], p.angular_velocity[i])
+        };
+        ContactSide {
+            x: p.position[i],
+            v,
+            r: p.radius[i],
+            dx,
+            dalpha,
+        }
+    }
+
+    /// Velocities for the velocity-dependent forces (damping, drag, Magnus): the
+    /// particle's velocities carried to the end of the step with the previous forces,
+    /// `v_{k+½} + h F_k/(2m)` for the variational maps (the correct half with the old
+    /// forces, [`integrators::correct`]). Using `v_{k+½}` itself lags half a step and
+    /// costs first order in the restitution (1.6 % at e = 0.1 and 100 steps per
+    /// collision); the extrapolation is second order. The symplectic Euler map holds
+    /// `v_{k+1}` already.
+    fn velocity(&self, p: &Particles, i: usize) -> (DVec3, DVec3) {
+        if self.first || self.increments.is_some() {
+            return (p.velocity[i], p.angular_velocity[i]);
+        }
+        let body = Body {
+            mass: p.mass[i],
+            inertia: p.inertia[i],
+            held: p.flags[i] & (crate::model::FLAG_HELD | FLAG_REMOVED) != 0,
+            fixed_rotation: p.flags[i] & (crate::model::FLAG_NO_ROTATION | FLAG_REMOVED) != 0,
+        };
+        let f = &self.old_forces[i];
+        integrators::correct(
+            self.kind,
+            self.h,
+            body,
+            p.velocity[i],
+            p.angular_velocity[i],
+            f.force,
+            f.moment,
+        )
+    }
+
+    /// Kernel `granular_pairs` for particles `lo..hi`: every listed pair `(a, b)` with
+    /// `b > a` is computed once, by `a`, into `out` (the half-list slots of the rows
+    /// `lo..hi`, in row order) and `near` (near-field results, empty without a near
+    /// field). Both particles then add the slot in [`GranularInputs::granular_sum`].
+    ///
+    /// Touching pairs are queued and their contact law runs [`LANES`] at a time
+    /// ([`PairBatch`]), which the compiler turns into SIMD; the results are the same
+    /// bits as one [`hertz_contact`] per pair.
+    pub(in crate::cpu) fn granular_pairs(
+        &self,
+        rows: std::ops::Range<usize>,
+        list: &NeighborList,
+        (out, springs): (&mut [PairSlot], &mut [PairSpring]),
+        near: &mut [NearSlot],
+        sides: &[SideScratch],
+    ) {
+        let m = self.model;
+        let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        // Global index of the chunk's first slot.
+        let base = list.half_offsets[rows.start] as usize;
+        let mut batch = PairBatch::default();
+        // One material: every pair's record is the same, set in every lane once.
+        if self.tables.materials == 1 {
+            batch.set_material(self.tables.pair(0, 0));
+        }
+        let mut slot = 0usize;
+        for a in rows {
+            let particle = &sides[a];
+            // The half row: the last entries of `a`'s row (partners above `a`).
+            let (_, partners) = list.half_row(a);
+            let first = slot;
+            slot += partners.len();
+            // A removed particle takes part in no contact.
+            if particle.removed {
+                out[first..slot].fill(PairSlot::default());
+                springs[first..slot].fill(PairSpring::default());
+                if let Some(near) = near.get_mut(first..slot) {
+                    near.iter_mut().for_each(|n| n.flags = 0);
+                }
+                continue;
+            }
+            if let Some(nf) = &m.near_field {
+                for (s, &j) in (first..slot).zip(partners) {
+                    let partner = &sides[j as usize];
+                    near[s] = match nf.pair(particle.side.x, partner.side.x) {
+                        Some((e, f)) if !partner.removed => NearSlot {
+                            force: f,
+                            energy: e,
+                            flags: SLOT_ACTIVE,
+                        },
+                        _ => NearSlot::default(),
+                    };
+                }
+            }
+            // The pair's spring from the previous evaluation, in the same slot (zero
+            // when the pair did not touch).
+            let old = self
+                .old_springs
+                .get(base + first..base + slot)
+                .unwrap_or_default();
+            for (s, &j) in (first..slot).zip(partners) {
+                let partner = &sides[j as usize];
+                out[s].overlap = f64::NAN;
+                springs[s].flags = 0;
+                if !hertz {
+                    continue;
+                }
+                // pair_overlap's test; the rest of its geometry runs in the batch.
+                let (sa, sb) = (&particle.side, &partner.side);
+                let d = sb.x - sa.x;
+                let dist2 = d.length_squared();
+                let reach = sa.r + sb.r;
+                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || partner.removed {
+                    continue;
+                }
+                let spring = match old.get(s - first) {
+                    Some(o) if o.flags != 0 => o.spring,
+                    _ => DVec3::ZERO,
+                };
+                let pm = self.tables.pair(particle.material, partner.material);
+                batch.push(s, d, dist2, particle, partner, pm, spring);
+                if batch.len == LANES {
+                    batch.run(out, springs);
+                }
+            }
+        }
+        batch.run(out, springs);
+    }
+
+    /// Kernel `granular_sum` (the granular part of `particle_forces`) for particle `i`
+    /// with neighbours
+    /// `neighbors` (ascending) whose pairs sit in the half-list slots `slots` (one per
+    /// neighbour, [`crate::neighbor::NeighborList::pair_index`]) of `pairs` and `near`:
+    /// the contact and near-field results are summed in neighbour order, `i` taking a
+    /// pair's force when it is the lower id and its exact negative otherwise (so
+    /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new wall springs;
+    /// touching pairs beyond [`GranularInputs::slots`] count as overflow.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the kernel twin's outputs are separate slices, as the shader's bindings"
+    )]
+    pub(in crate::cpu) fn granular_sum(
+        &self,
+        i: usize,
+        neighbors: &[u32],
+        slots: &[u32],
+        pairs: &[PairSlot],
+        near: &[NearSlot],
+        wall_spring: &mut [DVec3],
+        sides: &Sides,
+    ) -> GranularForce {
+        let m = self.model;
+        let p = &m.particles;
+        let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let mut out = GranularForce::default();
+        let side_i = &sides.side[i].side;
+        let mut used = 0usize;
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        // The row ascends: partners below `i` (whose slots are theirs: `i` takes the
+        // negative of the force and lever arm `ℓ_b`), then those above (`i`'s own
+        // slots: the force and `ℓ_a`). `x + (−1·f)` is `x − f` to the bit.
+        let below = neighbors.partition_point(|&j| (j as usize) < i);
+        for (k, &slot) in slots.iter().enumerate() {
+            let lower = k >= below;
+            if let Some(nf) = near.get(slot as usize).filter(|s| s.flags != 0) {
+                out.force = if lower {
+                    out.force + nf.force
+                } else {
+                    out.force - nf.force
+                };
+                out.e_near += 0.5 * nf.energy;
+            }
+            let c = &pairs[slot as usize];
+            if c.overlap.is_nan() {
+                continue;
+            }
+            // `ℓ_a` or `ℓ_b` as the pair kernel formed it, from the same radius.
+            let lever = side_i.r - 0.5 * c.overlap;
+            if lower {
+                out.force += c.force;
+            } else {
+                out.force -= c.force;
+            }
+            out.moment += lever * c.n_cross_friction;
+            out.e_contact += 0.5 * c.energy;
+            if used >= self.slots {
+                out.overflow += 1;
+            }
+            used += 1;
+        }
+        let nw = self.wall_stride;
+        for (w, wall) in m.walls.iter().enumerate() {
+            let mut new = DVec3::ZERO;
+            if hertz && !removed(i) {
+                if let Some((n, overlap, lever)) = wall_overlap(wall, side_i.x, side_i.r) {
+                    let pm = self.tables.wall(w, p.material[i]);
+                    let g = ContactGeometry {
+                        r_star: side_i.r,
+                        m_star: p.mass[i],
+                    };
+                    let r = hertz_contact(
+                        pm,
+                        g,
+                        n,
+                        overlap,
+                        lever,
+                        0.0,
+                        side_i,
+                        &ContactSide::default(),
+                        self.old_walls[i * nw + w],
+                    );
+                    out.force += r.force;
+                    out.moment += lever * n.cross(r.friction);
+                    out.e_wall += r.energy;
+                    new = r.spring;
+                }
+            }
+            wall_spring[w] = new;
+        }
+        if let Some(d) = &m.drag {
+            out.force += d.force(side_i.v, sides.spin[i]);
+        }
+        out
+    }
+}

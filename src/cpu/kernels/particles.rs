@@ -1,0 +1,279 @@
+//! Twin of `shaders/particles.wgsl`: kernel `particle_forces`, the per-particle gather
+//! of bond results (incidence list, ascending bond id), contacts (neighbour list,
+//! ascending id), walls and the field, with `integrate_correct` applied to each particle
+//! as soon as its force is complete; and the force evaluation that runs `bond_forces`,
+//! `granular_pairs` and `particle_forces` in that order.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use super::granular::{GranularInputs, NearSlot, PairSlot};
+use crate::cpu::contact_history::PairSpring;
+use crate::cpu::forces::{history_slots, wall_stride, ForceState, ParticleForce};
+use crate::cpu::kernels::integrate::{body_of, integrate_correct};
+use crate::cpu::parallel::{
+    prefetch_slots, row_chunks, run_chunks, CorrectChunk, RowChunk, MIN_CHUNK, PAR_THRESHOLD,
+    PREFETCH_AHEAD,
+};
+use crate::cpu::CpuBackend;
+use crate::error::{Error, Fault, Result};
+use crate::model::{ContactLaw, FLAG_PENDULUM, FLAG_REMOVED};
+use crate::physics::{contact, field, BondResult};
+
+impl CpuBackend {
+    /// Evaluates every force of the current state into `out`; `first`: no step has
+    /// been taken yet (zero increments for the contact springs).
+    ///
+    /// `increments`: the step's `(Δx, Δα)` per particle when the integrator gives them
+    /// explicitly (the implicit one); `None` derives them from the velocities.
+    ///
+    /// `correct`: the particles' velocities `v`, `Ω` (lent by an explicit step, whose
+    /// model holds none meanwhile), to which kernel `integrate_correct` is applied as
+    /// each particle's force is complete.
+    pub(in crate::cpu) fn evaluate_forces(
+        &self,
+        out: &mut ForceState,
+        step: u64,
+        first: bool,
+        increments: Option<&[(DVec3, DVec3)]>,
+        correct: Option<(&mut [DVec3], &mut [DVec3])>,
+    ) -> Result<()> {
+        self.bond_forces(&mut out.bonds, step)?;
+        let bonds = &out.bonds;
+        let (kind, h) = (self.integrator, self.dt);
+        let p = &self.model.particles;
+        let correct_one = |i: usize, f: &ParticleForce, v: &mut DVec3, w: &mut DVec3| {
+            integrate_correct(kind, h, body_of(&p.mass, &p.inertia, &p.flags, i), f, v, w);
+        };
+        let (v, w) = correct.unwrap_or_default();
+        let (mut v_chunks, mut w_chunks) = (v.chunks_mut(MIN_CHUNK), w.chunks_mut(MIN_CHUNK));
+        let Some(tables) = &self.tables else {
+            let chunks: Vec<_> = out
+                .particles
+                .chunks_mut(MIN_CHUNK)
+                .enumerate()
+                .map(|(c, f)| {
+                    let (v, w) = (v_chunks.next(), w_chunks.next());
+                    (
+                        c * MIN_CHUNK,
+                        (f, ()),
+                        v.unwrap_or_default(),
+                        w.unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let kernel = |(lo, (f, ()), v, w): CorrectChunk<'_, ()>| {
+                for (l, f) in f.iter_mut().enumerate() {
+                    *f = self.particle_force(bonds, lo + l);
+                    if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                        correct_one(lo + l, f, v, w);
+                    }
+                }
+                None::<(usize, ())>
+            };
+            run_chunks(chunks, p.len(), kernel);
+            return Ok(());
+        };
+        let inputs = GranularInputs {
+            model: &self.model,
+            tables,
+            old_springs: &self.forces.springs,
+            old_walls: &self.forces.wall_spring,
+            wall_stride: wall_stride(&self.model),
+            slots: history_slots(&self.model),
+            kind: self.integrator,
+            h: self.dt,
+            increments,
+            first,
+            old_forces: &self.forces.particles,
+        };
+        if !std::mem::take(&mut out.sides_ready) || increments.is_some() || first {
+            inputs.sides(&mut out.sides);
+        }
+        let sides = &out.sides;
+        // Kernel `granular_pairs`: each listed pair once, by its lower id.
+        let list = &self.neighbors;
+        let contacts = self.model.contact.is_some();
+        let n_pairs = if contacts { list.pairs() } else { 0 };
+        out.pairs.resize(n_pairs, PairSlot::default());
+        out.springs.resize(n_pairs, PairSpring::default());
+        out.near.resize(
+            if self.model.near_field.is_some() {
+                n_pairs
+            } else {
+                0
+            },
+            NearSlot::default(),
+        );
+        if n_pairs > 0 {
+            let half = &list.half_offsets;
+            let slots = (&mut out.pairs[..], &mut out.springs[..]);
+            let chunks = row_chunks(half, slots, &mut out.near, MIN_CHUNK);
+            let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
+                inputs.granular_pairs(lo..hi, list, pairs, near, &sides.side);
+            };
+            if self.model.particles.len() < PAR_THRESHOLD {
+                chunks.into_iter().for_each(pass);
+            } else {
+                chunks.into_par_iter().for_each(pass);
+            }
+        }
+        let (pairs, near) = (&out.pairs, &out.near);
+        let nw = wall_stride(&self.model);
+        let chunks: Vec<_> = out
+            .particles
+            .chunks_mut(MIN_CHUNK)
+            .zip(out.wall_spring.chunks_mut(MIN_CHUNK * nw))
+            .enumerate()
+            .map(|(c, (f, walls))| {
+                let (v, w) = (v_chunks.next(), w_chunks.next());
+                (
+                    c * MIN_CHUNK,
+                    (f, walls),
+                    v.unwrap_or_default(),
+                    w.unwrap_or_default(),
+                )
+            })
+            .collect();
+        // Each chunk reports its first particle with more touching contacts than slots
+        // (an error; the lowest over all chunks is named).
+        let kernel = |(lo, (f, walls), v, w): CorrectChunk<'_, &mut [DVec3]>| {
+            let mut overflow = None;
+            for (l, f) in f.iter_mut().enumerate() {
+                let i = lo + l;
+                if contacts {
+                    prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
+                }
+                let mut pf = self.particle_force(bonds, i);
+                let (neighbors, slots) = if contacts {
+                    let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+                    (&list.neighbors[r.clone()], &list.pair_index[r])
+                } else {
+                    (&[][..], &[][..])
+                };
+                let wall_spring = &mut walls[l * nw..(l + 1) * nw];
+                let g = inputs.granular_sum(i, neighbors, slots, pairs, near, wall_spring, sides);
+                pf.force += g.force;
+                pf.moment += g.moment;
+                pf.e_contact += g.e_contact;
+                pf.e_wall += g.e_wall;
+                pf.e_near = g.e_near;
+                pf.overflow = g.overflow;
+                *f = pf;
+                if f.overflow > 0 && overflow.is_none() {
+                    overflow = Some((i, f.overflow));
+                }
+                if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                    correct_one(i, f, v, w);
+                }
+            }
+            overflow
+        };
+        if let Some((particle, over)) = run_chunks(chunks, p.len(), kernel) {
+            return Err(Error::fault(
+                step,
+                Fault::ContactOverflow {
+                    particle,
+                    contacts: Some(history_slots(&self.model) + over as usize),
+                    capacity: history_slots(&self.model),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Kernel `particle_forces` for particle `i`: the gather of bond results (CSR
+    /// incidence, ascending bond id), contacts (neighbour list, ascending id), walls
+    /// and the field. Scenes without bonds, binder contacts or pendulums have only the
+    /// field ([`CpuBackend::field_force`], the same bits).
+    #[inline]
+    pub(in crate::cpu) fn particle_force(
+        &self,
+        bonds: &[Option<BondResult>],
+        i: usize,
+    ) -> ParticleForce {
+        if self.field_only {
+            return self.field_force(i);
+        }
+        self.particle_force_general(bonds, i)
+    }
+
+    /// [`CpuBackend::particle_force`] of any scene.
+    pub(in crate::cpu) fn particle_force_general(
+        &self,
+        bonds: &[Option<BondResult>],
+        i: usize,
+    ) -> ParticleForce {
+        let m = &self.model;
+        let p = &m.particles;
+        let inc = &self.incidence;
+        let mut force = DVec3::ZERO;
+        let mut moment = DVec3::ZERO;
+        for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
+            let Some(r) = &bonds[(e >> 1) as usize] else {
+                continue;
+            };
+            if e & 1 == 0 {
+                force += r.force_i;
+                moment += r.moment_i;
+            } else {
+                force -= r.force_i;
+                moment += r.moment_j;
+            }
+        }
+        let (x, rad) = (p.position[i], p.radius[i]);
+        let mut e_contact = 0.0;
+        let mut e_wall = 0.0;
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        if let Some(ContactLaw::Binder { k_pp }) = m.contact.map(|c| c.law).filter(|_| !removed(i))
+        {
+            for &j in self.neighbors.of(i) {
+                let j = j as usize;
+                if removed(j) {
+                    continue;
+                }
+                if let Some((e, fi)) =
+                    contact::binder_pair(k_pp, x, p.position[j], rad, p.radius[j])
+                {
+                    e_contact += 0.5 * e;
+                    force += fi;
+                }
+            }
+            for w in &m.walls {
+                if let Some((e, fw)) = contact::binder_wall(w, x, rad) {
+                    e_wall += e;
+                    force += fw;
+                }
+            }
+        }
+        if p.flags[i] & FLAG_PENDULUM != 0 {
+            let (_, ff, mf) =
+                field::pendulum(p.mass[i], m.gravity, x, p.rotation[i], p.pendulum_offset[i]);
+            force += ff;
+            moment += mf;
+        } else {
+            force += field::gravity(p.mass[i], m.gravity, x).1;
+        }
+        ParticleForce {
+            force,
+            moment,
+            e_contact,
+            e_wall,
+            e_near: 0.0,
+            overflow: 0,
+        }
+    }
+
+    /// [`CpuBackend::particle_force_general`] of a particle that has no bonds, no binder
+    /// contacts and no pendulum: the uniform field, with the same operations (its
+    /// bits).
+    #[inline]
+    pub(in crate::cpu) fn field_force(&self, i: usize) -> ParticleForce {
+        let p = &self.model.particles;
+        let g = field::gravity(p.mass[i], self.model.gravity, p.position[i]).1;
+        ParticleForce {
+            force: DVec3::ZERO + g,
+            ..ParticleForce::default()
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Twin of `shaders/reduce.wgsl`: the potential energies summed over bonds and
+//! particles in index order (the kinetic terms are
+//! [`crate::diagnostics::kinematic`]).
+
+use crate::cpu::CpuBackend;
+use crate::diagnostics::Potentials;
+
+impl CpuBackend {
+    pub(in crate::cpu) fn potentials(&self) -> Potentials {
+        let mut pot = Potentials::default();
+        for r in self.forces.bonds.iter().flatten() {
+            pot.bend += r.e_bend;
+            pot.axial += r.e_axial;
+            pot.shear += r.e_shear;
+        }
+        for f in &self.forces.particles {
+            pot.contact += f.e_contact;
+            pot.wall += f.e_wall;
+            pot.near_field += f.e_near;
+        }
+        pot
+    }
+}
