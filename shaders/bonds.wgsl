@@ -1,5 +1,5 @@
-// Per-bond kernels, dispatched once per bond chunk. The twins of CpuBackend::bond_forces
-// and of the bond loop of CpuBackend::particle_force.
+// Per-bond kernels, dispatched once per bond chunk. The twins of cpu::kernels::bonds (bond_forces)
+// and of the bond loop of cpu::kernels::particles (particle_force).
 
 // Kernel bond_forces: one invocation per bond of the chunk, results into bond_out.
 // `energies`: also store U^m, U^a, U^s (entry point bond_forces); bond_forces_no_energy

@@ -9,7 +9,7 @@
 // half-step velocities to the end of the step for damping and drag. particle_forces
 // adds `granular_out` after the field (the CPU order).
 //
-// Dispatched once per row chunk (struct Rows). `energies`: also store the pair, wall and
+// Dispatched once per row chunk (struct RowChunk). `energies`: also store the pair, wall and
 // near-field energies (entry point granular_forces); granular_forces_no_energy skips
 // them in the steps that end fused, whose energies nobody reads (the host reads them
 // after the last step of an advance).

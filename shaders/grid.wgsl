@@ -51,7 +51,7 @@ fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-// Dispatched once per row chunk (struct Rows): writes the rows of particles
+// Dispatched once per row chunk (struct RowChunk): writes the rows of particles
 // rows.first .. rows.first + rows.count, each particle's own row only.
 @compute @workgroup_size(WG)
 fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -1,6 +1,6 @@
 // Integrators (Baker & Gonzalez maps 23, 25, 27) split into predict and correct halves:
-// the twin of src/integrators/mod.rs and the kernel integrate_predict of src/cpu/mod.rs.
-// The correct half (the twin of CpuBackend::integrate_correct) ends particle_forces
+// the twin of src/integrators/mod.rs and the kernel integrate_predict of src/cpu/kernels/integrate.rs.
+// The correct half (the twin of cpu::kernels::integrate::integrate_correct) ends particle_forces
 // (particles.wgsl); both halves are the functions of common/integrator.wgsl.
 
 // One invocation: counts the step (stops counting once an error is raised).
@@ -10,7 +10,7 @@ fn step_begin() {
     atomicAdd(&status[STATUS_STEP], 1u);
 }
 
-// Dispatched once per row chunk (struct Rows): the Kahan terms `kahan` are a row
+// Dispatched once per row chunk (struct RowChunk): the Kahan terms `kahan` are a row
 // buffer, at li = i − first. The arithmetic is predict_half (common/integrator.wgsl),
 // which the fused particle_forces_predict shares. One exit: every outcome (normal,
 // rotation locked, removed at the domain boundary) ends in the same stores, because
@@ -52,7 +52,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
 // Kernel commit_pos: after a fused particle_forces_predict, the predicted positions
 // (pos_next; partners' positions were still being read while they were written) become
 // the positions of the step. Its CPU twin is the position store of
-// CpuBackend::integrate_predict (the CPU predicts in a pass of its own, in place); a
+// cpu::kernels::integrate (integrate_predict) (the CPU predicts in a pass of its own, in place); a
 // copy, so the bits are those integrate_predict stores. The CPU parity tests of
 // tests/gpu_parity.rs and gpu_granular.rs run fused steps, and
 // fused_steps_equal_single_steps checks them against the unfused kernels bit for bit.

@@ -1,8 +1,8 @@
 // Kernel particle_forces: per particle, the bond results (earlier bond chunks summed by
 // bond_gather, the last chunk's gathered here), contacts over the neighbour list
 // (ascending id), walls and the field, then the correct half of the step
-// (correct_half, common/integrator.wgsl). The twin of CpuBackend::particle_force followed
-// by CpuBackend::integrate_correct. Dispatched once per row chunk (struct Rows): it
+// (correct_half, common/integrator.wgsl). The twin of src/cpu/kernels/particles.rs (particle_force) followed
+// by cpu::kernels::integrate::integrate_correct. Dispatched once per row chunk (struct RowChunk): it
 // reads its particle's neighbour, granular_out and kahan rows at li = i − first, and the last
 // bond chunk's results.
 
@@ -134,7 +134,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
 
 // The correct half (correct_half, common/integrator.wgsl) ends the step: no kernel reads
 // a velocity between the force sums and the end of the step, so the step needs no
-// separate pass over the state. The twin of CpuBackend::integrate_correct.
+// separate pass over the state. The twin of cpu::kernels::integrate::integrate_correct.
 @compute @workgroup_size(WG)
 fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
@@ -171,7 +171,7 @@ fn store_next_pos(i: u32, x: vec3<real>) {
 // Kernel particle_forces_predict: particle_forces followed by the next step's
 // integrate_predict for the same particle, with its state kept in registers (one pass
 // over the particles per step instead of two, and no reload of v, Ω, F, M and the Kahan
-// terms). The twin of CpuBackend::particle_force, integrate_correct and
+// terms). The twin of cpu::kernels::particles (particle_force), integrate_correct and
 // integrate_predict in turn, with the same functions, so the bits are those of the
 // separate kernels. Where partners' positions are read by the contacts of this very
 // dispatch, the new position goes to pos_next, which commit_pos copies into pos at

@@ -1,5 +1,5 @@
 // Deterministic tree reduction of the diagnostics (energies and momenta), run only at
-// output steps. The twin of src/diagnostics.rs (kinematic) and CpuBackend::potentials.
+// output steps. The twin of src/diagnostics.rs (kinematic) and src/cpu/kernels/reduce.rs (potentials).
 // Quantities, in order: e_kin, e_rot, px, py, pz, lx, ly, lz, e_field, e_contact,
 // e_wall, e_bend, e_axial, e_shear, e_near_field: the slots Q_* of the contract
 // (src/gpu/contract.rs, in the generated header), Q_COUNT reals per row.

@@ -327,7 +327,7 @@ fn records_match_wgsl_layout() {
         ]
     );
     check_layout!(
-        "Rows",
+        "RowChunk",
         varidem::gpu::layout::RowChunk,
         Precision::F32,
         4,

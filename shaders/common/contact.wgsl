@@ -1,6 +1,6 @@
 // Granular contact laws shared by the kernels granular_forces (granular.wgsl) and the
 // fused particle_forces_predict (particles.wgsl): Campello's Hertz–Mindlin contacts with
-// history, walls, drag and near-field forces. The twin of src/cpu/granular.rs
+// history, walls, drag and near-field forces. The twin of src/cpu/kernels/granular.rs
 // (GranularInputs::particle) and of src/physics/granular.rs (hertz_contact and
 // helpers), operation for operation.
 //
@@ -216,7 +216,7 @@ struct GranularSum {
 }
 
 // The granular forces on particle i (row li of its row chunk): contacts over the
-// neighbour list, walls, drag; the twin of GranularInputs::particle (src/cpu/granular.rs)
+// neighbour list, walls, drag; the twin of GranularInputs::granular_sum (src/cpu/kernels/granular.rs)
 // with the pairs it gathers. Writes i's new history row and wall springs. Called by
 // granular_forces (which stores the sums in granular_out for particle_forces) and, `merged`, by
 // particle_forces_predict itself (PARAM_MERGED; partners' motion then comes from the

@@ -99,12 +99,12 @@ struct Chunk {
 // the results are bitwise the same; state arrays read for partners (pos, vel, ...)
 // stay whole.
 //
-// The host binds one Rows block per row chunk and step parity: the offsets of the copy
+// The host binds one RowChunk block per row chunk and step parity: the offsets of the copy
 // the evaluation writes (`*_new`) and of the one it reads (`*_old`) of the contact
 // history (in `hist`), of the wall springs (in `row_vec`) and of the motion records (v
 // in `body`, Δx and Δα in `motion`) swap with the parity of the step, so that kernels
 // never branch on it (src/gpu/mod.rs BY_PARITY).
-struct Rows {
+struct RowChunk {
     // Global id of the chunk's first particle.
     first: u32,
     // Particles in the chunk.
@@ -220,7 +220,7 @@ struct WallRecord {
 // ascending bond id per particle.
 @group(0) @binding(9) var<storage, read> incidence: array<u32>;
 @group(0) @binding(10) var<uniform> chunk: Chunk;
-// Bindings 11-15 are bound per row chunk (struct Rows): their rows are those of the
+// Bindings 11-15 are bound per row chunk (struct RowChunk): their rows are those of the
 // chunk's particles, indexed from rows.first.
 // Per particle of the row chunk a row of 1 + max_neighbors: count, then ascending ids.
 @group(0) @binding(11) var<storage, read_write> neighbors: array<u32>;
@@ -246,7 +246,7 @@ struct HistRecord {
 // output per particle, three vec4: (force, e_contact), (moment, e_wall), (e_near,
 // unused) (rows.granular_out).
 @group(0) @binding(14) var<storage, read_write> row_vec: array<vec4<real>>;
-@group(0) @binding(15) var<uniform> rows: Rows;
+@group(0) @binding(15) var<uniform> rows: RowChunk;
 @group(0) @binding(16) var<storage, read_write> bucket_count: array<atomic<u32>>;
 @group(0) @binding(17) var<storage, read_write> bucket_items: array<u32>;
 // Indirect-dispatch arguments of the grid kernels (src/gpu/mod.rs grid_args): the count

@@ -79,6 +79,6 @@ pub const CHUNK_BINDINGS: [u32; 4] = [BONDS, BOND_OUT, INCIDENCE, CHUNK];
 
 /// Bindings that differ per row chunk: the per-particle rows that only their owner
 /// touches (the largest buffers of a granular run: 2 × 8 f64 history slots per particle
-/// are 512 B), then the chunk's `Rows` uniform (one per step parity). State arrays that
+/// are 512 B), then the chunk's `RowChunk` uniform (one per step parity). State arrays that
 /// kernels read for partners (`body`, `vecs`, ...) stay whole.
 pub const ROW_BINDINGS: [u32; 5] = [NEIGHBORS, KAHAN, HIST, ROW_VEC, ROWS];

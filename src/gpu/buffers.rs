@@ -39,7 +39,7 @@ pub(super) struct Buffers {
     pub bond_chunks: Vec<Vec<wgpu::Buffer>>,
     /// Per row chunk, the buffers of [`ROW_BINDINGS`] but the uniform, in that order.
     pub row_chunks: Vec<Vec<wgpu::Buffer>>,
-    /// Per row chunk, the `Rows` uniform of even and odd steps.
+    /// Per row chunk, the `RowChunk` uniform of even and odd steps.
     pub row_uniforms: Vec<[wgpu::Buffer; 2]>,
 }
 

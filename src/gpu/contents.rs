@@ -91,7 +91,7 @@ pub(super) struct Contents<R: Real> {
     pub bond_chunks: Vec<[Upload<String>; 4]>,
     /// Per row chunk: its rows of every row buffer ([`ROW_BINDINGS`] but the uniform).
     pub row_chunks: Vec<Vec<Upload<String>>>,
-    /// Per row chunk and step parity: the `Rows` uniform.
+    /// Per row chunk and step parity: the `RowChunk` uniform.
     pub row_uniforms: Vec<[RowChunk; 2]>,
 }
 

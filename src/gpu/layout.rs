@@ -131,7 +131,7 @@ pub struct Chunk {
     pub bond_base: u32,
 }
 
-/// `struct Rows` (uniform): one chunk of the per-particle row buffers (neighbour rows,
+/// `struct RowChunk` (uniform): one chunk of the per-particle row buffers (neighbour rows,
 /// contact history, wall springs, `granular_out`), which the row kernels index from `first`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
