@@ -1,0 +1,378 @@
+//! Decoding of a checkpoint's body, step by step in the order of the format: the
+//! snapshot header, the run parameters, the model and the snapshot arrays. Every count
+//! is checked against the bytes left and every index against what it indexes; errors
+//! are plain messages, wrapped with the path by `Checkpoint::from_bytes`.
+
+use super::bytes::{Decoded, Reader};
+use super::Checkpoint;
+use crate::backend::{BackendKind, ContactState, StateSnapshot};
+use crate::integrators::IntegratorKind;
+use crate::model::Precision;
+use crate::model::{
+    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, RunLength,
+    Scene, ShearForm, SimulationParams, Wall,
+};
+use crate::physics::granular::{Drag, NearField};
+
+fn backend_of(code: u8) -> Decoded<BackendKind> {
+    match code {
+        1 => Ok(BackendKind::Cpu),
+        2 => Ok(BackendKind::Gpu),
+        c => Err(format!("backend code {c}")),
+    }
+}
+
+fn precision_of(code: u8) -> Decoded<Precision> {
+    match code {
+        1 => Ok(Precision::F32),
+        2 => Ok(Precision::F64),
+        c => Err(format!("precision code {c}")),
+    }
+}
+
+fn integrator_of(code: u8) -> Decoded<IntegratorKind> {
+    match code {
+        0 => Ok(IntegratorKind::Variational),
+        1 => Ok(IntegratorKind::VariationalExact),
+        2 => Ok(IntegratorKind::SymplecticEuler),
+        3 => Ok(IntegratorKind::CampelloTrapezoidal),
+        c => Err(format!("integrator code {c}")),
+    }
+}
+
+/// The fields of a [`StateSnapshot`] that come before the scene in the body, and the
+/// run's checkpoint interval.
+struct StateHeader {
+    step: u64,
+    backend: BackendKind,
+    backend_name: String,
+    precision: Precision,
+    integrator: IntegratorKind,
+    dt: f64,
+    checkpoint_every: Option<u64>,
+}
+
+/// Decodes a checkpoint's body (everything between the header and the checksum).
+pub(super) fn decode(body: &[u8]) -> Decoded<Checkpoint> {
+    let mut r = Reader::new(body);
+    let _summary = r.str()?;
+    let header = decode_state_header(&mut r)?;
+    let simulation = decode_simulation(&mut r)?;
+    let model = decode_model(&mut r)?;
+    let checkpoint_every = header.checkpoint_every;
+    let state = decode_state_arrays(&mut r, header, model.particles.len())?;
+    if r.pos != body.len() {
+        return Err(format!(
+            "{} unexpected bytes after the data",
+            body.len() - r.pos
+        ));
+    }
+    Ok(Checkpoint {
+        scene: Scene { simulation, model },
+        state,
+        checkpoint_every,
+    })
+}
+
+/// Snapshot header: step, backend, precision, integrator, dt, checkpoint interval.
+fn decode_state_header(r: &mut Reader<'_>) -> Decoded<StateHeader> {
+    let step = r.u64()?;
+    let backend = backend_of(r.u8()?)?;
+    let backend_name = r.str()?;
+    let precision = precision_of(r.u8()?)?;
+    let integrator = integrator_of(r.u8()?)?;
+    let dt = r.f64()?;
+    let checkpoint_every = Some(r.u64()?).filter(|&n| n > 0);
+    Ok(StateHeader {
+        step,
+        backend,
+        backend_name,
+        precision,
+        integrator,
+        dt,
+        checkpoint_every,
+    })
+}
+
+/// Run parameters: the [`SimulationParams`] of the scene.
+fn decode_simulation(r: &mut Reader<'_>) -> Decoded<SimulationParams> {
+    Ok(SimulationParams {
+        dt: r.f64()?,
+        duration: match r.u8()? {
+            0 => RunLength::Steps(r.u64()?),
+            1 => RunLength::EndTime(r.f64()?),
+            c => return Err(format!("duration code {c}")),
+        },
+        integrator: integrator_of(r.u8()?)?,
+        output_every: r.u64()?,
+        precision: match r.u8()? {
+            0 => None,
+            c => Some(precision_of(c)?),
+        },
+        gpu_max_neighbors: r.opt_u32()?,
+        gpu_bucket_capacity: r.opt_u32()?,
+        trapezoidal: crate::integrators::Trapezoidal {
+            phi: r.f64()?,
+            tolerance: r.f64()?,
+            max_iterations: r.u32()?,
+        },
+    })
+}
+
+/// Model: gravity, shear form, contact law, materials, domain, interactions, drag,
+/// near field, then the particle arrays, bonds and walls.
+fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
+    let gravity = r.vec3()?;
+    let shear = match r.u8()? {
+        0 => ShearForm::Objective,
+        1 => ShearForm::Printed,
+        c => return Err(format!("shear form code {c}")),
+    };
+    let contact = match r.u8()? {
+        0 => None,
+        1 => {
+            let law = match r.u8()? {
+                0 => ContactLaw::Binder { k_pp: r.f64()? },
+                1 => ContactLaw::Hertz,
+                c => return Err(format!("contact law code {c}")),
+            };
+            Some(ContactParams {
+                law,
+                skin: r.f64()?,
+                max_contacts: r.u32()?,
+            })
+        }
+        c => return Err(format!("contact flag {c}")),
+    };
+    let nm = r.count("materials", 4 + 7 * 8)?;
+    let mut materials = Vec::with_capacity(nm);
+    for _ in 0..nm {
+        materials.push(Material {
+            name: r.str()?,
+            young: r.f64()?,
+            poisson: r.f64()?,
+            shear_modulus: r.f64()?,
+            density: r.f64()?,
+            restitution: r.f64()?,
+            friction_static: r.f64()?,
+            friction_dynamic: r.f64()?,
+        });
+    }
+    let domain = match r.u8()? {
+        0 => None,
+        1 => Some(Domain {
+            min: r.vec3()?,
+            max: r.vec3()?,
+            remove: r.u8()? != 0,
+        }),
+        c => return Err(format!("domain flag {c}")),
+    };
+    let ni = r.count("interactions", 8 + 3)?;
+    let mut interactions = Vec::with_capacity(ni);
+    for _ in 0..ni {
+        let materials = [r.u32()?, r.u32()?];
+        if materials.iter().any(|&k| k as usize >= nm) {
+            return Err(format!(
+                "interaction {materials:?} names a missing material"
+            ));
+        }
+        let mut opt = || -> Decoded<Option<f64>> {
+            match r.u8()? {
+                0 => Ok(None),
+                1 => Ok(Some(r.f64()?)),
+                c => Err(format!("option flag {c}")),
+            }
+        };
+        interactions.push(Interaction {
+            materials,
+            restitution: opt()?,
+            friction_static: opt()?,
+            friction_dynamic: opt()?,
+        });
+    }
+    let drag = match r.u8()? {
+        0 => None,
+        1 => Some(Drag {
+            coefficient: r.f64()?,
+            fluid_velocity: r.vec3()?,
+            magnus: r.f64()?,
+        }),
+        c => return Err(format!("drag flag {c}")),
+    };
+    let near_field = match r.u8()? {
+        0 => None,
+        1 => Some(NearField {
+            kappa_attractive: r.f64()?,
+            lambda_attractive: r.f64()?,
+            kappa_repulsive: r.f64()?,
+            lambda_repulsive: r.f64()?,
+            cutoff: r.f64()?,
+        }),
+        c => return Err(format!("near-field flag {c}")),
+    };
+    // 5 vectors, 3 scalars, the flags and the material per particle.
+    let n = r.count("particles", 5 * 24 + 3 * 8 + 4 + 4)?;
+    let position = r.vec3s(n)?;
+    let velocity = r.vec3s(n)?;
+    let rotation = r.vec3s(n)?;
+    let angular_velocity = r.vec3s(n)?;
+    let pendulum_offset = r.vec3s(n)?;
+    let mass = r.f64s(n)?;
+    let inertia = r.f64s(n)?;
+    let radius = r.f64s(n)?;
+    let flags = (0..n).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    let material = (0..n).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    if let Some((i, m)) = material
+        .iter()
+        .enumerate()
+        .find(|(_, &m)| nm > 0 && m as usize >= nm)
+    {
+        return Err(format!("particle {i} has material {m}, but there are {nm}"));
+    }
+    let particles = Particles {
+        position,
+        velocity,
+        rotation,
+        angular_velocity,
+        mass,
+        inertia,
+        radius,
+        pendulum_offset,
+        flags,
+        material,
+    };
+    let nb = r.count("bonds", 8 + 4 * 8 + 3 * 24)?;
+    let mut bonds = Vec::with_capacity(nb);
+    for k in 0..nb {
+        let b = Bond {
+            i: r.u32()?,
+            j: r.u32()?,
+            k_bend: r.f64()?,
+            k_axial: r.f64()?,
+            k_shear: r.f64()?,
+            rest_length: r.f64()?,
+            rest_dir_i: r.vec3()?,
+            rest_dir_j: r.vec3()?,
+            rest_rotation: r.vec3()?,
+        };
+        if b.i as usize >= n || b.j as usize >= n {
+            return Err(format!(
+                "bond {k} joins particles {} and {}, but there are {n}",
+                b.i, b.j
+            ));
+        }
+        bonds.push(b);
+    }
+    let nw = r.count("walls", 2 * 24 + 8 + 1)?;
+    let walls = (0..nw)
+        .map(|_| {
+            Ok(Wall {
+                point: r.vec3()?,
+                normal: r.vec3()?,
+                stiffness: r.f64()?,
+                material: r.opt_u32()?,
+            })
+        })
+        .collect::<Decoded<Vec<Wall>>>()?;
+    Ok(Model {
+        particles,
+        bonds,
+        walls,
+        shear,
+        contact,
+        gravity,
+        materials,
+        interactions,
+        drag,
+        near_field,
+        domain,
+    })
+}
+
+/// Snapshot arrays of the `n` particles of the model; with `header`, the snapshot.
+fn decode_state_arrays(
+    r: &mut Reader<'_>,
+    header: StateHeader,
+    n: usize,
+) -> Decoded<StateSnapshot> {
+    let StateHeader {
+        step,
+        backend,
+        backend_name,
+        precision,
+        integrator,
+        dt,
+        checkpoint_every: _,
+    } = header;
+    let ns = r.count("particle states", 4 * 24)?;
+    if ns != n {
+        return Err(format!(
+            "the state has {ns} particles but the scene has {n}"
+        ));
+    }
+    let position = r.vec3s(n)?;
+    let velocity = r.vec3s(n)?;
+    let rotation = r.vec3s(n)?;
+    let angular_velocity = r.vec3s(n)?;
+    let nc = r.count("compensation terms", 4)?;
+    let compensation = (0..nc)
+        .map(|_| r.u32().map(f32::from_bits))
+        .collect::<Decoded<Vec<f32>>>()?;
+    let nr = r.count("removed particles", 4)?;
+    let removed = (0..nr).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+    if let Some(i) = removed.iter().find(|&&i| i as usize >= n) {
+        return Err(format!("removed particle {i}, but there are {n}"));
+    }
+    let contacts = match r.u8()? {
+        0 => None,
+        1 => {
+            let slots = r.u32()?;
+            let ns = r.count("contact slots", 4 + 24)?;
+            if ns != n * slots as usize {
+                return Err(format!(
+                    "{ns} contact slots for {n} particles of {slots} slots each"
+                ));
+            }
+            let partner = (0..ns).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+            let spring = r.vec3s(ns)?;
+            let nw = r.count("wall springs", 24)?;
+            let wall_spring = r.vec3s(nw)?;
+            let nf = r.count("contact forces", 2 * 24 + 3 * 8)?;
+            if nf != n {
+                return Err(format!("{nf} contact forces for {n} particles"));
+            }
+            let force = r.vec3s(n)?;
+            let moment = r.vec3s(n)?;
+            let energy = (0..n)
+                .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
+                .collect::<Decoded<Vec<[f64; 3]>>>()?;
+            Some(ContactState {
+                slots,
+                partner,
+                spring,
+                wall_spring,
+                force,
+                moment,
+                energy,
+            })
+        }
+        c => return Err(format!("contact-state flag {c}")),
+    };
+    let state = StateSnapshot {
+        contacts,
+        removed,
+        backend,
+        backend_name,
+        precision,
+        step,
+        integrator,
+        dt,
+        position,
+        velocity,
+        rotation,
+        angular_velocity,
+        compensation,
+    };
+    state.check_len(n).map_err(|e| e.to_string())?;
+    Ok(state)
+}

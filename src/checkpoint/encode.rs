@@ -1,0 +1,310 @@
+//! Encoding of a checkpoint's body: the snapshot header, the run parameters, the model
+//! and the snapshot arrays, in the order of the format (see the module documentation of
+//! `checkpoint`). Every struct is destructured in full, so that a new field is a compile
+//! error here until the format (and `FORMAT_VERSION`) accounts for it.
+
+use super::bytes::Writer;
+use crate::backend::{BackendKind, StateSnapshot};
+use crate::integrators::IntegratorKind;
+use crate::model::Precision;
+use crate::model::{
+    Bond, ContactLaw, ContactParams, Material, Model, Particles, RunLength, ShearForm,
+    SimulationParams, Wall,
+};
+use crate::physics::granular::{Drag, NearField};
+
+fn backend_code(k: BackendKind) -> u8 {
+    match k {
+        BackendKind::Auto => 0,
+        BackendKind::Cpu => 1,
+        BackendKind::Gpu => 2,
+    }
+}
+
+fn precision_code(p: Precision) -> u8 {
+    match p {
+        Precision::F32 => 1,
+        Precision::F64 => 2,
+    }
+}
+
+fn integrator_code(k: IntegratorKind) -> u8 {
+    match k {
+        IntegratorKind::Variational => 0,
+        IntegratorKind::VariationalExact => 1,
+        IntegratorKind::SymplecticEuler => 2,
+        IntegratorKind::CampelloTrapezoidal => 3,
+    }
+}
+
+pub(super) fn encode_state_header(
+    w: &mut Writer,
+    s: &StateSnapshot,
+    checkpoint_every: Option<u64>,
+) {
+    let StateSnapshot {
+        backend,
+        backend_name,
+        precision,
+        step,
+        integrator,
+        dt,
+        position: _,
+        velocity: _,
+        rotation: _,
+        angular_velocity: _,
+        compensation: _,
+        contacts: _,
+        removed: _,
+    } = s;
+    w.u64(*step);
+    w.u8(backend_code(*backend));
+    w.str(backend_name);
+    w.u8(precision_code(*precision));
+    w.u8(integrator_code(*integrator));
+    w.f64(*dt);
+    w.u64(checkpoint_every.unwrap_or(0));
+}
+
+pub(super) fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
+    let SimulationParams {
+        dt,
+        duration,
+        integrator,
+        output_every,
+        precision,
+        gpu_max_neighbors,
+        gpu_bucket_capacity,
+        trapezoidal,
+    } = sim;
+    w.f64(*dt);
+    match duration {
+        RunLength::Steps(n) => {
+            w.u8(0);
+            w.u64(*n);
+        }
+        RunLength::EndTime(t) => {
+            w.u8(1);
+            w.f64(*t);
+        }
+    }
+    w.u8(integrator_code(*integrator));
+    w.u64(*output_every);
+    w.u8(precision.map_or(0, precision_code));
+    w.opt_u32(*gpu_max_neighbors);
+    w.opt_u32(*gpu_bucket_capacity);
+    w.f64(trapezoidal.phi);
+    w.f64(trapezoidal.tolerance);
+    w.u32(trapezoidal.max_iterations);
+}
+
+pub(super) fn encode_model(w: &mut Writer, m: &Model) {
+    let Model {
+        particles,
+        bonds,
+        walls,
+        shear,
+        contact,
+        gravity,
+        materials,
+        interactions,
+        drag,
+        near_field,
+        domain,
+    } = m;
+    w.vec3(*gravity);
+    w.u8(match shear {
+        ShearForm::Objective => 0,
+        ShearForm::Printed => 1,
+    });
+    match contact {
+        None => w.u8(0),
+        Some(ContactParams {
+            law,
+            skin,
+            max_contacts,
+        }) => {
+            w.u8(1);
+            match law {
+                ContactLaw::Binder { k_pp } => {
+                    w.u8(0);
+                    w.f64(*k_pp);
+                }
+                ContactLaw::Hertz => w.u8(1),
+            }
+            w.f64(*skin);
+            w.u32(*max_contacts);
+        }
+    }
+    w.len(materials.len());
+    for mat in materials {
+        let Material {
+            name,
+            young,
+            poisson,
+            shear_modulus,
+            density,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        } = mat;
+        w.str(name);
+        for v in [
+            young,
+            poisson,
+            shear_modulus,
+            density,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        ] {
+            w.f64(*v);
+        }
+    }
+    match domain {
+        None => w.u8(0),
+        Some(d) => {
+            w.u8(1);
+            w.vec3(d.min);
+            w.vec3(d.max);
+            w.u8(u8::from(d.remove));
+        }
+    }
+    w.len(interactions.len());
+    for it in interactions {
+        w.u32(it.materials[0]);
+        w.u32(it.materials[1]);
+        for v in [it.restitution, it.friction_static, it.friction_dynamic] {
+            match v {
+                None => w.u8(0),
+                Some(x) => {
+                    w.u8(1);
+                    w.f64(x);
+                }
+            }
+        }
+    }
+    match drag {
+        None => w.u8(0),
+        Some(Drag {
+            coefficient,
+            fluid_velocity,
+            magnus,
+        }) => {
+            w.u8(1);
+            w.f64(*coefficient);
+            w.vec3(*fluid_velocity);
+            w.f64(*magnus);
+        }
+    }
+    match near_field {
+        None => w.u8(0),
+        Some(NearField {
+            kappa_attractive,
+            lambda_attractive,
+            kappa_repulsive,
+            lambda_repulsive,
+            cutoff,
+        }) => {
+            w.u8(1);
+            for v in [
+                kappa_attractive,
+                lambda_attractive,
+                kappa_repulsive,
+                lambda_repulsive,
+                cutoff,
+            ] {
+                w.f64(*v);
+            }
+        }
+    }
+    let Particles {
+        position,
+        velocity,
+        rotation,
+        angular_velocity,
+        mass,
+        inertia,
+        radius,
+        pendulum_offset,
+        flags,
+        material,
+    } = particles;
+    w.len(particles.len());
+    for field in [
+        position,
+        velocity,
+        rotation,
+        angular_velocity,
+        pendulum_offset,
+    ] {
+        field.iter().for_each(|v| w.vec3(*v));
+    }
+    for field in [mass, inertia, radius] {
+        field.iter().for_each(|v| w.f64(*v));
+    }
+    flags.iter().for_each(|v| w.u32(*v));
+    material.iter().for_each(|v| w.u32(*v));
+    w.len(bonds.len());
+    for b in bonds {
+        let Bond {
+            i,
+            j,
+            k_bend,
+            k_axial,
+            k_shear,
+            rest_length,
+            rest_dir_i,
+            rest_dir_j,
+            rest_rotation,
+        } = b;
+        w.u32(*i);
+        w.u32(*j);
+        for v in [k_bend, k_axial, k_shear, rest_length] {
+            w.f64(*v);
+        }
+        for v in [rest_dir_i, rest_dir_j, rest_rotation] {
+            w.vec3(*v);
+        }
+    }
+    w.len(walls.len());
+    for wall in walls {
+        let Wall {
+            point,
+            normal,
+            stiffness,
+            material,
+        } = wall;
+        w.vec3(*point);
+        w.vec3(*normal);
+        w.f64(*stiffness);
+        w.opt_u32(*material);
+    }
+}
+
+pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
+    w.len(s.position.len());
+    for field in [&s.position, &s.velocity, &s.rotation, &s.angular_velocity] {
+        field.iter().for_each(|v| w.vec3(*v));
+    }
+    w.len(s.compensation.len());
+    s.compensation.iter().for_each(|c| w.u32(c.to_bits()));
+    w.len(s.removed.len());
+    s.removed.iter().for_each(|i| w.u32(*i));
+    match &s.contacts {
+        None => w.u8(0),
+        Some(c) => {
+            w.u8(1);
+            w.u32(c.slots);
+            w.len(c.partner.len());
+            c.partner.iter().for_each(|v| w.u32(*v));
+            c.spring.iter().for_each(|v| w.vec3(*v));
+            w.len(c.wall_spring.len());
+            c.wall_spring.iter().for_each(|v| w.vec3(*v));
+            w.len(c.force.len());
+            c.force.iter().for_each(|v| w.vec3(*v));
+            c.moment.iter().for_each(|v| w.vec3(*v));
+            c.energy.iter().flatten().for_each(|v| w.f64(*v));
+        }
+    }
+}

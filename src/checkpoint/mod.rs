@@ -1,0 +1,50 @@
+//! Checkpoints: a run's complete state at a step, written by `varidem run
+//! --checkpoint-every N` and continued by `varidem resume`.
+//!
+//! A [`Checkpoint`] holds the scene of the run as it was at step 0 (every particle's
+//! constant properties and initial state, the bonds with their rest states stored
+//! exactly, walls, laws and run parameters) and a [`StateSnapshot`] of the backend at
+//! the checkpoint's step: positions, velocities, rotations and angular velocities bit
+//! for bit, the integrator and time step, the backend and precision that took it and,
+//! for the `f32` GPU backend, its Kahan compensation terms. Resumed on the backend and
+//! precision that wrote it, a run continues with the same bits as if it had never
+//! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
+//! random state are stored is explained at [`StateSnapshot`].
+//!
+//! # File format (version 2)
+//!
+//! All integers and floats little-endian; floats as their IEEE bits.
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 19 | magic `VARIDEM-CHECKPOINT\n` |
+//! | 4 | format version (`u32`, [`FORMAT_VERSION`]) |
+//! | 8 | body length `L` (`u64`) |
+//! | L | body |
+//! | 4 | CRC-32 (IEEE, `u32`) of every byte before it |
+//!
+//! The body is, in order: a human-readable summary (`u32` length + UTF-8 text, `key =
+//! value` lines; informational only), the snapshot header (step, backend, backend name,
+//! precision, integrator, dt, checkpoint interval), the run parameters, the model
+//! (gravity, shear form, contact law, materials, drag, near field, then the particle
+//! arrays, bonds and walls) and the snapshot arrays (x, v, α, Ω, compensation terms,
+//! then for granular scenes the contact history and the current forces). Version 2
+//! added the granular model and state; version-1 files are refused with a clear error. [`Checkpoint::read`] checks
+//! the magic, then the version, then the length and the checksum, and names the file
+//! in every error.
+//!
+//! The modules: `container` (the file around the body and the [`Checkpoint`] API),
+//! `encode` and `decode` (the body: run parameters, model and state) and `bytes` (the
+//! little-endian writer and reader both are made of).
+//!
+//! [`StateSnapshot`]: crate::backend::StateSnapshot
+
+mod bytes;
+mod container;
+mod decode;
+mod encode;
+
+pub use container::{
+    checkpoint_file_name, checkpoint_path, Checkpoint, CHECKPOINT_DIR, EXTENSION, FORMAT_VERSION,
+    MAGIC,
+};

@@ -1,0 +1,392 @@
+//! A parsed [`SceneFile`] turned into a [`Scene`]: the model assembled step by step, in
+//! a fixed order (particles, rings, blocks, clouds, bonds, walls, contact, drag, near
+//! field, domain, the initial-overlap check, interactions), so that the same file gives
+//! the same model bit for bit.
+
+use std::collections::HashMap;
+
+use super::checks::{
+    check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, nonzero_vec, plural,
+    scene_error, unit,
+};
+use super::generators::{block, cloud, generator_stiffness, ring};
+use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
+use super::schema::{
+    BlockSection, BondSection, CloudSection, ContactSection, DomainSection, InteractionSection,
+    ParticleSection, RingSection, SceneFile, WallSection,
+};
+use super::sections::{
+    binder, contact_law, drag, materials, near_field, particle, simulation, stiffness_from,
+    BinderDefaults,
+};
+use crate::error::Result;
+use crate::model::{
+    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, Scene, Wall,
+    DEFAULT_MAX_CONTACTS,
+};
+
+/// Largest `[contact] max_contacts`.
+const MAX_CONTACT_SLOTS: u32 = 64;
+
+/// Default neighbour-list skin as a fraction of the largest radius.
+const DEFAULT_SKIN_FRACTION: f64 = 0.1;
+
+/// Where each bond so far came from, by unordered pair, for the duplicate check.
+type Bonded = HashMap<(u32, u32), String>;
+
+pub(super) fn build(file: &SceneFile) -> Result<Scene> {
+    let (simulation, gravity) = simulation(&file.simulation)?;
+    let binder = binder(file.binder.as_ref())?;
+    let law = file.contact.as_ref().map(contact_law).transpose()?;
+    let materials = materials(&file.materials)?;
+    let hertz = law == Some(ContactLaw::Hertz);
+
+    let mut model = Model {
+        shear: binder.shear,
+        gravity,
+        ..Model::default()
+    };
+    let mut bonded: Bonded = HashMap::new();
+
+    add_particles(&mut model, &file.particles, &materials, hertz)?;
+    add_rings(&mut model, &file.rings, &binder, &mut bonded)?;
+    add_blocks(
+        &mut model,
+        &file.blocks,
+        &binder,
+        &materials,
+        hertz,
+        &mut bonded,
+    )?;
+    add_clouds(&mut model, &file.clouds, &materials, hertz)?;
+    if model.particles.is_empty() {
+        return Err(scene_error(
+            "the scene has no particles; add a [[particle]], [[ring]] or [[block]]",
+        ));
+    }
+    add_bonds(&mut model, &file.bonds, &binder, &mut bonded)?;
+    add_walls(&mut model, &file.walls, law, &materials)?;
+
+    if let (Some(law), Some(c)) = (law, &file.contact) {
+        model.contact = Some(contact_params(c, law, &model)?);
+    }
+    if let Some(d) = &file.drag {
+        model.drag = Some(drag(d)?);
+    }
+    if let Some(nf) = &file.near_field {
+        model.near_field = Some(near_field(nf)?);
+        if model.contact.is_none() {
+            return Err(scene_error(
+                "near_field: near-field forces use the contact neighbour list; add a [contact] section",
+            ));
+        }
+    }
+    if let Some(d) = &file.domain {
+        model.domain = Some(domain(d, &model.particles)?);
+    }
+    if let Some(c) = &file.contact {
+        let limit = match c.max_initial_overlap {
+            Some(v) => non_negative("contact.max_initial_overlap", v)?,
+            None => MAX_INITIAL_OVERLAP,
+        };
+        check_initial_overlaps(&model, limit)?;
+    }
+    add_interactions(&mut model, &file.interactions, &materials)?;
+    model.materials = materials;
+
+    Ok(Scene { simulation, model })
+}
+
+/// The explicit `[[particle]]`s, numbered first.
+fn add_particles(
+    model: &mut Model,
+    sections: &[ParticleSection],
+    materials: &[Material],
+    hertz: bool,
+) -> Result<()> {
+    check_capacity("particle", 0, sections.len())?;
+    for (k, p) in sections.iter().enumerate() {
+        model.particles.push(particle(k, p, materials, hertz)?);
+    }
+    Ok(())
+}
+
+/// The `[[ring]]`s, after the explicit particles; bonded rings take their stiffnesses
+/// from `[binder]`.
+fn add_rings(
+    model: &mut Model,
+    sections: &[RingSection],
+    binder: &BinderDefaults,
+    bonded: &mut Bonded,
+) -> Result<()> {
+    for (k, r) in sections.iter().enumerate() {
+        let who = format!("ring[{k}]");
+        let ring = ring(k, r)?;
+        check_capacity(&who, model.particles.len(), ring.count)?;
+        let stiffness = if ring.bond {
+            generator_stiffness(binder, &who)?
+        } else {
+            stiffness_from([0.0; 3])
+        };
+        let from = model.bonds.len();
+        ring.add_to(model, stiffness)
+            .map_err(|e| scene_error(format!("{who}: {e}")))?;
+        record_bonds(model, from, &who, bonded);
+    }
+    Ok(())
+}
+
+/// The `[[block]]`s, after the rings; bonded blocks take their stiffnesses from
+/// `[binder]`.
+fn add_blocks(
+    model: &mut Model,
+    sections: &[BlockSection],
+    binder: &BinderDefaults,
+    materials: &[Material],
+    hertz: bool,
+    bonded: &mut Bonded,
+) -> Result<()> {
+    for (k, b) in sections.iter().enumerate() {
+        let who = format!("block[{k}]");
+        let block = block(k, b, materials, hertz)?;
+        let n = block
+            .counts
+            .iter()
+            .try_fold(1usize, |a, &c| a.checked_mul(c));
+        check_capacity(&who, model.particles.len(), n.unwrap_or(usize::MAX))?;
+        let stiffness = if block.bond_cutoff > 0.0 {
+            generator_stiffness(binder, &who)?
+        } else {
+            stiffness_from([0.0; 3])
+        };
+        let from = model.bonds.len();
+        block
+            .add_to(model, stiffness)
+            .map_err(|e| scene_error(format!("{who}: {e}")))?;
+        record_bonds(model, from, &who, bonded);
+    }
+    Ok(())
+}
+
+/// The `[[cloud]]`s, after the blocks.
+fn add_clouds(
+    model: &mut Model,
+    sections: &[CloudSection],
+    materials: &[Material],
+    hertz: bool,
+) -> Result<()> {
+    for (k, c) in sections.iter().enumerate() {
+        let who = format!("cloud[{k}]");
+        let cloud = cloud(k, c, materials, hertz)?;
+        check_capacity(&who, model.particles.len(), cloud.count)?;
+        cloud
+            .add_to(model)
+            .map_err(|e| scene_error(format!("{who}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Records the bonds `model.bonds[from..]`, made by generator `who`, in `bonded`.
+fn record_bonds(model: &Model, from: usize, who: &str, bonded: &mut Bonded) {
+    for b in &model.bonds[from..] {
+        bonded.insert((b.i.min(b.j), b.i.max(b.j)), who.to_owned());
+    }
+}
+
+/// The explicit `[[bond]]`s between particles of the final numbering, each pair at most
+/// once (generated bonds included); stiffnesses not given come from `[binder]`.
+fn add_bonds(
+    model: &mut Model,
+    sections: &[BondSection],
+    binder: &BinderDefaults,
+    bonded: &mut Bonded,
+) -> Result<()> {
+    let n = model.particles.len();
+    for (k, b) in sections.iter().enumerate() {
+        let index = |field: &str, v: i64| {
+            u32::try_from(v)
+                .ok()
+                .filter(|&i| (i as usize) < n)
+                .ok_or_else(|| {
+                    scene_error(format!(
+                        "bond[{k}].{field} = {v}: no such particle ({})",
+                        plural(n, "particle")
+                    ))
+                })
+        };
+        let (i, j) = (index("i", b.i)?, index("j", b.j)?);
+        if i == j {
+            return Err(scene_error(format!(
+                "bond[{k}]: i = j = {i}: a particle cannot be bonded to itself"
+            )));
+        }
+        let pair = (i.min(j), i.max(j));
+        if let Some(first) = bonded.get(&pair) {
+            return Err(scene_error(format!(
+                "bond[{k}] (i = {i}, j = {j}): particles {} and {} are already bonded by {first}",
+                pair.0, pair.1
+            )));
+        }
+        let mut values = [0.0; 3];
+        let overrides = [b.k_bend, b.k_axial, b.k_shear];
+        for ((v, (name, default)), over) in values.iter_mut().zip(binder.k).zip(overrides) {
+            *v = match over {
+                Some(x) => non_negative(&format!("bond[{k}].{name}"), x)?,
+                None => default.ok_or_else(|| {
+                    scene_error(format!(
+                        "bond[{k}] (i = {i}, j = {j}): {name} is not given, and [binder] has no {name} default"
+                    ))
+                })?,
+            };
+        }
+        let bond = Bond::from_current(&model.particles, i, j, stiffness_from(values))
+            .map_err(|e| scene_error(format!("bond[{k}]: {e}")))?;
+        model.bonds.push(bond);
+        bonded.insert(pair, format!("bond[{k}]"));
+    }
+    Ok(())
+}
+
+/// The `[[wall]]`s: normals made unit, stiffnesses from the wall or the contact law.
+/// Walls need a contact law.
+fn add_walls(
+    model: &mut Model,
+    sections: &[WallSection],
+    law: Option<ContactLaw>,
+    materials: &[Material],
+) -> Result<()> {
+    if !sections.is_empty() && law.is_none() {
+        return Err(scene_error(
+            "wall[0]: walls act only through the contact law, but the scene has no [contact] section",
+        ));
+    }
+    for (k, w) in sections.iter().enumerate() {
+        let key = |field: &str| format!("wall[{k}].{field}");
+        let point = finite_vec(&key("point"), w.point)?;
+        let normal = unit(nonzero_vec(
+            &key("normal"),
+            w.normal,
+            "it points into the domain",
+        )?);
+        let stiffness = match (w.stiffness, law) {
+            (Some(s), Some(ContactLaw::Hertz)) => {
+                return Err(scene_error(format!(
+                    "{} = {s}: only the \"binder\" law uses it; under \"hertz\" give the wall a material (or none: rigid)",
+                    key("stiffness")
+                )))
+            }
+            (Some(s), _) => non_negative(&key("stiffness"), s)?,
+            (None, Some(ContactLaw::Binder { k_pp })) => k_pp,
+            // Hertz walls take their stiffness from the materials; walls without a
+            // contact law were rejected above.
+            (None, _) => 0.0,
+        };
+        let material = w
+            .material
+            .as_deref()
+            .map(|name| material_index(&key("material"), name, materials))
+            .transpose()?;
+        model.walls.push(Wall {
+            point,
+            normal,
+            stiffness,
+            material,
+        });
+    }
+    Ok(())
+}
+
+/// The `[contact]` parameters of `law`: the skin (default a fraction of the largest
+/// radius of `model`) and the contact slots per particle.
+fn contact_params(c: &ContactSection, law: ContactLaw, model: &Model) -> Result<ContactParams> {
+    let skin = match c.skin {
+        Some(s) => non_negative("contact.skin", s)?,
+        None => DEFAULT_SKIN_FRACTION * model.particles.max_radius(),
+    };
+    let max_contacts = match c.max_contacts {
+        Some(k) => int_in("contact.max_contacts", k, MAX_CONTACT_SLOTS)?,
+        None => DEFAULT_MAX_CONTACTS,
+    };
+    Ok(ContactParams {
+        law,
+        skin,
+        max_contacts,
+    })
+}
+
+/// The `[domain]` box, which every particle must start inside.
+fn domain(d: &DomainSection, particles: &Particles) -> Result<Domain> {
+    let min = finite_vec("domain.min", d.min)?;
+    let max = finite_vec("domain.max", d.max)?;
+    if !(max.cmpgt(min).all()) {
+        return Err(scene_error(format!(
+            "domain.max = {}: must be > domain.min = {} in every component",
+            fmt_vec(d.max),
+            fmt_vec(d.min)
+        )));
+    }
+    let remove = match d.on_exit.as_deref() {
+        None | Some("error") => false,
+        Some("remove") => true,
+        Some(other) => {
+            return Err(scene_error(format!(
+                "domain.on_exit = {other:?}: unknown (allowed: \"error\", \"remove\")"
+            )))
+        }
+    };
+    let domain = Domain { min, max, remove };
+    if let Some(i) = (0..particles.len()).find(|&i| !domain.contains(particles.position[i])) {
+        return Err(scene_error(format!(
+            "particle {i} at {:?} starts outside the domain {}..{}",
+            particles.position[i].to_array(),
+            fmt_vec(d.min),
+            fmt_vec(d.max)
+        )));
+    }
+    Ok(domain)
+}
+
+/// The `[[interaction]]`s: per pair of materials, overrides of the mixed coefficients.
+fn add_interactions(
+    model: &mut Model,
+    sections: &[InteractionSection],
+    materials: &[Material],
+) -> Result<()> {
+    for (k, it) in sections.iter().enumerate() {
+        let key = |field: &str| format!("interaction[{k}].{field}");
+        let a = material_index(&key("materials"), &it.materials[0], materials)?;
+        let b = material_index(&key("materials"), &it.materials[1], materials)?;
+        let unit_interval = |field: &str, v: Option<f64>| -> Result<Option<f64>> {
+            match v {
+                Some(x) if !(0.0..=1.0).contains(&x) => Err(scene_error(format!(
+                    "{} = {x}: must be in [0, 1]",
+                    key(field)
+                ))),
+                other => Ok(other),
+            }
+        };
+        let friction_static = it
+            .friction_static
+            .map(|v| non_negative(&key("friction_static"), v))
+            .transpose()?;
+        let friction_dynamic = it
+            .friction_dynamic
+            .map(|v| non_negative(&key("friction_dynamic"), v))
+            .transpose()?;
+        if let (Some(s), Some(d)) = (friction_static, friction_dynamic) {
+            if d > s {
+                return Err(scene_error(format!(
+                    "{} = {d}: must be <= friction_static = {s}",
+                    key("friction_dynamic")
+                )));
+            }
+        }
+        model.interactions.push(Interaction {
+            materials: [a, b],
+            restitution: unit_interval("restitution", it.restitution)?,
+            friction_static,
+            friction_dynamic,
+        });
+    }
+    Ok(())
+}

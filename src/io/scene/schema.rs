@@ -1,0 +1,278 @@
+//! The scene file as written: every section and key, with serde's unknown-key check.
+//! Values are checked and turned into model values elsewhere (`sections`, `generators`,
+//! `build`).
+
+use serde::Deserialize;
+
+/// A vector as written in the file.
+pub(super) type Vec3 = [f64; 3];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SceneFile {
+    pub(super) simulation: SimulationSection,
+    #[serde(default)]
+    pub(super) binder: Option<BinderSection>,
+    #[serde(default)]
+    pub(super) contact: Option<ContactSection>,
+    #[serde(default, rename = "particle")]
+    pub(super) particles: Vec<ParticleSection>,
+    #[serde(default, rename = "bond")]
+    pub(super) bonds: Vec<BondSection>,
+    #[serde(default, rename = "wall")]
+    pub(super) walls: Vec<WallSection>,
+    #[serde(default, rename = "ring")]
+    pub(super) rings: Vec<RingSection>,
+    #[serde(default, rename = "block")]
+    pub(super) blocks: Vec<BlockSection>,
+    #[serde(default, rename = "cloud")]
+    pub(super) clouds: Vec<CloudSection>,
+    #[serde(default, rename = "material")]
+    pub(super) materials: Vec<MaterialSection>,
+    #[serde(default, rename = "interaction")]
+    pub(super) interactions: Vec<InteractionSection>,
+    #[serde(default)]
+    pub(super) drag: Option<DragSection>,
+    #[serde(default)]
+    pub(super) near_field: Option<NearFieldSection>,
+    #[serde(default)]
+    pub(super) domain: Option<DomainSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DomainSection {
+    pub(super) min: Vec3,
+    pub(super) max: Vec3,
+    #[serde(default)]
+    pub(super) on_exit: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MaterialSection {
+    pub(super) name: String,
+    pub(super) young: f64,
+    pub(super) poisson: f64,
+    #[serde(default)]
+    pub(super) shear_modulus: Option<f64>,
+    pub(super) density: f64,
+    pub(super) restitution: f64,
+    pub(super) friction_static: f64,
+    #[serde(default)]
+    pub(super) friction_dynamic: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InteractionSection {
+    pub(super) materials: [String; 2],
+    #[serde(default)]
+    pub(super) restitution: Option<f64>,
+    #[serde(default)]
+    pub(super) friction_static: Option<f64>,
+    #[serde(default)]
+    pub(super) friction_dynamic: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DragSection {
+    #[serde(default)]
+    pub(super) coefficient: f64,
+    #[serde(default)]
+    pub(super) fluid_velocity: Vec3,
+    #[serde(default)]
+    pub(super) magnus: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NearFieldSection {
+    #[serde(default)]
+    pub(super) kappa_attractive: f64,
+    #[serde(default)]
+    pub(super) lambda_attractive: f64,
+    #[serde(default)]
+    pub(super) kappa_repulsive: f64,
+    #[serde(default)]
+    pub(super) lambda_repulsive: f64,
+    pub(super) cutoff: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CloudSection {
+    pub(super) min: Vec3,
+    pub(super) max: Vec3,
+    pub(super) count: i64,
+    pub(super) radius: f64,
+    #[serde(default)]
+    pub(super) radius_jitter: f64,
+    #[serde(default)]
+    pub(super) density: Option<f64>,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) hold_rotation: bool,
+    #[serde(default)]
+    pub(super) seed: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SimulationSection {
+    pub(super) dt: f64,
+    #[serde(default)]
+    pub(super) steps: Option<i64>,
+    #[serde(default)]
+    pub(super) t_end: Option<f64>,
+    #[serde(default)]
+    pub(super) integrator: Option<String>,
+    #[serde(default)]
+    pub(super) output_every: Option<i64>,
+    #[serde(default)]
+    pub(super) gravity: Option<Vec3>,
+    #[serde(default)]
+    pub(super) precision: Option<String>,
+    #[serde(default)]
+    pub(super) max_neighbors: Option<i64>,
+    #[serde(default)]
+    pub(super) bucket_capacity: Option<i64>,
+    #[serde(default)]
+    pub(super) phi: Option<f64>,
+    #[serde(default)]
+    pub(super) tolerance: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BinderSection {
+    #[serde(default)]
+    pub(super) k_bend: Option<f64>,
+    #[serde(default)]
+    pub(super) k_axial: Option<f64>,
+    #[serde(default)]
+    pub(super) k_shear: Option<f64>,
+    #[serde(default)]
+    pub(super) shear: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ContactSection {
+    pub(super) law: String,
+    #[serde(default)]
+    pub(super) k_pp: Option<f64>,
+    #[serde(default)]
+    pub(super) skin: Option<f64>,
+    #[serde(default)]
+    pub(super) max_contacts: Option<i64>,
+    #[serde(default)]
+    pub(super) max_initial_overlap: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ParticleSection {
+    pub(super) position: Vec3,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) rotation: Vec3,
+    #[serde(default)]
+    pub(super) angular_velocity: Vec3,
+    #[serde(default)]
+    pub(super) mass: Option<f64>,
+    #[serde(default)]
+    pub(super) inertia: Option<f64>,
+    pub(super) radius: f64,
+    #[serde(default)]
+    pub(super) hold_position: bool,
+    #[serde(default)]
+    pub(super) hold_rotation: bool,
+    #[serde(default)]
+    pub(super) pendulum_offset: Option<Vec3>,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BondSection {
+    pub(super) i: i64,
+    pub(super) j: i64,
+    #[serde(default)]
+    pub(super) k_bend: Option<f64>,
+    #[serde(default)]
+    pub(super) k_axial: Option<f64>,
+    #[serde(default)]
+    pub(super) k_shear: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WallSection {
+    pub(super) point: Vec3,
+    pub(super) normal: Vec3,
+    #[serde(default)]
+    pub(super) stiffness: Option<f64>,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RingSection {
+    pub(super) count: i64,
+    pub(super) diameter: f64,
+    #[serde(default)]
+    pub(super) center: Vec3,
+    #[serde(default)]
+    pub(super) axis: Option<Vec3>,
+    pub(super) mass: f64,
+    #[serde(default)]
+    pub(super) inertia: Option<f64>,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) angular_velocity: Vec3,
+    #[serde(default = "default_true")]
+    pub(super) bond: bool,
+    #[serde(default)]
+    pub(super) random_velocity: f64,
+    #[serde(default)]
+    pub(super) random_angular_velocity: f64,
+    #[serde(default)]
+    pub(super) seed: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BlockSection {
+    #[serde(default)]
+    pub(super) origin: Vec3,
+    pub(super) counts: [i64; 3],
+    pub(super) spacing: f64,
+    pub(super) radius: f64,
+    #[serde(default)]
+    pub(super) radius_jitter: f64,
+    #[serde(default)]
+    pub(super) density: Option<f64>,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) bond_cutoff: f64,
+    #[serde(default)]
+    pub(super) seed: i64,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) hold_rotation: bool,
+}

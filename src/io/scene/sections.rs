@@ -1,0 +1,376 @@
+//! The sections that stand for one model value each, checked and converted:
+//! `[simulation]` (run parameters and gravity), `[binder]` (shear form and default bond
+//! stiffnesses), the `[contact]` law, `[[material]]`s, one `[[particle]]`, `[drag]` and
+//! `[near_field]`.
+
+use glam::DVec3;
+
+use super::checks::{
+    finite_vec, fmt_vec, int_in, mass_of, material_of, non_negative, positive, positive_int,
+    scene_error,
+};
+use super::schema::{
+    BinderSection, ContactSection, DragSection, MaterialSection, NearFieldSection, ParticleSection,
+    SimulationSection, Vec3,
+};
+use crate::error::Result;
+use crate::integrators::IntegratorKind;
+use crate::model::Precision;
+use crate::model::MAX_NEIGHBORS;
+use crate::model::{
+    BondStiffness, ContactLaw, Material, Particle, RunLength, ShearForm, SimulationParams,
+};
+use crate::physics::granular::{Drag, NearField};
+
+/// The contact laws a scene may name in `[contact] law`.
+const CONTACT_LAWS: [&str; 2] = ["binder", "hertz"];
+
+/// The shear forms a scene may name in `[binder] shear`.
+pub(super) const SHEAR_FORMS: [(&str, ShearForm); 2] = [
+    ("objective", ShearForm::Objective),
+    ("printed", ShearForm::Printed),
+];
+
+/// The GPU kernel precisions a scene may name in `[simulation] precision`.
+const PRECISIONS: [(&str, Precision); 2] = [("f32", Precision::F32), ("f64", Precision::F64)];
+
+/// Largest number of steps a run may have (`2^53`: every step index is exact in `f64`).
+const MAX_STEPS: u64 = 1 << 53;
+
+const ZERO: Vec3 = [0.0; 3];
+
+pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
+    let dt = positive("simulation.dt", s.dt)?;
+    let duration = match (s.steps, s.t_end) {
+        (Some(n), None) => {
+            let n = positive_int("simulation.steps", n)?;
+            if n > MAX_STEPS {
+                return Err(scene_error(format!(
+                    "simulation.steps = {n}: must be <= 2^53 = {MAX_STEPS}"
+                )));
+            }
+            RunLength::Steps(n)
+        }
+        (None, Some(t)) => {
+            let t = positive("simulation.t_end", t)?;
+            let n = (t / dt).round();
+            if n < 1.0 {
+                return Err(scene_error(format!(
+                    "simulation.t_end = {t}: shorter than half a time step (dt = {dt}), so no step would be taken; must be >= dt/2"
+                )));
+            }
+            if n > MAX_STEPS as f64 {
+                return Err(scene_error(format!(
+                    "simulation.t_end = {t}: gives {n:e} steps of dt = {dt}; at most 2^53 steps"
+                )));
+            }
+            RunLength::EndTime(t)
+        }
+        (Some(_), Some(_)) => {
+            return Err(scene_error(
+                "simulation: steps and t_end are both given; give exactly one of them",
+            ))
+        }
+        (None, None) => {
+            return Err(scene_error(
+                "simulation: the run length is missing; give steps (a number of steps) or t_end (an end time in s)",
+            ))
+        }
+    };
+    let integrator = match &s.integrator {
+        None => IntegratorKind::default(),
+        Some(name) => IntegratorKind::from_name(name).ok_or_else(|| {
+            let allowed: Vec<String> = IntegratorKind::NAMED
+                .iter()
+                .map(|k| format!("{:?}", k.name()))
+                .collect();
+            scene_error(format!(
+                "simulation.integrator = {name:?}: unknown integrator (allowed: {})",
+                allowed.join(", ")
+            ))
+        })?,
+    };
+    let precision = match &s.precision {
+        None => None,
+        Some(name) => Some(
+            PRECISIONS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|&(_, p)| p)
+                .ok_or_else(|| {
+                    let allowed: Vec<String> =
+                        PRECISIONS.iter().map(|(n, _)| format!("{n:?}")).collect();
+                    scene_error(format!(
+                        "simulation.precision = {name:?}: unknown precision (allowed: {})",
+                        allowed.join(", ")
+                    ))
+                })?,
+        ),
+    };
+    let gpu_max_neighbors = s
+        .max_neighbors
+        .map(|k| int_in("simulation.max_neighbors", k, MAX_NEIGHBORS))
+        .transpose()?;
+    let gpu_bucket_capacity = s
+        .bucket_capacity
+        .map(|k| int_in("simulation.bucket_capacity", k, u32::MAX))
+        .transpose()?;
+    let mut trapezoidal = crate::integrators::Trapezoidal::default();
+    if let Some(phi) = s.phi {
+        if !(0.0..=1.0).contains(&phi) {
+            return Err(scene_error(format!(
+                "simulation.phi = {phi}: must be in [0, 1]"
+            )));
+        }
+        trapezoidal.phi = phi;
+    }
+    if let Some(tol) = s.tolerance {
+        trapezoidal.tolerance = positive("simulation.tolerance", tol)?;
+    }
+    let mut params = SimulationParams {
+        dt,
+        duration,
+        integrator,
+        output_every: 1,
+        precision,
+        gpu_max_neighbors,
+        gpu_bucket_capacity,
+        trapezoidal,
+    };
+    params.output_every = match s.output_every {
+        Some(k) => positive_int("simulation.output_every", k)?,
+        None => ((params.steps() as f64 / 100.0).round() as u64).max(1),
+    };
+    let gravity = finite_vec("simulation.gravity", s.gravity.unwrap_or(ZERO))?;
+    Ok((params, gravity))
+}
+
+/// `[binder]` values: the shear form and the default stiffnesses (validated).
+pub(super) struct BinderDefaults {
+    pub(super) shear: ShearForm,
+    /// `(key, default)` for k_bend, k_axial, k_shear.
+    pub(super) k: [(&'static str, Option<f64>); 3],
+}
+
+pub(super) fn binder(b: Option<&BinderSection>) -> Result<BinderDefaults> {
+    let empty = BinderSection::default();
+    let b = b.unwrap_or(&empty);
+    let shear = match &b.shear {
+        None => ShearForm::default(),
+        Some(name) => SHEAR_FORMS
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, f)| f)
+            .ok_or_else(|| {
+                let allowed: Vec<String> =
+                    SHEAR_FORMS.iter().map(|(n, _)| format!("{n:?}")).collect();
+                scene_error(format!(
+                    "binder.shear = {name:?}: unknown shear form (allowed: {})",
+                    allowed.join(", ")
+                ))
+            })?,
+    };
+    let mut k = [
+        ("k_bend", b.k_bend),
+        ("k_axial", b.k_axial),
+        ("k_shear", b.k_shear),
+    ];
+    for (name, v) in &mut k {
+        if let Some(x) = v {
+            *x = non_negative(&format!("binder.{name}"), *x)?;
+        }
+    }
+    Ok(BinderDefaults { shear, k })
+}
+
+pub(super) fn stiffness_from(values: [f64; 3]) -> BondStiffness {
+    BondStiffness {
+        bend: values[0],
+        axial: values[1],
+        shear: values[2],
+    }
+}
+
+pub(super) fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
+    match c.law.as_str() {
+        "hertz" => {
+            if let Some(k) = c.k_pp {
+                return Err(scene_error(format!(
+                    "contact.k_pp = {k}: only the \"binder\" law uses it; the \"hertz\" law takes its stiffness from the materials"
+                )));
+            }
+            Ok(ContactLaw::Hertz)
+        }
+        "binder" => {
+            let k_pp = c.k_pp.ok_or_else(|| {
+                scene_error("contact.k_pp: missing (the \"binder\" law needs it)")
+            })?;
+            Ok(ContactLaw::Binder {
+                k_pp: non_negative("contact.k_pp", k_pp)?,
+            })
+        }
+        other => {
+            let allowed: Vec<String> = CONTACT_LAWS.iter().map(|n| format!("{n:?}")).collect();
+            Err(scene_error(format!(
+                "contact.law = {other:?}: unknown contact law (allowed: {})",
+                allowed.join(", ")
+            )))
+        }
+    }
+}
+
+/// `[[material]]` sections, validated, with their names.
+pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
+    let mut out: Vec<Material> = Vec::with_capacity(sections.len());
+    for (k, m) in sections.iter().enumerate() {
+        let key = |field: &str| format!("material[{k}].{field}");
+        if m.name.trim().is_empty() {
+            return Err(scene_error(format!(
+                "{} = {:?}: must not be empty",
+                key("name"),
+                m.name
+            )));
+        }
+        if let Some(first) = out.iter().position(|o| o.name == m.name) {
+            return Err(scene_error(format!(
+                "{} = {:?}: material[{first}] already has that name",
+                key("name"),
+                m.name
+            )));
+        }
+        let young = positive(&key("young"), m.young)?;
+        let poisson = m.poisson;
+        if !(poisson > -1.0 && poisson <= 0.5) {
+            return Err(scene_error(format!(
+                "{} = {poisson}: must be in (-1, 0.5]",
+                key("poisson")
+            )));
+        }
+        let shear_modulus = match m.shear_modulus {
+            Some(g) => positive(&key("shear_modulus"), g)?,
+            None => young / (2.0 * (1.0 + poisson)),
+        };
+        let restitution = m.restitution;
+        if !(0.0..=1.0).contains(&restitution) {
+            return Err(scene_error(format!(
+                "{} = {restitution}: must be in [0, 1]",
+                key("restitution")
+            )));
+        }
+        let friction_static = non_negative(&key("friction_static"), m.friction_static)?;
+        let friction_dynamic = match m.friction_dynamic {
+            Some(mu) => {
+                let mu = non_negative(&key("friction_dynamic"), mu)?;
+                if mu > friction_static {
+                    return Err(scene_error(format!(
+                        "{} = {mu}: must be <= friction_static = {friction_static}",
+                        key("friction_dynamic")
+                    )));
+                }
+                mu
+            }
+            None => friction_static,
+        };
+        out.push(Material {
+            name: m.name.clone(),
+            young,
+            poisson,
+            shear_modulus,
+            density: positive(&key("density"), m.density)?,
+            restitution,
+            friction_static,
+            friction_dynamic,
+        });
+    }
+    Ok(out)
+}
+
+pub(super) fn particle(
+    k: usize,
+    p: &ParticleSection,
+    materials: &[Material],
+    hertz: bool,
+) -> Result<Particle> {
+    let key = |field: &str| format!("particle[{k}].{field}");
+    let position = finite_vec(&key("position"), p.position)?;
+    let velocity = finite_vec(&key("velocity"), p.velocity)?;
+    let rotation = finite_vec(&key("rotation"), p.rotation)?;
+    let angular_velocity = finite_vec(&key("angular_velocity"), p.angular_velocity)?;
+    let radius = positive(&key("radius"), p.radius)?;
+    let who = format!("particle[{k}]");
+    let material = material_of(&who, p.material.as_deref(), materials, hertz)?;
+    // The named material, or the scene's only one that the Hertz law assigned.
+    let named = (p.material.is_some() || hertz).then(|| &materials[material as usize]);
+    let mass = mass_of(&who, p.mass, radius, named)?;
+    let inertia = match p.inertia {
+        Some(j) => positive(&key("inertia"), j)?,
+        None => {
+            let j = 0.4 * mass * radius * radius;
+            if !(j > 0.0 && j.is_finite()) {
+                return Err(scene_error(format!(
+                    "particle[{k}]: the default inertia 2/5 m r² = {j} is not > 0 and finite; give inertia"
+                )));
+            }
+            j
+        }
+    };
+    if p.hold_position && velocity != DVec3::ZERO {
+        return Err(scene_error(format!(
+            "{} = {}: must be zero when hold_position = true (a held particle does not move)",
+            key("velocity"),
+            fmt_vec(p.velocity)
+        )));
+    }
+    let pendulum_offset = p
+        .pendulum_offset
+        .map(|o| finite_vec(&key("pendulum_offset"), o))
+        .transpose()?;
+    Ok(Particle {
+        position,
+        velocity,
+        rotation,
+        angular_velocity,
+        mass,
+        inertia,
+        radius,
+        hold_position: p.hold_position,
+        hold_rotation: p.hold_rotation,
+        pendulum_offset,
+        material,
+    })
+}
+
+/// `[drag]`: the drag and Magnus coefficients and the fluid's velocity.
+pub(super) fn drag(d: &DragSection) -> Result<Drag> {
+    Ok(Drag {
+        coefficient: non_negative("drag.coefficient", d.coefficient)?,
+        fluid_velocity: finite_vec("drag.fluid_velocity", d.fluid_velocity)?,
+        magnus: {
+            let m = d.magnus;
+            if !m.is_finite() {
+                return Err(scene_error(format!("drag.magnus = {m}: must be finite")));
+            }
+            m
+        },
+    })
+}
+
+/// `[near_field]`: the attractive and repulsive terms and the cutoff.
+pub(super) fn near_field(nf: &NearFieldSection) -> Result<NearField> {
+    let finite = |key: &str, v: f64| {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(scene_error(format!(
+                "near_field.{key} = {v}: must be finite"
+            )))
+        }
+    };
+    Ok(NearField {
+        kappa_attractive: finite("kappa_attractive", nf.kappa_attractive)?,
+        lambda_attractive: finite("lambda_attractive", nf.lambda_attractive)?,
+        kappa_repulsive: finite("kappa_repulsive", nf.kappa_repulsive)?,
+        lambda_repulsive: finite("lambda_repulsive", nf.lambda_repulsive)?,
+        cutoff: positive("near_field.cutoff", nf.cutoff)?,
+    })
+}

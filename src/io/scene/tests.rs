@@ -1,0 +1,545 @@
+//! Tests of the whole loader: the scene files of `scenes/`, the documented defaults and
+//! the error messages, each naming its key, value and allowed range on one line.
+
+use glam::DVec3;
+
+use super::*;
+use crate::integrators::IntegratorKind;
+use crate::model::{ContactLaw, Precision, RunLength, ShearForm, FLAG_HELD, FLAG_PENDULUM};
+
+const MINIMAL: &str = "[simulation]\ndt = 1e-3\nsteps = 10\n\n\
+    [[particle]]\nposition = [0.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n";
+
+fn scenes_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+}
+
+/// The error message of parsing `text`, which must fail.
+fn error_of(text: &str) -> String {
+    match parse_scene(text) {
+        Ok(_) => panic!("scene parsed but should not have:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_error(text: &str, expected: &str) {
+    let msg = error_of(text);
+    assert!(
+        msg.contains(expected),
+        "error {msg:?} does not contain {expected:?}"
+    );
+    assert!(!msg.contains('\n'), "error is not one line: {msg:?}");
+}
+
+/// A scene with `n` bonded-free particles on the x axis, 1 m apart, and `extra` text.
+fn chain(n: usize, extra: &str) -> String {
+    let mut s = String::from("[simulation]\ndt = 1e-3\nsteps = 10\n");
+    s.push_str(extra);
+    for i in 0..n {
+        s.push_str(&format!(
+            "\n[[particle]]\nposition = [{i}.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n"
+        ));
+    }
+    s
+}
+
+/// A block whose bond cutoff spans many lattice spacings is refused (a tiny spacing
+/// or a huge cutoff made the lattice scan run for ever; found by tests/fuzz_scene.rs).
+#[test]
+fn block_bond_reach_is_bounded() {
+    let block = |spacing: &str, cutoff: &str| {
+        chain(
+            0,
+            &format!(
+                "[binder]\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n\
+                 [[block]]\ncounts = [3, 3, 3]\nspacing = {spacing}\nradius = 0.25\n\
+                 density = 1.0\nbond_cutoff = {cutoff}\n"
+            ),
+        )
+    };
+    assert_error(
+        &block("1.0", "1e308"),
+        "block[0].bond_cutoff = 1e308: more than 8 spacings",
+    );
+    assert_error(
+        &block("1e-320", "1.1"),
+        "block[0].bond_cutoff = 1.1e0: more than 8 spacings",
+    );
+    assert!(parse_scene(&block("1.0", "8.0")).is_ok());
+}
+
+/// A ring's random amplitude so large that `[−a, a]` has no finite width is an error
+/// naming the key (the sampler panicked on it; found by tests/fuzz_scene.rs).
+#[test]
+fn ring_amplitudes_must_have_a_finite_interval() {
+    let ring = |key: &str| {
+        format!(
+            "[simulation]\ndt = 1e-3\nsteps = 10\n[[ring]]\ncount = 4\ndiameter = 1.0\n\
+             center = [0.0, 0.0, 0.0]\naxis = [0.0, 0.0, 1.0]\nmass = 1.0\nbond = false\n{key} = 1e308\n"
+        )
+    };
+    for key in ["random_velocity", "random_angular_velocity"] {
+        assert_error(&ring(key), &format!("ring[0].{key} = 1e308: too large"));
+    }
+    let ok = ring("random_velocity").replace("1e308", "1e300");
+    assert!(parse_scene(&ok).is_ok(), "{:?}", parse_scene(&ok).err());
+}
+
+#[test]
+fn minimal_scene_gets_the_documented_defaults() {
+    let s = parse_scene(MINIMAL).unwrap();
+    assert_eq!(s.simulation.dt, 1e-3);
+    assert_eq!(s.simulation.duration, RunLength::Steps(10));
+    assert_eq!(s.simulation.integrator, IntegratorKind::Variational);
+    assert_eq!(
+        s.simulation.output_every, 1,
+        "round(10/100) = 0 → at least 1"
+    );
+    assert_eq!(s.simulation.precision, None);
+    assert_eq!(s.simulation.gpu_max_neighbors, None);
+    assert_eq!(s.simulation.gpu_bucket_capacity, None);
+    let m = &s.model;
+    assert_eq!(m.gravity, DVec3::ZERO);
+    assert_eq!(m.contact, None);
+    assert!(m.bonds.is_empty() && m.walls.is_empty());
+    assert_eq!(m.shear, ShearForm::Objective);
+    let p = m.particles.get(0);
+    assert_eq!(p.velocity, DVec3::ZERO);
+    assert_eq!(p.rotation, DVec3::ZERO);
+    assert_eq!(p.angular_velocity, DVec3::ZERO);
+    assert_eq!(p.inertia, 0.4 * 1.0 * 0.1 * 0.1);
+    assert!(!p.hold_position && p.pendulum_offset.is_none());
+}
+
+#[test]
+fn gpu_keys_are_read_from_simulation() {
+    let s = parse_scene(&MINIMAL.replace(
+        "steps = 10",
+        "steps = 10\nprecision = \"f32\"\nmax_neighbors = 64\nbucket_capacity = 1",
+    ))
+    .unwrap();
+    assert_eq!(s.simulation.precision, Some(Precision::F32));
+    assert_eq!(s.simulation.gpu_max_neighbors, Some(64));
+    assert_eq!(s.simulation.gpu_bucket_capacity, Some(1));
+}
+
+#[test]
+fn output_every_defaults_to_a_hundredth_of_the_run() {
+    let s = parse_scene(&MINIMAL.replace("steps = 10", "t_end = 35.0")).unwrap();
+    assert_eq!(s.simulation.steps(), 35_000);
+    assert_eq!(s.simulation.output_every, 350);
+    let s = parse_scene(&MINIMAL.replace("steps = 10", "steps = 1249")).unwrap();
+    assert_eq!(s.simulation.output_every, 12);
+}
+
+#[test]
+fn every_scene_file_parses() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(scenes_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let scene = load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!scene.model.particles.is_empty());
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "block-impact.toml",
+            "container.toml",
+            "pendulum.toml",
+            "spinning-sphere.toml",
+            "three-spheres.toml",
+            "torus-free.toml",
+            "torus-impact.toml"
+        ]
+    );
+}
+
+#[test]
+fn default_scene_is_the_torus_impact() {
+    let file = load_scene(&scenes_dir().join("torus-impact.toml")).unwrap();
+    assert_eq!(default_scene(), file);
+}
+
+#[test]
+fn pendulum_scene_is_baker_gonzalez_section_3() {
+    let s = load_scene(&scenes_dir().join("pendulum.toml")).unwrap();
+    assert_eq!(s.simulation.dt, 1e-3);
+    assert_eq!(s.simulation.duration, RunLength::EndTime(10.0));
+    assert_eq!(s.simulation.steps(), 10_000);
+    assert_eq!(s.simulation.integrator, IntegratorKind::Variational);
+    assert_eq!(s.simulation.output_every, 100);
+    let m = &s.model;
+    assert_eq!(m.gravity, DVec3::Z);
+    assert_eq!(m.contact, None);
+    assert_eq!(m.particles.len(), 1);
+    let p = m.particles.get(0);
+    assert_eq!(p.position, DVec3::ZERO);
+    assert_eq!((p.mass, p.inertia, p.radius), (1.0, 1.0, 0.1));
+    assert!(p.hold_position);
+    assert_eq!(m.particles.flags[0], FLAG_HELD | FLAG_PENDULUM);
+    assert_eq!(p.pendulum_offset, Some(DVec3::Z));
+    let alpha = 2.0 * (3.0 * std::f64::consts::PI / 8.0).tan();
+    assert!((p.rotation - DVec3::new(0.0, alpha, 0.0)).length() < 1e-14);
+    let w = 0.4 * std::f64::consts::FRAC_PI_4.sin().powi(2);
+    assert!((p.angular_velocity - DVec3::new(w, 0.0, w)).length() < 1e-15);
+}
+
+#[test]
+fn torus_impact_scene_is_section_4_1_with_a_005_gap() {
+    let s = default_scene();
+    assert_eq!(s.simulation.steps(), 35_000);
+    assert_eq!(s.simulation.output_every, 100);
+    let m = &s.model;
+    assert_eq!(m.particles.len(), 80);
+    assert_eq!(m.bonds.len(), 80);
+    let k = m.bonds[0].stiffness();
+    assert_eq!((k.bend, k.axial, k.shear), (10.0, 200.0, 200.0));
+    assert_eq!(m.shear, ShearForm::Objective);
+    let c = m.contact.unwrap();
+    assert_eq!(c.law, ContactLaw::Binder { k_pp: 2100.0 });
+    let r = m.particles.max_radius();
+    assert!((r - 1.5 * (std::f64::consts::PI / 80.0).sin()).abs() < 1e-16);
+    assert_eq!(c.skin, 0.1 * r);
+    assert_eq!(m.walls.len(), 1);
+    assert_eq!(m.walls[0].normal, DVec3::X);
+    assert_eq!(m.walls[0].stiffness, 2100.0);
+    let gap = (0..80)
+        .map(|i| m.walls[0].distance(m.particles.position[i]) - m.particles.radius[i])
+        .fold(f64::INFINITY, f64::min);
+    assert!((gap - 0.05).abs() < 1e-14, "gap {gap}");
+    for i in 0..80 {
+        assert_eq!(m.particles.velocity[i], DVec3::new(-1.0, 0.0, 0.0));
+        assert_eq!(m.particles.position[i].z, 0.0, "ring in the x-y plane");
+    }
+}
+
+#[test]
+fn torus_free_scene_is_seeded_and_wall_free() {
+    let s = load_scene(&scenes_dir().join("torus-free.toml")).unwrap();
+    let again = load_scene(&scenes_dir().join("torus-free.toml")).unwrap();
+    assert_eq!(s, again, "seeded: the same scene every time");
+    let m = &s.model;
+    assert_eq!(
+        (m.particles.len(), m.bonds.len(), m.walls.len()),
+        (80, 80, 0)
+    );
+    assert_eq!(m.gravity, DVec3::ZERO);
+    assert!(m.contact.is_some());
+    assert!(m
+        .particles
+        .velocity
+        .iter()
+        .all(|v| v.abs().max_element() <= 0.1));
+    assert!(m.particles.velocity[0] != m.particles.velocity[1]);
+    assert!(m
+        .particles
+        .angular_velocity
+        .iter()
+        .all(|w| w.abs().max_element() <= 0.5));
+    assert_eq!(s.simulation.steps(), 10_000);
+}
+
+#[test]
+fn unknown_key_is_named_with_its_line() {
+    let msg = error_of(&MINIMAL.replace("radius = 0.1", "radius = 0.1\ncolour = \"red\""));
+    assert!(msg.contains("unknown field `colour`"), "{msg}");
+    assert!(msg.contains("line 9"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+    assert_error(
+        &MINIMAL.replace("steps = 10", "steps = 10\ntimestep = 1"),
+        "unknown field `timestep`",
+    );
+    assert_error(
+        &format!("{MINIMAL}\n[simulaton]\n"),
+        "unknown field `simulaton`",
+    );
+}
+
+#[test]
+fn syntax_and_type_errors_carry_toml_messages() {
+    assert_error("[simulation\ndt = 1", "line 1");
+    assert_error(&MINIMAL.replace("mass = 1.0", "mass = \"heavy\""), "line 7");
+    assert_error("", "missing field `simulation`");
+    assert_error(
+        &MINIMAL.replace("mass = 1.0\n", ""),
+        "particle[0].mass: missing (give mass, or a material with a density)",
+    );
+}
+
+#[test]
+fn negative_mass_is_named_with_its_value_and_range() {
+    let text = chain(4, "");
+    // Make the fourth particle's mass negative.
+    let idx = text.rfind("mass = 1.0").unwrap();
+    let text = format!("{}mass = -1{}", &text[..idx], &text[idx + 10..]);
+    assert_error(&text, "particle[3].mass = -1: must be > 0 and finite");
+}
+
+#[test]
+fn out_of_range_values_are_named() {
+    let cases: [(&str, &str, &str); 19] = [
+        ("dt = 1e-3", "dt = 0.0", "simulation.dt = 0: must be > 0 and finite"),
+        ("dt = 1e-3", "dt = nan", "simulation.dt = NaN: must be > 0"),
+        ("steps = 10", "steps = -5", "simulation.steps = -5: must be >= 1"),
+        ("steps = 10", "steps = 0", "simulation.steps = 0: must be >= 1"),
+        ("steps = 10", "t_end = -1.0", "simulation.t_end = -1: must be > 0"),
+        ("steps = 10", "t_end = 1e-4", "simulation.t_end = 0.0001: shorter than half a time step"),
+        ("steps = 10", "steps = 10\nt_end = 1.0", "steps and t_end are both given"),
+        ("steps = 10", "", "give steps (a number of steps) or t_end"),
+        ("steps = 10", "steps = 10\noutput_every = 0", "simulation.output_every = 0: must be >= 1"),
+        ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\", \"campello-trapezoidal\")"),
+        ("steps = 10", "steps = 10\ngravity = [0.0, inf, 0.0]", "simulation.gravity = [0, inf, 0]: every component must be finite"),
+        ("steps = 10", "steps = 10\nprecision = \"f16\"", "simulation.precision = \"f16\": unknown precision (allowed: \"f32\", \"f64\")"),
+        ("steps = 10", "steps = 10\nmax_neighbors = 0", "simulation.max_neighbors = 0: must be in 1..=64"),
+        ("steps = 10", "steps = 10\nmax_neighbors = 65", "simulation.max_neighbors = 65: must be in 1..=64"),
+        ("steps = 10", "steps = 10\nbucket_capacity = 0", "simulation.bucket_capacity = 0: must be in 1..=4294967295"),
+        ("steps = 10", "steps = 10\nbucket_capacity = -3", "simulation.bucket_capacity = -3: must be in 1..=4294967295"),
+        ("radius = 0.1", "radius = -0.5", "particle[0].radius = -0.5: must be > 0 and finite"),
+        ("radius = 0.1", "radius = 0.1\ninertia = 0.0", "particle[0].inertia = 0: must be > 0 and finite"),
+        ("radius = 0.1", "radius = 0.1\nhold_position = true\nvelocity = [1.0, 0.0, 0.0]", "particle[0].velocity = [1, 0, 0]: must be zero when hold_position = true"),
+    ];
+    for (from, to, expected) in cases {
+        assert_error(&MINIMAL.replace(from, to), expected);
+    }
+}
+
+#[test]
+fn section_values_are_checked() {
+    assert_error(
+        &chain(1, "[contact]\nlaw = \"hertz\"\nk_pp = 1.0\n"),
+        "contact.k_pp = 1: only the \"binder\" law uses it",
+    );
+    assert_error(
+        &chain(1, "[contact]\nlaw = \"dmt\"\n"),
+        "contact.law = \"dmt\": unknown contact law (allowed: \"binder\", \"hertz\")",
+    );
+    // Overlaps at t = 0: an error for unbonded pairs, whatever the contact law.
+    let two = "[simulation]\ndt = 1e-3\nsteps = 10\n[contact]\nlaw = \"binder\"\nk_pp = 10.0\n\
+        [[particle]]\nposition = [0.0, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n\
+        [[particle]]\nposition = [0.15, 0.0, 0.0]\nmass = 1.0\nradius = 0.1\n";
+    assert_error(two, "particles 0 and 1 overlap by 5.000e-2 m at t = 0");
+    let bonded =
+        format!("{two}[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
+    assert!(parse_scene(&bonded).is_ok(), "bonded pairs may overlap");
+    // Granular keys: materials, interactions, clouds, drag, near field.
+    let granular = |extra: &str| {
+        format!(
+            "[simulation]\ndt = 1e-5\nsteps = 10\n[contact]\nlaw = \"hertz\"\n\
+             [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+             restitution = 0.5\nfriction_static = 0.5\n\
+             [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.01\n{extra}"
+        )
+    };
+    assert!(parse_scene(&granular("")).is_ok());
+    for (extra, expected) in [
+        ("[[material]]\nname = \"glass\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\n", "material[1].name = \"glass\": material[0] already has that name"),
+        ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.7\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\n", "material[1].poisson = 0.7: must be in (-1, 0.5]"),
+        ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 1.5\nfriction_static = 0.5\n", "material[1].restitution = 1.5: must be in [0, 1]"),
+        ("[[material]]\nname = \"x\"\nyoung = 1.0\npoisson = 0.3\ndensity = 1.0\nrestitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.6\n", "material[1].friction_dynamic = 0.6: must be <= friction_static = 0.5"),
+        ("[[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.01\nmaterial = \"steel\"\n", "particle[1].material = \"steel\": unknown material (defined: \"glass\")"),
+        ("[[particle]]\nposition = [0.019, 0.0, 0.0]\nradius = 0.01\n", "particles 0 and 1 overlap by"),
+        ("[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nstiffness = 5.0\n", "wall[0].stiffness = 5: only the \"binder\" law uses it"),
+        ("[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 0.0]\n", "wall[0].normal = [0, 0, 0]: must be a non-zero vector"),
+        ("[[interaction]]\nmaterials = [\"glass\", \"sand\"]\n", "interaction[0].materials = \"sand\": unknown material"),
+        ("[[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.01, 0.01, 0.01]\ncount = 5\nradius = 0.01\n", "cloud[0]: the box"),
+        ("[[cloud]]\nmin = [1.0, 0.0, 0.0]\nmax = [1.2, 0.2, 0.2]\ncount = 5\nradius = 1e-320\n", "cloud[0].radius = 1e-320: a sphere of radius 1e-320 m and density 2.5e3 kg/m³ has mass 0e0 kg"),
+        ("[[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 1e-110\ninertia = 1.0\n", "particle[1].radius = 1e-110: a sphere of radius 1e-110 m"),
+        ("[drag]\ncoefficient = -1.0\n", "drag.coefficient = -1: must be >= 0"),
+        ("[near_field]\ncutoff = 0.0\n", "near_field.cutoff = 0: must be > 0"),
+        ("[domain]\nmin = [1.0, 1.0, 1.0]\nmax = [2.0, 2.0, 2.0]\n", "particle 0 at [0.0, 0.0, 0.0] starts outside the domain"),
+        ("[domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"wrap\"\n", "domain.on_exit = \"wrap\": unknown"),
+        ("[domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, -1.0, 1.0]\n", "domain.max = [1, -1, 1]: must be > domain.min"),
+    ] {
+        assert_error(&granular(extra), expected);
+    }
+    assert_error(
+        &chain(1, "[contact]\nlaw = \"binder\"\n"),
+        "contact.k_pp: missing",
+    );
+    assert_error(
+        &chain(1, "[contact]\nlaw = \"binder\"\nk_pp = -3.0\n"),
+        "contact.k_pp = -3: must be >= 0 and finite",
+    );
+    assert_error(
+        &chain(1, "[contact]\nlaw = \"binder\"\nk_pp = 3.0\nskin = -1.0\n"),
+        "contact.skin = -1: must be >= 0",
+    );
+    assert_error(
+        &chain(1, "[binder]\nk_bend = -10.0\n"),
+        "binder.k_bend = -10: must be >= 0 and finite",
+    );
+    assert_error(
+        &chain(1, "[binder]\nshear = \"sideways\"\n"),
+        "binder.shear = \"sideways\": unknown shear form (allowed: \"objective\", \"printed\")",
+    );
+}
+
+#[test]
+fn bond_to_missing_particle_is_named() {
+    let text = chain(80, "[binder]\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
+    let bonds = "\n[[bond]]\ni = 0\nj = 1\n\n[[bond]]\ni = 1\nj = 2\n\n[[bond]]\ni = 2\nj = 17\n";
+    parse_scene(&format!("{text}{bonds}")).unwrap();
+    let bad = bonds.replace("j = 17", "j = 80");
+    assert_error(
+        &format!("{text}{bad}"),
+        "bond[2].j = 80: no such particle (80 particles)",
+    );
+    let bad = bonds.replace("i = 2", "i = -1");
+    assert_error(
+        &format!("{text}{bad}"),
+        "bond[2].i = -1: no such particle (80 particles)",
+    );
+}
+
+#[test]
+fn self_and_duplicate_bonds_are_rejected() {
+    let text = chain(3, "[binder]\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n");
+    assert_error(
+        &format!("{text}\n[[bond]]\ni = 1\nj = 1\n"),
+        "bond[0]: i = j = 1: a particle cannot be bonded to itself",
+    );
+    assert_error(
+        &format!("{text}\n[[bond]]\ni = 0\nj = 2\n\n[[bond]]\ni = 2\nj = 0\n"),
+        "bond[1] (i = 2, j = 0): particles 0 and 2 are already bonded by bond[0]",
+    );
+    // A duplicate of a generated (ring) bond: ring particles are 3..=8.
+    let ring = "[[ring]]\ncount = 6\ndiameter = 2.0\ncenter = [10.0, 0.0, 0.0]\nmass = 1.0\n";
+    assert_error(
+        &format!("{text}\n{ring}\n[[bond]]\ni = 4\nj = 3\n"),
+        "bond[0] (i = 4, j = 3): particles 3 and 4 are already bonded by ring[0]",
+    );
+}
+
+#[test]
+fn bond_stiffness_is_required_only_when_used() {
+    // Full overrides: no [binder] needed.
+    let text = chain(2, "");
+    let full = "\n[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 2.0\nk_shear = 3.0\n";
+    let s = parse_scene(&format!("{text}{full}")).unwrap();
+    let k = s.model.bonds[0].stiffness();
+    assert_eq!((k.bend, k.axial, k.shear), (1.0, 2.0, 3.0));
+    assert_eq!(s.model.bonds[0].rest_length, 1.0);
+    // A missing one names the bond and the key.
+    assert_error(
+        &format!("{text}\n[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 2.0\n"),
+        "bond[0] (i = 0, j = 1): k_shear is not given, and [binder] has no k_shear default",
+    );
+    // Overrides win over [binder]; the rest come from it.
+    let text = chain(2, "[binder]\nk_bend = 5.0\nk_axial = 6.0\nk_shear = 7.0\n");
+    let s = parse_scene(&format!("{text}\n[[bond]]\ni = 1\nj = 0\nk_axial = 0.5\n")).unwrap();
+    let k = s.model.bonds[0].stiffness();
+    assert_eq!((k.bend, k.axial, k.shear), (5.0, 0.5, 7.0));
+    assert_error(
+        &format!("{text}\n[[bond]]\ni = 1\nj = 0\nk_axial = -0.5\n"),
+        "bond[0].k_axial = -0.5: must be >= 0 and finite",
+    );
+    // A bonded ring needs [binder]; an unbonded one does not.
+    let ring = "[[ring]]\ncount = 6\ndiameter = 2.0\nmass = 1.0\n";
+    assert_error(
+        &format!("[simulation]\ndt = 1e-3\nsteps = 1\n{ring}"),
+        "ring[0]: its bonds take their stiffnesses from [binder], but [binder] gives no k_bend",
+    );
+    let s = parse_scene(&format!(
+        "[simulation]\ndt = 1e-3\nsteps = 1\n{ring}bond = false\n"
+    ))
+    .unwrap();
+    assert!(s.model.bonds.is_empty());
+    assert_eq!(s.model.particles.len(), 6);
+}
+
+#[test]
+fn walls_are_normalised_and_checked() {
+    let contact = "[contact]\nlaw = \"binder\"\nk_pp = 50.0\n";
+    let s = parse_scene(&chain(
+        1,
+        &format!("{contact}[[wall]]\npoint = [0.0, -1.0, 0.0]\nnormal = [0.0, 3.0, 4.0]\n"),
+    ))
+    .unwrap();
+    assert_eq!(s.model.walls[0].normal, DVec3::new(0.0, 0.6, 0.8));
+    assert_eq!(s.model.walls[0].stiffness, 50.0);
+    assert_error(
+        &chain(
+            1,
+            &format!("{contact}[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 0.0]\n"),
+        ),
+        "wall[0].normal = [0, 0, 0]: must be a non-zero vector",
+    );
+    assert_error(
+        &chain(
+            1,
+            "[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\n",
+        ),
+        "walls act only through the contact law, but the scene has no [contact] section",
+    );
+    assert_error(
+        &chain(
+            1,
+            &format!("{contact}[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0]\n"),
+        ),
+        "invalid length 2",
+    );
+}
+
+#[test]
+fn generators_are_checked_and_numbered_after_explicit_particles() {
+    let binder = "[binder]\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n";
+    let gens = "[[block]]\ncounts = [2, 2, 1]\nspacing = 1.0\nradius = 0.25\ndensity = 1000.0\n\
+                origin = [20.0, 0.0, 0.0]\nbond_cutoff = 1.1\n\n\
+                [[ring]]\ncount = 5\ndiameter = 2.0\ncenter = [10.0, 0.0, 0.0]\nmass = 2.0\n";
+    let s = parse_scene(&chain(2, &format!("{binder}{gens}"))).unwrap();
+    let m = &s.model;
+    assert_eq!(m.particles.len(), 2 + 5 + 4, "explicit, ring, block");
+    assert_eq!(m.particles.mass[2], 2.0, "rings come before blocks");
+    assert_eq!(m.particles.position[7], DVec3::new(20.0, 0.0, 0.0));
+    assert_eq!(m.bonds.len(), 5 + 4);
+    assert_error(
+        &chain(
+            0,
+            "[[ring]]\ncount = 1\ndiameter = 2.0\nmass = 1.0\nbond = false\n",
+        ),
+        "ring[0].count = 1: must be >= 2",
+    );
+    assert_error(
+        &chain(0, "[[ring]]\ncount = 4\ndiameter = 2.0\nmass = 1.0\nbond = false\naxis = [0.0, 0.0, 0.0]\n"),
+        "ring[0].axis = [0, 0, 0]: must be a non-zero vector",
+    );
+    assert_error(
+        &chain(
+            0,
+            "[[ring]]\ncount = 4\ndiameter = 2.0\nmass = 1.0\nbond = false\nseed = -2\n",
+        ),
+        "ring[0].seed = -2: must be >= 0",
+    );
+    assert_error(
+        &chain(
+            0,
+            "[[block]]\ncounts = [2, 0, 1]\nspacing = 1.0\nradius = 0.25\ndensity = 1.0\n",
+        ),
+        "block[0].counts = [2, 0, 1]: every count must be >= 1",
+    );
+    assert_error(
+        &chain(0, "[[block]]\ncounts = [2, 1, 1]\nspacing = 1.0\nradius = 0.25\ndensity = 1.0\nradius_jitter = 1.0\n"),
+        "block[0].radius_jitter = 1: must be >= 0 and < 1",
+    );
+    assert_error(
+        &chain(0, ""),
+        "the scene has no particles; add a [[particle]], [[ring]] or [[block]]",
+    );
+}
+
+#[test]
+fn load_scene_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, MINIMAL.replace("mass = 1.0", "mass = -1.0")).unwrap();
+    let msg = load_scene(&path).unwrap_err().to_string();
+    assert!(msg.contains("bad.toml: particle[0].mass = -1"), "{msg}");
+    let msg = load_scene(&dir.path().join("missing.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("missing.toml"), "{msg}");
+}

@@ -1,0 +1,336 @@
+//! The way back: a resolved scene as an explicit TOML file that parses to the same
+//! scene.
+
+use glam::DVec3;
+
+use super::overlaps::{worst_initial_overlap, MAX_INITIAL_OVERLAP};
+use super::sections::SHEAR_FORMS;
+use crate::integrators::IntegratorKind;
+use crate::model::{Bond, ContactLaw, RunLength, Scene};
+
+/// A float as a TOML literal that parses back to the same bits (shortest round-trip
+/// representation).
+fn toml_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".to_owned()
+    } else {
+        // Debug prints the shortest representation that round-trips, always with a
+        // fraction or exponent ("1.0", "1e-7", "inf"): valid TOML floats.
+        format!("{x:?}")
+    }
+}
+
+fn toml_vec(v: DVec3) -> String {
+    format!(
+        "[{}, {}, {}]",
+        toml_float(v.x),
+        toml_float(v.y),
+        toml_float(v.z)
+    )
+}
+
+/// Writes a resolved scene as TOML: `[simulation]`, `[binder]` (shear form only),
+/// `[contact]`, then every particle, bond and wall explicitly, with every default
+/// filled in. Floats use their shortest round-trip form, so
+/// [`parse_scene`](super::parse_scene) of the result gives back an equal [`Scene`].
+///
+/// Bond rest states are not written: parsing re-derives them from the initial
+/// configuration, which is how scene bonds are formed. A bond whose rest state differs
+/// from that (a scene taken from the middle of a run) is logged as a warning.
+pub fn scene_to_toml(scene: &Scene) -> String {
+    use std::fmt::Write as _;
+
+    let sim = &scene.simulation;
+    let m = &scene.model;
+    let mut s = String::new();
+    // Writing to a String cannot fail: the `let _ =` drop infallible results.
+    let _ = writeln!(
+        s,
+        "# Resolved varidem scene: every particle, bond and wall listed explicitly.\n\
+         # Bond rest states are those of this initial configuration.\n"
+    );
+    let _ = writeln!(s, "[simulation]");
+    let _ = writeln!(s, "dt = {}", toml_float(sim.dt));
+    match sim.duration {
+        RunLength::Steps(n) => {
+            let _ = writeln!(s, "steps = {n}");
+        }
+        RunLength::EndTime(t) => {
+            let _ = writeln!(s, "t_end = {}", toml_float(t));
+        }
+    }
+    let _ = writeln!(s, "integrator = \"{}\"", sim.integrator.name());
+    let _ = writeln!(s, "output_every = {}", sim.output_every);
+    let _ = writeln!(s, "gravity = {}", toml_vec(m.gravity));
+    if let Some(p) = sim.precision {
+        let _ = writeln!(s, "precision = \"{p}\"");
+    }
+    if let Some(k) = sim.gpu_max_neighbors {
+        let _ = writeln!(s, "max_neighbors = {k}");
+    }
+    if let Some(k) = sim.gpu_bucket_capacity {
+        let _ = writeln!(s, "bucket_capacity = {k}");
+    }
+    if sim.integrator == IntegratorKind::CampelloTrapezoidal {
+        let _ = writeln!(s, "phi = {}", toml_float(sim.trapezoidal.phi));
+        let _ = writeln!(s, "tolerance = {}", toml_float(sim.trapezoidal.tolerance));
+    }
+
+    let shear = SHEAR_FORMS
+        .iter()
+        .find(|(_, f)| *f == m.shear)
+        .map_or("objective", |(n, _)| n);
+    let _ = writeln!(s, "\n[binder]\nshear = \"{shear}\"");
+
+    if let Some(c) = &m.contact {
+        let _ = writeln!(s, "\n[contact]");
+        match c.law {
+            ContactLaw::Binder { k_pp } => {
+                let _ = writeln!(s, "law = \"binder\"\nk_pp = {}", toml_float(k_pp));
+            }
+            ContactLaw::Hertz => {
+                let _ = writeln!(s, "law = \"hertz\"");
+            }
+        }
+        let _ = writeln!(s, "skin = {}", toml_float(c.skin));
+        let _ = writeln!(s, "max_contacts = {}", c.max_contacts);
+        // Overlaps the scene already has must parse back.
+        if let Some((ratio, ..)) = worst_initial_overlap(m, None) {
+            if ratio > MAX_INITIAL_OVERLAP {
+                let _ = writeln!(s, "max_initial_overlap = {}", toml_float(ratio));
+            }
+        }
+    }
+    if let Some(d) = &m.domain {
+        let _ = writeln!(
+            s,
+            "\n[domain]\nmin = {}\nmax = {}\non_exit = \"{}\"",
+            toml_vec(d.min),
+            toml_vec(d.max),
+            if d.remove { "remove" } else { "error" }
+        );
+    }
+    if let Some(d) = &m.drag {
+        let _ = writeln!(
+            s,
+            "\n[drag]\ncoefficient = {}\nfluid_velocity = {}\nmagnus = {}",
+            toml_float(d.coefficient),
+            toml_vec(d.fluid_velocity),
+            toml_float(d.magnus)
+        );
+    }
+    if let Some(nf) = &m.near_field {
+        let _ = writeln!(
+            s,
+            "\n[near_field]\nkappa_attractive = {}\nlambda_attractive = {}\nkappa_repulsive = {}\nlambda_repulsive = {}\ncutoff = {}",
+            toml_float(nf.kappa_attractive),
+            toml_float(nf.lambda_attractive),
+            toml_float(nf.kappa_repulsive),
+            toml_float(nf.lambda_repulsive),
+            toml_float(nf.cutoff)
+        );
+    }
+    for it in &m.interactions {
+        let name = |k: u32| m.materials[k as usize].name.clone();
+        let _ = writeln!(
+            s,
+            "\n[[interaction]]\nmaterials = [{:?}, {:?}]",
+            name(it.materials[0]),
+            name(it.materials[1])
+        );
+        for (k, v) in [
+            ("restitution", it.restitution),
+            ("friction_static", it.friction_static),
+            ("friction_dynamic", it.friction_dynamic),
+        ] {
+            if let Some(v) = v {
+                let _ = writeln!(s, "{k} = {}", toml_float(v));
+            }
+        }
+    }
+    for mat in &m.materials {
+        let _ = writeln!(s, "\n[[material]]\nname = {:?}", mat.name);
+        for (k, v) in [
+            ("young", mat.young),
+            ("poisson", mat.poisson),
+            ("shear_modulus", mat.shear_modulus),
+            ("density", mat.density),
+            ("restitution", mat.restitution),
+            ("friction_static", mat.friction_static),
+            ("friction_dynamic", mat.friction_dynamic),
+        ] {
+            let _ = writeln!(s, "{k} = {}", toml_float(v));
+        }
+    }
+
+    let p = &m.particles;
+    for i in 0..p.len() {
+        let q = p.get(i);
+        let _ = writeln!(s, "\n[[particle]]");
+        let _ = writeln!(s, "position = {}", toml_vec(q.position));
+        let _ = writeln!(s, "velocity = {}", toml_vec(q.velocity));
+        let _ = writeln!(s, "rotation = {}", toml_vec(q.rotation));
+        let _ = writeln!(s, "angular_velocity = {}", toml_vec(q.angular_velocity));
+        let _ = writeln!(s, "mass = {}", toml_float(q.mass));
+        let _ = writeln!(s, "inertia = {}", toml_float(q.inertia));
+        let _ = writeln!(s, "radius = {}", toml_float(q.radius));
+        if q.hold_position {
+            let _ = writeln!(s, "hold_position = true");
+        }
+        if q.hold_rotation {
+            let _ = writeln!(s, "hold_rotation = true");
+        }
+        if let Some(o) = q.pendulum_offset {
+            let _ = writeln!(s, "pendulum_offset = {}", toml_vec(o));
+        }
+        if let Some(mat) = m.materials.get(q.material as usize) {
+            let _ = writeln!(s, "material = {:?}", mat.name);
+        }
+    }
+
+    let mut stale = 0usize;
+    for b in &m.bonds {
+        if Bond::from_current(p, b.i, b.j, b.stiffness()).as_ref() != Ok(b) {
+            stale += 1;
+        }
+        let _ = writeln!(s, "\n[[bond]]\ni = {}\nj = {}", b.i, b.j);
+        let _ = writeln!(s, "k_bend = {}", toml_float(b.k_bend));
+        let _ = writeln!(s, "k_axial = {}", toml_float(b.k_axial));
+        let _ = writeln!(s, "k_shear = {}", toml_float(b.k_shear));
+    }
+    if stale > 0 {
+        log::warn!(
+            "scene_to_toml: {stale} of {} bonds have rest states other than the current configuration's; the TOML re-derives them from it",
+            m.bonds.len()
+        );
+    }
+
+    for w in &m.walls {
+        let _ = writeln!(s, "\n[[wall]]");
+        let _ = writeln!(s, "point = {}", toml_vec(w.point));
+        let _ = writeln!(s, "normal = {}", toml_vec(w.normal));
+        match w.material.and_then(|k| m.materials.get(k as usize)) {
+            Some(mat) => {
+                let _ = writeln!(s, "material = {:?}", mat.name);
+            }
+            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz)) => {}
+            None => {
+                let _ = writeln!(s, "stiffness = {}", toml_float(w.stiffness));
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::io::scene::{load_scene, parse_scene};
+    use crate::model::Precision;
+
+    fn scenes_dir() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+    }
+
+    fn assert_round_trip(scene: &Scene) {
+        let text = scene_to_toml(scene);
+        let back = parse_scene(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(&back, scene, "{text}");
+        // And the written form is a fixed point.
+        assert_eq!(scene_to_toml(&back), text);
+    }
+
+    #[test]
+    fn scene_files_round_trip_through_toml() {
+        for name in [
+            "pendulum.toml",
+            "torus-impact.toml",
+            "torus-free.toml",
+            "spinning-sphere.toml",
+            "three-spheres.toml",
+            "container.toml",
+        ] {
+            assert_round_trip(&load_scene(&scenes_dir().join(name)).unwrap());
+        }
+    }
+
+    /// Every granular key survives the way back: materials, interactions, drag, near
+    /// field, material names on particles and walls, rigid walls, locked rotations, the
+    /// implicit integrator's parameters.
+    #[test]
+    fn a_granular_scene_round_trips() {
+        let text = "[simulation]\ndt = 1e-5\nsteps = 10\nintegrator = \"campello-trapezoidal\"\n\
+            phi = 0.6\ntolerance = 1e-6\n\
+            [contact]\nlaw = \"hertz\"\nmax_contacts = 9\n\
+            [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+            restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+            [[material]]\nname = \"steel\"\nyoung = 2e11\npoisson = 0.28\nshear_modulus = 8e10\n\
+            density = 7800.0\nrestitution = 0.9\nfriction_static = 0.2\n\
+            [[interaction]]\nmaterials = [\"glass\", \"steel\"]\nfriction_static = 0.3\n\
+            [drag]\ncoefficient = 0.1\nfluid_velocity = [1.0, 0.0, 0.0]\nmagnus = 0.01\n\
+            [near_field]\nkappa_attractive = 1e-3\nlambda_attractive = 2.0\ncutoff = 0.05\n\
+            [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.01\nmaterial = \"steel\"\nhold_rotation = true\n\
+            [[cloud]]\nmin = [1.0, 0.0, 0.0]\nmax = [1.2, 0.2, 0.2]\ncount = 20\nradius = 0.01\n\
+            radius_jitter = 0.1\nmaterial = \"glass\"\nseed = 4\n\
+            [[wall]]\npoint = [0.0, 0.0, -1.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"steel\"\n\
+            [[wall]]\npoint = [0.0, 0.0, 1.0]\nnormal = [0.0, 0.0, -1.0]\n\
+            [domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [2.0, 1.0, 1.0]\non_exit = \"remove\"\n";
+        let scene = parse_scene(text).unwrap();
+        assert_eq!(scene.model.particles.len(), 21);
+        assert_eq!(scene.model.particles.material[0], 1);
+        assert_eq!(scene.model.walls[1].material, None);
+        assert_eq!(scene.simulation.trapezoidal.phi, 0.6);
+        assert!(scene.model.domain.is_some_and(|d| d.remove));
+        assert_round_trip(&scene);
+    }
+
+    #[test]
+    fn a_scene_with_every_feature_round_trips() {
+        let text = "[simulation]\ndt = 2.5e-4\nsteps = 123\nintegrator = \"symplectic-euler\"\n\
+            output_every = 7\ngravity = [0.1, -9.81, 1e-300]\n\
+            precision = \"f64\"\nmax_neighbors = 48\nbucket_capacity = 24\n\
+            [binder]\nk_bend = 0.3\nk_axial = 1e5\nk_shear = 7.0\nshear = \"printed\"\n\
+            [contact]\nlaw = \"binder\"\nk_pp = 12.5\n\
+            [[particle]]\nposition = [0.1, 0.2, 0.3]\nvelocity = [-0.0, 1e-20, 3.0]\n\
+            rotation = [0.3, -0.2, 0.1]\nangular_velocity = [1.0, 2.0, 3.0]\nmass = 0.7\nradius = 0.2\n\
+            [[particle]]\nposition = [1.1, 0.2, 0.3]\nmass = 0.7\nradius = 0.3\ninertia = 0.05\n\
+            hold_position = true\npendulum_offset = [0.0, 0.1, 0.0]\n\
+            [[bond]]\ni = 0\nj = 1\nk_shear = 0.125\n\
+            [[wall]]\npoint = [0.0, 0.0, -5.0]\nnormal = [0.3, 0.4, 1.7]\n\
+            [[wall]]\npoint = [0.0, 0.0, 5.0]\nnormal = [-1.0, -2.0, -3.0]\nstiffness = 3.0\n\
+            [[ring]]\ncount = 12\ndiameter = 1.3\ncenter = [5.0, 5.0, 5.0]\naxis = [1.0, 1.0, 0.5]\n\
+            mass = 0.3\nvelocity = [0.1, 0.0, 0.0]\nrandom_velocity = 0.2\n\
+            random_angular_velocity = 3.0\nseed = 7\n\
+            [[block]]\norigin = [-4.0, 0.0, 0.0]\ncounts = [3, 2, 2]\nspacing = 0.5\nradius = 0.2\n\
+            radius_jitter = 0.1\ndensity = 2500.0\nvelocity = [0.0, 0.0, -1.0]\nbond_cutoff = 0.75\nseed = 3\n";
+        let scene = parse_scene(text).unwrap();
+        assert_eq!(scene.model.particles.len(), 2 + 12 + 12);
+        assert_eq!(scene.simulation.precision, Some(Precision::F64));
+        assert_eq!(scene.simulation.gpu_max_neighbors, Some(48));
+        assert_eq!(scene.simulation.gpu_bucket_capacity, Some(24));
+        assert_round_trip(&scene);
+    }
+
+    #[test]
+    fn toml_floats_are_exact() {
+        for x in [
+            0.1,
+            -0.0,
+            1e-300,
+            5e-324,
+            1e300,
+            f64::MAX,
+            1.0 / 3.0,
+            123456789.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let text = format!("x = {}", toml_float(x));
+            let t: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back = t["x"].as_float().unwrap();
+            assert_eq!(back.to_bits(), x.to_bits(), "{text}");
+        }
+    }
+}
