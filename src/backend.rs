@@ -109,6 +109,15 @@ pub struct StateSnapshot {
     /// of three components, the `kahan` buffer as it is on the device). Empty for the
     /// CPU and `f64` GPU backends, which do not compensate.
     pub compensation: Vec<f32>,
+    /// Where the `f32` GPU backend's coordinates are centred
+    /// ([`crate::gpu::placement`]); zero for the CPU and `f64` GPU backends, and for
+    /// scenes around the origin.
+    pub origin: DVec3,
+    /// The `f32` GPU backend's positions relative to `origin`, as on the device (3 per
+    /// particle), when `origin` is not zero; empty otherwise. `position` holds them
+    /// plus `origin` in `f64`, which does not always round back to the same `f32`
+    /// (a coordinate within about 2·10⁻⁹ |O| of `O`), so a resumed run reads these.
+    pub device_position: Vec<f32>,
     /// Granular contact state, for scenes under the Hertz law (`None` otherwise).
     pub contacts: Option<ContactState>,
     /// Particles removed so far for leaving the domain, ascending.
@@ -154,6 +163,13 @@ impl StateSnapshot {
                     "{name} has {len} entries but the model has {n} particles"
                 )));
             }
+        }
+        let d = self.device_position.len();
+        if d != 0 && d != 3 * n {
+            return Err(Error::Snapshot(format!(
+                "{d} device coordinates for {n} particles (expected 0 or {})",
+                3 * n
+            )));
         }
         let c = self.compensation.len();
         if c != 0 && c != 9 * n {

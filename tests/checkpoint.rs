@@ -312,11 +312,55 @@ fn gpu_check(test: &str, precision: Precision) {
             }
             Precision::F64 => assert!(c.state.compensation.is_empty()),
         }
+        // Off the origin, the f32 device coordinates are stored as they were.
+        if c.state.origin != glam::DVec3::ZERO {
+            assert_eq!(precision, Precision::F32);
+            assert_eq!(c.state.device_position.len(), 3 * n);
+        }
         Box::new(GpuBackend::restore(context(), c.scene.model.clone(), &c.state, &opts).unwrap())
     };
     check_restart(test, &torus(30), 150, 300, &fresh, &restore);
     check_restart(test, &cluster(), 200, 400, &fresh, &restore);
     check_restart(test, &granular(), 100, 200, &fresh, &restore);
+    // 1000 m from the origin, where f32 coordinates are relative to a device origin
+    // (gpu::placement) that the checkpoint carries.
+    let far = |mut s: Scene| {
+        common::translate(&mut s.model, glam::DVec3::splat(1000.0));
+        s
+    };
+    check_restart(test, &far(torus(30)), 150, 300, &fresh, &restore);
+    check_restart(test, &far(granular()), 100, 200, &fresh, &restore);
+}
+
+/// A format-2 checkpoint (written by varidem before the device origin, issue 29) still
+/// reads, and resumed on the CPU it finishes its run bit for bit as that version did:
+/// `tests/fixtures/format2-three-spheres-step50.vdc` and `-final.csv`, from
+/// `scenes/three-spheres.toml` (Hertz–Mindlin with history, 20 000 steps) with
+/// `--checkpoint-every 50`.
+#[test]
+fn format2_checkpoint_still_resumes_bitwise() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let c = Checkpoint::read(&dir.join("format2-three-spheres-step50.vdc")).unwrap();
+    assert_eq!(c.state.step, 50);
+    assert_eq!(c.state.origin, glam::DVec3::ZERO);
+    assert!(c.state.device_position.is_empty());
+    let mut b = CpuBackend::from_snapshot(c.scene.model.clone(), &c.state).unwrap();
+    b.advance(c.scene.simulation.steps() - 50).unwrap();
+    let p = b.particles().unwrap();
+    let want = varidem::io::read_final_csv(&dir.join("format2-three-spheres-final.csv")).unwrap();
+    assert_eq!(want.len(), p.len());
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(
+            (w.position, w.velocity, w.rotation, w.angular_velocity),
+            (
+                p.position[i],
+                p.velocity[i],
+                p.rotation[i],
+                p.angular_velocity[i]
+            ),
+            "particle {i}"
+        );
+    }
 }
 
 #[test]

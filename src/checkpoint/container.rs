@@ -16,7 +16,10 @@ use crate::model::Scene;
 /// First bytes of every checkpoint file.
 pub const MAGIC: &[u8; 19] = b"VARIDEM-CHECKPOINT\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build still reads (version 2 has no device origin:
+/// its `f32` states were stored in absolute coordinates, origin zero).
+pub const OLDEST_READ_VERSION: u32 = 2;
 /// Directory of the checkpoints inside a run's output directory.
 pub const CHECKPOINT_DIR: &str = "checkpoints";
 /// File extension of checkpoints.
@@ -134,9 +137,9 @@ impl Checkpoint {
         let mut head = Reader::new(&bytes[MAGIC.len()..HEADER_LEN]);
         let version = head.u32().map_err(fail)?;
         let len = head.u64().map_err(fail)?;
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(fail(format!(
-                "unknown checkpoint format version {version}; this varidem ({}) reads version {FORMAT_VERSION}",
+                "unknown checkpoint format version {version}; this varidem ({}) reads versions {OLDEST_READ_VERSION} to {FORMAT_VERSION}",
                 env!("CARGO_PKG_VERSION")
             )));
         }
@@ -158,7 +161,7 @@ impl Checkpoint {
                 "checksum mismatch (CRC-32 stored {stored:08x}, computed {computed:08x}): the file is corrupt"
             )));
         }
-        decode(&data[HEADER_LEN..]).map_err(|e| fail(format!("corrupt contents: {e}")))
+        decode(&data[HEADER_LEN..], version).map_err(|e| fail(format!("corrupt contents: {e}")))
     }
 
     /// The human-readable summary at the start of the body.

@@ -13,6 +13,7 @@ use crate::model::{
     Scene, ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
+use glam::DVec3;
 
 fn backend_of(code: u8) -> Decoded<BackendKind> {
     match code {
@@ -52,15 +53,16 @@ struct StateHeader {
     checkpoint_every: Option<u64>,
 }
 
-/// Decodes a checkpoint's body (everything between the header and the checksum).
-pub(super) fn decode(body: &[u8]) -> Decoded<Checkpoint> {
+/// Decodes a checkpoint's body (everything between the header and the checksum) of
+/// format `version`.
+pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
     let mut r = Reader::new(body);
     let _summary = r.str()?;
     let header = decode_state_header(&mut r)?;
     let simulation = decode_simulation(&mut r)?;
     let model = decode_model(&mut r)?;
     let checkpoint_every = header.checkpoint_every;
-    let state = decode_state_arrays(&mut r, header, model.particles.len())?;
+    let state = decode_state_arrays(&mut r, header, model.particles.len(), version)?;
     if r.pos != body.len() {
         return Err(format!(
             "{} unexpected bytes after the data",
@@ -289,11 +291,13 @@ fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
     })
 }
 
-/// Snapshot arrays of the `n` particles of the model; with `header`, the snapshot.
+/// Snapshot arrays of the `n` particles of the model in format `version`; with
+/// `header`, the snapshot.
 fn decode_state_arrays(
     r: &mut Reader<'_>,
     header: StateHeader,
     n: usize,
+    version: u32,
 ) -> Decoded<StateSnapshot> {
     let StateHeader {
         step,
@@ -318,6 +322,16 @@ fn decode_state_arrays(
     let compensation = (0..nc)
         .map(|_| r.u32().map(f32::from_bits))
         .collect::<Decoded<Vec<f32>>>()?;
+    let (origin, device_position) = if version >= 3 {
+        let origin = r.vec3()?;
+        let nd = r.count("device coordinates", 4)?;
+        let d = (0..nd)
+            .map(|_| r.u32().map(f32::from_bits))
+            .collect::<Decoded<Vec<f32>>>()?;
+        (origin, d)
+    } else {
+        (DVec3::ZERO, Vec::new())
+    };
     let nr = r.count("removed particles", 4)?;
     let removed = (0..nr).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
     if let Some(i) = removed.iter().find(|&&i| i as usize >= n) {
@@ -372,6 +386,8 @@ fn decode_state_arrays(
         rotation,
         angular_velocity,
         compensation,
+        origin,
+        device_position,
     };
     state.check_len(n).map_err(|e| e.to_string())?;
     Ok(state)

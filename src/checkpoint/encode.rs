@@ -54,6 +54,8 @@ pub(super) fn encode_state_header(
         rotation: _,
         angular_velocity: _,
         compensation: _,
+        origin: _,
+        device_position: _,
         contacts: _,
         removed: _,
     } = s;
@@ -289,6 +291,10 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
     }
     w.len(s.compensation.len());
     s.compensation.iter().for_each(|c| w.u32(c.to_bits()));
+    // Since version 3: the f32 GPU backend's device origin and relative positions.
+    w.vec3(s.origin);
+    w.len(s.device_position.len());
+    s.device_position.iter().for_each(|c| w.u32(c.to_bits()));
     w.len(s.removed.len());
     s.removed.iter().for_each(|i| w.u32(*i));
     match &s.contacts {

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -28,8 +28,11 @@
 //! precision, integrator, dt, checkpoint interval), the run parameters, the model
 //! (gravity, shear form, contact law, materials, drag, near field, then the particle
 //! arrays, bonds and walls) and the snapshot arrays (x, v, α, Ω, compensation terms,
+//! the `f32` GPU backend's device origin and relative positions, removed particles,
 //! then for granular scenes the contact history and the current forces). Version 2
-//! added the granular model and state; version-1 files are refused with a clear error. [`Checkpoint::read`] checks
+//! added the granular model and state, version 3 the device origin (issue 29; a
+//! version-2 file reads with origin zero, as its `f32` states were absolute);
+//! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.
 //!
@@ -46,5 +49,5 @@ mod encode;
 
 pub use container::{
     checkpoint_file_name, checkpoint_path, Checkpoint, CHECKPOINT_DIR, EXTENSION, FORMAT_VERSION,
-    MAGIC,
+    MAGIC, OLDEST_READ_VERSION,
 };

@@ -478,6 +478,8 @@ impl Backend for CpuBackend {
             rotation: p.rotation.clone(),
             angular_velocity: p.angular_velocity.clone(),
             compensation: Vec::new(),
+            origin: DVec3::ZERO,
+            device_position: Vec::new(),
             contacts: self.contact_state(),
             removed: crate::model::removed_ids(&p.flags),
         })

@@ -6,7 +6,7 @@ use glam::DVec3;
 
 use super::buffers::Field;
 use super::plan::groups;
-use super::{bind, contract, GpuBackend, Precision};
+use super::{bind, contract, placement, GpuBackend, Precision};
 use super::{STATUS_AHEAD, STATUS_ERROR, STATUS_FIRST_INDEX, STATUS_STEP, STATUS_WORDS};
 use crate::backend::{Backend, BackendKind, Frame, StateSnapshot};
 use crate::diagnostics::{Diagnostics, Potentials};
@@ -125,6 +125,14 @@ impl Backend for GpuBackend {
             }
             Precision::F64 => Vec::new(),
         };
+        let device_position = if self.origin == DVec3::ZERO {
+            Vec::new()
+        } else {
+            let raw = self.read_field(Field::Pos)?;
+            raw.iter()
+                .flat_map(|x| [x.x as f32, x.y as f32, x.z as f32])
+                .collect()
+        };
         Ok(StateSnapshot {
             backend: BackendKind::Gpu,
             backend_name: self.name(),
@@ -132,11 +140,13 @@ impl Backend for GpuBackend {
             step: self.steps,
             integrator: self.integrator,
             dt: self.dt,
-            position: self.read_field(Field::Pos)?,
+            position: self.positions()?,
             velocity: self.read_field(Field::Vel)?,
             rotation: self.read_field(Field::Rot)?,
             angular_velocity: self.read_field(Field::Omega)?,
             compensation,
+            origin: self.origin,
+            device_position,
             contacts: self.contact_state()?,
             removed: if self.model.domain.is_some_and(|d| d.remove) {
                 crate::model::removed_ids(&self.read_flags()?)
@@ -192,15 +202,26 @@ impl Backend for GpuBackend {
         let q = self.read_reals(bind::RESULT, contract::Q_COUNT as usize)?;
         let at = |slot: u32| q[slot as usize];
         let vec = |slot: u32| DVec3::new(at(slot), at(slot + 1), at(slot + 2));
+        let momentum = vec(contract::Q_MOMENTUM);
+        let (o, g) = (self.origin, self.model.gravity);
         Ok(Diagnostics {
             step: self.steps,
             time: self.time(),
             e_kin: at(contract::Q_E_KIN),
             e_rot: at(contract::Q_E_ROT),
-            momentum: vec(contract::Q_MOMENTUM),
-            angular_momentum: vec(contract::Q_ANGULAR_MOMENTUM),
+            momentum,
+            angular_momentum: placement::absolute_angular_momentum(
+                vec(contract::Q_ANGULAR_MOMENTUM),
+                momentum,
+                o,
+            ),
             potentials: Potentials {
-                field: at(contract::Q_FIELD),
+                field: placement::absolute_field_energy(
+                    at(contract::Q_FIELD),
+                    &self.model.particles.mass,
+                    g,
+                    o,
+                ),
                 contact: at(contract::Q_CONTACT),
                 wall: at(contract::Q_WALL),
                 bend: at(contract::Q_BEND),
@@ -213,7 +234,7 @@ impl Backend for GpuBackend {
 
     fn particles(&mut self) -> Result<Particles> {
         let mut p = self.model.particles.clone();
-        p.position = self.read_field(Field::Pos)?;
+        p.position = self.positions()?;
         p.velocity = self.read_field(Field::Vel)?;
         p.rotation = self.read_field(Field::Rot)?;
         p.angular_velocity = self.read_field(Field::Omega)?;

@@ -244,6 +244,18 @@ impl GpuBackend {
         Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
     }
 
+    /// Every particle's absolute position: the device's plus the origin
+    /// ([`super::placement`]).
+    pub(super) fn positions(&self) -> Result<Vec<DVec3>> {
+        let mut x = self.read_field(Field::Pos)?;
+        if self.origin != DVec3::ZERO {
+            for x in &mut x {
+                *x += self.origin;
+            }
+        }
+        Ok(x)
+    }
+
     /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel
     /// precision.
     pub(super) fn write_field(&self, field: Field, values: &[DVec3]) {

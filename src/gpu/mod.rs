@@ -31,12 +31,14 @@ pub mod kernels;
 pub mod layout;
 pub mod limits;
 mod options;
+pub mod placement;
 pub mod plan;
 pub mod shaders;
 
+use glam::DVec3;
 use std::collections::BTreeMap;
 
-use crate::backend::StateSnapshot;
+use crate::backend::{BackendKind, StateSnapshot};
 use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
 use crate::model::{Model, Scene};
@@ -66,12 +68,24 @@ const STATUS_AHEAD: usize = contract::STATUS_AHEAD as usize;
 const STATUS_FIRST_INDEX: usize = contract::STATUS_FIRST_INDEX as usize;
 const STATUS_WORDS: usize = contract::STATUS_WORDS as usize;
 
+/// The device coordinates of a restored `f32` state: its origin and its positions
+/// relative to it (3 per particle; empty when the origin is zero).
+#[derive(Clone, Copy, Debug)]
+struct Placement<'a> {
+    origin: DVec3,
+    device_position: &'a [f32],
+}
+
 /// The GPU simulation, generic over the kernel precision.
 #[derive(Debug)]
 pub struct GpuBackend {
     ctx: GpuContext,
     precision: Precision,
+    /// The model in absolute coordinates (the device's are relative to `origin`).
     model: Model,
+    /// Where the device's coordinates are centred ([`placement::device_origin`]): zero
+    /// in `f64`.
+    origin: DVec3,
     integrator: IntegratorKind,
     dt: f64,
     buffers: Vec<wgpu::Buffer>,
@@ -132,7 +146,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
     ) -> Result<Self> {
-        Self::set_up(ctx, model, integrator, dt, options, 0, &[])
+        Self::set_up(ctx, model, integrator, dt, options, 0, &[], None)
     }
 
     /// Opens a device (`options.adapter`, as [`GpuBackend::new`]) and restores a run
@@ -168,6 +182,15 @@ impl GpuBackend {
             Precision::F32 => snapshot.compensation.as_slice(),
             Precision::F64 => &[],
         };
+        // An f32 GPU state goes back to the device coordinates it was taken in (its
+        // origin, zero for format-2 checkpoints, and the relative positions as stored).
+        let placement = (snapshot.backend == BackendKind::Gpu
+            && snapshot.precision == Precision::F32
+            && options.precision == Precision::F32)
+            .then_some(Placement {
+                origin: snapshot.origin,
+                device_position: &snapshot.device_position,
+            });
         let mut backend = Self::set_up(
             ctx,
             model,
@@ -176,6 +199,7 @@ impl GpuBackend {
             options,
             snapshot.step,
             kahan,
+            placement,
         )?;
         match &snapshot.contacts {
             Some(c) => backend.restore_contacts(c)?,
@@ -190,7 +214,12 @@ impl GpuBackend {
     }
 
     /// Checks the adapter supports `options.precision` and builds the backend at step
-    /// `step` with Kahan terms `kahan` (`f32` only; empty: zero).
+    /// `step` with Kahan terms `kahan` (`f32` only; empty: zero) and, restoring an
+    /// `f32` state, its device coordinates `placement` (`None`: chosen from the model).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a restored state's parts (step, Kahan terms, device coordinates) beside the run's"
+    )]
     fn set_up(
         ctx: GpuContext,
         model: Model,
@@ -199,6 +228,7 @@ impl GpuBackend {
         options: &GpuOptions,
         step: u64,
         kahan: &[f32],
+        placement: Option<Placement<'_>>,
     ) -> Result<Self> {
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
@@ -218,14 +248,23 @@ impl GpuBackend {
             ))
         })?;
         match options.precision {
-            Precision::F32 => Self::build::<f32>(ctx, model, integrator, dt, options, start, kahan),
-            Precision::F64 => Self::build::<f64>(ctx, model, integrator, dt, options, start, kahan),
+            Precision::F32 => {
+                Self::build::<f32>(ctx, model, integrator, dt, options, start, kahan, placement)
+            }
+            Precision::F64 => {
+                Self::build::<f64>(ctx, model, integrator, dt, options, start, kahan, None)
+            }
         }
     }
 
     /// Uploads everything, compiles the kernels and evaluates the forces of the
     /// model's state. `start` is the initial step count; `kahan` the initial Kahan terms
-    /// (used in `f32` when it has 9 per particle, zero otherwise).
+    /// (used in `f32` when it has 9 per particle, zero otherwise); `placement` the
+    /// device coordinates of a restored `f32` state.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a restored state's parts (step, Kahan terms, device coordinates) beside the run's"
+    )]
     fn build<R: Real>(
         ctx: GpuContext,
         model: Model,
@@ -234,6 +273,7 @@ impl GpuBackend {
         options: &GpuOptions,
         start: u32,
         kahan: &[f32],
+        placement: Option<Placement<'_>>,
     ) -> Result<Self> {
         // The largest storage binding (a test hook may pretend it is smaller).
         let limits = ctx.device.limits();
@@ -246,11 +286,31 @@ impl GpuBackend {
         } else {
             None
         };
-        let tables = Tables::<R>::new(&model, compact.as_ref());
+        // f32 coordinates relative to an origin near the scene (placement.rs); f64 keeps
+        // absolute ones.
+        let origin = match (&placement, std::mem::size_of::<R>()) {
+            (Some(p), _) => p.origin,
+            (None, 4) => placement::device_origin(&model.particles),
+            (None, _) => DVec3::ZERO,
+        };
+        let mut device = placement::to_device(&model, origin);
+        if let Some(p) = placement.filter(|p| p.device_position.len() == 3 * model.particles.len())
+        {
+            // The stored f32 coordinates, exactly (f32 → f64 → f32 is the identity).
+            for (x, c) in device
+                .particles
+                .position
+                .iter_mut()
+                .zip(p.device_position.chunks(3))
+            {
+                *x = DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2]));
+            }
+        }
+        let tables = Tables::<R>::new(&device, compact.as_ref());
         let software = ctx.summary.is_software();
-        let plan = Plan::new::<R>(&model, options, max_bind, software, tables.counts())?;
+        let plan = Plan::new::<R>(&device, options, max_bind, software, tables.counts())?;
         let contents = Contents::<R>::new(
-            &model,
+            &device,
             &plan,
             &tables,
             compact.as_ref(),
@@ -283,6 +343,7 @@ impl GpuBackend {
             ctx,
             precision,
             model,
+            origin,
             integrator,
             dt,
             buffers: buffers.shared,

@@ -192,3 +192,17 @@ pub fn frictional_cluster() -> varidem::model::Scene {
     }
     scene
 }
+
+/// `m` moved by `d`: particles, walls and the domain (bonds' rest states are relative).
+pub fn translate(m: &mut Model, d: DVec3) {
+    for x in &mut m.particles.position {
+        *x += d;
+    }
+    for w in &mut m.walls {
+        w.point += d;
+    }
+    if let Some(dom) = &mut m.domain {
+        dom.min += d;
+        dom.max += d;
+    }
+}
