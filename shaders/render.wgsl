@@ -1,7 +1,8 @@
-// Particle pictures (`varidem render`, src/render.rs): every particle is a camera-facing
-// square (two triangles, six vertices, one instance per particle) on which the fragment
-// shader traces the sphere: it discards the corners, computes the sphere's normal and
-// its true depth, and shades the particle's colour with ambient + Lambert light.
+// Particle pictures (`varidem render`, src/render/pipeline.rs): every particle is a
+// camera-facing square (two triangles, six vertices, one instance per particle) on which
+// the fragment shader traces the sphere: it discards the corners, computes the sphere's
+// normal and its true depth, and shades the particle's colour with ambient + Lambert
+// light.
 //
 // Orthographic camera. View space: x to the right, y up, z away from the viewer, in
 // metres, relative to the centre of the framed box.

@@ -34,6 +34,7 @@ const DEFAULT_SKIN_FRACTION: f64 = 0.1;
 /// Where each bond so far came from, by unordered pair, for the duplicate check.
 type Bonded = HashMap<(u32, u32), String>;
 
+/// The scene of `file`, every value checked; the first invalid one is the error.
 pub(super) fn build(file: &SceneFile) -> Result<Scene> {
     let (simulation, gravity) = simulation(&file.simulation)?;
     let binder = binder(file.binder.as_ref())?;

@@ -28,6 +28,7 @@ pub(super) fn generator_stiffness(defaults: &BinderDefaults, who: &str) -> Resul
     Ok(stiffness_from(values))
 }
 
+/// `[[ring]]` number `k` as a [`Ring`].
 pub(super) fn ring(k: usize, r: &RingSection) -> Result<Ring> {
     let key = |field: &str| format!("ring[{k}].{field}");
     let count = u32::try_from(r.count)
@@ -68,6 +69,7 @@ pub(super) fn ring(k: usize, r: &RingSection) -> Result<Ring> {
     })
 }
 
+/// `[[block]]` number `k` as a [`Block`], its material and density resolved.
 pub(super) fn block(
     k: usize,
     b: &BlockSection,
@@ -153,6 +155,7 @@ fn density_of(
     }
 }
 
+/// `[[cloud]]` number `k` as a [`Cloud`], its material and density resolved.
 pub(super) fn cloud(
     k: usize,
     c: &CloudSection,

@@ -39,6 +39,7 @@ const MAX_STEPS: u64 = 1 << 53;
 
 const ZERO: Vec3 = [0.0; 3];
 
+/// `[simulation]`: the run parameters and the gravity.
 pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
     let dt = positive("simulation.dt", s.dt)?;
     let duration = match (s.steps, s.t_end) {
@@ -152,6 +153,7 @@ pub(super) struct BinderDefaults {
     pub(super) k: [(&'static str, Option<f64>); 3],
 }
 
+/// `[binder]` (absent: every default unset, the default shear form).
 pub(super) fn binder(b: Option<&BinderSection>) -> Result<BinderDefaults> {
     let empty = BinderSection::default();
     let b = b.unwrap_or(&empty);
@@ -183,6 +185,7 @@ pub(super) fn binder(b: Option<&BinderSection>) -> Result<BinderDefaults> {
     Ok(BinderDefaults { shear, k })
 }
 
+/// The bond stiffness of `[k_bend, k_axial, k_shear]`.
 pub(super) fn stiffness_from(values: [f64; 3]) -> BondStiffness {
     BondStiffness {
         bend: values[0],
@@ -191,6 +194,7 @@ pub(super) fn stiffness_from(values: [f64; 3]) -> BondStiffness {
     }
 }
 
+/// The `[contact]` law and its stiffness.
 pub(super) fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
     match c.law.as_str() {
         "hertz" => {
@@ -285,6 +289,8 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
     Ok(out)
 }
 
+/// `[[particle]]` number `k`: mass from the material when not given, inertia 2/5 m r²
+/// when not given.
 pub(super) fn particle(
     k: usize,
     p: &ParticleSection,

@@ -1,122 +1,22 @@
-//! Pictures of a run (`varidem render`): the particles of one output frame drawn
-//! offscreen with wgpu as shaded spheres, coloured by a per-particle field through a
-//! viridis colormap, and written as a PNG.
-//!
-//! Each particle is one instance of a camera-facing square on which the fragment shader
-//! (`shaders/render.wgsl`) traces the sphere: exact silhouette, normal and depth, so
-//! touching and overlapping spheres intersect correctly, lit by ambient + Lambert
-//! light. The camera is orthographic and frames every particle ([`Camera::framing`]).
-//! The picture is rendered at twice the requested size and averaged down (in linear
-//! light) to smooth the silhouettes; the result is deterministic on a given adapter.
+//! The wgpu drawing: a frame loaded, its particles turned into instances coloured by
+//! their field, drawn offscreen by `render.wgsl` at the supersampled size, read back and
+//! averaged down; and the options and results of a rendering.
 
 use std::path::{Path, PathBuf};
 
 use bytemuck::{Pod, Zeroable};
-use glam::DVec3;
 
+use super::camera::{Camera, View};
+use super::colormap::{colormap, field_values, light_dir, to_linear, ColorField, AMBIENT};
+use super::image::{downsample, Image};
 use crate::error::{Error, Result};
 use crate::gpu::context::GpuContext;
 use crate::io::vtk_reader::{load_frame, ParticleFrame};
 
 /// Background colour of the pictures (sRGB).
 pub const BACKGROUND: [u8; 3] = [28, 30, 36];
-/// Fraction of the light that is ambient (the rest is Lambertian).
-pub const AMBIENT: f64 = 0.3;
-/// View-space direction towards the light (x right, y up, z away from the viewer):
-/// from the upper left, in front.
-const LIGHT: [f64; 3] = [-0.45, 0.55, -0.70];
 /// Supersampling factor along each axis.
 const SUPERSAMPLE: u32 = 2;
-/// Fraction of the picture left as a margin around the particles, on each side.
-const MARGIN: f64 = 0.04;
-
-/// Viridis (matplotlib's default colormap), 8 stops in sRGB, linearly interpolated.
-const VIRIDIS: [[u8; 3]; 8] = [
-    [68, 1, 84],
-    [70, 50, 127],
-    [54, 92, 141],
-    [39, 127, 143],
-    [31, 162, 136],
-    [74, 194, 110],
-    [160, 219, 57],
-    [254, 232, 37],
-];
-
-/// Colour of particles whose field value is not finite.
-const NAN_COLOR: [u8; 3] = [200, 60, 200];
-
-/// The per-particle quantity that picks a particle's colour.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorField {
-    /// `|v|` (m/s).
-    #[default]
-    Speed,
-    /// Radius (m).
-    Radius,
-    /// `|Ω|` (rad/s).
-    #[value(name = "angular_speed", alias = "angular-speed")]
-    AngularSpeed,
-    /// Number of contacts (`.vtp` frames only).
-    #[value(name = "contact_count", alias = "contact-count")]
-    ContactCount,
-    /// `|F|`, the total force (N; `.vtp` frames only).
-    Force,
-    /// Particle id.
-    Id,
-    /// Position x (m).
-    X,
-    /// Position y (m).
-    Y,
-    /// Position z (m).
-    Z,
-}
-
-impl ColorField {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Speed => "speed",
-            Self::Radius => "radius",
-            Self::AngularSpeed => "angular_speed",
-            Self::ContactCount => "contact_count",
-            Self::Force => "force",
-            Self::Id => "id",
-            Self::X => "x",
-            Self::Y => "y",
-            Self::Z => "z",
-        }
-    }
-}
-
-/// The direction the camera looks from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum View {
-    /// Along the axis in which the particles are thinnest, when they are clearly
-    /// thinner in one axis than in the others (a ring, a layer); else `iso`.
-    #[default]
-    Auto,
-    /// From +x, z up.
-    X,
-    /// From −y, z up.
-    Y,
-    /// From +z, y up.
-    Z,
-    /// From (+1, −1, +1), z up.
-    Iso,
-}
-
-impl View {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::X => "x",
-            Self::Y => "y",
-            Self::Z => "z",
-            Self::Iso => "iso",
-        }
-    }
-}
 
 /// What to draw and how big.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,270 +44,6 @@ impl Default for RenderOptions {
             adapter: None,
         }
     }
-}
-
-/// An RGBA8 (sRGB) picture, rows top to bottom.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Image {
-    /// Width (pixels).
-    pub width: u32,
-    /// Height (pixels).
-    pub height: u32,
-    /// `4 × width × height` bytes.
-    pub rgba: Vec<u8>,
-}
-
-impl Image {
-    /// The RGB of pixel `(x, y)`.
-    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
-        let k = 4 * (y as usize * self.width as usize + x as usize);
-        [self.rgba[k], self.rgba[k + 1], self.rgba[k + 2]]
-    }
-
-    /// Writes the picture as an 8-bit RGBA PNG.
-    pub fn save_png(&self, path: &Path) -> Result<()> {
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-        let png_err = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
-        let mut writer = encoder.write_header().map_err(png_err)?;
-        writer.write_image_data(&self.rgba).map_err(png_err)?;
-        writer.finish().map_err(png_err)
-    }
-}
-
-/// An orthographic camera: a view basis, the centre of the framed box and its half
-/// extents (m).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Camera {
-    /// Centre of the view.
-    pub center: DVec3,
-    /// Unit vector to the right of the picture.
-    pub right: DVec3,
-    /// Unit vector to the top of the picture.
-    pub up: DVec3,
-    /// Unit viewing direction (away from the viewer).
-    pub forward: DVec3,
-    /// Half the width of the view (m).
-    pub half_width: f64,
-    /// Half the height of the view (m).
-    pub half_height: f64,
-    /// Nearest view-space depth (m, relative to `center`).
-    pub near: f64,
-    /// Farthest view-space depth (m, relative to `center`).
-    pub far: f64,
-    /// Picture width (pixels).
-    pub width: u32,
-    /// Picture height (pixels).
-    pub height: u32,
-    /// The view it was made for (never `Auto`).
-    pub view: View,
-}
-
-/// `(right, up, forward)` of a view.
-fn basis(view: View) -> (DVec3, DVec3, DVec3) {
-    match view {
-        View::X => (DVec3::Y, DVec3::Z, DVec3::NEG_X),
-        View::Y => (DVec3::X, DVec3::Z, DVec3::Y),
-        View::Z | View::Auto => (DVec3::X, DVec3::Y, DVec3::NEG_Z),
-        View::Iso => {
-            let forward = -DVec3::new(1.0, -1.0, 1.0).normalize();
-            let up = (DVec3::Z - DVec3::Z.dot(forward) * forward).normalize();
-            // right × up = −forward, as for the axis views.
-            (forward.cross(up), up, forward)
-        }
-    }
-}
-
-impl Camera {
-    /// The camera that looks at spheres at `position` with `radius` from `view` and
-    /// frames all of them in a `width × height` picture with a small margin.
-    ///
-    /// Fails when there is no particle or a position is not finite.
-    pub fn framing(
-        position: &[DVec3],
-        radius: &[f64],
-        view: View,
-        width: u32,
-        height: u32,
-    ) -> Result<Self> {
-        if position.is_empty() {
-            return Err(Error::Render("the frame has no particle".into()));
-        }
-        if let Some(i) = position.iter().position(|p| !p.is_finite()) {
-            return Err(Error::Render(format!(
-                "particle {i} has a non-finite position {}",
-                position[i]
-            )));
-        }
-        let r = |i: usize| radius.get(i).copied().unwrap_or(0.0).max(0.0);
-        let bounds = |axis: DVec3| {
-            (0..position.len()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), i| {
-                let d = position[i].dot(axis);
-                (lo.min(d - r(i)), hi.max(d + r(i)))
-            })
-        };
-        let view = match view {
-            View::Auto => auto_view(|axis| {
-                let (lo, hi) = bounds(axis);
-                hi - lo
-            }),
-            v => v,
-        };
-        let (right, up, forward) = basis(view);
-        let (x0, x1) = bounds(right);
-        let (y0, y1) = bounds(up);
-        let (z0, z1) = bounds(forward);
-        let center = right * (x0 + x1) / 2.0 + up * (y0 + y1) / 2.0 + forward * (z0 + z1) / 2.0;
-        let aspect = f64::from(width.max(1)) / f64::from(height.max(1));
-        // Tiny or zero extents (one particle of radius 0) still get a view.
-        let mut half_width = ((x1 - x0) / 2.0).max(1e-12) / (1.0 - 2.0 * MARGIN);
-        let mut half_height = ((y1 - y0) / 2.0).max(1e-12) / (1.0 - 2.0 * MARGIN);
-        if half_width / half_height < aspect {
-            half_width = half_height * aspect;
-        } else {
-            half_height = half_width / aspect;
-        }
-        let depth = ((z1 - z0) / 2.0).max(1e-12);
-        Ok(Self {
-            center,
-            right,
-            up,
-            forward,
-            half_width,
-            half_height,
-            // A margin so the nearest and farthest surfaces are not clipped by rounding.
-            near: -1.01 * depth,
-            far: 1.01 * depth,
-            width,
-            height,
-            view,
-        })
-    }
-
-    /// View-space coordinates of `p` (x right, y up, z away from the viewer), relative
-    /// to the centre.
-    pub fn to_view(&self, p: DVec3) -> DVec3 {
-        let d = p - self.center;
-        DVec3::new(d.dot(self.right), d.dot(self.up), d.dot(self.forward))
-    }
-
-    /// Pixel coordinates (x right, y down, pixel centres at half-integers) of `p`.
-    pub fn pixel(&self, p: DVec3) -> (f64, f64) {
-        let v = self.to_view(p);
-        (
-            (v.x / self.half_width + 1.0) / 2.0 * f64::from(self.width),
-            (1.0 - v.y / self.half_height) / 2.0 * f64::from(self.height),
-        )
-    }
-
-    /// Radius of a sphere of radius `r` in pixels.
-    pub fn pixels_per_metre(&self) -> f64 {
-        f64::from(self.width) / (2.0 * self.half_width)
-    }
-}
-
-/// `View::Auto`: along the thinnest axis if it is at most half the middle extent.
-fn auto_view(extent: impl Fn(DVec3) -> f64) -> View {
-    let mut axes = [
-        (extent(DVec3::Z), View::Z),
-        (extent(DVec3::Y), View::Y),
-        (extent(DVec3::X), View::X),
-    ];
-    // Stable: on ties z is preferred, then y.
-    axes.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if axes[0].0 <= 0.5 * axes[1].0 {
-        axes[0].1
-    } else {
-        View::Iso
-    }
-}
-
-/// The values of `field` for every particle of `frame`.
-///
-/// Fails, naming the field and the file, for `force` and `contact_count` when the frame
-/// comes from `final.csv` (which does not hold them).
-pub fn field_values(frame: &ParticleFrame, field: ColorField) -> Result<Vec<f64>> {
-    let missing = || {
-        Error::Render(format!(
-            "--color {} needs a .vtp frame; {} does not hold it",
-            field.name(),
-            frame.source.display()
-        ))
-    };
-    Ok(match field {
-        ColorField::Speed => frame.velocity.iter().map(|v| v.length()).collect(),
-        ColorField::Radius => frame.radius.clone(),
-        ColorField::AngularSpeed => frame.angular_velocity.iter().map(|w| w.length()).collect(),
-        ColorField::ContactCount => frame
-            .contact_count
-            .as_ref()
-            .ok_or_else(missing)?
-            .iter()
-            .map(|&c| f64::from(c))
-            .collect(),
-        ColorField::Force => frame
-            .force
-            .as_ref()
-            .ok_or_else(missing)?
-            .iter()
-            .map(|f| f.length())
-            .collect(),
-        ColorField::Id => frame.id.iter().map(|&i| f64::from(i)).collect(),
-        ColorField::X => frame.position.iter().map(|p| p.x).collect(),
-        ColorField::Y => frame.position.iter().map(|p| p.y).collect(),
-        ColorField::Z => frame.position.iter().map(|p| p.z).collect(),
-    })
-}
-
-/// The colour (sRGB) of `t ∈ [0, 1]` on the viewer colormap (clamped).
-pub fn colormap(t: f64) -> [u8; 3] {
-    if t.is_nan() {
-        return NAN_COLOR;
-    }
-    let x = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
-    let k = (x.floor() as usize).min(VIRIDIS.len() - 2);
-    let f = x - k as f64;
-    let (a, b) = (VIRIDIS[k], VIRIDIS[k + 1]);
-    std::array::from_fn(|c| {
-        (f64::from(a[c]) + f * (f64::from(b[c]) - f64::from(a[c]))).round() as u8
-    })
-}
-
-/// sRGB byte → linear intensity.
-fn to_linear(c: u8) -> f64 {
-    let s = f64::from(c) / 255.0;
-    if s <= 0.04045 {
-        s / 12.92
-    } else {
-        ((s + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-/// Linear intensity → sRGB byte.
-fn to_srgb(l: f64) -> u8 {
-    let l = l.clamp(0.0, 1.0);
-    let s = if l <= 0.003_130_8 {
-        12.92 * l
-    } else {
-        1.055 * l.powf(1.0 / 2.4) - 0.055
-    };
-    (s * 255.0).round() as u8
-}
-
-fn light_dir() -> DVec3 {
-    DVec3::from_array(LIGHT).normalize()
-}
-
-/// The colour the renderer gives the point of a sphere of colour `rgb` that faces the
-/// viewer (the centre of its disc): `rgb` in linear light times
-/// `AMBIENT + (1 − AMBIENT) × (n · l)` with `n` towards the viewer.
-pub fn lit_center_color(rgb: [u8; 3]) -> [u8; 3] {
-    let lambert = DVec3::NEG_Z.dot(light_dir()).max(0.0);
-    let shade = AMBIENT + (1.0 - AMBIENT) * lambert;
-    rgb.map(|c| to_srgb(to_linear(c) * shade))
 }
 
 /// A picture and how it was made.
@@ -504,7 +140,7 @@ struct InstanceData {
 }
 
 /// The WGSL source of the renderer.
-pub const SHADER: &str = include_str!("../shaders/render.wgsl");
+pub const SHADER: &str = include_str!("../../shaders/render.wgsl");
 
 /// The vertex attributes of an [`InstanceData`], by `@location` of `Instance` in
 /// `render.wgsl` (offsets follow the formats; checked against the struct in the tests).
@@ -805,37 +441,6 @@ fn draw_unscoped(
     })
 }
 
-/// Averages `factor × factor` blocks of `image` in linear light.
-fn downsample(image: &Image, factor: u32) -> Image {
-    if factor == 1 {
-        return image.clone();
-    }
-    let (w, h) = (image.width / factor, image.height / factor);
-    let lut: Vec<f64> = (0..=255u8).map(to_linear).collect();
-    let n = f64::from(factor * factor);
-    let mut rgba = Vec::with_capacity(4 * (w * h) as usize);
-    for y in 0..h {
-        for x in 0..w {
-            let mut sum = [0.0f64; 3];
-            for dy in 0..factor {
-                for dx in 0..factor {
-                    let p = image.pixel(x * factor + dx, y * factor + dy);
-                    for c in 0..3 {
-                        sum[c] += lut[usize::from(p[c])];
-                    }
-                }
-            }
-            rgba.extend(sum.map(|s| to_srgb(s / n)));
-            rgba.push(255);
-        }
-    }
-    Image {
-        width: w,
-        height: h,
-        rgba,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -913,60 +518,5 @@ mod tests {
                 "{name}: format size"
             );
         }
-    }
-
-    #[test]
-    fn colormap_runs_from_purple_to_yellow() {
-        assert_eq!(colormap(0.0), VIRIDIS[0]);
-        assert_eq!(colormap(1.0), VIRIDIS[7]);
-        assert_eq!(colormap(-3.0), VIRIDIS[0]);
-        assert_eq!(colormap(2.0), VIRIDIS[7]);
-        assert_eq!(colormap(f64::NAN), NAN_COLOR);
-        let mid = colormap(0.5);
-        assert!(mid[1] > mid[0] && mid[1] > 100, "{mid:?}");
-    }
-
-    #[test]
-    fn srgb_round_trips_every_byte() {
-        for c in 0..=255u8 {
-            assert_eq!(to_srgb(to_linear(c)), c);
-        }
-    }
-
-    #[test]
-    fn the_camera_frames_every_sphere() {
-        let p = [DVec3::new(0.0, 0.0, 0.0), DVec3::new(4.0, 2.0, 0.1)];
-        let r = [0.5, 0.5];
-        let cam = Camera::framing(&p, &r, View::Auto, 400, 200).unwrap();
-        // Flat in z: looked at from +z, x to the right, y up.
-        assert_eq!(cam.view, View::Z);
-        let (x0, y0) = cam.pixel(p[0]);
-        let (x1, y1) = cam.pixel(p[1]);
-        assert!(x0 < x1 && y1 < y0, "{x0},{y0} {x1},{y1}");
-        for (i, q) in p.iter().enumerate() {
-            let (x, y) = cam.pixel(*q);
-            let rp = r[i] * cam.pixels_per_metre();
-            assert!(x - rp >= 0.0 && x + rp <= 400.0 && y - rp >= 0.0 && y + rp <= 200.0);
-        }
-        // Square pixels.
-        assert!((cam.half_width / cam.half_height - 2.0).abs() < 1e-12);
-        for view in [View::X, View::Y, View::Z, View::Iso] {
-            let (right, up, forward) = basis(view);
-            assert!((right.cross(up) + forward).length() < 1e-12, "{view:?}");
-        }
-        assert!(Camera::framing(&[], &[], View::Auto, 10, 10).is_err());
-    }
-
-    #[test]
-    fn auto_view_looks_along_the_thin_axis() {
-        assert_eq!(
-            auto_view(|a| if a == DVec3::X { 0.1 } else { 1.0 }),
-            View::X
-        );
-        assert_eq!(
-            auto_view(|a| if a == DVec3::Y { 0.1 } else { 1.0 }),
-            View::Y
-        );
-        assert_eq!(auto_view(|_| 1.0), View::Iso);
     }
 }
