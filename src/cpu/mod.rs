@@ -1,10 +1,10 @@
 //! The CPU reference backend: `f64`, multi-threaded with rayon, deterministic.
 //!
 //! One step runs the same kernels the GPU backend dispatches, under the same names
-//! ([`kernels`], one module per WGSL file): `integrate_predict` (which also forms the
-//! contact sides of granular models) → (neighbour-list update) → `bond_forces` →
-//! `granular_pairs` → `particle_forces` (gather of bond results through the incidence
-//! list, contacts, walls, field), with `integrate_correct` applied to each particle in
+//! (`kernels`, one module per WGSL file; the table is in `src/cpu/kernels/mod.rs`):
+//! `integrate_predict` (which also forms the contact sides of granular models) →
+//! (neighbour-list update) → `bond_forces` → `granular_pairs` → `particle_forces`
+//! (gather of bond results through the incidence list, contacts, walls, field), with `integrate_correct` applied to each particle in
 //! the gather as soon as its force is complete (one pass over the particles fewer; the
 //! same bits). Every reduction runs in a fixed order (bond id, neighbour id), so results
 //! do not depend on the number of threads.
@@ -18,7 +18,7 @@
 mod contact_history;
 mod contact_sides;
 mod forces;
-pub mod kernels;
+mod kernels;
 mod pair_batch;
 mod parallel;
 mod trapezoidal;

@@ -19,8 +19,8 @@
 //! `predict_half`/`correct_half`, the rotations) are tested against their WGSL twins in
 //! `tests/gpu_laws.rs` and `tests/gpu_math.rs`.
 
-pub mod bonds;
-pub mod granular;
-pub mod integrate;
-pub mod particles;
-pub mod reduce;
+pub(super) mod bonds;
+pub(super) mod granular;
+pub(super) mod integrate;
+pub(super) mod particles;
+pub(super) mod reduce;
