@@ -91,6 +91,10 @@ mod write;
 pub use generators::MAX_BOND_REACH;
 pub use write::scene_to_toml;
 
+/// The target of the loader's log messages: this module's path, which they had before it
+/// was split into submodules (log filters and log lines read as before).
+const LOG_TARGET: &str = module_path!();
+
 /// The built-in scene run when no scene file is given: the torus impact of Baker &
 /// Gonzalez §4.1 (`scenes/torus-impact.toml`).
 pub const DEFAULT_SCENE: &str = include_str!("../../../scenes/torus-impact.toml");

@@ -200,6 +200,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     }
     if stale > 0 {
         log::warn!(
+            target: super::LOG_TARGET,
             "scene_to_toml: {stale} of {} bonds have rest states other than the current configuration's; the TOML re-derives them from it",
             m.bonds.len()
         );
