@@ -245,6 +245,38 @@ mod tests {
         assert!(err.contains("truncated"), "{err}");
     }
 
+    /// A checkpoint with a right checksum but values the engine cannot run (written by
+    /// another tool) is refused, naming the value, instead of failing in the engine (a
+    /// negative radius used to make the neighbour grid panic).
+    #[test]
+    fn impossible_values_are_refused_naming_them() {
+        let cases: [(&str, fn(&mut Checkpoint)); 5] = [
+            ("particle 1's radius", |c| {
+                c.scene.model.particles.radius[1] = -0.1
+            }),
+            ("particle 0's mass", |c| {
+                c.scene.model.particles.mass[0] = 0.0
+            }),
+            ("the time step", |c| c.scene.simulation.dt = f64::NAN),
+            ("particle 1's position", |c| {
+                c.state.position[1].y = f64::INFINITY
+            }),
+            ("the contact skin", |c| {
+                if let Some(k) = &mut c.scene.model.contact {
+                    k.skin = -1.0;
+                }
+            }),
+        ];
+        for (what, spoil) in cases {
+            let mut c = checkpoint();
+            spoil(&mut c);
+            let err = Checkpoint::from_bytes(&c.to_bytes(), Path::new("x.vdc"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("x.vdc") && err.contains(what), "{what}: {err}");
+        }
+    }
+
     #[test]
     fn file_names_carry_the_step() {
         assert_eq!(checkpoint_file_name(12000), "checkpoint_00012000.vdc");

@@ -69,11 +69,58 @@ pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
             body.len() - r.pos
         ));
     }
+    check_values(&simulation, &model, &state)?;
     Ok(Checkpoint {
         scene: Scene { simulation, model },
         state,
         checkpoint_every,
     })
+}
+
+/// The values a run divides by, sizes grids with or steps from: a checkpoint whose
+/// checksum is right but whose values are not (written by hand, or by a faulty tool)
+/// is refused here, naming the value, rather than failing later in the engine.
+fn check_values(sim: &SimulationParams, model: &Model, state: &StateSnapshot) -> Decoded<()> {
+    let positive = |what: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("{what} is {v}, not a positive finite number"))
+        }
+    };
+    positive("the time step", sim.dt)?;
+    positive("the state's time step", state.dt)?;
+    let p = &model.particles;
+    for i in 0..p.len() {
+        positive(&format!("particle {i}'s radius"), p.radius[i])?;
+        positive(&format!("particle {i}'s mass"), p.mass[i])?;
+        if !(p.inertia[i].is_finite() && p.inertia[i] >= 0.0) {
+            return Err(format!(
+                "particle {i}'s moment of inertia is {}, not a finite number ≥ 0",
+                p.inertia[i]
+            ));
+        }
+    }
+    let fields = [
+        ("position", &state.position),
+        ("velocity", &state.velocity),
+        ("rotation", &state.rotation),
+        ("angular velocity", &state.angular_velocity),
+    ];
+    for (name, values) in fields {
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(format!("particle {i}'s {name} {} is not finite", values[i]));
+        }
+    }
+    if let Some(c) = model.contact {
+        if !(c.skin.is_finite() && c.skin >= 0.0) {
+            return Err(format!(
+                "the contact skin is {}, not a finite number ≥ 0",
+                c.skin
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Snapshot header: step, backend, precision, integrator, dt, checkpoint interval.
