@@ -250,7 +250,8 @@ mod tests {
     /// negative radius used to make the neighbour grid panic).
     #[test]
     fn impossible_values_are_refused_naming_them() {
-        let cases: [(&str, fn(&mut Checkpoint)); 5] = [
+        type Spoil = fn(&mut Checkpoint);
+        let cases: [(&str, Spoil); 5] = [
             ("particle 1's radius", |c| {
                 c.scene.model.particles.radius[1] = -0.1
             }),
