@@ -7,6 +7,7 @@ mod bonds;
 mod fields;
 pub mod generators;
 mod integrator;
+pub mod mass_properties;
 mod materials;
 mod particles;
 mod precision;
