@@ -333,6 +333,14 @@ pub(super) fn compile(
             );
         }
     }
+    // Every dispatch indexes this map: a kernel no shader file defines is an error here,
+    // not a panic at its first dispatch.
+    if let Some(missing) = KernelId::ALL.into_iter().find(|k| !kernels.contains_key(k)) {
+        return Err(Error::Backend(format!(
+            "no shader file defines kernel {}",
+            missing.entry_point()
+        )));
+    }
     Ok(kernels)
 }
 
