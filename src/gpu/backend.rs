@@ -125,11 +125,13 @@ impl Backend for GpuBackend {
             }
             Precision::F64 => Vec::new(),
         };
+        // One read-back gives both the absolute positions and the device's own.
+        let device = self.read_field(Field::Pos)?;
         let device_position = if self.origin == DVec3::ZERO {
             Vec::new()
         } else {
-            let raw = self.read_field(Field::Pos)?;
-            raw.iter()
+            device
+                .iter()
                 .flat_map(|x| [x.x as f32, x.y as f32, x.z as f32])
                 .collect()
         };
@@ -140,7 +142,7 @@ impl Backend for GpuBackend {
             step: self.steps,
             integrator: self.integrator,
             dt: self.dt,
-            position: self.positions()?,
+            position: self.absolute(&device),
             velocity: self.read_field(Field::Vel)?,
             rotation: self.read_field(Field::Rot)?,
             angular_velocity: self.read_field(Field::Omega)?,

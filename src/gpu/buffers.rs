@@ -247,13 +247,16 @@ impl GpuBackend {
     /// Every particle's absolute position: the device's plus the origin
     /// ([`super::placement`]).
     pub(super) fn positions(&self) -> Result<Vec<DVec3>> {
-        let mut x = self.read_field(Field::Pos)?;
-        if self.origin != DVec3::ZERO {
-            for x in &mut x {
-                *x += self.origin;
-            }
+        Ok(self.absolute(&self.read_field(Field::Pos)?))
+    }
+
+    /// Absolute positions from device ones (`device + origin`, in `f64`). With a zero
+    /// origin they are the device's as they are (adding 0 would turn −0 into +0).
+    pub(super) fn absolute(&self, device: &[DVec3]) -> Vec<DVec3> {
+        if self.origin == DVec3::ZERO {
+            return device.to_vec();
         }
-        Ok(x)
+        device.iter().map(|&x| x + self.origin).collect()
     }
 
     /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel
