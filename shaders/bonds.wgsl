@@ -9,7 +9,8 @@ fn bond_forces_at(gid: vec3<u32>, energies: bool) {
     let k = gid.x;
     if (k >= chunk.n_bonds || failed()) { return; }
     let b = load_bond(k);
-    let r = bond_law(b, get_pos(b.i), get_pos(b.j), get_rot(b.i), get_rot(b.j),
+    let d = separation(get_pos(b.i), get_pos_kahan(b.i), get_pos(b.j), get_pos_kahan(b.j));
+    let r = bond_law(b, d, get_rot(b.i), get_rot(b.j),
                      (params.flags & PARAM_PRINTED_SHEAR) != 0u);
     if (!r.ok) {
         raise(ERR_BOND_HALF_TURN, chunk.bond_base + k);

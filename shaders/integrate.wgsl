@@ -22,18 +22,19 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = rows.first + li;
     let flags = particle_flags[i];
     if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
-    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
+    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 0u), load_kahan(li, 1u));
     let m = mass_of(i);
     let jj = inertia_of(i);
     let f = get_force(i);
     let p = predict_half(flags, m, jj, get_pos(i), get_rot(i), s,
-                         load_kahan(li, 0u), f, get_moment(i));
+                         get_pos_kahan(i), f, get_moment(i));
     store_predicted_kahan(li, p);
     if (p.err != NO_ERROR) {
         raise(p.err, i);
         return;
     }
     set_pos(i, p.x);
+    set_pos_kahan(i, p.cx);
     set_vel(i, p.v, m);
     set_rot(i, p.a);
     set_omega(i, p.w, jj);
@@ -43,15 +44,15 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         store_motion(i, p.v, p.w, f, m, flags);
     }
     if (p.removed) {
-        particle_flags[i] = flags | FLAG_REMOVED;
+        set_flags(i, flags | FLAG_REMOVED);
     } else if ((params.flags & PARAM_CONTACT) != 0u) {
         check_skin(i, p.x);
     }
 }
 
 // Kernel commit_pos: after a fused particle_forces_predict, the predicted positions
-// (pos_next; partners' positions were still being read while they were written) become
-// the positions of the step. Its CPU twin is the position store of
+// (pos_next, with their Kahan terms in f32; partners' positions were still being read
+// while they were written) become the positions of the step. Its CPU twin is the position store of
 // cpu::kernels::integrate (integrate_predict) (the CPU predicts in a pass of its own, in place); a
 // copy, so the bits are those integrate_predict stores. The CPU parity tests of
 // tests/gpu_parity.rs and gpu_granular.rs run fused steps, and
@@ -61,6 +62,7 @@ fn commit_pos(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || failed()) { return; }
     set_pos(i, get_pos_next(i));
+    set_pos_kahan(i, get_pos_kahan_next(i));
     // And α, when the fused pass computed bond terms, which read partners' α.
     if ((params.flags & PARAM_INLINE_BONDS) != 0u) {
         set_rot(i, get_rot_next(i));

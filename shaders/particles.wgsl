@@ -33,7 +33,8 @@ fn bond_terms(i: u32, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>
         let e = incidence[base + k];
         let id = e >> 1u;
         let b = load_bond(id);
-        let r = bond_law(b, get_pos(b.i), get_pos(b.j), get_rot(b.i), get_rot(b.j), printed);
+        let d = separation(get_pos(b.i), get_pos_kahan(b.i), get_pos(b.j), get_pos_kahan(b.j));
+        let r = bond_law(b, d, get_rot(b.i), get_rot(b.j), printed);
         if (!r.ok) {
             raise(ERR_BOND_HALF_TURN, chunk.bond_base + id);
             ok = false;
@@ -66,6 +67,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         }
     }
     let x = get_pos(i);
+    let cx = get_pos_kahan(i);
     let r = radius_of(i);
     var e_contact = real(0.0);
     var e_wall = real(0.0);
@@ -75,15 +77,18 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         let n = neighbors[row];
         for (var s = 0u; s < n; s++) {
             let j = neighbors[row + 1u + s];
-            if (is_removed(j)) { continue; }
-            let c = binder_pair(params.k_pp, x, get_pos(j), r, radius_of(j));
+            let k_j = get_pos_kahan4(j);
+            if ((flags_with(j, k_j) & FLAG_REMOVED) != 0u) { continue; }
+            let d = separation(get_pos(j), k_j.xyz, x, cx);
+            let c = binder_pair(params.k_pp, d, r, radius_of(j));
             if (c.touching) {
                 e_contact += 0.5 * c.energy;
                 f += c.force;
             }
         }
         for (var w = 0u; w < params.n_walls; w++) {
-            let c = binder_wall(wall_at(w), x, r);
+            let wall = wall_at(w);
+            let c = binder_wall(wall, wall_offset(wall, x, cx), r);
             if (c.touching) {
                 e_wall += c.energy;
                 f += c.force;
@@ -146,12 +151,12 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let flags = particle_flags[i];
-    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
+    let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 0u), load_kahan(li, 1u));
     let m = mass_of(i);
     let jj = inertia_of(i);
     let c = correct_half(flags, m, jj, s, e.f, e.t);
-    store_kahan(li, 1u, c.cv);
-    store_kahan(li, 2u, c.cw);
+    store_kahan(li, 0u, c.cv);
+    store_kahan(li, 1u, c.cw);
     set_vel(i, c.v, m);
     set_omega(i, c.w, jj);
 }
@@ -160,11 +165,14 @@ fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 // positions are read in this dispatch (binder contacts, a merged contact pass); in pos
 // itself otherwise (PARAM_POS_DIRECT, direct_positions in src/gpu/mod.rs), where no
 // later kernel of the step reads positions.
-fn store_next_pos(i: u32, x: vec3<real>) {
+// With it, its Kahan term c (f32 builds), where partners read it in turn.
+fn store_next_pos(i: u32, x: vec3<real>, c: vec3<real>) {
     if ((params.flags & PARAM_POS_DIRECT) != 0u) {
         set_pos(i, x);
+        set_pos_kahan(i, c);
     } else {
         set_pos_next(i, x);
+        set_pos_kahan_next(i, c);
     }
 }
 
@@ -201,28 +209,28 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!e.ok) { return; }
     let flags = particle_flags[i];
     if ((flags & FLAG_REMOVED) != 0u) {
-        store_next_pos(i, e.x);
+        store_next_pos(i, e.x, get_pos_kahan(i));
         if (inline_bonds) { set_rot_next(i, get_rot(i)); }
         return;
     }
     let m = mass_of(i);
     let jj = inertia_of(i);
-    var s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 1u), load_kahan(li, 2u));
+    var s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 0u), load_kahan(li, 1u));
     if (params.integrator != INTEGRATOR_SYMPLECTIC_EULER) {
         s = correct_half(flags, m, jj, s, e.f, e.t);
     }
-    let p = predict_half(flags, m, jj, e.x, get_rot(i), s, load_kahan(li, 0u), e.f, e.t);
+    let p = predict_half(flags, m, jj, e.x, get_rot(i), s, get_pos_kahan(i), e.f, e.t);
     store_predicted_kahan(li, p);
     if (p.err != NO_ERROR) {
         // This step is complete (corrected velocities); the next one failed.
         set_vel(i, s.v, m);
         set_omega(i, s.w, jj);
-        store_next_pos(i, e.x);
+        store_next_pos(i, e.x, get_pos_kahan(i));
         atomicOr(&status[STATUS_AHEAD], 1u);
         raise(p.err, i);
         return;
     }
-    store_next_pos(i, p.x);
+    store_next_pos(i, p.x, p.cx);
     set_vel(i, p.v, m);
     // Partners' bond terms in this dispatch read α (PARAM_INLINE_BONDS): the new α waits
     // in rot_next for commit_pos, as x does in pos_next.

@@ -684,8 +684,9 @@ static BOND: LawKernel = LawKernel {
     let bond = BondRecord(0u, 1u, xs[ib], xs[ib + 1u], xs[ib + 2u], xs[ib + 3u],
                           xs[ib + 4u], xs[ib + 5u], xs[ib + 6u], xs[ib + 7u], xs[ib + 8u],
                           xs[ib + 9u], xs[ib + 10u], xs[ib + 11u], xs[ib + 12u]);
-    let r = bond_law(bond, in3(ib + 13u), in3(ib + 16u), in3(ib + 19u), in3(ib + 22u),
-                     xs[ib + 25u] != 0.0);
+    let z = vec3<real>(0.0);
+    let d = separation(in3(ib + 13u), z, in3(ib + 16u), z);
+    let r = bond_law(bond, d, in3(ib + 19u), in3(ib + 22u), xs[ib + 25u] != 0.0);
     out3(ob, r.force_i);
     out3(ob + 3u, r.moment_i);
     out3(ob + 6u, r.moment_j);
@@ -824,13 +825,15 @@ fn bond_law_f32_matches_cpu() {
 static BINDER: LawKernel = LawKernel {
     name: "binder_contact",
     body: "
-    let p = binder_pair(xs[ib], in3(ib + 1u), in3(ib + 4u), xs[ib + 7u], xs[ib + 8u]);
+    let z = vec3<real>(0.0);
+    let p = binder_pair(xs[ib], separation(in3(ib + 4u), z, in3(ib + 1u), z), xs[ib + 7u],
+                        xs[ib + 8u]);
     out3(ob, p.force);
     ys[ob + 3u] = p.energy;
     ys[ob + 4u] = select(real(0.0), real(1.0), p.touching);
     let w = WallRecord(xs[ib + 9u], xs[ib + 10u], xs[ib + 11u], xs[ib + 12u], xs[ib + 13u],
                        xs[ib + 14u], xs[ib + 15u], 0.0);
-    let c = binder_wall(w, in3(ib + 1u), xs[ib + 7u]);
+    let c = binder_wall(w, wall_offset(w, in3(ib + 1u), z), xs[ib + 7u]);
     out3(ob + 5u, c.force);
     ys[ob + 8u] = c.energy;
     ys[ob + 9u] = select(real(0.0), real(1.0), c.touching);",

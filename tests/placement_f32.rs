@@ -105,6 +105,24 @@ fn head_on() -> Scene {
     parse_scene(text).unwrap()
 }
 
+/// Where [`with_spectator`] puts its grain: 5 m from the origin, clear of every scene
+/// here at every offset.
+const SPECTATOR: DVec3 = DVec3::splat(-5.0);
+
+/// `scene` moved by `d`, with a resting spectator grain (the first particle's radius
+/// and mass) added at [`SPECTATOR`], far from everything: the scene then spans the
+/// offset itself, so the device origin cannot bring its coordinates near zero (it
+/// stays at 0) and the accuracy rests on the compensated separations alone.
+fn with_spectator(scene: &Scene, d: DVec3) -> Scene {
+    let mut s = translated(scene, d);
+    let p = &s.model.particles;
+    let mut spectator = varidem::model::Particle::at_rest(SPECTATOR, p.mass[0], p.radius[0]);
+    spectator.inertia = p.inertia[0];
+    spectator.material = p.material.first().copied().unwrap_or(0);
+    s.model.particles.push(spectator);
+    s
+}
+
 /// Restitution of the head-on collision moved by `d` on `b`: the relative normal
 /// velocity after over that before.
 fn restitution(b: &mut dyn Backend) -> f64 {
@@ -146,6 +164,38 @@ fn stiff_head_on_restitution_does_not_depend_on_offset() {
     }
 }
 
+/// The stiff head-on collision at +d with a spectator at −5 m
+/// ([`with_spectator`]): the coordinates are as large as the offset, and the
+/// restitution stays within 10⁻³ of the requested value, and within 2× of its error at
+/// the origin, only because overlaps are formed from compensated separations (absolute
+/// f32 differences gave e = 0.98 at +1000 m).
+#[test]
+fn stiff_head_on_in_a_wide_scene_keeps_its_restitution() {
+    let scene = head_on();
+    let e_cpu = restitution(&mut CpuBackend::new(&scene).unwrap());
+    let mut errors = Vec::new();
+    for off in OFFSETS {
+        let s = with_spectator(&scene, DVec3::splat(off));
+        let Some(mut g) = gpu_f32("head-on-wide", &s) else {
+            return;
+        };
+        let e = restitution(&mut g);
+        eprintln!("head-on at +{off} m, spectator at −5 m: e = {e:.6} (CPU {e_cpu:.6})");
+        errors.push((e - e_cpu).abs());
+    }
+    for (off, e) in OFFSETS.iter().zip(&errors) {
+        assert!(
+            (e_cpu - 0.5).abs() + e < 1e-3,
+            "restitution off by {e} at +{off} m with a spectator at −5 m"
+        );
+        assert!(
+            *e <= 2.0 * errors[0].max(1e-6),
+            "head-on at +{off} m with a spectator at −5 m: |Δe| {e:e} against {:e}",
+            errors[0]
+        );
+    }
+}
+
 /// A resting, unstrained bonded torus (3 m across, 80 particles, no gravity): the
 /// force on it is the bond laws' response to the rounding of its coordinates. At
 /// every offset it stays at the rounding level of the torus's own size (at most 2×
@@ -173,6 +223,36 @@ fn resting_torus_stays_unstrained_at_every_offset() {
         assert!(
             *f <= 2.0 * forces[0].max(1e-7),
             "resting torus at +{off} m: {f:e} N against {:e} at the origin",
+            forces[0]
+        );
+    }
+}
+
+/// The resting torus at +d with a spectator at −5 m ([`with_spectator`]): bond
+/// strains come from compensated separations, so the force stays at the rounding
+/// level of the torus's size (within 2× of the origin's) with coordinates of 1000 m.
+#[test]
+fn resting_torus_in_a_wide_scene_stays_unstrained() {
+    let model = common::torus(false, false);
+    let scene = Scene {
+        model,
+        ..scene_file("torus-free.toml")
+    };
+    let mut forces = Vec::new();
+    for off in OFFSETS {
+        let s = with_spectator(&scene, DVec3::splat(off));
+        let Some(mut g) = gpu_f32("resting-torus-wide", &s) else {
+            return;
+        };
+        let f = g.frame().unwrap();
+        let worst = f.force.iter().map(|f| f.length()).fold(0.0, f64::max);
+        eprintln!("resting torus at +{off} m, spectator at −5 m: max |F| = {worst:.3e} N");
+        forces.push(worst);
+    }
+    for (off, f) in OFFSETS.iter().zip(&forces).skip(1) {
+        assert!(
+            *f <= 2.0 * forces[0].max(1e-7),
+            "resting torus at +{off} m with a spectator at −5 m: {f:e} N against {:e}",
             forces[0]
         );
     }

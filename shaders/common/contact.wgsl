@@ -236,6 +236,7 @@ struct GranularSum {
 fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     let flags_i = particle_flags[i];
     let x_i = get_pos(i);
+    let c_i = get_pos_kahan(i);
     let r_i = radius_of(i);
     let m_i = mass_of(i);
     // With one material every pair and wall record is the table's first entry.
@@ -267,16 +268,19 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
             let j = neighbors[row + 1u + s];
-            // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a.
+            // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a
+            // (compensated in f32 builds: separation(), common/layout.wgsl).
             let lower = i < j;
             let x_j = get_pos(j);
-            let d = select(x_i - x_j, x_j - x_i, lower);
+            let k_j = get_pos_kahan4(j);
+            let c_j = k_j.xyz;
+            let d = select(separation(x_j, c_j, x_i, c_i), separation(x_i, c_i, x_j, c_j), lower);
             let sign = select(real(-1.0), real(1.0), lower);
             // A removed partner takes part in nothing. Its flags are read only where
             // they matter: before the near field, and for touching pairs (most listed
             // neighbours do not touch).
             if (near) {
-                if ((particle_flags[j] & FLAG_REMOVED) != 0u) { continue; }
+                if ((flags_with(j, k_j) & FLAG_REMOVED) != 0u) { continue; }
                 let nf = near_field(d);
                 f += sign * nf.force;
                 e_near += 0.5 * nf.energy;
@@ -286,7 +290,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             let r_j = radius_of(j);
             let reach = r_i + r_j;
             if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
-            let flags_j = particle_flags[j];
+            let flags_j = flags_with(j, k_j);
             if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
             let dist = sqrt(dist2);
             let n = d / dist;
@@ -367,7 +371,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         if (hertz && !gone) {
             let wall = wall_at(w);
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
-            let h = dot(x_i - vec3<real>(wall.point_x, wall.point_y, wall.point_z), normal);
+            let h = dot(wall_offset(wall, x_i, c_i), normal);
             if (h < r_i) {
                 let n = -normal;
                 let overlap = r_i - h;

@@ -12,8 +12,10 @@ struct Sum {
 }
 
 // Compensated x + d (Kahan): c holds the rounding lost so far, negated; f32 builds
-// keep one such term per component of x, v and Ω (the row buffer `kahan`), so per-step
-// rounding does not accumulate in the state. Plain x + d in f64 builds, as on the CPU.
+// keep one such term per component of x (body, O_POS_KAHAN), v and Ω (the row buffer
+// `kahan`), so per-step rounding does not accumulate in the state, and x − c is the
+// position to about u²|x| (separation(), common/layout.wgsl). Plain x + d in f64
+// builds, as on the CPU.
 fn kahan_add(x: vec3<real>, d: vec3<real>, c: vec3<real>) -> Sum {
     if (!COMPENSATE) { return Sum(x + d, c); }
     let y = d - c;
@@ -24,16 +26,16 @@ fn kahan_add(x: vec3<real>, d: vec3<real>, c: vec3<real>) -> Sum {
     return Sum(t, (t * params.one - x) - y);
 }
 
-// Row k (0: x, 1: v, 2: Ω) of the Kahan terms of the row chunk's particle li.
+// Row k (0: v, 1: Ω) of the Kahan terms of the row chunk's particle li.
 fn load_kahan(li: u32, k: u32) -> vec3<real> {
     if (!COMPENSATE) { return vec3<real>(0.0); }
-    let o = 9u * li + 3u * k;
+    let o = 6u * li + 3u * k;
     return vec3<real>(kahan[o], kahan[o + 1u], kahan[o + 2u]);
 }
 
 fn store_kahan(li: u32, k: u32, c: vec3<real>) {
     if (!COMPENSATE) { return; }
-    let o = 9u * li + 3u * k;
+    let o = 6u * li + 3u * k;
     kahan[o] = c.x; kahan[o + 1u] = c.y; kahan[o + 2u] = c.z;
 }
 
@@ -67,8 +69,8 @@ fn correct_half(flags: u32, m: real, jj: real, s: Velocities, f: vec3<real>, t: 
 const NO_ERROR: u32 = 0xffffffffu;
 
 // The predict half of a step for one particle, and what went wrong (err, NO_ERROR if
-// nothing). On an error the caller stores the Kahan terms (as the step before this
-// function's split did) but not the state.
+// nothing). On an error the caller stores the Kahan terms of v and Ω (as the step
+// before this function's split did) but not the state; x's term goes with x.
 struct Predicted {
     x: vec3<real>,
     v: vec3<real>,
@@ -142,12 +144,11 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
     return p;
 }
 
-// Stores the Kahan terms after predict_half, error or not (the state itself is stored
-// only without an error).
+// Stores the Kahan terms of v and Ω after predict_half, error or not (the state itself
+// is stored only without an error; x's term with x, by the caller).
 fn store_predicted_kahan(li: u32, p: Predicted) {
-    store_kahan(li, 0u, p.cx);
-    store_kahan(li, 1u, p.cv);
-    store_kahan(li, 2u, p.cw);
+    store_kahan(li, 0u, p.cv);
+    store_kahan(li, 1u, p.cw);
 }
 
 // Raises the neighbour-list rebuild when x has moved more than half the skin since the

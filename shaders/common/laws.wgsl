@@ -14,8 +14,10 @@ struct BondResult {
     ok: bool,
 }
 
-// All binder potentials of one bond (eqs. 44-55; objective shear per NOTES).
-fn bond_law(b: BondRecord, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: vec3<real>, printed: bool) -> BondResult {
+// All binder potentials of one bond (eqs. 44-55; objective shear per NOTES), of the
+// separation d = x_j − x_i (formed by the caller with separation(), compensated in f32
+// builds) and the rotations: physics::binder::bond_forces(x_i, x_j) with its d.
+fn bond_law(b: BondRecord, d: vec3<real>, ai: vec3<real>, aj: vec3<real>, printed: bool) -> BondResult {
     var r: BondResult;
     // Bending/torsion: γ = (−α_i) ⊕ c₀ ⊕ α_j, θ = 2 atan(|γ|/2) γ/|γ|, RM_i = K^m θ.
     let c0 = vec3<real>(b.rest_rotation_x, b.rest_rotation_y, b.rest_rotation_z);
@@ -26,7 +28,6 @@ fn bond_law(b: BondRecord, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: v
     r.e_bend = 0.5 * b.k_bend * dot(theta, theta);
     let m_bend = b.k_bend * theta;
     // Axial: U^a = ½K^a (|d|/L₀ − 1)², d = x_j − x_i.
-    let d = xj - xi;
     let len = vlen(d);
     let strain = len / b.rest_length - 1.0;
     let f_axial = (b.k_axial * strain / (b.rest_length * len)) * d;
@@ -67,9 +68,10 @@ fn bond_law(b: BondRecord, xi: vec3<real>, xj: vec3<real>, ai: vec3<real>, aj: v
 // Symmetric in i and j but for the sign of d, so the two sides cancel bitwise.
 struct PairResult { force: vec3<real>, energy: real, touching: bool }
 
-fn binder_pair(k: real, xi: vec3<real>, xj: vec3<real>, ri: real, rj: real) -> PairResult {
+// Of d = x_i − x_j (separation(), compensated in f32 builds): the twin of
+// physics::contact::binder_pair(x_i, x_j) with its d.
+fn binder_pair(k: real, d: vec3<real>, ri: real, rj: real) -> PairResult {
     var out: PairResult;
-    let d = xi - xj;
     let dist2 = dot(d, d);
     let reach = ri + rj;
     out.touching = dist2 < reach * reach;
@@ -84,11 +86,21 @@ fn binder_pair(k: real, xi: vec3<real>, xj: vec3<real>, ri: real, rj: real) -> P
     return out;
 }
 
-// The wall as a zero-diameter partner on the plane: R = r, |d| = signed distance h.
-fn binder_wall(w: WallRecord, x: vec3<real>, r: real) -> PairResult {
+// The offset x − p of a position x with Kahan term c (zero in f64 builds) from wall w's
+// point p, (x − p) − c: for an axis-aligned wall the one component that counts is
+// exact near the plane (as in separation()); a tilted wall's distance carries u·|x − p|.
+fn wall_offset(w: WallRecord, x: vec3<real>, c: vec3<real>) -> vec3<real> {
+    let o = x - vec3<real>(w.point_x, w.point_y, w.point_z);
+    if (!COMPENSATE) { return o; }
+    return o - c;
+}
+
+// The wall as a zero-diameter partner on the plane: R = r, |d| = signed distance h, of
+// the offset o = x − p (wall_offset): the twin of physics::contact::binder_wall(x).
+fn binder_wall(w: WallRecord, o: vec3<real>, r: real) -> PairResult {
     var out: PairResult;
     let n = vec3<real>(w.normal_x, w.normal_y, w.normal_z);
-    let h = dot(x - vec3<real>(w.point_x, w.point_y, w.point_z), n);
+    let h = dot(o, n);
     out.touching = h < r;
     if (!out.touching) { return out; }
     let s = 1.0 - h / r;

@@ -193,7 +193,8 @@ struct WallRecord {
 // particle and pass (a whole array is streamed every step) for no fewer partner loads.
 //
 // body, N vec4 per section: x and r | v and m | Ω and J | F | the two copies of the
-// motion records' v and m (merged contact passes only; offsets in `rows`).
+// motion records' v and m (merged contact passes only; offsets in `rows`) | the
+// positions' Kahan terms (f32 builds, w unused: see separation() below).
 @group(0) @binding(2) var<storage, read_write> body: array<vec4<real>>;
 // vecs, 3 reals per particle per section: α | M | pendulum offsets (scenes with
 // pendulum particles) | positions at the last neighbour-list build (contact scenes) |
@@ -201,7 +202,8 @@ struct WallRecord {
 // the shift the rebuild test discounts (3 reals in all: particle 0's displacement since
 // the last build, taken by grid_finish before the predict moves it, src/neighbor
 // NeighborList::shift) | x predicted by a fused particle_forces_predict (pos_next,
-// committed by commit_pos) | α predicted with inline bond terms (rot_next).
+// committed by commit_pos) | α predicted with inline bond terms (rot_next) | the Kahan
+// terms of pos_next (f32 builds with pos_next).
 @group(0) @binding(3) var<storage, read_write> vecs: array<real>;
 // particle_flags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
 // particles leaving the domain) | materials (granular scenes).
@@ -224,10 +226,11 @@ struct WallRecord {
 // chunk's particles, indexed from rows.first.
 // Per particle of the row chunk a row of 1 + max_neighbors: count, then ascending ids.
 @group(0) @binding(11) var<storage, read_write> neighbors: array<u32>;
-// Compensation terms of x, v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
-// that per-step rounding does not accumulate in the state (momentum conservation and
-// contact overlaps in f32). In f64 builds the updates are plain, as on the CPU.
-// Nine reals per particle (streamed every step, so not padded: see body above).
+// Compensation terms of v and Ω (Kahan): used only when COMPENSATE (f32 builds), so
+// that per-step rounding does not accumulate in the state (momentum conservation in
+// f32). In f64 builds the updates are plain, as on the CPU. Six reals per particle
+// (streamed every step, so not padded: see body above). The positions' terms are in
+// body (section O_POS_KAHAN), where partners read them.
 @group(0) @binding(12) var<storage, read_write> kahan: array<real>;
 // One contact-history slot (host twin: src/gpu/layout.rs HistRecord): the pair's spring
 // and the partner's id (NO_PARTNER ends a row), in one record (16 B in f32, 32 B in f64) so that a slot is one load and one
@@ -263,6 +266,51 @@ fn get3(o: u32) -> vec3<real> { return vec3<real>(vecs[o], vecs[o + 1u], vecs[o 
 fn set3(o: u32, v: vec3<real>) { vecs[o] = v.x; vecs[o + 1u] = v.y; vecs[o + 2u] = v.z; }
 fn get_pos_next(i: u32) -> vec3<real> { return get3(O_POS_NEXT + 3u * i); }
 fn set_pos_next(i: u32, v: vec3<real>) { set3(O_POS_NEXT + 3u * i, v); }
+// The Kahan vec4 of particle i (f32 builds; zero in f64): in xyz the term c of its
+// position, which is x − c to about u² |x| where x alone carries u |x| (u = 2⁻²⁴; see
+// separation()); in w its flags as a real (exact: flags < 2²⁴), kept equal to
+// particle_flags by set_flags, so that a contact partner's flags come with its term in
+// one load instead of two (flags_with).
+fn get_pos_kahan4(i: u32) -> vec4<real> {
+    if (!COMPENSATE) { return vec4<real>(0.0); }
+    return body[O_POS_KAHAN + i];
+}
+fn get_pos_kahan(i: u32) -> vec3<real> { return get_pos_kahan4(i).xyz; }
+// Stored by component, as positions are: the flags in w stay.
+fn set_pos_kahan(i: u32, c: vec3<real>) {
+    if (!COMPENSATE) { return; }
+    let o = O_POS_KAHAN + i;
+    body[o].x = c.x; body[o].y = c.y; body[o].z = c.z;
+}
+// Particle i's flags, in particle_flags and (f32 builds) the w of its Kahan vec4.
+fn set_flags(i: u32, flags: u32) {
+    particle_flags[i] = flags;
+    if (COMPENSATE) { body[O_POS_KAHAN + i].w = real(flags); }
+}
+// The flags of partner j whose Kahan vec4 k was loaded: its w in f32 builds,
+// particle_flags in f64 (where k is zero and was not loaded).
+fn flags_with(j: u32, k: vec4<real>) -> u32 {
+    if (COMPENSATE) { return u32(k.w); }
+    return particle_flags[j];
+}
+fn get_pos_kahan_next(i: u32) -> vec3<real> {
+    if (!COMPENSATE) { return vec3<real>(0.0); }
+    return get3(O_POS_KAHAN_NEXT + 3u * i);
+}
+fn set_pos_kahan_next(i: u32, c: vec3<real>) {
+    if (!COMPENSATE) { return; }
+    set3(O_POS_KAHAN_NEXT + 3u * i, c);
+}
+// The separation x_b − x_a of two positions with Kahan terms c_a, c_b: in f32 builds
+// (x_b − x_a) − (c_b − c_a). For nearby positions x_b − x_a is exact (Sterbenz: within
+// a factor 2 of each other, per component) and c_b − c_a is at most u·|x| in size, so
+// the separation is accurate to u·|x_b − x_a| + u²·|x|: relative to the pair's
+// distance, not to the coordinates' magnitude (issue 29; docs/physics.md, *Single
+// precision and placement*). In f64 builds it is x_b − x_a, the CPU's bits.
+fn separation(x_a: vec3<real>, c_a: vec3<real>, x_b: vec3<real>, c_b: vec3<real>) -> vec3<real> {
+    if (!COMPENSATE) { return x_b - x_a; }
+    return (x_b - x_a) - (c_b - c_a);
+}
 fn get_vel(i: u32) -> vec3<real> { return body[O_VEL + i].xyz; }
 // m, jj: the particle's mass and inertia (the unchanged w).
 fn set_vel(i: u32, v: vec3<real>, m: real) { body[O_VEL + i] = vec4<real>(v, m); }

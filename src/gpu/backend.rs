@@ -117,23 +117,26 @@ impl Backend for GpuBackend {
         self.steps as f64 * self.dt
     }
 
-    /// Reads back the state and, in `f32`, the Kahan compensation terms.
+    /// Reads back the state and, in `f32`, the Kahan compensation terms (9 per
+    /// particle: x's, then v's and Ω's) and the device's own positions (which the
+    /// absolute ones, `x − c + O`, do not round back to).
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        let compensation = match self.precision {
-            Precision::F32 => {
-                bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::KAHAN, 0, 36)?)
-            }
-            Precision::F64 => Vec::new(),
-        };
         // One read-back gives both the absolute positions and the device's own.
         let device = self.read_field(Field::Pos)?;
-        let device_position = if self.origin == DVec3::ZERO {
-            Vec::new()
-        } else {
-            device
-                .iter()
-                .flat_map(|x| [x.x as f32, x.y as f32, x.z as f32])
-                .collect()
+        let position_kahan = self.position_kahan()?;
+        let (compensation, device_position) = match self.precision {
+            Precision::F32 => {
+                let rows: Vec<f32> =
+                    bytemuck::pod_collect_to_vec::<u8, f32>(&self.read_rows(bind::KAHAN, 0, 24)?);
+                let narrow = |v: &DVec3| [v.x as f32, v.y as f32, v.z as f32];
+                let compensation = position_kahan
+                    .iter()
+                    .zip(rows.chunks(6))
+                    .flat_map(|(c, vw)| narrow(c).into_iter().chain(vw.iter().copied()))
+                    .collect();
+                (compensation, device.iter().flat_map(narrow).collect())
+            }
+            Precision::F64 => (Vec::new(), Vec::new()),
         };
         Ok(StateSnapshot {
             backend: BackendKind::Gpu,
@@ -142,7 +145,7 @@ impl Backend for GpuBackend {
             step: self.steps,
             integrator: self.integrator,
             dt: self.dt,
-            position: self.absolute(&device),
+            position: self.absolute(&device, &position_kahan),
             velocity: self.read_field(Field::Vel)?,
             rotation: self.read_field(Field::Rot)?,
             angular_velocity: self.read_field(Field::Omega)?,

@@ -29,6 +29,8 @@ pub(super) enum Field {
     Moment,
     /// Per-particle energies (`vecs`).
     Energy,
+    /// The positions' Kahan terms (`body`, `f32` only).
+    PosKahan,
 }
 
 /// Every buffer of a problem on the device.
@@ -226,6 +228,7 @@ impl GpuBackend {
             Field::Rot => (bind::VECS, 0, 3),
             Field::Moment => (bind::VECS, s.moment, 3),
             Field::Energy => (bind::VECS, s.energy, 3),
+            Field::PosKahan => (bind::BODY, s.pos_kahan, 4),
         };
         // body is indexed by vec4, vecs by real.
         let unit = if binding == bind::BODY { 4 * rs } else { rs };
@@ -244,19 +247,34 @@ impl GpuBackend {
         Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
     }
 
-    /// Every particle's absolute position: the device's plus the origin
-    /// ([`super::placement`]).
+    /// Every particle's absolute position: the device's, less its Kahan term in `f32`,
+    /// plus the origin ([`super::placement`]).
     pub(super) fn positions(&self) -> Result<Vec<DVec3>> {
-        Ok(self.absolute(&self.read_field(Field::Pos)?))
+        let device = self.read_field(Field::Pos)?;
+        Ok(self.absolute(&device, &self.position_kahan()?))
     }
 
-    /// Absolute positions from device ones (`device + origin`, in `f64`). With a zero
-    /// origin they are the device's as they are (adding 0 would turn −0 into +0).
-    pub(super) fn absolute(&self, device: &[DVec3]) -> Vec<DVec3> {
-        if self.origin == DVec3::ZERO {
-            return device.to_vec();
+    /// The positions' Kahan terms (`f32`; empty in `f64`, which has none).
+    pub(super) fn position_kahan(&self) -> Result<Vec<DVec3>> {
+        match self.precision {
+            Precision::F32 => self.read_field(Field::PosKahan),
+            Precision::F64 => Ok(Vec::new()),
         }
-        device.iter().map(|&x| x + self.origin).collect()
+    }
+
+    /// Absolute positions from device ones and their Kahan terms `kahan` (empty: none):
+    /// `(x − c) + origin` in `f64`, where `x − c` is exact. Without terms and with a
+    /// zero origin they are the device's as they are (adding 0 would turn −0 into +0).
+    pub(super) fn absolute(&self, device: &[DVec3], kahan: &[DVec3]) -> Vec<DVec3> {
+        let compensated: Vec<DVec3> = if kahan.len() == device.len() {
+            device.iter().zip(kahan).map(|(&x, &c)| x - c).collect()
+        } else {
+            device.to_vec()
+        };
+        if self.origin == DVec3::ZERO {
+            return compensated;
+        }
+        compensated.iter().map(|&x| x + self.origin).collect()
     }
 
     /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel

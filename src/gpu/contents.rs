@@ -97,7 +97,8 @@ pub(super) struct Contents<R: Real> {
 
 impl<R: Real> Contents<R> {
     /// The contents of `model` as `plan` lays it out, at step `start` with the Kahan
-    /// terms `kahan` (used in `f32` when it has 9 per particle, zero otherwise).
+    /// terms `kahan` (used in `f32` when it has 9 per particle; otherwise those of v
+    /// and Ω are zero and those of x the rounding of the positions, [`position_kahan`]).
     #[expect(
         clippy::too_many_arguments,
         reason = "everything a buffer's first bytes depend on: model, plan, tables, bonds, integrator, dt, step, Kahan terms"
@@ -141,6 +142,14 @@ impl<R: Real> Contents<R> {
             body.extend_from_slice(&mv);
             body.extend_from_slice(&mv);
         }
+        if plan.needs.pos_kahan {
+            // The terms with the flags in w (`set_flags` in layout.wgsl).
+            let flags: Vec<f64> = p.flags.iter().map(|&f| f64::from(f)).collect();
+            body.extend(bytes_of(&flat4::<R>(
+                &position_kahan::<R>(&p.position, kahan),
+                &flags,
+            )));
+        }
         let mut vecs = [bytes_of(&flat::<R>(&p.rotation)), zeros(n3)].concat();
         if plan.needs.pendulum {
             vecs.extend(bytes_of(&flat::<R>(&p.pendulum_offset)));
@@ -156,6 +165,9 @@ impl<R: Real> Contents<R> {
             vecs.extend(zeros(n3));
         }
         if plan.needs.rot_next {
+            vecs.extend(zeros(n3));
+        }
+        if plan.needs.pos_kahan && plan.needs.pos_next {
             vecs.extend(zeros(n3));
         }
         debug_assert_eq!(vecs.len() as u64, u64::from(sections.vecs_len) * rs);
@@ -450,12 +462,32 @@ struct RowBuffer<'a> {
     init: Option<&'a [u8]>,
 }
 
+/// The Kahan terms `c` of the device positions `position` (`x − c` is the position):
+/// those of a restored state (`kahan`, 9 per particle, x's first), else the rounding of
+/// each position to `R`, `R(x) − x`, which is exact in `f64` and rounds to `R` with an
+/// error of u² |x| (zero in `f64`).
+pub(super) fn position_kahan<R: Real>(position: &[DVec3], kahan: &[f32]) -> Vec<DVec3> {
+    if kahan.len() == 9 * position.len() {
+        return kahan
+            .chunks(9)
+            .map(|c| DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2])))
+            .collect();
+    }
+    let round = |v: f64| R::from_f64(v).to_f64() - v;
+    position
+        .iter()
+        .map(|x| DVec3::new(round(x.x), round(x.y), round(x.z)))
+        .collect()
+}
+
 /// Per row chunk: its rows of every row buffer, from the Kahan terms `kahan` (f32, 9 per
-/// particle, else zero) and empty history slots.
+/// particle, x's first: the rows take those of v and Ω; else zero) and empty history
+/// slots.
 fn row_chunks<R: Real>(plan: &Plan, kahan: &[f32]) -> Vec<Vec<Upload<String>>> {
     let rs = std::mem::size_of::<R>();
-    let comp_init: Option<&[u8]> =
-        (rs == 4 && kahan.len() == 9 * plan.n as usize).then(|| bytemuck::cast_slice(kahan));
+    let velocity_terms: Vec<f32> = kahan.chunks(9).flat_map(|c| c[3..].to_vec()).collect();
+    let comp_init: Option<&[u8]> = (rs == 4 && kahan.len() == 9 * plan.n as usize)
+        .then(|| bytemuck::cast_slice(&velocity_terms));
     // Unused history slots hold NO_PARTNER.
     let empty_slot = encode_hist_slots::<R>(&[super::contract::NO_PARTNER], &[DVec3::ZERO]);
     let r = &plan.rows;

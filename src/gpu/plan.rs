@@ -27,6 +27,10 @@ pub struct SectionNeeds {
     pub contact: bool,
     /// Fused steps predict positions into `pos_next`.
     pub pos_next: bool,
+    /// Positions carry their Kahan terms where partners read them (`f32` builds:
+    /// compensated separations, `shaders/common/layout.wgsl`), and in `pos_kahan_next`
+    /// with `pos_next`.
+    pub pos_kahan: bool,
     /// Fused steps predict rotations into `rot_next` (inline bond terms).
     pub rot_next: bool,
     /// Merged contact passes read motion records (two copies by step parity).
@@ -50,6 +54,7 @@ impl SectionNeeds {
             pendulum: true,
             contact: true,
             pos_next: true,
+            pos_kahan: true,
             rot_next: true,
             motion: true,
             material: true,
@@ -73,6 +78,8 @@ pub struct Sections {
     pub force: u32,
     /// `body`: the motion records' v and m, copies A and B.
     pub motion_v: [u32; 2],
+    /// `body`: the positions' Kahan terms (`f32`).
+    pub pos_kahan: u32,
     /// `body` length (vec4).
     pub body_len: u32,
     /// `vecs`: M.
@@ -89,6 +96,8 @@ pub struct Sections {
     pub pos_next: u32,
     /// `vecs`: rotations predicted by a fused step with inline bond terms.
     pub rot_next: u32,
+    /// `vecs`: the Kahan terms of the positions in `pos_next`.
+    pub pos_kahan_next: u32,
     /// `vecs` length (reals).
     pub vecs_len: u32,
     /// `particle_flags`: materials.
@@ -151,6 +160,7 @@ impl Sections {
         let force = body.take(true, n);
         let mva = body.take(w.motion, n);
         let mvb = body.take(w.motion, n);
+        let pos_kahan = body.take(w.pos_kahan, n);
         let mut vecs = Cursor(3 * n);
         let moment = vecs.take(true, 3 * n);
         let pendulum = vecs.take(w.pendulum, 3 * n);
@@ -159,6 +169,7 @@ impl Sections {
         let skin = vecs.take(w.contact, 3);
         let pos_next = vecs.take(w.pos_next, 3 * n);
         let rot_next = vecs.take(w.rot_next, 3 * n);
+        let pos_kahan_next = vecs.take(w.pos_kahan && w.pos_next, 3 * n);
         let mut flags = Cursor(n);
         let material = flags.take(w.material, n);
         let mut tables = Cursor(2 * u64::from(w.pair_records));
@@ -176,6 +187,7 @@ impl Sections {
             omega: b(omega)?,
             force: b(force)?,
             motion_v: [b(mva)?, b(mvb)?],
+            pos_kahan: b(pos_kahan)?,
             body_len: b(body.0)?,
             moment: v(moment)?,
             pendulum: v(pendulum)?,
@@ -184,6 +196,7 @@ impl Sections {
             skin: v(skin)?,
             pos_next: v(pos_next)?,
             rot_next: v(rot_next)?,
+            pos_kahan_next: v(pos_kahan_next)?,
             vecs_len: v(vecs.0)?,
             material: index("particle_flags", material)?,
             flags_len: index("particle_flags", flags.0)?,
@@ -209,6 +222,8 @@ impl Sections {
             ("O_SKIN", self.skin),
             ("O_POS_NEXT", self.pos_next),
             ("O_ROT_NEXT", self.rot_next),
+            ("O_POS_KAHAN", self.pos_kahan),
+            ("O_POS_KAHAN_NEXT", self.pos_kahan_next),
             ("O_MATERIAL", self.material),
             ("O_WALLS", self.walls),
             ("O_KINDS", self.kinds),
@@ -237,7 +252,8 @@ pub struct TableCounts {
 pub struct RowBytes {
     /// `neighbors`: the count, then `max_neighbors` ids.
     pub neighbors: u64,
-    /// `kahan`: the 9 Kahan terms (f32 builds only).
+    /// `kahan`: the 6 Kahan terms of v and Ω (f32 builds only; those of x are in
+    /// `body`, where partners read them).
     pub kahan: u64,
     /// `hist`: two copies of the contact-history slots.
     pub hist: u64,
@@ -349,6 +365,7 @@ impl Plan {
             // Only fused steps that do not predict in place write pos_next, and only
             // fused steps that compute bond terms inline write rot_next.
             pos_next: paths.fuse && !paths.direct,
+            pos_kahan: rs == 4,
             rot_next: paths.inline,
             motion: paths.merged && hertz,
             material: granular,
@@ -371,7 +388,7 @@ impl Plan {
             } else {
                 0
             },
-            kahan: if rs == 4 { 36 } else { 0 },
+            kahan: if rs == 4 { 24 } else { 0 },
             hist: 2 * u64::from(max_contacts) * hist_slot_bytes(rs as usize) as u64,
             row_vec: (2 * wall_stride + if granular { 3 } else { 0 }) * 4 * rs,
         };
@@ -469,14 +486,14 @@ mod tests {
     fn sections_tile_their_buffers() {
         let s = Sections::new(&all(10)).unwrap();
         assert_eq!(
-            (s.vel, s.omega, s.force, s.motion_v, s.body_len),
-            (10, 20, 30, [40, 50], 60)
+            (s.vel, s.omega, s.force, s.motion_v, s.pos_kahan, s.body_len),
+            (10, 20, 30, [40, 50], 60, 70)
         );
         assert_eq!(
             (s.moment, s.pendulum, s.ref_pos, s.energy, s.skin, s.pos_next, s.rot_next),
             (30, 60, 90, 120, 150, 153, 183)
         );
-        assert_eq!(s.vecs_len, 213);
+        assert_eq!((s.pos_kahan_next, s.vecs_len), (213, 243));
         assert_eq!((s.material, s.flags_len), (10, 20));
         assert_eq!((s.walls, s.kinds, s.tables_len), (12, 16, 19));
         assert_eq!(
@@ -507,7 +524,7 @@ mod tests {
         let c = Sections::new(&all(10)).unwrap().wgsl_constants();
         assert!(c.contains("const O_VEL: u32 = 10u;\n"));
         assert!(c.contains("const O_KINDS: u32 = 16u;\n"));
-        assert_eq!(c.lines().count(), 13);
+        assert_eq!(c.lines().count(), 15);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
