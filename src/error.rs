@@ -135,6 +135,15 @@ pub enum Fault {
         /// Particle.
         particle: usize,
     },
+    /// A body with a full inertia tensor: Newton's iteration for the rotation increment
+    /// of map (23) did not converge (`integrators::rigid::exact_increment`).
+    #[error("body {body}: the rotation increment of map (23) did not converge (relative residual {}); reduce dt", residual.map(|r| format!("{r:.3e}")).unwrap_or_else(|| "unknown".into()))]
+    RotationNoConvergence {
+        /// Body (its index among the bodies).
+        body: usize,
+        /// The relative residual Newton stopped at, where known (CPU).
+        residual: Option<f64>,
+    },
     /// A bond's relative rotation reached a half turn (bending strain undefined).
     #[error("bond {bond} ({i}, {j}): the relative rotation of the bonded particles reached a half turn; the bending strain is undefined")]
     BondHalfTurn {

@@ -11,6 +11,7 @@ use crate::math::rodrigues;
 
 pub use crate::model::{IntegratorKind, Trapezoidal};
 
+pub mod rigid;
 pub mod trapezoidal;
 pub use trapezoidal::{trapezoidal_step, IterateForces};
 
@@ -22,6 +23,10 @@ pub enum StepFault {
     /// `α·Δα` is (numerically) 4: the new attitude is a half turn away from
     /// representability (eq. 5 singular).
     HalfTurn,
+    /// A body with a full inertia tensor: Newton's iteration for map (23)'s rotation
+    /// increment did not converge ([`rigid::exact_increment`]); the relative residual
+    /// it stopped at.
+    NoConvergence(f64),
 }
 
 /// Per-particle kinematic state `(x, v, α, Ω)`.

@@ -105,6 +105,10 @@ impl CpuBackend {
                         value: Some(value),
                     },
                     StepFault::HalfTurn => Fault::HalfTurn { particle },
+                    StepFault::NoConvergence(r) => Fault::RotationNoConvergence {
+                        body: particle,
+                        residual: Some(r),
+                    },
                 },
             ));
         }

@@ -1,0 +1,372 @@
+//! Rigid bodies with a full inertia tensor: Baker & Gonzalez's maps (23), (25) and (27)
+//! generalised from a scalar moment of inertia to a body-frame tensor `J` (issue 24;
+//! the derivation is in `docs/physics.md`, *Rigid bodies with a full inertia tensor*).
+//!
+//! In spatial form, with `I_k = R_k J R_kᵀ` the spatial inertia and `π = I Ω` the
+//! spatial angular momentum, the discrete Euler–Lagrange equations of BG eq. (6) with
+//! `J_d = ½ tr(J) I − J` (eqs. 14, 17) become
+//!
+//! * `π_{k+½} = π_k + (h/2) RM_k`,
+//! * `h π_{k+½} = 4/(4+|Δα|²) [I_k Δα + ½ Δα × I_k Δα]` for the spatial increment `Δα`
+//!   (`R_{k+1} = R(Δα) R_k`),
+//! * `π_{k+1} = π_{k+½} + (h/2) RM_{k+1}`.
+//!
+//! For `J = j I` the cross product vanishes and the second line is BG eq. (15) in
+//! spatial form, whose closed form is eq. (23b). For a general `J` it is solved here by
+//! Newton's method (map 23), truncated at second order in `h` (map 25:
+//! `Δα = hΩ − ½h² I⁻¹(Ω × IΩ)`), or, for map (27), the same truncation after a whole
+//! kick. Bodies whose tensor is scalar take the sphere path ([`super::predict`],
+//! [`super::correct`]) and keep its bits.
+//!
+//! The state of such a body keeps its spatial angular momentum `π` in place of `Ω`
+//! ([`spin_of`], [`angular_velocity`]): the kicks are then sums, a torque-free body
+//! keeps `π` exactly, and the correct half is `π ← π + (h/2) RM_{k+1}`, the tensor form
+//! of eq. (25d).
+
+use glam::{DMat3, DVec3};
+
+use super::{correct, predict, Body, IntegratorKind, Kinematics, StepFault};
+use crate::math::rodrigues::{self, skew};
+
+/// Newton iterations allowed for map (23)'s rotation increment before it is a fault.
+/// Started from the isotropic closed form, it converges quadratically in 3–6
+/// iterations for every increment below a quarter turn.
+pub const MAX_NEWTON_ITERATIONS: usize = 40;
+
+/// A body-frame inertia tensor `J` (symmetric positive definite, about the centre of
+/// mass) with its inverse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inertia {
+    /// `J` in the body frame (kg m²).
+    pub body: DMat3,
+    /// `J⁻¹`.
+    pub body_inverse: DMat3,
+    /// `Some(j)` when `J = j I` exactly: the body takes the sphere path.
+    pub scalar: Option<f64>,
+}
+
+/// Why an inertia tensor was refused.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum InertiaError {
+    /// Not symmetric.
+    #[error("the inertia tensor is not symmetric")]
+    NotSymmetric,
+    /// An eigenvalue is not positive (or not finite).
+    #[error("the inertia tensor is not positive definite (principal moments {0:?})")]
+    NotPositiveDefinite([f64; 3]),
+    /// The principal moments violate the triangle inequality `J₁ ≤ J₂ + J₃` (no mass
+    /// distribution has them).
+    #[error("the principal moments {0:?} violate the triangle inequality (each must be at most the sum of the other two)")]
+    TriangleInequality([f64; 3]),
+}
+
+impl Inertia {
+    /// The tensor `j` (body frame), checked: symmetric, positive definite, with
+    /// principal moments that a mass distribution can have.
+    pub fn new(j: DMat3) -> Result<Self, InertiaError> {
+        let scale = j.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let sym = (j - j.transpose())
+            .to_cols_array()
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        if sym.is_nan() || sym > 1e-12 * scale {
+            return Err(InertiaError::NotSymmetric);
+        }
+        let p = principal_moments(j);
+        if !p.iter().all(|v| v.is_finite() && *v > 0.0) {
+            return Err(InertiaError::NotPositiveDefinite(p));
+        }
+        // Relative slack for the rounding of the eigenvalues (a thin rod or flat disc
+        // meets the inequality with equality).
+        let slack = 1e-9 * (p[0] + p[1] + p[2]);
+        if p[0] > p[1] + p[2] + slack || p[1] > p[0] + p[2] + slack || p[2] > p[0] + p[1] + slack {
+            return Err(InertiaError::TriangleInequality(p));
+        }
+        let d = j.to_cols_array();
+        let diagonal = d[1] == 0.0 && d[2] == 0.0 && d[5] == 0.0;
+        let scalar = (diagonal && d[0] == d[4] && d[0] == d[8]).then_some(d[0]);
+        Ok(Self {
+            body: j,
+            body_inverse: j.inverse(),
+            scalar,
+        })
+    }
+
+    /// The diagonal tensor `diag(j)` (principal body axes).
+    pub fn principal(j: DVec3) -> Result<Self, InertiaError> {
+        Self::new(DMat3::from_diagonal(j))
+    }
+
+    /// The spatial inertia `R(α) J R(α)ᵀ`.
+    pub fn spatial(&self, alpha: DVec3) -> DMat3 {
+        let r = rodrigues::rotation_matrix(alpha);
+        r * self.body * r.transpose()
+    }
+
+    /// The spatial inverse inertia `R(α) J⁻¹ R(α)ᵀ`.
+    pub fn spatial_inverse(&self, alpha: DVec3) -> DMat3 {
+        let r = rodrigues::rotation_matrix(alpha);
+        r * self.body_inverse * r.transpose()
+    }
+}
+
+/// Principal moments of a symmetric 3×3 tensor, ascending (closed-form eigenvalues of a
+/// symmetric matrix, trigonometric method).
+pub fn principal_moments(j: DMat3) -> [f64; 3] {
+    let a = j.to_cols_array_2d();
+    let p1 = a[0][1].powi(2) + a[0][2].powi(2) + a[1][2].powi(2);
+    let q = (a[0][0] + a[1][1] + a[2][2]) / 3.0;
+    if p1 == 0.0 {
+        let mut d = [a[0][0], a[1][1], a[2][2]];
+        d.sort_by(f64::total_cmp);
+        return d;
+    }
+    let p2 = (a[0][0] - q).powi(2) + (a[1][1] - q).powi(2) + (a[2][2] - q).powi(2) + 2.0 * p1;
+    let p = (p2 / 6.0).sqrt();
+    let b = (j - DMat3::from_diagonal(DVec3::splat(q))) * (1.0 / p);
+    let r = (0.5 * b.determinant()).clamp(-1.0, 1.0);
+    let phi = r.acos() / 3.0;
+    let e1 = q + 2.0 * p * phi.cos();
+    let e3 = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();
+    let e2 = 3.0 * q - e1 - e3;
+    let mut d = [e1, e2, e3];
+    d.sort_by(f64::total_cmp);
+    d
+}
+
+/// The residual of the rotation equation, `4/(4+|δ|²) [I δ + ½ δ × I δ] − b`.
+pub fn rotation_residual(i: DMat3, delta: DVec3, b: DVec3) -> DVec3 {
+    let id = i * delta;
+    (4.0 / (4.0 + delta.length_squared())) * (id + 0.5 * delta.cross(id)) - b
+}
+
+/// Map (23)'s increment: the solution `Δα` of `4/(4+|Δα|²) [I Δα + ½ Δα × I Δα] = h π`
+/// (`π` the half-kicked spatial angular momentum, `I` the spatial inertia at `k`,
+/// `Ω = I⁻¹π`), by Newton's method from the isotropic closed form
+/// `2h/(1+√(1−h²|Ω|²)) Ω` (eq. 23b), iterated until the update is at the rounding of
+/// `Δα`.
+pub fn exact_increment(h: f64, i: DMat3, pi: DVec3, omega: DVec3) -> Result<DVec3, StepFault> {
+    let b = h * pi;
+    let q = h * h * omega.length_squared();
+    if q.is_nan() || q >= 1.0 {
+        return Err(StepFault::RotationDomain(q));
+    }
+    let mut delta = (2.0 * h / (1.0 + (1.0 - q).sqrt())) * omega;
+    for _ in 0..MAX_NEWTON_ITERATIONS {
+        let id = i * delta;
+        let a = 4.0 / (4.0 + delta.length_squared());
+        let y = id + 0.5 * delta.cross(id);
+        let g = a * y - b;
+        // ∂(a y)/∂δ = a [I + ½(S(δ) I − S(Iδ))] − (a²/2) y δᵀ.
+        let jac = (i + (skew(delta) * i - skew(id)) * 0.5) * a - outer(y, delta) * (0.5 * a * a);
+        let det = jac.determinant();
+        if det == 0.0 || !det.is_finite() {
+            break;
+        }
+        let step = jac.inverse() * g;
+        delta -= step;
+        if !delta.is_finite() {
+            break;
+        }
+        if step.length() <= 4.0 * f64::EPSILON * delta.length() {
+            return Ok(delta);
+        }
+    }
+    Err(StepFault::NoConvergence(
+        rotation_residual(i, delta, b).length() / b.length().max(f64::MIN_POSITIVE),
+    ))
+}
+
+/// Maps (25) and (27)'s increment: the rotation equation kept to second order in `h`,
+/// `Δα = hΩ − ½h² I⁻¹(Ω × π)` with `π = IΩ` (the gyroscopic term vanishes for a scalar
+/// `J`, leaving eqs. 25b and 27b).
+pub fn second_order_increment(h: f64, i_inverse: DMat3, pi: DVec3, omega: DVec3) -> DVec3 {
+    h * omega - (0.5 * h * h) * (i_inverse * omega.cross(pi))
+}
+
+fn outer(a: DVec3, b: DVec3) -> DMat3 {
+    DMat3::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+/// The state's spin variable of a body at attitude `alpha` turning at the spatial
+/// angular velocity `omega`: `Ω` itself for a scalar tensor (the sphere path's
+/// variable), the spatial angular momentum `π = R J Rᵀ Ω` otherwise.
+pub fn spin_of(inertia: &Inertia, alpha: DVec3, omega: DVec3) -> DVec3 {
+    match inertia.scalar {
+        Some(_) => omega,
+        None => inertia.spatial(alpha) * omega,
+    }
+}
+
+/// The spatial angular velocity `Ω` from the spin variable (see [`spin_of`]).
+pub fn angular_velocity(inertia: &Inertia, alpha: DVec3, spin: DVec3) -> DVec3 {
+    match inertia.scalar {
+        Some(_) => spin,
+        None => inertia.spatial_inverse(alpha) * spin,
+    }
+}
+
+/// The spatial angular momentum `π` about the centre of mass from the spin variable.
+pub fn angular_momentum(inertia: &Inertia, _alpha: DVec3, spin: DVec3) -> DVec3 {
+    match inertia.scalar {
+        Some(j) => j * spin,
+        None => spin,
+    }
+}
+
+/// The kinetic energy of rotation `½ Ω·(R J Rᵀ) Ω = ½ π·Ω` from the spin variable.
+pub fn rotational_energy(inertia: &Inertia, alpha: DVec3, spin: DVec3) -> f64 {
+    0.5 * angular_momentum(inertia, alpha, spin).dot(angular_velocity(inertia, alpha, spin))
+}
+
+/// [`super::predict`] for a body with inertia tensor `inertia`, whose `s.omega` is the
+/// spin variable ([`spin_of`]). A scalar tensor is `predict` itself (`body.inertia`
+/// replaced by the scalar). Otherwise the translation is that of spheres, and the
+/// rotation: `π ← π + c RM` (`c = h/2`, or `h` for map 27), `Ω = I_k⁻¹ π`, `Δα` from
+/// [`exact_increment`] (map 23) or [`second_order_increment`], `α ← α ⊕ Δα`; `π` is
+/// returned as it is (a torque-free body keeps its momentum exactly).
+pub fn predict_rigid(
+    kind: IntegratorKind,
+    h: f64,
+    body: Body,
+    inertia: &Inertia,
+    s: Kinematics,
+    force: DVec3,
+    moment: DVec3,
+) -> Result<Kinematics, StepFault> {
+    if let Some(j) = inertia.scalar {
+        return predict(kind, h, Body { inertia: j, ..body }, s, force, moment);
+    }
+    // The translation and the rotation lock are those of spheres.
+    let linear = predict(
+        kind,
+        h,
+        Body {
+            inertia: 1.0,
+            fixed_rotation: true,
+            ..body
+        },
+        s,
+        force,
+        DVec3::ZERO,
+    )?;
+    if body.fixed_rotation {
+        return Ok(linear);
+    }
+    let kick = match kind {
+        IntegratorKind::SymplecticEuler => h,
+        _ => 0.5 * h,
+    };
+    let pi = s.omega + kick * moment;
+    let i_k_inv = inertia.spatial_inverse(s.alpha);
+    let omega = i_k_inv * pi;
+    let dalpha = match kind {
+        IntegratorKind::VariationalExact => {
+            exact_increment(h, inertia.spatial(s.alpha), pi, omega)?
+        }
+        _ => second_order_increment(h, i_k_inv, pi, omega),
+    };
+    let alpha = rodrigues::try_compose(s.alpha, dalpha).ok_or(StepFault::HalfTurn)?;
+    Ok(Kinematics {
+        alpha,
+        omega: pi,
+        ..linear
+    })
+}
+
+/// [`super::correct`] for a body with inertia tensor `inertia` (`omega` its spin
+/// variable): `π ← π + (h/2) RM` for maps (23)/(25), nothing for (27); a scalar tensor
+/// is `correct` itself.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "correct's arguments and the body's tensor"
+)]
+pub fn correct_rigid(
+    kind: IntegratorKind,
+    h: f64,
+    body: Body,
+    inertia: &Inertia,
+    v: DVec3,
+    omega: DVec3,
+    force: DVec3,
+    moment: DVec3,
+) -> (DVec3, DVec3) {
+    let j = inertia.scalar.unwrap_or(1.0);
+    correct(
+        kind,
+        h,
+        Body { inertia: j, ..body },
+        v,
+        omega,
+        force,
+        moment,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn principal_moments_of_a_rotated_tensor() {
+        let q = rodrigues::rotation_matrix(DVec3::new(0.3, -0.7, 0.2));
+        let j = q * DMat3::from_diagonal(DVec3::new(1.0, 2.0, 3.0)) * q.transpose();
+        let p = principal_moments(j);
+        for (a, b) in p.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((a - b).abs() < 1e-13, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn bad_tensors_are_refused() {
+        assert_eq!(
+            Inertia::principal(DVec3::new(1.0, 1.0, 3.0)).unwrap_err(),
+            InertiaError::TriangleInequality([1.0, 1.0, 3.0])
+        );
+        assert!(matches!(
+            Inertia::principal(DVec3::new(1.0, -1.0, 1.0)),
+            Err(InertiaError::NotPositiveDefinite(_))
+        ));
+        let mut j = DMat3::from_diagonal(DVec3::new(1.0, 2.0, 2.5));
+        j.x_axis.y = 0.1;
+        assert_eq!(Inertia::new(j).unwrap_err(), InertiaError::NotSymmetric);
+        // A flat disc meets the inequality with equality.
+        assert!(Inertia::principal(DVec3::new(1.0, 1.0, 2.0)).is_ok());
+        assert_eq!(
+            Inertia::principal(DVec3::splat(0.4)).unwrap().scalar,
+            Some(0.4)
+        );
+    }
+
+    /// Newton solves the rotation equation to rounding for random tensors and spins,
+    /// and with a scalar tensor returns the closed form of eq. (23b) (its start value)
+    /// to rounding.
+    #[test]
+    fn exact_increment_solves_the_rotation_equation() {
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for _ in 0..500 {
+            let q = rodrigues::rotation_matrix(DVec3::new(rnd(), rnd(), rnd()) * 2.0);
+            let p = DVec3::new(1.0 + rnd().abs(), 1.0 + rnd().abs(), 1.0 + rnd().abs());
+            let i = q * DMat3::from_diagonal(p) * q.transpose();
+            let omega = DVec3::new(rnd(), rnd(), rnd()) * 3.0;
+            let h = 0.2 * rnd().abs() + 1e-3;
+            let d = exact_increment(h, i, i * omega, omega).unwrap();
+            let b = h * (i * omega);
+            let r = rotation_residual(i, d, b).length() / b.length();
+            assert!(r < 1e-14, "relative residual {r:e}");
+        }
+        let i = DMat3::from_diagonal(DVec3::splat(0.7));
+        let omega = DVec3::new(1.0, -2.0, 0.5);
+        let h = 0.1;
+        let q = h * h * omega.length_squared();
+        let closed = (2.0 * h / (1.0 + (1.0 - q).sqrt())) * omega;
+        let d = exact_increment(h, i, i * omega, omega).unwrap();
+        assert!((d - closed).length() < 1e-15 * closed.length());
+    }
+}
