@@ -116,6 +116,7 @@ fn cloud_generator_with_denormal_radius_does_not_overflow() {
         material: 0,
         hold_rotation: false,
         seed: 3,
+        clump: None,
     };
     let mut model = varidem::model::Model::default();
     cloud.add_to(&mut model).unwrap();

@@ -335,6 +335,8 @@ fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
         drag,
         near_field,
         domain,
+        clump_types: Vec::new(),
+        clumps: Vec::new(),
     })
 }
 

@@ -113,7 +113,13 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         drag,
         near_field,
         domain,
+        // Clumps enter the format with the backends that run them (issue 24); until
+        // then no backend accepts a model with clumps (`Model::refuse_clumps`), so no
+        // checkpoint is taken of one.
+        clump_types: _,
+        clumps: _,
     } = m;
+    debug_assert!(m.clumps.is_empty() && m.clump_types.is_empty());
     w.vec3(*gravity);
     w.u8(match shear {
         ShearForm::Objective => 0,

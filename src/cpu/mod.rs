@@ -244,6 +244,7 @@ impl CpuBackend {
 
     /// Builds the backend at step `step` and evaluates the forces of the model's state.
     fn set_up(model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
+        model.refuse_clumps("CPU").map_err(Error::Backend)?;
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(

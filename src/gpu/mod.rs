@@ -230,6 +230,7 @@ impl GpuBackend {
         kahan: &[f32],
         placement: Option<Placement<'_>>,
     ) -> Result<Self> {
+        model.refuse_clumps("GPU").map_err(Error::Backend)?;
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
                 "adapter {} has no SHADER_F64 support; use --precision f32",

@@ -280,6 +280,11 @@ pub struct Cloud {
     pub hold_rotation: bool,
     /// Seed of the placement.
     pub seed: u64,
+    /// Pour clumps of this type (`[[cloud]] clump_type`) instead of spheres: each placed
+    /// as its bounding ball ([`ClumpType::reach`](crate::model::ClumpType::reach), which
+    /// then replaces `radius`; no jitter) with a seeded random orientation, uniform over
+    /// rotations.
+    pub clump: Option<u32>,
 }
 
 impl Cloud {
@@ -325,6 +330,23 @@ impl Cloud {
                     0.0
                 };
                 let r = self.radius * (1.0 + jitter);
+                // A clump's orientation: a uniform random unit quaternion (Shoemake's
+                // method), drawn only for clumps so that sphere clouds keep their bits.
+                let orientation = self.clump.map(|_| {
+                    let (u1, u2, u3) = (
+                        rng.random::<f64>(),
+                        rng.random::<f64>(),
+                        rng.random::<f64>(),
+                    );
+                    let tau = 2.0 * std::f64::consts::PI;
+                    let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+                    glam::DQuat::from_xyzw(
+                        a * (tau * u2).sin(),
+                        a * (tau * u2).cos(),
+                        b * (tau * u3).sin(),
+                        b * (tau * u3).cos(),
+                    )
+                });
                 let (cx, cy, cz) = key(x);
                 let free = (-1..=1).all(|dx| {
                     (-1..=1).all(|dy| {
@@ -340,6 +362,22 @@ impl Cloud {
                         })
                     })
                 });
+                if let (true, Some(kind), Some(q)) = (free, self.clump, orientation) {
+                    grid.entry((cx, cy, cz)).or_default().push((x, r));
+                    // An exact half turn (probability zero) has no rescaled Rodrigues
+                    // vector.
+                    let rotation = crate::math::rodrigues::from_quaternion(q)
+                        .ok_or_else(|| format!("clump {k}: a half-turn orientation"))?;
+                    model.clumps.push(crate::model::Clump {
+                        kind,
+                        position: x,
+                        rotation,
+                        velocity: self.velocity,
+                        angular_velocity: DVec3::ZERO,
+                    });
+                    placed = true;
+                    break;
+                }
                 if free {
                     grid.entry((cx, cy, cz)).or_default().push((x, r));
                     let m = self.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
@@ -354,7 +392,12 @@ impl Cloud {
             }
             if !placed {
                 return Err(format!(
-                    "no room for sphere {k} of {} after 1000 tries: enlarge the box or place fewer",
+                    "no room for {} {k} of {} after 1000 tries: enlarge the box or place fewer",
+                    if self.clump.is_some() {
+                        "clump"
+                    } else {
+                        "sphere"
+                    },
                     self.count
                 ));
             }

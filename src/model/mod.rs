@@ -4,8 +4,10 @@
 //! run parameters (time step, number of steps, integrator, output cadence).
 
 mod bonds;
+mod clumps;
 mod fields;
 pub mod generators;
+mod inertia;
 mod integrator;
 pub mod mass_properties;
 mod materials;
@@ -14,7 +16,9 @@ mod precision;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
+pub use clumps::{Clump, ClumpSphere, ClumpType, ClumpTypeError};
 pub use fields::{Drag, NearField};
+pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
 pub use particles::{
@@ -126,6 +130,26 @@ pub struct Model {
     /// Uniform field acceleration `a` (m/s²): `U = −Σ m a·x` (or `−m a·(x + Rρ₀)` for
     /// pendulum particles).
     pub gravity: DVec3,
+    /// Clump types (`[[clump_type]]`), indexed by [`Clump::kind`].
+    pub clump_types: Vec<ClumpType>,
+    /// Clumps (`[[clump]]` and clump clouds), after the particles in output order.
+    pub clumps: Vec<Clump>,
+}
+
+impl Model {
+    /// `Err` naming `backend` when the model has clumps, which no backend runs yet
+    /// (issue 24: the scene format, mass properties and the rigid-body integrator are
+    /// in; the backends' body–sphere coupling is not).
+    pub fn refuse_clumps(&self, backend: &str) -> Result<(), String> {
+        if self.clumps.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the scene has {} clump(s); the {backend} backend does not run clumps yet (issue 24: scene format, mass properties and integrator done, body-sphere coupling not)",
+                self.clumps.len()
+            ))
+        }
+    }
 }
 
 /// How long to run.

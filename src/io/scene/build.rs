@@ -9,6 +9,7 @@ use super::checks::{
     check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, nonzero_vec, plural,
     scene_error, unit,
 };
+use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
 use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
@@ -59,10 +60,12 @@ pub(super) fn build(file: &SceneFile) -> Result<Scene> {
         hertz,
         &mut bonded,
     )?;
+    model.clump_types = clump_types(&file.clump_types, &materials, hertz)?;
+    add_clumps(&mut model, &file.clumps)?;
     add_clouds(&mut model, &file.clouds, &materials, hertz)?;
-    if model.particles.is_empty() {
+    if model.particles.is_empty() && model.clumps.is_empty() {
         return Err(scene_error(
-            "the scene has no particles; add a [[particle]], [[ring]] or [[block]]",
+            "the scene has no particles; add a [[particle]], [[ring]] or [[block]] (or a [[cloud]] or [[clump]])",
         ));
     }
     add_bonds(&mut model, &file.bonds, &binder, &mut bonded)?;
@@ -84,6 +87,7 @@ pub(super) fn build(file: &SceneFile) -> Result<Scene> {
     }
     if let Some(d) = &file.domain {
         model.domain = Some(domain(d, &model.particles)?);
+        check_clumps_in_domain(&model)?;
     }
     if let Some(c) = &file.contact {
         let limit = match c.max_initial_overlap {
@@ -178,7 +182,7 @@ fn add_clouds(
 ) -> Result<()> {
     for (k, c) in sections.iter().enumerate() {
         let who = format!("cloud[{k}]");
-        let cloud = cloud(k, c, materials, hertz)?;
+        let cloud = cloud(k, c, materials, hertz, &model.clump_types)?;
         check_capacity(&who, model.particles.len(), cloud.count)?;
         cloud
             .add_to(model)
@@ -302,7 +306,13 @@ fn add_walls(
 fn contact_params(c: &ContactSection, law: ContactLaw, model: &Model) -> Result<ContactParams> {
     let skin = match c.skin {
         Some(s) => non_negative("contact.skin", s)?,
-        None => DEFAULT_SKIN_FRACTION * model.particles.max_radius(),
+        None => {
+            let clump_spheres = model
+                .clump_types
+                .iter()
+                .flat_map(|t| t.spheres.iter().map(|s| s.radius));
+            DEFAULT_SKIN_FRACTION * clump_spheres.fold(model.particles.max_radius(), f64::max)
+        }
     };
     let max_contacts = match c.max_contacts {
         Some(k) => int_in("contact.max_contacts", k, MAX_CONTACT_SLOTS)?,

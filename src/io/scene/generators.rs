@@ -5,11 +5,12 @@ use super::checks::{
     amplitude, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive, scene_error,
     seed, sphere_sizes,
 };
+use super::clumps::clump_type_index;
 use super::schema::{BlockSection, CloudSection, RingSection};
 use super::sections::{stiffness_from, BinderDefaults};
 use crate::error::Result;
 use crate::model::generators::{Block, Cloud, Ring};
-use crate::model::{BondStiffness, Material};
+use crate::model::{BondStiffness, ClumpType, Material};
 
 /// Largest `bond_cutoff / spacing` of a `[[block]]`: up to ~2100 lattice neighbours
 /// per particle.
@@ -161,9 +162,13 @@ pub(super) fn cloud(
     c: &CloudSection,
     materials: &[Material],
     hertz: bool,
+    clump_types: &[ClumpType],
 ) -> Result<Cloud> {
     let who = format!("cloud[{k}]");
     let key = |field: &str| format!("{who}.{field}");
+    if let Some(name) = &c.clump_type {
+        return clump_cloud(k, c, name, clump_types);
+    }
     let material = material_of(&who, c.material.as_deref(), materials, hertz)?;
     let min = finite_vec(&key("min"), c.min)?;
     let max = finite_vec(&key("max"), c.max)?;
@@ -194,7 +199,15 @@ pub(super) fn cloud(
             c.radius_jitter
         )));
     }
-    let radius = positive(&key("radius"), c.radius)?;
+    let radius = positive(
+        &key("radius"),
+        c.radius.ok_or_else(|| {
+            scene_error(format!(
+                "{}: missing (give radius, or clump_type to pour clumps)",
+                key("radius")
+            ))
+        })?,
+    )?;
     let density = density_of(
         &who,
         c.density,
@@ -214,5 +227,57 @@ pub(super) fn cloud(
         material,
         hold_rotation: c.hold_rotation,
         seed: seed(&key("seed"), c.seed)?,
+        clump: None,
+    })
+}
+
+/// `[[cloud]]` number `k` with `clump_type = name`: clumps of that type, placed by their
+/// bounding balls; the keys that describe spheres (radius, jitter, density, material,
+/// hold_rotation) belong to the clump type and are refused here.
+fn clump_cloud(k: usize, c: &CloudSection, name: &str, types: &[ClumpType]) -> Result<Cloud> {
+    let who = format!("cloud[{k}]");
+    let key = |field: &str| format!("{who}.{field}");
+    let kind = clump_type_index(&key("clump_type"), name, types)?;
+    for (field, given) in [
+        ("radius", c.radius.is_some()),
+        ("radius_jitter", c.radius_jitter != 0.0),
+        ("density", c.density.is_some()),
+        ("material", c.material.is_some()),
+        ("hold_rotation", c.hold_rotation),
+    ] {
+        if given {
+            return Err(scene_error(format!(
+                "{}: not used with clump_type (the clump type {name:?} sets its spheres, material and mass)",
+                key(field)
+            )));
+        }
+    }
+    let min = finite_vec(&key("min"), c.min)?;
+    let max = finite_vec(&key("max"), c.max)?;
+    if !(max - min).is_finite() || (max - min).min_element() < 0.0 {
+        return Err(scene_error(format!(
+            "{} = {}: must be >= min = {} in every component, and finite",
+            key("max"),
+            fmt_vec(c.max),
+            fmt_vec(c.min)
+        )));
+    }
+    let count = usize::try_from(c.count)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| scene_error(format!("{} = {}: must be >= 1", key("count"), c.count)))?;
+    let t = &types[kind as usize];
+    Ok(Cloud {
+        min,
+        max,
+        count,
+        radius: t.reach(),
+        radius_jitter: 0.0,
+        density: 0.0,
+        velocity: finite_vec(&key("velocity"), c.velocity)?,
+        material: t.material,
+        hold_rotation: false,
+        seed: seed(&key("seed"), c.seed)?,
+        clump: Some(kind),
     })
 }

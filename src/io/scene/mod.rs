@@ -55,6 +55,10 @@
 //! stiffness = 2100.0          # default [contact] k_pp
 //! ```
 //!
+//! Clumps (rigid bodies of overlapping spheres): `[[clump_type]]` and `[[clump]]`,
+//! documented in `clumps.rs` and `docs/scene-format.md`; `[[cloud]]` with
+//! `clump_type` pours them.
+//!
 //! Generators: `[[ring]]` ([`Ring`](crate::model::generators::Ring)) and `[[block]]`
 //! ([`Block`](crate::model::generators::Block)). Particles are numbered explicit
 //! `[[particle]]`s first, then rings, then blocks, each in file order; ring and block
@@ -80,6 +84,7 @@ use crate::model::Scene;
 
 mod build;
 mod checks;
+mod clumps;
 mod generators;
 mod overlaps;
 mod schema;

@@ -37,6 +37,46 @@ pub(super) struct SceneFile {
     pub(super) near_field: Option<NearFieldSection>,
     #[serde(default)]
     pub(super) domain: Option<DomainSection>,
+    #[serde(default, rename = "clump_type")]
+    pub(super) clump_types: Vec<ClumpTypeSection>,
+    #[serde(default, rename = "clump")]
+    pub(super) clumps: Vec<ClumpSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClumpTypeSection {
+    pub(super) name: String,
+    pub(super) spheres: Vec<ClumpSphereSection>,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) density: Option<f64>,
+    #[serde(default)]
+    pub(super) mass: Option<f64>,
+    #[serde(default)]
+    pub(super) inertia: Option<Vec<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClumpSphereSection {
+    pub(super) position: Vec3,
+    pub(super) radius: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClumpSection {
+    #[serde(rename = "type")]
+    pub(super) kind: String,
+    pub(super) position: Vec3,
+    #[serde(default)]
+    pub(super) rotation: Vec3,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) angular_velocity: Vec3,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,7 +146,10 @@ pub(super) struct CloudSection {
     pub(super) min: Vec3,
     pub(super) max: Vec3,
     pub(super) count: i64,
-    pub(super) radius: f64,
+    #[serde(default)]
+    pub(super) radius: Option<f64>,
+    #[serde(default)]
+    pub(super) clump_type: Option<String>,
     #[serde(default)]
     pub(super) radius_jitter: f64,
     #[serde(default)]

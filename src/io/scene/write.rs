@@ -220,6 +220,45 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             }
         }
     }
+
+    // Clump types with their spheres where they were written (centroid + offset) and
+    // the mass and tensor stated, so that reading them back does not depend on the
+    // quadrature; then the clumps.
+    for t in &m.clump_types {
+        let _ = writeln!(s, "\n[[clump_type]]\nname = {:?}", t.name);
+        let spheres: Vec<String> = t
+            .spheres
+            .iter()
+            .map(|sp| {
+                format!(
+                    "{{ position = {}, radius = {} }}",
+                    toml_vec(t.centroid + sp.offset),
+                    toml_float(sp.radius)
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "spheres = [{}]", spheres.join(", "));
+        if let Some(mat) = m.materials.get(t.material as usize) {
+            let _ = writeln!(s, "material = {:?}", mat.name);
+        }
+        let j = t.inertia.body;
+        let _ = writeln!(s, "mass = {}", toml_float(t.mass));
+        let _ = writeln!(
+            s,
+            "inertia = [{}]",
+            [j.x_axis.x, j.y_axis.y, j.z_axis.z, j.y_axis.x, j.z_axis.x, j.z_axis.y]
+                .map(toml_float)
+                .join(", ")
+        );
+    }
+    for c in &m.clumps {
+        let _ = writeln!(s, "\n[[clump]]");
+        let _ = writeln!(s, "type = {:?}", m.clump_types[c.kind as usize].name);
+        let _ = writeln!(s, "position = {}", toml_vec(c.position));
+        let _ = writeln!(s, "rotation = {}", toml_vec(c.rotation));
+        let _ = writeln!(s, "velocity = {}", toml_vec(c.velocity));
+        let _ = writeln!(s, "angular_velocity = {}", toml_vec(c.angular_velocity));
+    }
     s
 }
 
