@@ -42,6 +42,10 @@ pub struct NeighborList {
     /// slot for a higher-id partner, the partner's slot for a lower-id one). Lets each
     /// pair be computed once and gathered by both particles in row order.
     pub pair_index: Vec<u32>,
+    /// The rigid body of each particle: the spheres of one clump share their clump's
+    /// id, and a pair of one body is never listed (its spheres overlap by design and
+    /// never interact). Empty: every particle is a body of its own.
+    pub body: Vec<u32>,
 }
 
 /// Hash of integer cell coordinates (three large odd multipliers, as in Teschner et al.
@@ -295,6 +299,8 @@ impl NeighborList {
         // Each chunk of particles writes its rows into one buffer (no allocation per
         // particle), then the buffers are concatenated in order.
         let (skin, min_reach) = (self.skin, self.min_reach);
+        let body = &self.body;
+        let other_body = |i: usize, j: usize| body.is_empty() || body[i] != body[j];
         let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(BUILD_CHUNK))
             .into_par_iter()
             .map(|c| {
@@ -309,6 +315,7 @@ impl NeighborList {
                             let reach = (radius[i] + radius[j as usize]).max(min_reach) + skin;
                             if j as usize != i
                                 && xi.distance_squared(position[j as usize]) < reach * reach
+                                && other_body(i, j as usize)
                             {
                                 flat.push(j);
                             }
@@ -627,5 +634,27 @@ mod tests {
         assert_eq!(list.of(1), [0, 2], "1 and 2 are within the skin");
         assert_eq!(contact_counts(&list, &pos, &rad, &[wall]), [2, 1, 0]);
         assert_eq!(contact_counts(&list, &pos, &rad, &[]), [1, 1, 0]);
+    }
+
+    /// The spheres of one rigid body (a clump) are never listed with each other, and
+    /// are listed with other bodies' spheres as particles are; the half list stays
+    /// consistent.
+    #[test]
+    fn spheres_of_one_body_are_not_listed() {
+        // Two overlapping spheres of body 7, one free particle touching the second.
+        let pos = [
+            DVec3::ZERO,
+            DVec3::new(0.15, 0.0, 0.0),
+            DVec3::new(0.34, 0.0, 0.0),
+        ];
+        let rad = [0.1; 3];
+        let mut list = NeighborList::new(0.01);
+        list.build(&pos, &rad);
+        assert_eq!((list.of(0), list.of(1)), (&[1u32][..], &[0u32, 2][..]));
+        list.body = vec![7, 7, 2];
+        list.build(&pos, &rad);
+        assert!(list.of(0).is_empty());
+        assert_eq!((list.of(1), list.of(2)), (&[2u32][..], &[1u32][..]));
+        assert_eq!(list.pairs(), 1);
     }
 }

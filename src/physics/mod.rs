@@ -9,5 +9,6 @@ pub mod binder;
 pub mod contact;
 pub mod field;
 pub mod granular;
+pub mod rigid_body;
 
 pub use binder::{bond_forces, BondResult};
