@@ -113,6 +113,10 @@ pub fn kinematic(particles: &Particles, gravity: DVec3) -> (f64, f64, DVec3, DVe
     let mut l = DVec3::ZERO;
     let mut e_field = 0.0;
     for i in 0..particles.len() {
+        // A clump's sphere counts in its body (the backend adds the bodies).
+        if particles.flags[i] & crate::model::FLAG_MEMBER != 0 {
+            continue;
+        }
         let (m, j) = (particles.mass[i], particles.inertia[i]);
         let (x, v, w) = (
             particles.position[i],

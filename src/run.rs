@@ -117,7 +117,7 @@ pub fn run_with(
     let final_path = out_dir.join(FINAL_CSV);
     let sim = &scene.simulation;
     let total = sim.steps();
-    let n = scene.model.particles.len();
+    let n = scene.model.sphere_count();
     log::info!(
         "running {n} particle(s), {} bond(s), {} wall(s) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
         scene.model.bonds.len(),
@@ -316,7 +316,7 @@ fn step_loop(
     let sim = &scene.simulation;
     let total = scene.simulation.steps();
     let every = scene.simulation.output_every.max(1);
-    let n = scene.model.particles.len() as f64;
+    let n = scene.model.sphere_count() as f64;
     let first = backend.step_count();
     if first > total {
         return Err(Error::Snapshot(format!(

@@ -251,8 +251,13 @@ fn describe(scene: &Scene) -> String {
         RunLength::EndTime(t) => format!("{} steps (t_end = {t} s)", sim.steps()),
     };
     format!(
-        "{}, {}, {}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
+        "{}{}, {}, {}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
         plural(m.particles.len(), "particle"),
+        if m.clumps.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", plural(m.clumps.len(), "clump"))
+        },
         plural(m.bonds.len(), "bond"),
         plural(m.walls.len(), "wall"),
         if m.contact.is_some() { "on" } else { "off" },
@@ -509,7 +514,7 @@ fn bench_command(
     device: &DeviceArgs,
 ) -> Result<()> {
     let scene = bench_scene(scene, n, steps, workload)?;
-    let particles = scene.model.particles.len();
+    let particles = scene.model.sphere_count();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
     let mut backend = device.backend_exact(&scene)?;

@@ -15,6 +15,7 @@
 //! carried between steps, and the SIMD batch of the Hertz–Mindlin law), and
 //! `trapezoidal` (the implicit integrator's force evaluations).
 
+mod clumps;
 mod contact_history;
 mod contact_sides;
 mod forces;
@@ -63,6 +64,10 @@ pub struct CpuBackend {
     /// No bonds, no binder contacts and no pendulum: `particle_forces` outside the
     /// granular part is the uniform field alone ([`CpuBackend::field_force`]).
     field_only: bool,
+    /// The clumps (issue 24), whose spheres are the last particles; `None` without.
+    bodies: Option<clumps::Bodies>,
+    /// Particles before the clumps' spheres (every particle without clumps).
+    free: usize,
 }
 
 impl CpuBackend {
@@ -243,8 +248,24 @@ impl CpuBackend {
     }
 
     /// Builds the backend at step `step` and evaluates the forces of the model's state.
-    fn set_up(model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
-        model.refuse_clumps("CPU").map_err(Error::Backend)?;
+    fn set_up(mut model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
+        let free = model.particles.len();
+        let bodies = if model.clumps.is_empty() {
+            None
+        } else {
+            if integrator == IntegratorKind::CampelloTrapezoidal {
+                return Err(Error::Backend(
+                    "the campello-trapezoidal integrator does not run clumps; use variational, variational-exact or symplectic-euler".into(),
+                ));
+            }
+            if model.domain.is_some_and(|d| d.remove) {
+                return Err(Error::Backend(
+                    "[domain] on_exit = \"remove\" is not supported for clumps yet; use \"error\""
+                        .into(),
+                ));
+            }
+            Some(clumps::Bodies::expand(&mut model))
+        };
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(
@@ -270,7 +291,12 @@ impl CpuBackend {
             trapezoidal: Trapezoidal::default(),
             iterations: 0,
             field_only: false,
+            bodies,
+            free,
         };
+        if let Some(b) = &backend.bodies {
+            backend.neighbors.body = b.body_ids(n);
+        }
         let p = &backend.model.particles;
         backend.field_only = backend.model.bonds.is_empty()
             && !matches!(
@@ -286,6 +312,13 @@ impl CpuBackend {
         }
         let mut f = std::mem::take(&mut backend.spare_forces);
         backend.evaluate_forces(&mut f, step, true, None, None)?;
+        if let Some(b) = &mut backend.bodies {
+            b.gather_loads(
+                &backend.model.particles,
+                &f.particles,
+                backend.model.gravity,
+            );
+        }
         backend.forces = f;
         backend.spare_forces = ForceState::new(n, nb, &backend.model);
         Ok(backend)
@@ -356,7 +389,43 @@ impl CpuBackend {
         let shift = self.neighbors.shift(x0.unwrap_or_default());
         // Predict also runs the rebuild test (NeighborList::is_stale's, particle by
         // particle, while it holds the new positions): one pass fewer.
-        let stale = self.integrate_predict(step, shift)?;
+        let mut stale = self.integrate_predict(step, shift)?;
+        if let Some(b) = &mut self.bodies {
+            let test = self.model.contact.is_some()
+                && self.neighbors.reference().len() == self.model.particles.len();
+            let moved = b.predict_pose(
+                self.integrator,
+                self.dt,
+                step,
+                &mut self.model.particles,
+                &mut self.spare_forces.sides,
+                &self.neighbors,
+                shift,
+                test,
+            );
+            match moved {
+                Ok(m) => stale |= m,
+                Err(e) => {
+                    b.restore();
+                    self.restore();
+                    return Err(e);
+                }
+            }
+            if let Some(d) = self.model.domain {
+                if let Some(k) = b.state.iter().position(|s| !d.contains(s.x)) {
+                    let position = b.state[k].x.to_array();
+                    b.restore();
+                    self.restore();
+                    return Err(Error::fault(
+                        step,
+                        Fault::LeftDomain {
+                            particle: self.free + k,
+                            position: Some(position),
+                        },
+                    ));
+                }
+            }
+        }
         if self.model.contact.is_some() && stale {
             self.rebuild_neighbors();
         }
@@ -372,8 +441,20 @@ impl CpuBackend {
         (p.velocity, p.angular_velocity) = (v, w);
         if let Err(e) = result {
             self.spare_forces = f;
+            if let Some(b) = &mut self.bodies {
+                b.restore();
+            }
             self.restore();
             return Err(e);
+        }
+        if let Some(b) = &mut self.bodies {
+            b.gather_correct(
+                self.integrator,
+                self.dt,
+                &self.model.particles,
+                &f.particles,
+                self.model.gravity,
+            );
         }
         self.spare_forces = std::mem::replace(&mut self.forces, f);
         self.step = step;
@@ -466,6 +547,9 @@ impl Backend for CpuBackend {
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        if let Some(b) = &self.bodies {
+            return b.refuse_checkpoint();
+        }
         let p = &self.model.particles;
         Ok(StateSnapshot {
             backend: BackendKind::Cpu,
@@ -487,8 +571,19 @@ impl Backend for CpuBackend {
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
-        let (e_kin, e_rot, momentum, angular_momentum, e_field) =
+        let (mut e_kin, mut e_rot, mut momentum, mut angular_momentum, mut e_field) =
             diagnostics::kinematic(&self.model.particles, self.model.gravity);
+        if let Some(b) = &self.bodies {
+            // The spheres count in their bodies (diagnostics::kinematic skips them).
+            let (k, r, p, l, f) = b.kinematic(self.model.gravity);
+            (e_kin, e_rot, momentum, angular_momentum, e_field) = (
+                e_kin + k,
+                e_rot + r,
+                momentum + p,
+                angular_momentum + l,
+                e_field + f,
+            );
+        }
         let mut potentials = self.potentials();
         potentials.field = e_field;
         Ok(Diagnostics {
@@ -502,8 +597,16 @@ impl Backend for CpuBackend {
         })
     }
 
+    /// One row per body: the free particles, then one per clump
+    /// ([`clumps::Bodies::rows`]).
     fn particles(&mut self) -> Result<Particles> {
-        Ok(self.model.particles.clone())
+        let Some(b) = &self.bodies else {
+            return Ok(self.model.particles.clone());
+        };
+        let mut out = self.model.particles.clone();
+        out.truncate(self.free);
+        out.extend(&b.rows());
+        Ok(out)
     }
 
     fn frame(&mut self) -> Result<Frame> {

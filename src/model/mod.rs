@@ -22,7 +22,8 @@ pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
 pub use particles::{
-    removed_ids, Particle, Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
+    removed_ids, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM,
+    FLAG_REMOVED,
 };
 pub use precision::Precision;
 pub use walls::Wall;
@@ -137,15 +138,25 @@ pub struct Model {
 }
 
 impl Model {
-    /// `Err` naming `backend` when the model has clumps, which no backend runs yet
-    /// (issue 24: the scene format, mass properties and the rigid-body integrator are
-    /// in; the backends' body–sphere coupling is not).
+    /// Spheres the backends simulate: the particles and every clump's spheres (what a
+    /// particle-step counts).
+    pub fn sphere_count(&self) -> usize {
+        self.particles.len()
+            + self
+                .clumps
+                .iter()
+                .map(|c| self.clump_types[c.kind as usize].spheres.len())
+                .sum::<usize>()
+    }
+
+    /// `Err` naming `backend` when the model has clumps, which it does not run yet
+    /// (issue 24: the CPU backend couples bodies to their spheres; the GPU does not).
     pub fn refuse_clumps(&self, backend: &str) -> Result<(), String> {
         if self.clumps.is_empty() {
             Ok(())
         } else {
             Err(format!(
-                "the scene has {} clump(s); the {backend} backend does not run clumps yet (issue 24: scene format, mass properties and integrator done, body-sphere coupling not)",
+                "the scene has {} clump(s); the {backend} backend does not run clumps yet (issue 24); use --backend cpu",
                 self.clumps.len()
             ))
         }

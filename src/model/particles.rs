@@ -18,6 +18,10 @@ pub const FLAG_NO_ROTATION: u32 = 4;
 /// Bit in [`Particles::flags`]: the particle left the domain and was removed (frozen,
 /// out of every contact; see [`crate::model::Domain`]).
 pub const FLAG_REMOVED: u32 = 8;
+/// Bit in [`Particles::flags`]: a constituent sphere of a clump. Its body moves it (the
+/// per-particle integrator holds it, with `FLAG_HELD` and `FLAG_NO_ROTATION`), the
+/// field acts on the body, not on it, and its contact loads are gathered to the body.
+pub const FLAG_MEMBER: u32 = 16;
 
 /// Ids of the particles flagged [`FLAG_REMOVED`] in `flags`, ascending (what a
 /// checkpoint stores of removals).
@@ -144,6 +148,36 @@ impl Particles {
         self.flags.push(flags);
         self.material.push(p.material);
         id
+    }
+
+    /// Keeps the first `n` particles.
+    pub fn truncate(&mut self, n: usize) {
+        self.position.truncate(n);
+        self.velocity.truncate(n);
+        self.rotation.truncate(n);
+        self.angular_velocity.truncate(n);
+        self.mass.truncate(n);
+        self.inertia.truncate(n);
+        self.radius.truncate(n);
+        self.pendulum_offset.truncate(n);
+        self.flags.truncate(n);
+        self.material.truncate(n);
+    }
+
+    /// Appends `other`'s particles, flags and all.
+    pub fn extend(&mut self, other: &Particles) {
+        self.position.extend_from_slice(&other.position);
+        self.velocity.extend_from_slice(&other.velocity);
+        self.rotation.extend_from_slice(&other.rotation);
+        self.angular_velocity
+            .extend_from_slice(&other.angular_velocity);
+        self.mass.extend_from_slice(&other.mass);
+        self.inertia.extend_from_slice(&other.inertia);
+        self.radius.extend_from_slice(&other.radius);
+        self.pendulum_offset
+            .extend_from_slice(&other.pendulum_offset);
+        self.flags.extend_from_slice(&other.flags);
+        self.material.extend_from_slice(&other.material);
     }
 
     /// Reads particle `i` back as a [`Particle`].

@@ -13,7 +13,7 @@ use crate::cpu::parallel::{run_chunks, PredictChunk, MIN_CHUNK};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Fault, Result};
 use crate::integrators::{self, Body, IntegratorKind, Kinematics, StepFault};
-use crate::model::{Particles, FLAG_HELD, FLAG_NO_ROTATION, FLAG_REMOVED};
+use crate::model::{Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_REMOVED};
 use crate::neighbor::NeighborList;
 
 impl CpuBackend {
@@ -118,7 +118,10 @@ impl CpuBackend {
         };
         let p = &mut self.model.particles;
         let leaving: Vec<usize> = (0..n)
-            .filter(|&i| p.flags[i] & FLAG_REMOVED == 0 && !d.contains(p.position[i]))
+            .filter(|&i| {
+                // A clump's spheres leave with their body (checked by the step).
+                p.flags[i] & (FLAG_REMOVED | FLAG_MEMBER) == 0 && !d.contains(p.position[i])
+            })
             .collect();
         if let (Some(&particle), false) = (leaving.first(), d.remove) {
             let position = p.position[particle].to_array();

@@ -17,7 +17,7 @@ use crate::cpu::parallel::{
 };
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Fault, Result};
-use crate::model::{ContactLaw, FLAG_PENDULUM, FLAG_REMOVED};
+use crate::model::{ContactLaw, FLAG_MEMBER, FLAG_PENDULUM, FLAG_REMOVED};
 use crate::physics::{contact, field, BondResult};
 
 impl CpuBackend {
@@ -251,7 +251,8 @@ impl CpuBackend {
                 field::pendulum(p.mass[i], m.gravity, x, p.rotation[i], p.pendulum_offset[i]);
             force += ff;
             moment += mf;
-        } else {
+        } else if p.flags[i] & FLAG_MEMBER == 0 {
+            // A clump's sphere: the field acts on its body (cpu::clumps).
             force += field::gravity(p.mass[i], m.gravity, x).1;
         }
         ParticleForce {
@@ -270,7 +271,11 @@ impl CpuBackend {
     #[inline]
     pub(in crate::cpu) fn field_force(&self, i: usize) -> ParticleForce {
         let p = &self.model.particles;
-        let g = field::gravity(p.mass[i], self.model.gravity, p.position[i]).1;
+        let g = if p.flags[i] & FLAG_MEMBER == 0 {
+            field::gravity(p.mass[i], self.model.gravity, p.position[i]).1
+        } else {
+            DVec3::ZERO
+        };
         ParticleForce {
             force: DVec3::ZERO + g,
             ..ParticleForce::default()
