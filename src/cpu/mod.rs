@@ -598,7 +598,7 @@ impl Backend for CpuBackend {
     }
 
     /// One row per body: the free particles, then one per clump
-    /// ([`clumps::Bodies::rows`]).
+    /// (centre of mass, velocity, α and spatial Ω).
     fn particles(&mut self) -> Result<Particles> {
         let Some(b) = &self.bodies else {
             return Ok(self.model.particles.clone());
