@@ -61,6 +61,10 @@ pub struct Frame {
     pub contact_count: Vec<u32>,
     /// Strain energy `U^m + U^a + U^s` of each bond (J).
     pub bond_energy: Vec<f64>,
+    /// The body of each sphere, numbered as `final.csv` numbers its rows: a free
+    /// particle is its own body (its id), a clump's sphere is its clump's row (the free
+    /// particles first, then the clumps). Empty: every particle is its own body.
+    pub body_id: Vec<u32>,
 }
 
 /// The dynamic state of a backend between two steps: with the model (particles'

@@ -552,6 +552,7 @@ mod tests {
                 moment: vec![DVec3::ZERO; n],
                 contact_count: vec![0; n],
                 bond_energy: Vec::new(),
+                body_id: Vec::new(),
             })
         }
     }

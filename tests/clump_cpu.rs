@@ -175,3 +175,31 @@ fn a_dimer_slides_down_a_steep_incline_and_rests_on_a_shallow_one() {
     eprintln!("10°: moved {rest:.3e} m");
     assert!(rest.abs() < 1e-6, "{rest}");
 }
+
+/// Frames name each sphere's body: a clump's spheres share their clump's `final.csv`
+/// row, in the `.vtp` frames too (`body_id`, read back by the renderer).
+#[test]
+fn frames_carry_each_spheres_body() {
+    let mut text = format!(
+        "[simulation]\ndt = 1e-6\nsteps = 10\n[contact]\nlaw = \"hertz\"\n{MATERIAL}{}\
+         [[particle]]\nposition = [0.0, 0.0, 0.1]\nradius = 1e-3\nmaterial = \"glass\"\n",
+        shapes()
+    );
+    text.push_str("[[clump]]\ntype = \"trimer\"\nposition = [0.0, 0.0, 0.0]\n");
+    text.push_str("[[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.05]\n");
+    let mut b = CpuBackend::new(&parse_scene(&text).unwrap()).unwrap();
+    let frame = b.frame().unwrap();
+    assert_eq!(frame.body_id, [0, 1, 1, 1, 2, 2]);
+    assert_eq!(
+        b.particles().unwrap().len(),
+        3,
+        "one final.csv row per body"
+    );
+    let dir = std::env::temp_dir().join(format!("varidem-clump-vtp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("f.vtp");
+    varidem::io::vtk_writer::write_vtp(&path, &frame, &[]).unwrap();
+    let back = varidem::io::vtk_reader::ParticleFrame::from_vtp(&path).unwrap();
+    assert_eq!(back.body_id, [0, 1, 1, 1, 2, 2]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

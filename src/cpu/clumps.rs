@@ -243,6 +243,17 @@ impl Bodies {
         Ok(moved)
     }
 
+    /// The output body of every particle (`Frame::body_id`): the free particles their
+    /// own id, a clump's spheres `free + body`.
+    pub(in crate::cpu) fn sphere_bodies(&self, free: usize) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..free as u32).collect();
+        for (b, &kind) in self.kind.iter().enumerate() {
+            let count = self.types[kind as usize].spheres.len();
+            ids.extend(std::iter::repeat((free + b) as u32).take(count));
+        }
+        ids
+    }
+
     /// Undoes the current step.
     pub(in crate::cpu) fn restore(&mut self) {
         self.state.clone_from(&self.saved);

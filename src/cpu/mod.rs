@@ -619,6 +619,10 @@ impl Backend for CpuBackend {
             moment: f.iter().map(|f| f.moment).collect(),
             contact_count: self.contact_counts(),
             bond_energy: self.bond_energies(),
+            body_id: self
+                .bodies
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.sphere_bodies(self.free)),
         })
     }
 }

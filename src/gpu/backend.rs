@@ -275,6 +275,7 @@ impl Backend for GpuBackend {
             moment,
             contact_count,
             bond_energy,
+            body_id: Vec::new(),
         })
     }
 }

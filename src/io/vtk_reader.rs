@@ -326,6 +326,8 @@ pub struct ParticleFrame {
     pub angular_velocity: Vec<DVec3>,
     /// Particle ids.
     pub id: Vec<u32>,
+    /// Each sphere's body (`body_id`; its id when the frame has none).
+    pub body_id: Vec<u32>,
     /// Total forces (N): only in `.vtp` frames.
     pub force: Option<Vec<DVec3>>,
     /// Contact counts: only in `.vtp` frames.
@@ -382,6 +384,10 @@ impl ParticleFrame {
             Some(_) => ints(need("id", 1)?),
             None => (0..n).map(|i| i as u32).collect(),
         };
+        let body_id = match file.point_array("body_id") {
+            Some(_) => ints(need("body_id", 1)?),
+            None => id.clone(),
+        };
         Ok(Self {
             step: file.step_time.map_or(0, |(s, _)| s),
             time: file.step_time.map(|(_, t)| t),
@@ -391,6 +397,7 @@ impl ParticleFrame {
             velocity,
             angular_velocity,
             id,
+            body_id,
             force,
             contact_count,
         })
@@ -510,6 +517,7 @@ fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
         frame.angular_velocity.push(r.angular_velocity);
         frame.radius.push(r_i);
         frame.id.push(r.id);
+        frame.body_id.push(r.id);
     }
     Ok(frame)
 }

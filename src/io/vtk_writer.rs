@@ -18,7 +18,7 @@
 //! * `Lines`: one line cell `i j` per bond (cells `N..N+B`, in bond order);
 //! * point data: `radius`, `velocity` (3), `angular_velocity` (3, spatial Ω),
 //!   `rotation` (3, the Rodrigues vector α), `force` (3), `moment` (3, spatial),
-//!   all `Float64`, and `contact_count`, `material_id` (index into the scene's `[[material]]`s, 0 without any) and `id`, `Int32`;
+//!   all `Float64`, and `contact_count`, `material_id` (index into the scene's `[[material]]`s, 0 without any), `id` and `body_id` (the sphere's body: its own id for a particle, its clump's `final.csv` row for a clump's sphere), `Int32`;
 //! * cell data (over the vertex cells, then the line cells, as VTK orders them):
 //!   `strain_energy` (`Float64`, `U^m + U^a + U^s` of the bond; 0 on vertex cells) and
 //!   `bond_id` (`Int32`; −1 on vertex cells).
@@ -238,6 +238,13 @@ pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()>
     data_array(&mut x, "material_id", 1, &Values::I32(&material));
     let ids: Vec<i32> = (0..n).map(index_i32).collect();
     data_array(&mut x, "id", 1, &Values::I32(&ids));
+    // The body of each sphere (a clump's spheres share their clump's row in final.csv).
+    let bodies: Vec<i32> = if frame.body_id.len() == n {
+        frame.body_id.iter().map(|&b| b as i32).collect()
+    } else {
+        ids.clone()
+    };
+    data_array(&mut x, "body_id", 1, &Values::I32(&bodies));
     x.push_str("      </PointData>\n");
 
     // Cell data: the N vertex cells come first, then the bond lines.

@@ -45,6 +45,9 @@ pub enum ColorField {
     Force,
     /// Particle id.
     Id,
+    /// The sphere's body (a clump's spheres share it).
+    #[value(name = "body_id", alias = "body-id")]
+    BodyId,
     /// Position x (m).
     X,
     /// Position y (m).
@@ -63,6 +66,7 @@ impl ColorField {
             Self::ContactCount => "contact_count",
             Self::Force => "force",
             Self::Id => "id",
+            Self::BodyId => "body_id",
             Self::X => "x",
             Self::Y => "y",
             Self::Z => "z",
@@ -101,6 +105,7 @@ pub fn field_values(frame: &ParticleFrame, field: ColorField) -> Result<Vec<f64>
             .map(|f| f.length())
             .collect(),
         ColorField::Id => frame.id.iter().map(|&i| f64::from(i)).collect(),
+        ColorField::BodyId => frame.body_id.iter().map(|&i| f64::from(i)).collect(),
         ColorField::X => frame.position.iter().map(|p| p.x).collect(),
         ColorField::Y => frame.position.iter().map(|p| p.y).collect(),
         ColorField::Z => frame.position.iter().map(|p| p.z).collect(),
