@@ -11,6 +11,7 @@
 //! varidem info                      # CPU threads and GPU adapters with their limits
 //! varidem bench [SCENE] [--n N] [--steps S] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
 //!                                   # timed steps: particle-steps/s and bond-steps/s
+//!                                   # (with clumps also body-steps/s and sphere-steps/s)
 //! varidem plot DIR [--out-dir OUT]  # OUT (default DIR/plots)/energy.png and momentum.png
 //! varidem render DIR [--step N] [--out FILE] [--color FIELD] [--view auto|x|y|z|iso]
 //!                [--width W] [--height H] [--adapter NAME]
@@ -550,6 +551,14 @@ fn bench_command(
     println!("wall time: {seconds:.6} s");
     println!("particle-steps/s: {:.2e}", rate(particles));
     println!("bond-steps/s: {:.2e}", rate(bonds));
+    if !scene.model.clumps.is_empty() {
+        // Particle-steps count spheres (a clump's included); bodies are the particles
+        // and the clumps.
+        let bodies = scene.model.particles.len() + scene.model.clumps.len();
+        println!("bodies: {bodies}");
+        println!("body-steps/s: {:.2e}", rate(bodies));
+        println!("sphere-steps/s: {:.2e}", rate(particles));
+    }
     if scene.model.contact.is_some() {
         let frame = backend.frame()?;
         let touching: u64 = frame.contact_count.iter().map(|&c| u64::from(c)).sum();
