@@ -187,9 +187,33 @@ fn frames_carry_each_spheres_body() {
     );
     text.push_str("[[clump]]\ntype = \"trimer\"\nposition = [0.0, 0.0, 0.0]\n");
     text.push_str("[[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.05]\n");
+    let text = text.replace(
+        "type = \"dimer\"\nposition = [0.0, 0.0, 0.05]\n",
+        "type = \"dimer\"\nposition = [0.0, 0.0, 0.05]\nvelocity = [1.0, 0.0, 0.0]\n\
+         angular_velocity = [0.0, 0.0, 10.0]\n",
+    );
     let mut b = CpuBackend::new(&parse_scene(&text).unwrap()).unwrap();
+    b.advance(3).unwrap();
     let frame = b.frame().unwrap();
     assert_eq!(frame.body_id, [0, 1, 1, 1, 2, 2]);
+    // The dimer's spheres move with it: v + Ω × (x_s − x), spin Ω (no field, no
+    // contact: the body's v and Ω are unchanged).
+    let rows = b.particles().unwrap();
+    let (x, v, w) = (rows.position[2], rows.velocity[2], rows.angular_velocity[2]);
+    for s in 4..6 {
+        let p = &frame.particles;
+        let want = v + w.cross(p.position[s] - x);
+        assert!(
+            (p.velocity[s] - want).length() < 1e-12,
+            "{s}: {}",
+            p.velocity[s]
+        );
+        assert_eq!(p.angular_velocity[s], w);
+        assert!(
+            p.velocity[s].y.abs() > 1e-3,
+            "the spin shows in the spheres' velocities"
+        );
+    }
     assert_eq!(
         b.particles().unwrap().len(),
         3,

@@ -128,12 +128,14 @@ impl Bodies {
     }
 
     /// `clump_gather`: [`Bodies::gather_loads`], then every body's correct half
-    /// (`integrators::rigid::correct_rigid`) with its new load.
+    /// (`integrators::rigid::correct_rigid`) with its new load, and its spheres'
+    /// velocities and spins set from the body's (the per-particle correct, which holds
+    /// them, zeroed them).
     pub(in crate::cpu) fn gather_correct(
         &mut self,
         kind: IntegratorKind,
         h: f64,
-        p: &Particles,
+        p: &mut Particles,
         forces: &[ParticleForce],
         gravity: DVec3,
     ) {
@@ -145,6 +147,12 @@ impl Bodies {
             let (v, spin) = correct_rigid(kind, h, self.body(b), &t.inertia, s.v, s.omega, f, m);
             self.state[b].v = v;
             self.state[b].omega = spin;
+            let w = angular_velocity(&t.inertia, s.alpha, spin);
+            let first = self.first[b] as usize;
+            for i in first..first + t.spheres.len() {
+                p.velocity[i] = member_velocity(v, w, p.position[i] - s.x);
+                p.angular_velocity[i] = w;
+            }
         }
     }
 

@@ -451,7 +451,7 @@ impl CpuBackend {
             b.gather_correct(
                 self.integrator,
                 self.dt,
-                &self.model.particles,
+                &mut self.model.particles,
                 &f.particles,
                 self.model.gravity,
             );

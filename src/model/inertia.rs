@@ -37,8 +37,11 @@ impl Inertia {
     /// The tensor `j` (body frame), checked: symmetric, positive definite, with
     /// principal moments that a mass distribution can have.
     pub fn new(j: DMat3) -> Result<Self, InertiaError> {
+        // Symmetric to 1e-12 of its scale (checked below), then made exactly so.
+        let given = j;
+        let j = (given + given.transpose()) * 0.5;
         let scale = j.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let sym = (j - j.transpose())
+        let sym = (given - given.transpose())
             .to_cols_array()
             .iter()
             .fold(0.0f64, |m, v| m.max(v.abs()));
