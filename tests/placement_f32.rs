@@ -196,36 +196,41 @@ fn stiff_head_on_in_a_wide_scene_keeps_its_restitution() {
     }
 }
 
-/// A resting, unstrained bonded torus (3 m across, 80 particles, no gravity): the
-/// force on it is the bond laws' response to the rounding of its coordinates. At
-/// every offset it stays at the rounding level of the torus's own size (at most 2×
-/// that at the origin), not of the offset (absolute f32 coordinates gave 0.012 N at
-/// +1000 m against 2.4·10⁻⁵ N at the origin).
-#[test]
-fn resting_torus_stays_unstrained_at_every_offset() {
-    let model = common::torus(false, false);
+/// Checks the resting, unstrained bonded torus (3 m across, 80 particles, no gravity)
+/// placed by `place` at every offset: the force on it is the bond laws' response to
+/// the rounding of its coordinates, and must stay within 2× of that at the origin.
+/// `what` names the placement in messages.
+fn resting_torus_check(test: &str, what: &str, place: fn(&Scene, DVec3) -> Scene) {
     let scene = Scene {
-        model,
+        model: common::torus(false, false),
         ..scene_file("torus-free.toml")
     };
     let mut forces = Vec::new();
     for off in OFFSETS {
-        let s = translated(&scene, DVec3::splat(off));
-        let Some(mut g) = gpu_f32("resting-torus-placement", &s) else {
+        let s = place(&scene, DVec3::splat(off));
+        let Some(mut g) = gpu_f32(test, &s) else {
             return;
         };
         let f = g.frame().unwrap();
         let worst = f.force.iter().map(|f| f.length()).fold(0.0, f64::max);
-        eprintln!("resting torus at +{off} m: max |F| = {worst:.3e} N");
+        eprintln!("resting torus at +{off} m{what}: max |F| = {worst:.3e} N");
         forces.push(worst);
     }
     for (off, f) in OFFSETS.iter().zip(&forces).skip(1) {
         assert!(
             *f <= 2.0 * forces[0].max(1e-7),
-            "resting torus at +{off} m: {f:e} N against {:e} at the origin",
+            "resting torus at +{off} m{what}: {f:e} N against {:e} at the origin",
             forces[0]
         );
     }
+}
+
+/// The resting torus translated: at every offset it stays at the rounding level of
+/// its own size (at most 2× that at the origin), not of the offset (absolute f32
+/// coordinates gave 0.012 N at +1000 m against 2.4·10⁻⁵ N at the origin).
+#[test]
+fn resting_torus_stays_unstrained_at_every_offset() {
+    resting_torus_check("resting-torus-placement", "", translated);
 }
 
 /// The resting torus at +d with a spectator at −5 m ([`with_spectator`]): bond
@@ -233,29 +238,7 @@ fn resting_torus_stays_unstrained_at_every_offset() {
 /// level of the torus's size (within 2× of the origin's) with coordinates of 1000 m.
 #[test]
 fn resting_torus_in_a_wide_scene_stays_unstrained() {
-    let model = common::torus(false, false);
-    let scene = Scene {
-        model,
-        ..scene_file("torus-free.toml")
-    };
-    let mut forces = Vec::new();
-    for off in OFFSETS {
-        let s = with_spectator(&scene, DVec3::splat(off));
-        let Some(mut g) = gpu_f32("resting-torus-wide", &s) else {
-            return;
-        };
-        let f = g.frame().unwrap();
-        let worst = f.force.iter().map(|f| f.length()).fold(0.0, f64::max);
-        eprintln!("resting torus at +{off} m, spectator at −5 m: max |F| = {worst:.3e} N");
-        forces.push(worst);
-    }
-    for (off, f) in OFFSETS.iter().zip(&forces).skip(1) {
-        assert!(
-            *f <= 2.0 * forces[0].max(1e-7),
-            "resting torus at +{off} m with a spectator at −5 m: {f:e} N against {:e}",
-            forces[0]
-        );
-    }
+    resting_torus_check("resting-torus-wide", ", spectator at −5 m", with_spectator);
 }
 
 /// The settling pour of `tests/common/pour.rs` (10³ grains of 5 mm, 1 s) at every

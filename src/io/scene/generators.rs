@@ -1,6 +1,8 @@
 //! The generator sections, `[[ring]]`, `[[block]]` and `[[cloud]]`, checked and turned
 //! into the inputs of the model's generators ([`Ring`], [`Block`], [`Cloud`]).
 
+use glam::DVec3;
+
 use super::checks::{
     amplitude, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive, scene_error,
     seed, sphere_sizes,
@@ -170,28 +172,7 @@ pub(super) fn cloud(
         return clump_cloud(k, c, name, clump_types);
     }
     let material = material_of(&who, c.material.as_deref(), materials, hertz)?;
-    let min = finite_vec(&key("min"), c.min)?;
-    let max = finite_vec(&key("max"), c.max)?;
-    if !(max - min).is_finite() {
-        return Err(scene_error(format!(
-            "{} = {}: the box from min = {} is too large to place spheres in",
-            key("max"),
-            fmt_vec(c.max),
-            fmt_vec(c.min)
-        )));
-    }
-    if (max - min).min_element() < 0.0 {
-        return Err(scene_error(format!(
-            "{} = {}: must be >= min = {} in every component",
-            key("max"),
-            fmt_vec(c.max),
-            fmt_vec(c.min)
-        )));
-    }
-    let count = usize::try_from(c.count)
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| scene_error(format!("{} = {}: must be >= 1", key("count"), c.count)))?;
+    let (min, max, count) = cloud_box(&who, c)?;
     if !(0.0..1.0).contains(&c.radius_jitter) {
         return Err(scene_error(format!(
             "{} = {}: must be >= 0 and < 1",
@@ -231,6 +212,34 @@ pub(super) fn cloud(
     })
 }
 
+/// A cloud's box and count, checked (for sphere and clump clouds alike).
+fn cloud_box(who: &str, c: &CloudSection) -> Result<(DVec3, DVec3, usize)> {
+    let key = |field: &str| format!("{who}.{field}");
+    let min = finite_vec(&key("min"), c.min)?;
+    let max = finite_vec(&key("max"), c.max)?;
+    if !(max - min).is_finite() {
+        return Err(scene_error(format!(
+            "{} = {}: the box from min = {} is too large to place spheres in",
+            key("max"),
+            fmt_vec(c.max),
+            fmt_vec(c.min)
+        )));
+    }
+    if (max - min).min_element() < 0.0 {
+        return Err(scene_error(format!(
+            "{} = {}: must be >= min = {} in every component",
+            key("max"),
+            fmt_vec(c.max),
+            fmt_vec(c.min)
+        )));
+    }
+    let count = usize::try_from(c.count)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| scene_error(format!("{} = {}: must be >= 1", key("count"), c.count)))?;
+    Ok((min, max, count))
+}
+
 /// `[[cloud]]` number `k` with `clump_type = name`: clumps of that type, placed by their
 /// bounding balls; the keys that describe spheres (radius, jitter, density, material,
 /// hold_rotation) belong to the clump type and are refused here.
@@ -252,20 +261,7 @@ fn clump_cloud(k: usize, c: &CloudSection, name: &str, types: &[ClumpType]) -> R
             )));
         }
     }
-    let min = finite_vec(&key("min"), c.min)?;
-    let max = finite_vec(&key("max"), c.max)?;
-    if !(max - min).is_finite() || (max - min).min_element() < 0.0 {
-        return Err(scene_error(format!(
-            "{} = {}: must be >= min = {} in every component, and finite",
-            key("max"),
-            fmt_vec(c.max),
-            fmt_vec(c.min)
-        )));
-    }
-    let count = usize::try_from(c.count)
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| scene_error(format!("{} = {}: must be >= 1", key("count"), c.count)))?;
+    let (min, max, count) = cloud_box(&who, c)?;
     let t = &types[kind as usize];
     Ok(Cloud {
         min,
