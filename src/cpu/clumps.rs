@@ -1,12 +1,7 @@
-//! Clumps on the CPU backend (issue 24): the bodies' state and the three passes that
-//! couple them to their spheres, named after the GPU kernels they will twin
-//! (`docs/gpu-architecture.md`, *Clumps*): `clump_predict` and `clump_pose` (after the
-//! particles' predict) and `clump_gather` (after the force evaluation).
-//!
-//! A clump's spheres are particles appended after the free ones, contiguous per body
-//! in the type's order, flagged [`FLAG_MEMBER`] (and held and rotation-locked, so the
-//! per-particle integrator leaves them to their body). They carry their body's mass,
-//! which the Hertz law's effective mass and damping use; the field acts on the body.
+//! Clumps on the CPU backend (issue 24): the passes that couple bodies
+//! ([`crate::integrators::bodies::Bodies`]) to their spheres, named after the GPU
+//! kernels they twin (`shaders/clumps.wgsl`): `clump_predict` and `clump_pose` (after
+//! the particles' predict) and `clump_gather` (after the force evaluation).
 
 use glam::DVec3;
 
@@ -14,115 +9,28 @@ use crate::backend::StateSnapshot;
 use crate::cpu::contact_sides::{SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
 use crate::error::{Error, Fault, Result};
-use crate::integrators::rigid::{
-    angular_momentum, angular_velocity, correct_rigid, predict_rigid, rotational_energy, spin_of,
-};
-use crate::integrators::{Body, IntegratorKind, Kinematics, StepFault};
-use crate::model::{
-    ClumpType, Model, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION,
-};
+use crate::integrators::bodies::Bodies;
+use crate::integrators::rigid::{angular_velocity, correct_rigid, predict_rigid};
+use crate::integrators::{IntegratorKind, StepFault};
+use crate::math::rodrigues::rotate;
+use crate::model::Particles;
 use crate::neighbor::NeighborList;
 use crate::physics::granular::ContactSide;
-use crate::physics::rigid_body::{gather, member_position, member_velocity};
-
-/// The clumps of a run: their types, state and last loads.
-#[derive(Clone, Debug, Default)]
-pub(in crate::cpu) struct Bodies {
-    /// The clump types.
-    pub types: Vec<ClumpType>,
-    /// Each body's type.
-    pub kind: Vec<u32>,
-    /// Each body's state: centre of mass, velocity, α and the spin variable
-    /// (`integrators::rigid::spin_of`: π for a full tensor, Ω for a scalar one).
-    pub state: Vec<Kinematics>,
-    /// The state before the current step, restored if it fails.
-    pub saved: Vec<Kinematics>,
-    /// Each body's first sphere (particle id).
-    pub first: Vec<u32>,
-    /// Each body's force and spatial moment about its centre of mass at the last
-    /// evaluation, the field's included.
-    pub load: Vec<(DVec3, DVec3)>,
-}
+use crate::physics::rigid_body::{gather, member_velocity};
 
 impl Bodies {
-    /// Appends every clump's spheres to `model.particles` (posed by its body, moving
-    /// with it) and returns the bodies; the model keeps its clump list.
-    pub(in crate::cpu) fn expand(model: &mut Model) -> Self {
-        let mut b = Self {
-            types: model.clump_types.clone(),
-            ..Self::default()
-        };
-        for c in &model.clumps {
-            let t = &model.clump_types[c.kind as usize];
-            b.kind.push(c.kind);
-            b.first.push(model.particles.len() as u32);
-            b.state.push(Kinematics {
-                x: c.position,
-                v: c.velocity,
-                alpha: c.rotation,
-                omega: spin_of(&t.inertia, c.rotation, c.angular_velocity),
-            });
-            for s in &t.spheres {
-                let x = member_position(c.position, c.rotation, s.offset);
-                let mut p = Particle::at_rest(x, t.mass, s.radius);
-                p.velocity = member_velocity(c.velocity, c.angular_velocity, x - c.position);
-                p.rotation = c.rotation;
-                p.angular_velocity = c.angular_velocity;
-                p.material = t.material;
-                p.hold_position = true;
-                p.hold_rotation = true;
-                let id = model.particles.push(p) as usize;
-                // push() zeroes a held particle's velocities; a sphere moves with its body.
-                model.particles.velocity[id] =
-                    member_velocity(c.velocity, c.angular_velocity, x - c.position);
-                model.particles.angular_velocity[id] = c.angular_velocity;
-                model.particles.flags[id] |= FLAG_MEMBER | FLAG_HELD | FLAG_NO_ROTATION;
-            }
-        }
-        b.saved = b.state.clone();
-        b.load = vec![(DVec3::ZERO, DVec3::ZERO); b.state.len()];
-        b
-    }
-
-    /// The rigid body of every particle for the neighbour list: free particles their
-    /// own id, a clump's spheres `n + body` (never listed with each other).
-    pub(in crate::cpu) fn body_ids(&self, n: usize) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..n as u32).collect();
-        for (b, (&first, &kind)) in self.first.iter().zip(&self.kind).enumerate() {
-            let count = self.types[kind as usize].spheres.len();
-            for id in &mut ids[first as usize..first as usize + count] {
-                *id = (n + b) as u32;
-            }
-        }
-        ids
-    }
-
-    fn body(&self, b: usize) -> Body {
-        let t = &self.types[self.kind[b] as usize];
-        Body {
-            mass: t.mass,
-            inertia: 1.0,
-            held: false,
-            fixed_rotation: false,
-        }
-    }
-
     /// `clump_gather` without the correct half: every body's load from its spheres'
     /// forces (in the type's order) and the field on its mass.
-    pub(in crate::cpu) fn gather_loads(
-        &mut self,
-        p: &Particles,
-        forces: &[ParticleForce],
-        gravity: DVec3,
-    ) {
+    pub(in crate::cpu) fn gather_loads(&mut self, forces: &[ParticleForce], gravity: DVec3) {
         for b in 0..self.state.len() {
             let t = &self.types[self.kind[b] as usize];
             let first = self.first[b] as usize;
-            let x = self.state[b].x;
-            let (f, m) = gather(
-                (first..first + t.spheres.len())
-                    .map(|i| (p.position[i] - x, forces[i].force, forces[i].moment)),
-            );
+            let alpha = self.state[b].alpha;
+            // Each sphere's lever R(α)ρ, as clump_pose placed it.
+            let (f, m) = gather(t.spheres.iter().enumerate().map(|(l, s)| {
+                let i = first + l;
+                (rotate(alpha, s.offset), forces[i].force, forces[i].moment)
+            }));
             self.load[b] = (f + t.mass * gravity, m);
         }
     }
@@ -139,7 +47,7 @@ impl Bodies {
         forces: &[ParticleForce],
         gravity: DVec3,
     ) {
-        self.gather_loads(p, forces, gravity);
+        self.gather_loads(forces, gravity);
         for b in 0..self.state.len() {
             let t = &self.types[self.kind[b] as usize];
             let s = self.state[b];
@@ -149,8 +57,9 @@ impl Bodies {
             self.state[b].omega = spin;
             let w = angular_velocity(&t.inertia, s.alpha, spin);
             let first = self.first[b] as usize;
-            for i in first..first + t.spheres.len() {
-                p.velocity[i] = member_velocity(v, w, p.position[i] - s.x);
+            for (l, sphere) in t.spheres.iter().enumerate() {
+                let i = first + l;
+                p.velocity[i] = member_velocity(v, w, rotate(s.alpha, sphere.offset));
                 p.angular_velocity[i] = w;
             }
         }
@@ -221,18 +130,19 @@ impl Bodies {
             let first = self.first[b] as usize;
             for (l, s) in t.spheres.iter().enumerate() {
                 let i = first + l;
-                let x = member_position(k.x, k.alpha, s.offset);
-                let turn = (x - k.x) - (p.position[i] - old.x);
-                let dx = dx_body + turn;
+                // The lever R(α)ρ and its turn over the step, R(α_{k+1})ρ − R(α_k)ρ.
+                let lever = rotate(k.alpha, s.offset);
+                let dx = dx_body + (lever - rotate(old.alpha, s.offset));
+                let x = k.x + lever;
                 p.position[i] = x;
-                p.velocity[i] = member_velocity(k.v, w_half, x - k.x);
+                p.velocity[i] = member_velocity(k.v, w_half, lever);
                 p.rotation[i] = k.alpha;
                 p.angular_velocity[i] = w_half;
                 if let Some(side) = sides.side.get_mut(i) {
                     *side = SideScratch {
                         side: ContactSide {
                             x,
-                            v: member_velocity(v_end, w_end, x - k.x),
+                            v: member_velocity(v_end, w_end, lever),
                             r: s.radius,
                             dx,
                             dalpha,
@@ -249,56 +159,6 @@ impl Bodies {
             }
         }
         Ok(moved)
-    }
-
-    /// The output body of every particle (`Frame::body_id`): the free particles their
-    /// own id, a clump's spheres `free + body`.
-    pub(in crate::cpu) fn sphere_bodies(&self, free: usize) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..free as u32).collect();
-        for (b, &kind) in self.kind.iter().enumerate() {
-            let count = self.types[kind as usize].spheres.len();
-            ids.extend(std::iter::repeat((free + b) as u32).take(count));
-        }
-        ids
-    }
-
-    /// Undoes the current step.
-    pub(in crate::cpu) fn restore(&mut self) {
-        self.state.clone_from(&self.saved);
-    }
-
-    /// Kinetic energies, momenta and field energy of the bodies:
-    /// `(½ m v², ½ π·Ω, m v, x × m v + π, −m g·x)` summed in body order.
-    pub(in crate::cpu) fn kinematic(&self, gravity: DVec3) -> (f64, f64, DVec3, DVec3, f64) {
-        let mut out = (0.0, 0.0, DVec3::ZERO, DVec3::ZERO, 0.0);
-        for (b, s) in self.state.iter().enumerate() {
-            let t = &self.types[self.kind[b] as usize];
-            out.0 += 0.5 * t.mass * s.v.length_squared();
-            out.1 += rotational_energy(&t.inertia, s.alpha, s.omega);
-            out.2 += t.mass * s.v;
-            out.3 += s.x.cross(t.mass * s.v) + angular_momentum(&t.inertia, s.alpha, s.omega);
-            out.4 += -t.mass * gravity.dot(s.x);
-        }
-        out
-    }
-
-    /// The output rows of the bodies (one per clump, after the free particles): centre
-    /// of mass, velocity, α and spatial Ω, with the body's mass, the mean principal
-    /// moment as scalar inertia and the radius of its bounding ball.
-    pub(in crate::cpu) fn rows(&self) -> Particles {
-        let mut out = Particles::default();
-        for (b, s) in self.state.iter().enumerate() {
-            let t = &self.types[self.kind[b] as usize];
-            let j = t.inertia.body;
-            let mut q = Particle::at_rest(s.x, t.mass, t.reach());
-            q.velocity = s.v;
-            q.rotation = s.alpha;
-            q.angular_velocity = angular_velocity(&t.inertia, s.alpha, s.omega);
-            q.inertia = (j.x_axis.x + j.y_axis.y + j.z_axis.z) / 3.0;
-            q.material = t.material;
-            out.push(q);
-        }
-        out
     }
 
     /// A checkpoint of a clump scene: not written yet (the bodies' state needs format

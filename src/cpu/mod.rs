@@ -65,7 +65,7 @@ pub struct CpuBackend {
     /// granular part is the uniform field alone ([`CpuBackend::field_force`]).
     field_only: bool,
     /// The clumps (issue 24), whose spheres are the last particles; `None` without.
-    bodies: Option<clumps::Bodies>,
+    bodies: Option<crate::integrators::bodies::Bodies>,
     /// Particles before the clumps' spheres (every particle without clumps).
     free: usize,
 }
@@ -264,7 +264,7 @@ impl CpuBackend {
                         .into(),
                 ));
             }
-            Some(clumps::Bodies::expand(&mut model))
+            Some(crate::integrators::bodies::Bodies::expand(&mut model))
         };
         let n = model.particles.len();
         let nb = model.bonds.len();
@@ -313,11 +313,7 @@ impl CpuBackend {
         let mut f = std::mem::take(&mut backend.spare_forces);
         backend.evaluate_forces(&mut f, step, true, None, None)?;
         if let Some(b) = &mut backend.bodies {
-            b.gather_loads(
-                &backend.model.particles,
-                &f.particles,
-                backend.model.gravity,
-            );
+            b.gather_loads(&f.particles, backend.model.gravity);
         }
         backend.forces = f;
         backend.spare_forces = ForceState::new(n, nb, &backend.model);

@@ -11,6 +11,7 @@ use crate::math::rodrigues;
 
 pub use crate::model::{IntegratorKind, Trapezoidal};
 
+pub mod bodies;
 pub mod rigid;
 pub mod trapezoidal;
 pub use trapezoidal::{trapezoidal_step, IterateForces};
