@@ -60,6 +60,7 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = rows.first + li;
     let x = get_pos(i);
     let r = radius_of(i);
+    let body_i = body_of(i);
     let c = cell_of(x);
     var list: array<u32, MAX_NEIGHBORS>;
     var n = 0u;
@@ -71,7 +72,7 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let count = min(atomicLoad(&bucket_count[b]), params.bucket_capacity);
                 for (var s = 0u; s < count; s++) {
                     let j = bucket_items[b * params.bucket_capacity + s];
-                    if (j == i) { continue; }
+                    if (j == i || body_of(j) == body_i) { continue; }
                     let d = x - get_pos(j);
                     let reach = max(r + radius_of(j), params.nf_cutoff) + params.skin;
                     if (dot(d, d) < reach * reach) {

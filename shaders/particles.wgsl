@@ -97,7 +97,8 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
     }
     let m = mass_of(i);
     let g = gravity();
-    f += m * g;
+    // A clump's sphere: the field acts on its body (clump_gather).
+    if (i < N_FREE) { f += m * g; }
     if ((particle_flags[i] & FLAG_PENDULUM) != 0u) {
         // U = −m a·(x + Rρ₀): moment m (Rρ₀) × a.
         t += m * cross(rotate(get_rot(i), get_pend(i)), g);

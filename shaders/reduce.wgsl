@@ -9,7 +9,10 @@ var<workgroup> scratch: array<array<real, Q_COUNT>, WG>;
 
 fn contributions(i: u32) -> array<real, Q_COUNT> {
     var q: array<real, Q_COUNT>;
-    if (i < params.n_particles) {
+    // A clump's sphere counts its contact energies only: its body's motion and field
+    // energy the host adds (integrators::bodies::Bodies::kinematic; the CPU skips the
+    // spheres in diagnostics::kinematic the same way).
+    if (i < N_FREE) {
         let m = mass_of(i);
         let jj = inertia_of(i);
         let x = get_pos(i);
@@ -26,6 +29,8 @@ fn contributions(i: u32) -> array<real, Q_COUNT> {
             at = x + rotate(get_rot(i), get_pend(i));
         }
         q[Q_FIELD] = -m * dot(gravity(), at);
+    }
+    if (i < params.n_particles) {
         let e = get_energy(i);
         q[Q_CONTACT] = e.x;
         q[Q_WALL] = e.y;

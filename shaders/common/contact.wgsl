@@ -162,7 +162,21 @@ fn side_from(x: vec3<real>, r: real, s: Motion) -> Side {
 // The side of particle i at position x with radius r and mass m (already loaded by the
 // caller), from its state arrays: each is read once.
 fn side_at(i: u32, x: vec3<real>, r: real, m: real, flags: u32) -> Side {
+    if (posed_member(i)) {
+        let o = member_side_at(i);
+        return Side(x, body[o].xyz, r, body[o + 1u].xyz, body[o + 2u].xyz);
+    }
     return side_from(x, r, motion_of(get_vel(i), get_omega(i), get_force(i), m, flags));
+}
+
+// A clump's sphere after the set-up evaluation: its contact side (end-of-step velocity,
+// Δx, Δα) and end-of-step spin (in the three w) are its body's, which clump_pose wrote
+// at member_side_at(i) (shaders/clumps.wgsl; the CPU's cpu::clumps::predict_pose).
+fn posed_member(i: u32) -> bool { return i >= N_FREE && (params.flags & PARAM_FIRST) == 0u; }
+fn member_side_at(i: u32) -> u32 { return O_MEMBER_SIDE + 3u * select(0u, i - N_FREE, i >= N_FREE); }
+fn member_spin(i: u32) -> vec3<real> {
+    let o = member_side_at(i);
+    return vec3<real>(body[o].w, body[o + 1u].w, body[o + 2u].w);
 }
 
 struct NearResult {
@@ -393,7 +407,8 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         set_wall_s(li * nw + w, new_s);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
-        let om = end_omega(i, get_omega(i), flags_i);
+        var om = end_omega(i, get_omega(i), flags_i);
+        if (posed_member(i)) { om = member_spin(i); }
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
         f += (-params.drag_c) * (side_i.v - vf) + params.magnus * cross(om, side_i.v);
     }

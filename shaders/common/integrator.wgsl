@@ -107,7 +107,8 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
     }
     p.err = NO_ERROR;
     p.removed = false;
-    if ((params.flags & PARAM_DOMAIN) != 0u) {
+    // A clump's sphere is checked by its body (clump_predict), as on the CPU.
+    if ((params.flags & PARAM_DOMAIN) != 0u && (flags & FLAG_MEMBER) == 0u) {
         let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
         let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
         if (!(all(p.x >= lo) && all(p.x <= hi))) {

@@ -376,6 +376,13 @@ fn raise(code: u32, index: u32) {
     atomicMin(&status[STATUS_FIRST_INDEX + code], index);
 }
 
+// The rigid body of particle i for the neighbour list (NeighborList::body): itself, or
+// for a clump's sphere n + its body, so that no two spheres of one clump are listed.
+fn body_of(i: u32) -> u32 {
+    if (i < N_FREE) { return i; }
+    return params.n_particles + particle_flags[O_MEMBER_BODY + i - N_FREE];
+}
+
 fn is_removed(i: u32) -> bool { return (particle_flags[i] & FLAG_REMOVED) != 0u; }
 
 fn failed() -> bool { return atomicLoad(&status[STATUS_ERROR]) != 0u; }

@@ -121,6 +121,11 @@ impl Backend for GpuBackend {
     /// particle: x's, then v's and Ω's) and the device's own positions (which the
     /// absolute ones, `x − c + O`, do not round back to).
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
+        if self.bodies.is_some() {
+            return Err(Error::Backend(
+                "checkpoints of scenes with clumps are not supported yet (issue 24)".into(),
+            ));
+        }
         // One read-back gives both the absolute positions and the device's own.
         let device = self.read_field(Field::Pos)?;
         let position_kahan = self.position_kahan()?;
@@ -209,24 +214,32 @@ impl Backend for GpuBackend {
         let vec = |slot: u32| DVec3::new(at(slot), at(slot + 1), at(slot + 2));
         let momentum = vec(contract::Q_MOMENTUM);
         let (o, g) = (self.origin, self.model.gravity);
+        // The reduction skips clump spheres: their bodies count here, in absolute
+        // coordinates (the CPU adds them the same way).
+        let free = self.sections.free as usize;
+        let (k, r, p, l, f) = self
+            .read_bodies()?
+            .map_or((0.0, 0.0, DVec3::ZERO, DVec3::ZERO, 0.0), |b| {
+                b.kinematic(g)
+            });
         Ok(Diagnostics {
             step: self.steps,
             time: self.time(),
-            e_kin: at(contract::Q_E_KIN),
-            e_rot: at(contract::Q_E_ROT),
-            momentum,
+            e_kin: at(contract::Q_E_KIN) + k,
+            e_rot: at(contract::Q_E_ROT) + r,
+            momentum: momentum + p,
             angular_momentum: placement::absolute_angular_momentum(
                 vec(contract::Q_ANGULAR_MOMENTUM),
                 momentum,
                 o,
-            ),
+            ) + l,
             potentials: Potentials {
                 field: placement::absolute_field_energy(
                     at(contract::Q_FIELD),
-                    &self.model.particles.mass,
+                    &self.model.particles.mass[..free],
                     g,
                     o,
-                ),
+                ) + f,
                 contact: at(contract::Q_CONTACT),
                 wall: at(contract::Q_WALL),
                 bend: at(contract::Q_BEND),
@@ -237,22 +250,23 @@ impl Backend for GpuBackend {
         })
     }
 
+    /// One row per body: the free particles, then one per clump (centre of mass,
+    /// velocity, α and spatial Ω).
     fn particles(&mut self) -> Result<Particles> {
-        let mut p = self.model.particles.clone();
-        p.position = self.positions()?;
-        p.velocity = self.read_field(Field::Vel)?;
-        p.rotation = self.read_field(Field::Rot)?;
-        p.angular_velocity = self.read_field(Field::Omega)?;
-        if self.model.domain.is_some_and(|d| d.remove) {
-            p.flags = self.read_flags()?;
+        let mut p = self.spheres()?;
+        let free = self.sections.free as usize;
+        if let Some(b) = self.read_bodies()? {
+            p.truncate(free);
+            p.extend(&b.rows());
         }
         Ok(p)
     }
 
-    /// Reads back the state, forces, moments and bond energies; counts the contacts on
-    /// the host from the read-back positions (a cell grid with no skin).
+    /// Reads back the state (every sphere of every clump), forces, moments and bond
+    /// energies; counts the contacts on the host from the read-back positions (a cell
+    /// grid with no skin).
     fn frame(&mut self) -> Result<Frame> {
-        let particles = self.particles()?;
+        let particles = self.spheres()?;
         let (force, moment) = self.forces()?;
         let bond_energy = self.bond_energies()?;
         let contact_count = if self.contact {
@@ -275,7 +289,25 @@ impl Backend for GpuBackend {
             moment,
             contact_count,
             bond_energy,
-            body_id: Vec::new(),
+            body_id: self
+                .bodies
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.sphere_bodies(self.sections.free as usize)),
         })
+    }
+}
+
+impl GpuBackend {
+    /// Every particle's state, a clump's spheres included.
+    fn spheres(&mut self) -> Result<Particles> {
+        let mut p = self.model.particles.clone();
+        p.position = self.positions()?;
+        p.velocity = self.read_field(Field::Vel)?;
+        p.rotation = self.read_field(Field::Rot)?;
+        p.angular_velocity = self.read_field(Field::Omega)?;
+        if self.model.domain.is_some_and(|d| d.remove) {
+            p.flags = self.read_flags()?;
+        }
+        Ok(p)
     }
 }

@@ -6,6 +6,7 @@ use glam::DVec3;
 
 use super::bind;
 use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
+use super::contract;
 use super::contract::{
     BOND_OUT_STRIDE, INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL,
     INTEGRATOR_VARIATIONAL_EXACT, PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN,
@@ -150,6 +151,10 @@ impl<R: Real> Contents<R> {
                 &flags,
             )));
         }
+        let clumps = ClumpContents::<R>::new(model, plan);
+        body.extend(bytes_of(&clumps.state));
+        // The spheres' contact sides, written by clump_pose before they are read.
+        body.extend(zeros(3 * 4 * u64::from(n - sections.free) * rs));
         let mut vecs = [bytes_of(&flat::<R>(&p.rotation)), zeros(n3)].concat();
         if plan.needs.pendulum {
             vecs.extend(bytes_of(&flat::<R>(&p.pendulum_offset)));
@@ -175,12 +180,20 @@ impl<R: Real> Contents<R> {
         let particle_flags: Vec<u8> = [
             bytemuck::cast_slice::<u32, u8>(&p.flags),
             bytemuck::cast_slice(tables.material),
+            bytemuck::cast_slice(&clumps.info),
+            bytemuck::cast_slice(&clumps.member_body),
         ]
         .concat();
+        debug_assert_eq!(
+            particle_flags.len() as u64,
+            u64::from(sections.flags_len) * 4
+        );
         let table_bytes: Vec<u8> = [
             bytemuck::cast_slice::<PairRecord<R>, u8>(&tables.pair_records),
             bytemuck::cast_slice(&tables.walls),
             bytemuck::cast_slice(&tables.kinds),
+            bytemuck::cast_slice(&clumps.types),
+            bytemuck::cast_slice(&clumps.member_offset),
         ]
         .concat();
         debug_assert_eq!(
@@ -460,6 +473,84 @@ struct RowBuffer<'a> {
     fill: &'a [u8],
     /// Initial contents of all rows in particle order, instead of `fill`.
     init: Option<&'a [u8]>,
+}
+
+/// The clumps' sections (issue 24; `shaders/clumps.wgsl`): the bodies' initial state
+/// ([`contract::CLUMP_RECORD`] vec4 each, Kahan terms of x the rounding of x to `R`,
+/// the others zero), per body its first sphere, sphere count and type, the types, and
+/// per sphere its body-frame offset and body. Empty without clumps.
+struct ClumpContents<R> {
+    state: Vec<R>,
+    info: Vec<u32>,
+    types: Vec<R>,
+    member_offset: Vec<R>,
+    member_body: Vec<u32>,
+}
+
+impl<R: Real> ClumpContents<R> {
+    /// From the device model (clumps expanded into their spheres, from
+    /// `plan.sections.free` on, and placed at the device origin).
+    fn new(model: &Model, plan: &Plan) -> Self {
+        let mut out = Self {
+            state: Vec::new(),
+            info: Vec::new(),
+            types: Vec::new(),
+            member_offset: Vec::new(),
+            member_body: Vec::new(),
+        };
+        if plan.sections.bodies == 0 {
+            return out;
+        }
+        let mut first = plan.sections.free;
+        for (b, c) in model.clumps.iter().enumerate() {
+            let t = &model.clump_types[c.kind as usize];
+            let spin =
+                crate::integrators::rigid::spin_of(&t.inertia, c.rotation, c.angular_velocity);
+            let cx = position_kahan::<R>(&[c.position], &[])[0];
+            let mut record = [DVec3::ZERO; contract::CLUMP_RECORD as usize];
+            record[contract::CLUMP_X as usize] = c.position;
+            record[contract::CLUMP_CX as usize] = cx;
+            record[contract::CLUMP_V as usize] = c.velocity;
+            record[contract::CLUMP_A as usize] = c.rotation;
+            record[contract::CLUMP_A_OLD as usize] = c.rotation;
+            record[contract::CLUMP_SPIN as usize] = spin;
+            out.state
+                .extend(flat4::<R>(&record, &[0.0; contract::CLUMP_RECORD as usize]));
+            let count = t.spheres.len() as u32;
+            out.info.extend([first, count, c.kind]);
+            for s in &t.spheres {
+                out.member_offset.extend(flat4::<R>(&[s.offset], &[0.0]));
+                out.member_body.push(b as u32);
+            }
+            first += count;
+        }
+        for t in &model.clump_types {
+            let j = t.inertia.body;
+            let i = t.inertia.body_inverse;
+            out.types.extend(
+                [
+                    t.mass,
+                    t.inertia.scalar.unwrap_or(0.0),
+                    t.spheres.len() as f64,
+                    0.0,
+                    j.x_axis.x,
+                    j.y_axis.y,
+                    j.z_axis.z,
+                    j.y_axis.x,
+                    j.z_axis.x,
+                    j.z_axis.y,
+                    i.x_axis.x,
+                    i.y_axis.y,
+                    i.z_axis.z,
+                    i.y_axis.x,
+                    i.z_axis.x,
+                    i.z_axis.y,
+                ]
+                .map(R::from_f64),
+            );
+        }
+        out
+    }
 }
 
 /// The Kahan terms `c` of the device positions `position` (`x − c` is the position):

@@ -4,7 +4,7 @@
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
 use crate::error::Fault;
-use crate::model::{FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
+use crate::model::{FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
 
 /// Status word: steps completed (`step_begin` counts; an error stops the count).
 pub const STATUS_STEP: u32 = 0;
@@ -23,7 +23,7 @@ pub const STATUS_AHEAD: u32 = 5;
 /// raised error `code`.
 pub const STATUS_FIRST_INDEX: u32 = 8;
 /// Number of status words.
-pub const STATUS_WORDS: u32 = 16;
+pub const STATUS_WORDS: u32 = 20;
 
 /// Kernel error: map (23)'s exact rotation update left its domain.
 pub const ERR_ROTATION_DOMAIN: u32 = 0;
@@ -41,8 +41,11 @@ pub const ERR_NON_FINITE: u32 = 5;
 pub const ERR_CONTACT_OVERFLOW: u32 = 6;
 /// Kernel error: a particle left the domain.
 pub const ERR_LEFT_DOMAIN: u32 = 7;
+/// Kernel error: Newton's iteration for a clump's map-(23) rotation increment did not
+/// converge (the index is the body's).
+pub const ERR_NO_CONVERGENCE: u32 = 8;
 /// Number of kernel error codes (the status words hold the first index of each).
-pub const ERR_COUNT: u32 = 8;
+pub const ERR_COUNT: u32 = 9;
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle or bond `index` the
 /// status words record; `bond_ends` names a bond's particles, `max_contacts` is the
@@ -83,6 +86,10 @@ pub fn fault(
         ERR_LEFT_DOMAIN => Fault::LeftDomain {
             particle,
             position: None,
+        },
+        ERR_NO_CONVERGENCE => Fault::RotationNoConvergence {
+            body: particle,
+            residual: None,
         },
         _ => return None,
     })
@@ -135,6 +142,30 @@ pub const BOND_OUT_E_AXIAL: u32 = 10;
 /// `bond_out`: offset of the shear energy `U^s`.
 pub const BOND_OUT_E_SHEAR: u32 = 11;
 
+/// The clumps' state in `body` (section `O_CLUMP`): vec4 per body.
+pub const CLUMP_RECORD: u32 = 10;
+/// Clump record: the centre of mass x.
+pub const CLUMP_X: u32 = 0;
+/// Clump record: x's Kahan term (`f32`).
+pub const CLUMP_CX: u32 = 1;
+/// Clump record: the velocity v.
+pub const CLUMP_V: u32 = 2;
+/// Clump record: v's Kahan term.
+pub const CLUMP_CV: u32 = 3;
+/// Clump record: the attitude α.
+pub const CLUMP_A: u32 = 4;
+/// Clump record: α before the step (`clump_pose` turns the levers by the step).
+pub const CLUMP_A_OLD: u32 = 5;
+/// Clump record: the spin variable (π for a full tensor, Ω for a scalar one,
+/// `integrators::rigid::spin_of`).
+pub const CLUMP_SPIN: u32 = 6;
+/// Clump record: the spin variable's Kahan term.
+pub const CLUMP_CSPIN: u32 = 7;
+/// Clump record: the force of the last evaluation (the field's included).
+pub const CLUMP_F: u32 = 8;
+/// Clump record: the moment about the centre of mass of the last evaluation.
+pub const CLUMP_M: u32 = 9;
+
 /// Reduction slots (`partials` rows and `result`): reals per row.
 pub const Q_COUNT: u32 = 16;
 /// Reduction slot: translational kinetic energy.
@@ -162,6 +193,7 @@ pub const Q_NEAR_FIELD: u32 = 14;
 
 const _: () =
     assert!(BOND_OUT_E_SHEAR < BOND_OUT_STRIDE && BOND_OUT_MOMENT_J + 3 <= BOND_OUT_E_BEND);
+const _: () = assert!(CLUMP_M < CLUMP_RECORD);
 const _: () = assert!(Q_NEAR_FIELD < Q_COUNT && Q_ANGULAR_MOMENTUM + 3 <= Q_FIELD);
 
 // Every error code has its first-index word, after the other status words (checked
@@ -173,7 +205,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 56] = [
+pub const CONSTANTS: [(&str, u32); 69] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -190,11 +222,13 @@ pub const CONSTANTS: [(&str, u32); 56] = [
     ("ERR_NON_FINITE", ERR_NON_FINITE),
     ("ERR_CONTACT_OVERFLOW", ERR_CONTACT_OVERFLOW),
     ("ERR_LEFT_DOMAIN", ERR_LEFT_DOMAIN),
+    ("ERR_NO_CONVERGENCE", ERR_NO_CONVERGENCE),
     ("ERR_COUNT", ERR_COUNT),
     ("FLAG_HELD", FLAG_HELD),
     ("FLAG_PENDULUM", FLAG_PENDULUM),
     ("FLAG_NO_ROTATION", FLAG_NO_ROTATION),
     ("FLAG_REMOVED", FLAG_REMOVED),
+    ("FLAG_MEMBER", FLAG_MEMBER),
     ("PARAM_CONTACT", PARAM_CONTACT),
     ("PARAM_PRINTED_SHEAR", PARAM_PRINTED_SHEAR),
     ("PARAM_HERTZ", PARAM_HERTZ),
@@ -229,6 +263,17 @@ pub const CONSTANTS: [(&str, u32); 56] = [
     ("Q_BEND", Q_BEND),
     ("Q_AXIAL", Q_AXIAL),
     ("Q_SHEAR", Q_SHEAR),
+    ("CLUMP_RECORD", CLUMP_RECORD),
+    ("CLUMP_X", CLUMP_X),
+    ("CLUMP_CX", CLUMP_CX),
+    ("CLUMP_V", CLUMP_V),
+    ("CLUMP_CV", CLUMP_CV),
+    ("CLUMP_A", CLUMP_A),
+    ("CLUMP_A_OLD", CLUMP_A_OLD),
+    ("CLUMP_SPIN", CLUMP_SPIN),
+    ("CLUMP_CSPIN", CLUMP_CSPIN),
+    ("CLUMP_F", CLUMP_F),
+    ("CLUMP_M", CLUMP_M),
     ("Q_NEAR_FIELD", Q_NEAR_FIELD),
 ];
 
@@ -252,11 +297,20 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), CONSTANTS.len());
-        for family in ["STATUS_", "ERR_", "FLAG_", "PARAM_", "INTEGRATOR_", "Q_"] {
+        for family in [
+            "STATUS_",
+            "ERR_",
+            "FLAG_",
+            "PARAM_",
+            "INTEGRATOR_",
+            "Q_",
+            "CLUMP_",
+        ] {
             let mut v: Vec<u32> = CONSTANTS
                 .iter()
                 .filter(|c| c.0.starts_with(family) && !c.0.ends_with("_WORDS"))
                 .filter(|c| !c.0.ends_with("_COUNT") && c.0 != "STATUS_FIRST_INDEX")
+                .filter(|c| c.0 != "CLUMP_RECORD")
                 .filter(|c| !matches!(c.0, "Q_MOMENTUM" | "Q_ANGULAR_MOMENTUM"))
                 .map(|c| c.1)
                 .collect();

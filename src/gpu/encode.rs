@@ -131,6 +131,10 @@ impl GpuBackend {
             );
         } else {
             self.dispatch_rows(pass, KernelId::ParticleForces);
+            // The bodies' loads from their spheres' forces, and their correct half.
+            if self.sections.bodies > 0 {
+                self.dispatch(pass, KernelId::ClumpGather, groups(self.sections.bodies));
+            }
         }
     }
 
@@ -159,6 +163,16 @@ impl GpuBackend {
             // copy this step's merged contact pass reads.
             let parity = ((step + 1) & 1) as usize;
             self.dispatch_rows_from(pass, KernelId::IntegratePredict, parity * self.rows.len());
+            // The bodies' predict, then their spheres placed (clump steps are never
+            // fused, so this is the only predict path they take).
+            if self.sections.bodies > 0 {
+                self.dispatch(pass, KernelId::ClumpPredict, groups(self.sections.bodies));
+                self.dispatch(
+                    pass,
+                    KernelId::ClumpPose,
+                    groups(self.n - self.sections.free),
+                );
+            }
         }
         self.encode_forces(pass, step, fuse);
     }

@@ -51,11 +51,17 @@ pub enum KernelId {
     ReduceBondPartials,
     /// `reduce_final`.
     ReduceFinal,
+    /// `clump_predict`.
+    ClumpPredict,
+    /// `clump_pose`.
+    ClumpPose,
+    /// `clump_gather`.
+    ClumpGather,
 }
 
 impl KernelId {
     /// Every kernel.
-    pub const ALL: [KernelId; 18] = [
+    pub const ALL: [KernelId; 21] = [
         Self::StepBegin,
         Self::IntegratePredict,
         Self::CommitPos,
@@ -74,6 +80,9 @@ impl KernelId {
         Self::ReducePartials,
         Self::ReduceBondPartials,
         Self::ReduceFinal,
+        Self::ClumpPredict,
+        Self::ClumpPose,
+        Self::ClumpGather,
     ];
 
     /// Its WGSL entry point.
@@ -97,12 +106,23 @@ impl KernelId {
             Self::ReducePartials => "reduce_partials",
             Self::ReduceBondPartials => "reduce_bond_partials",
             Self::ReduceFinal => "reduce_final",
+            Self::ClumpPredict => "clump_predict",
+            Self::ClumpPose => "clump_pose",
+            Self::ClumpGather => "clump_gather",
         }
     }
 
     /// The kernel of WGSL entry point `name`.
     pub fn from_entry_point(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.entry_point() == name)
+    }
+
+    /// A kernel of clump scenes only (`shaders/clumps.wgsl`), compiled only for them.
+    pub fn clumps_only(self) -> bool {
+        matches!(
+            self,
+            Self::ClumpPredict | Self::ClumpPose | Self::ClumpGather
+        )
     }
 
     /// Bound and dispatched once per bond chunk.
@@ -175,7 +195,17 @@ pub(super) fn compile(
     let precision = config.precision;
     let mut kernels = BTreeMap::new();
     let device_limits = ctx.limits();
+    let clumps = config.sections.bodies > 0;
     for file in shaders::KERNEL_FILES {
+        // The clump kernels are compiled for clump scenes only (a pipeline fewer to
+        // build for every other scene).
+        let clump_file = file
+            .entry_points
+            .iter()
+            .any(|ep| KernelId::from_entry_point(ep).is_some_and(KernelId::clumps_only));
+        if clump_file && !clumps {
+            continue;
+        }
         let source = shaders::compose(file.source, config);
         let (module_ir, info) = shaders::validate(&source, precision)
             .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
@@ -335,7 +365,10 @@ pub(super) fn compile(
     }
     // Every dispatch indexes this map: a kernel no shader file defines is an error here,
     // not a panic at its first dispatch.
-    if let Some(missing) = KernelId::ALL.into_iter().find(|k| !kernels.contains_key(k)) {
+    if let Some(missing) = KernelId::ALL
+        .into_iter()
+        .find(|k| !kernels.contains_key(k) && (clumps || !k.clumps_only()))
+    {
         return Err(Error::Backend(format!(
             "no shader file defines kernel {}",
             missing.entry_point()

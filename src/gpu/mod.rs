@@ -23,6 +23,7 @@
 mod backend;
 pub mod bindings;
 mod buffers;
+mod clumps;
 mod contents;
 pub mod context;
 pub mod contract;
@@ -40,6 +41,7 @@ use std::collections::BTreeMap;
 
 use crate::backend::{BackendKind, StateSnapshot};
 use crate::error::{Error, Result};
+use crate::integrators::bodies::Bodies;
 use crate::integrators::IntegratorKind;
 use crate::model::{Model, Scene};
 use bindings as bind;
@@ -123,6 +125,9 @@ pub struct GpuBackend {
     max_contacts: u32,
     max_neighbors: u32,
     steps: u64,
+    /// The clumps (issue 24): their types and, as last read back, their state; their
+    /// spheres are the particles from `sections.free` on. `None` without clumps.
+    bodies: Option<Bodies>,
 }
 
 impl GpuBackend {
@@ -230,7 +235,23 @@ impl GpuBackend {
         kahan: &[f32],
         placement: Option<Placement<'_>>,
     ) -> Result<Self> {
-        model.refuse_clumps("GPU").map_err(Error::Backend)?;
+        let mut model = model;
+        let bodies = if model.clumps.is_empty() {
+            None
+        } else {
+            if model.domain.is_some_and(|d| d.remove) {
+                return Err(Error::Backend(
+                    "[domain] on_exit = \"remove\" is not supported for clumps yet; use \"error\""
+                        .into(),
+                ));
+            }
+            if !kahan.is_empty() || placement.is_some() {
+                return Err(Error::Snapshot(
+                    "checkpoints of scenes with clumps are not supported yet (issue 24)".into(),
+                ));
+            }
+            Some(Bodies::expand(&mut model))
+        };
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
                 "adapter {} has no SHADER_F64 support; use --precision f32",
@@ -248,14 +269,16 @@ impl GpuBackend {
                 "step {step} does not fit the GPU backend's 32-bit step counter"
             ))
         })?;
-        match options.precision {
+        let mut backend = match options.precision {
             Precision::F32 => {
                 Self::build::<f32>(ctx, model, integrator, dt, options, start, kahan, placement)
             }
             Precision::F64 => {
                 Self::build::<f64>(ctx, model, integrator, dt, options, start, kahan, None)
             }
-        }
+        }?;
+        backend.bodies = bodies;
+        Ok(backend)
     }
 
     /// Uploads everything, compiles the kernels and evaluates the forces of the
@@ -365,6 +388,7 @@ impl GpuBackend {
             max_contacts: plan.max_contacts,
             max_neighbors: plan.max_neighbors,
             steps: 0,
+            bodies: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

@@ -147,7 +147,11 @@ impl Paths {
         let contact = model.contact.is_some();
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         let granular = hertz || model.drag.is_some() || model.near_field.is_some();
-        let fuse = !model.domain.is_some_and(|d| d.remove) && options.fused != Some(false);
+        // Clump steps run clump_predict and clump_pose between the predict and the
+        // forces, and clump_gather after them: never fused.
+        let fuse = !model.domain.is_some_and(|d| d.remove)
+            && model.clumps.is_empty()
+            && options.fused != Some(false);
         let hardware = !software;
         let want_merge = options.merge_contacts.unwrap_or(hardware);
         let merged = granular_forces_merge(granular, fuse, bond_chunks, want_merge);

@@ -65,6 +65,9 @@ pub fn to_device(model: &Model, origin: DVec3) -> Model {
     for x in &mut m.particles.position {
         *x -= origin;
     }
+    for c in &mut m.clumps {
+        c.position -= origin;
+    }
     for w in &mut m.walls {
         // The plane n·(x − p) = 0: its point nearest O is O + n·((p − O)·n).
         w.point = w.normal * (w.point - origin).dot(w.normal);

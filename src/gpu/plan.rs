@@ -9,7 +9,7 @@
 //! and writes the same sections. Pure functions, tested here.
 
 use crate::error::{Error, Result};
-use crate::gpu::contract::BOND_OUT_STRIDE;
+use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD};
 use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
 use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
 use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -43,6 +43,12 @@ pub struct SectionNeeds {
     pub walls: u32,
     /// Compact bond kinds (one vec4 each).
     pub bond_kinds: u32,
+    /// Clumps (issue 24): the bodies, whose spheres are the particles from `free` on.
+    pub bodies: u32,
+    /// Particles that are not a clump's sphere (`n` without clumps).
+    pub free: u32,
+    /// Clump types (four vec4 each: mass and scalar moment, J, J⁻¹).
+    pub clump_types: u32,
 }
 
 impl SectionNeeds {
@@ -61,6 +67,9 @@ impl SectionNeeds {
             pair_records,
             walls,
             bond_kinds,
+            bodies: 4,
+            free: n.saturating_sub(8),
+            clump_types: 2,
         }
     }
 }
@@ -116,6 +125,23 @@ pub struct Sections {
     pub motion_da: [u32; 2],
     /// `motion` length (reals).
     pub motion_len: u32,
+    /// `body`: the clumps' state, [`CLUMP_RECORD`] vec4 per body.
+    pub clump_state: u32,
+    /// `body`: the clump spheres' contact sides (end-of-step velocity, Δx, Δα), three
+    /// vec4 per sphere from particle `free` on.
+    pub member_side: u32,
+    /// `tables`: the clump types, four vec4 each.
+    pub clump_types: u32,
+    /// `tables`: each clump sphere's body-frame offset (vec4).
+    pub member_offset: u32,
+    /// `particle_flags`: per body its first sphere, sphere count and type.
+    pub clump_info: u32,
+    /// `particle_flags`: each clump sphere's body.
+    pub member_body: u32,
+    /// Particles that are not a clump's sphere (`N_FREE`).
+    pub free: u32,
+    /// Clumps (`N_BODIES`).
+    pub bodies: u32,
 }
 
 /// Appends sections to one buffer: each starts where the previous ended.
@@ -161,6 +187,12 @@ impl Sections {
         let mva = body.take(w.motion, n);
         let mvb = body.take(w.motion, n);
         let pos_kahan = body.take(w.pos_kahan, n);
+        let bodies = u64::from(w.bodies);
+        // Without bodies every particle is free.
+        let free = if w.bodies > 0 { w.free.min(w.n) } else { w.n };
+        let members = n - u64::from(free);
+        let clump_state = body.take(bodies > 0, u64::from(CLUMP_RECORD) * bodies);
+        let member_side = body.take(members > 0, 3 * members);
         let mut vecs = Cursor(3 * n);
         let moment = vecs.take(true, 3 * n);
         let pendulum = vecs.take(w.pendulum, 3 * n);
@@ -172,9 +204,13 @@ impl Sections {
         let pos_kahan_next = vecs.take(w.pos_kahan && w.pos_next, 3 * n);
         let mut flags = Cursor(n);
         let material = flags.take(w.material, n);
+        let clump_info = flags.take(bodies > 0, 3 * bodies);
+        let member_body = flags.take(members > 0, members);
         let mut tables = Cursor(2 * u64::from(w.pair_records));
         let walls = tables.take(true, 2 * u64::from(w.walls));
         let kinds = tables.take(true, u64::from(w.bond_kinds));
+        let clump_types = tables.take(bodies > 0, 4 * u64::from(w.clump_types));
+        let member_offset = tables.take(members > 0, members);
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -206,6 +242,14 @@ impl Sections {
             motion_dx: [index("motion", dxa)?, index("motion", dxb)?],
             motion_da: [index("motion", daa)?, index("motion", dab)?],
             motion_len: index("motion", motion.0)?,
+            clump_state: b(clump_state)?,
+            member_side: b(member_side)?,
+            clump_types: index("tables", clump_types)?,
+            member_offset: index("tables", member_offset)?,
+            clump_info: index("particle_flags", clump_info)?,
+            member_body: index("particle_flags", member_body)?,
+            free,
+            bodies: w.bodies,
         })
     }
 
@@ -227,6 +271,14 @@ impl Sections {
             ("O_MATERIAL", self.material),
             ("O_WALLS", self.walls),
             ("O_KINDS", self.kinds),
+            ("O_CLUMP", self.clump_state),
+            ("O_MEMBER_SIDE", self.member_side),
+            ("O_CLUMP_TYPES", self.clump_types),
+            ("O_MEMBER_OFFSET", self.member_offset),
+            ("O_CLUMP_INFO", self.clump_info),
+            ("O_MEMBER_BODY", self.member_body),
+            ("N_FREE", self.free),
+            ("N_BODIES", self.bodies),
         ]
         .iter()
         .map(|(name, v)| format!("const {name}: u32 = {v}u;\n"))
@@ -372,6 +424,17 @@ impl Plan {
             pair_records: tables.pair_records,
             walls: tables.walls,
             bond_kinds: tables.bond_kinds,
+            bodies: model.clumps.len() as u32,
+            free: n - model
+                .clumps
+                .iter()
+                .map(|c| model.clump_types[c.kind as usize].spheres.len() as u32)
+                .sum::<u32>(),
+            clump_types: if model.clumps.is_empty() {
+                0
+            } else {
+                model.clump_types.len() as u32
+            },
         };
         let sections = Sections::new(&needs)
             .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
@@ -485,17 +548,25 @@ mod tests {
     #[test]
     fn sections_tile_their_buffers() {
         let s = Sections::new(&all(10)).unwrap();
+        // 4 bodies of 8 spheres (2 each) in all.
         assert_eq!(
-            (s.vel, s.omega, s.force, s.motion_v, s.pos_kahan, s.body_len),
-            (10, 20, 30, [40, 50], 60, 70)
+            (s.vel, s.omega, s.force, s.motion_v, s.pos_kahan),
+            (10, 20, 30, [40, 50], 60)
         );
+        assert_eq!(
+            (s.clump_state, s.member_side, s.body_len),
+            (70, 70 + 40, 70 + 40 + 24)
+        );
+        assert_eq!((s.clump_info, s.member_body), (20, 32));
         assert_eq!(
             (s.moment, s.pendulum, s.ref_pos, s.energy, s.skin, s.pos_next, s.rot_next),
             (30, 60, 90, 120, 150, 153, 183)
         );
         assert_eq!((s.pos_kahan_next, s.vecs_len), (213, 243));
-        assert_eq!((s.material, s.flags_len), (10, 20));
-        assert_eq!((s.walls, s.kinds, s.tables_len), (12, 16, 19));
+        assert_eq!((s.material, s.flags_len), (10, 40));
+        assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
+        assert_eq!((s.member_offset, s.tables_len), (27, 35));
+        assert_eq!((s.free, s.bodies), (2, 4));
         assert_eq!(
             (s.motion_dx, s.motion_da, s.motion_len),
             ([0, 60], [30, 90], 120)
@@ -511,6 +582,7 @@ mod tests {
         assert_eq!(bare.flags_len, 10);
         assert_eq!(bare.motion_len, 0);
         assert_eq!(bare.tables_len, 0);
+        assert_eq!((bare.free, bare.bodies), (10, 0));
     }
 
     #[test]
@@ -524,7 +596,8 @@ mod tests {
         let c = Sections::new(&all(10)).unwrap().wgsl_constants();
         assert!(c.contains("const O_VEL: u32 = 10u;\n"));
         assert!(c.contains("const O_KINDS: u32 = 16u;\n"));
-        assert_eq!(c.lines().count(), 15);
+        assert!(c.contains("const N_BODIES: u32 = 4u;\n"));
+        assert_eq!(c.lines().count(), 23);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than

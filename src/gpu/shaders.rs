@@ -90,7 +90,7 @@ pub struct KernelFile {
 }
 
 /// Every kernel family.
-pub const KERNEL_FILES: [KernelFile; 6] = [
+pub const KERNEL_FILES: [KernelFile; 7] = [
     KernelFile {
         name: "integrate.wgsl",
         source: include_str!("../../shaders/integrate.wgsl"),
@@ -126,6 +126,11 @@ pub const KERNEL_FILES: [KernelFile; 6] = [
         name: "reduce.wgsl",
         source: include_str!("../../shaders/reduce.wgsl"),
         entry_points: &["reduce_partials", "reduce_bond_partials", "reduce_final"],
+    },
+    KernelFile {
+        name: "clumps.wgsl",
+        source: include_str!("../../shaders/clumps.wgsl"),
+        entry_points: &["clump_predict", "clump_pose", "clump_gather"],
     },
 ];
 

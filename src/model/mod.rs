@@ -148,19 +148,6 @@ impl Model {
                 .map(|c| self.clump_types[c.kind as usize].spheres.len())
                 .sum::<usize>()
     }
-
-    /// `Err` naming `backend` when the model has clumps, which it does not run yet
-    /// (issue 24: the CPU backend couples bodies to their spheres; the GPU does not).
-    pub fn refuse_clumps(&self, backend: &str) -> Result<(), String> {
-        if self.clumps.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "the scene has {} clump(s); the {backend} backend does not run clumps yet (issue 24); use --backend cpu",
-                self.clumps.len()
-            ))
-        }
-    }
 }
 
 /// How long to run.
