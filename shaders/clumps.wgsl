@@ -4,7 +4,7 @@
 // of src/integrators/rigid.rs (predict_rigid, correct_rigid, exact_increment,
 // second_order_increment), with the same loops and operations; the spatial tensors
 // R J Rᵀ are applied as rotations of body-frame products here and as matrices there, so
-// f64 results agree to rounding, not bitwise (tests/clump_gpu.rs).
+// f64 results agree to rounding, not bitwise (tests/gpu_clumps.rs).
 //
 // Data (src/gpu/plan.rs Sections, docs/gpu-architecture.md *Clumps*): a body's state is
 // CLUMP_RECORD vec4 at O_CLUMP (slots CLUMP_*); its first sphere, sphere count and type
