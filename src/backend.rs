@@ -126,6 +126,36 @@ pub struct StateSnapshot {
     pub contacts: Option<ContactState>,
     /// Particles removed so far for leaving the domain, ascending.
     pub removed: Vec<u32>,
+    /// The clumps' state (issue 24; empty without clumps), in `[[clump]]` order. Their
+    /// spheres are particles of the arrays above (after the free ones).
+    pub bodies: Vec<BodyState>,
+    /// The `f32` GPU backend's Kahan terms of each body's x, v and spin variable (9 per
+    /// body), and its centre of mass relative to `origin` as on the device (3 per
+    /// body); empty otherwise.
+    pub body_compensation: Vec<f32>,
+    /// See `body_compensation`.
+    pub body_device_position: Vec<f32>,
+}
+
+/// One clump's dynamic state in a [`StateSnapshot`]: its centre of mass, velocity,
+/// attitude, spin variable (`integrators::rigid::spin_of`: the spatial angular
+/// momentum for a full inertia tensor, Ω for a scalar one) and the load of the current
+/// state, which the next predict half uses (stored for the reason the particles'
+/// forces are, [`ContactState`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BodyState {
+    /// Centre of mass (m).
+    pub x: DVec3,
+    /// Its velocity (m/s).
+    pub v: DVec3,
+    /// Rescaled Rodrigues vector of the body frame.
+    pub alpha: DVec3,
+    /// The spin variable.
+    pub spin: DVec3,
+    /// Force of the current state, the field's included (N).
+    pub force: DVec3,
+    /// Spatial moment about the centre of mass (N m).
+    pub moment: DVec3,
 }
 
 /// What a granular (Hertz–Mindlin) step depends on beyond the kinematic state: the
@@ -167,6 +197,18 @@ impl StateSnapshot {
                     "{name} has {len} entries but the model has {n} particles"
                 )));
             }
+        }
+        let (b, bc, bd) = (
+            self.bodies.len(),
+            self.body_compensation.len(),
+            self.body_device_position.len(),
+        );
+        if (bc != 0 && bc != 9 * b) || (bd != 0 && bd != 3 * b) {
+            return Err(Error::Snapshot(format!(
+                "{bc} Kahan terms and {bd} device coordinates for {b} clumps (expected 0 or {} and {})",
+                9 * b,
+                3 * b
+            )));
         }
         let d = self.device_position.len();
         if d != 0 && d != 3 * n {

@@ -111,12 +111,6 @@ pub fn run_with(
     out_dir: &Path,
     options: &OutputOptions,
 ) -> Result<RunSummary> {
-    if options.checkpoint_every.is_some_and(|k| k > 0) && !scene.model.clumps.is_empty() {
-        // Refused before the first step rather than at the first checkpoint.
-        return Err(Error::Backend(
-            "checkpoints of scenes with clumps are not supported yet (issue 24); run without --checkpoint-every".into(),
-        ));
-    }
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     write_run_record(scene, backend, out_dir)?;
     let energy_path = out_dir.join(ENERGY_CSV);

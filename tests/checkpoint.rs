@@ -78,6 +78,47 @@ fn granular() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
+/// 18 clumps (dimers and trimers with full tensors, map 23's Newton increments) thrown
+/// into a walled corner under gravity: the bodies' state, their loads and their
+/// spheres' contact history are what a resume must carry (issue 24).
+fn clumps() -> Scene {
+    let mut text = String::from(
+        "[simulation]\ndt = 4e-6\nsteps = 400\noutput_every = 50\n\
+         integrator = \"variational-exact\"\ngravity = [0.0, 0.0, -9.81]\n\
+         [contact]\nlaw = \"hertz\"\nskin = 2e-4\nmax_contacts = 16\n\
+         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+         restitution = 0.5\nfriction_static = 0.4\n\
+         [[clump_type]]\nname = \"dimer\"\n\
+         spheres = [{ position = [-0.6e-3, 0.0, 0.0], radius = 1e-3 }, \
+                    { position = [0.6e-3, 0.0, 0.0], radius = 0.8e-3 }]\n\
+         [[clump_type]]\nname = \"trimer\"\n\
+         spheres = [{ position = [0.0, 0.0, 0.0], radius = 1e-3 }, \
+                    { position = [1.2e-3, 0.0, 0.0], radius = 0.7e-3 }, \
+                    { position = [0.0, 1.1e-3, 0.3e-3], radius = 0.6e-3 }]\n\
+         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
+         [[wall]]\npoint = [-0.002, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\n",
+    );
+    for k in 0..18 {
+        let (i, j, l) = (k % 3, (k / 3) % 3, k / 9);
+        let kind = if k % 2 == 0 { "dimer" } else { "trimer" };
+        text.push_str(&format!(
+            "[[clump]]\ntype = {kind:?}\nposition = [{}, {}, {}]\n\
+             rotation = [{}, {}, 0.3]\nvelocity = [{}, {}, -1.5]\n\
+             angular_velocity = [{}, 50.0, {}]\n",
+            i as f64 * 3.4e-3,
+            j as f64 * 3.4e-3,
+            2.0e-3 + l as f64 * 3.4e-3,
+            0.1 * k as f64,
+            -0.07 * k as f64,
+            -0.4 + 0.05 * k as f64,
+            0.3 - 0.04 * k as f64,
+            (k % 5) as f64 * 40.0 - 80.0,
+            (k % 3) as f64 * 60.0,
+        ));
+    }
+    varidem::io::parse_scene(&text).unwrap()
+}
+
 fn options(checkpoint_every: Option<u64>) -> OutputOptions {
     OutputOptions {
         vtk: false,
@@ -272,6 +313,22 @@ fn cpu_cluster_resume_is_bitwise() {
     check_restart("cpu cluster", &scene, 200, 400, &cpu_fresh, &cpu_restore);
 }
 
+/// A clump scene resumed at step 200: the bodies' state and loads with the spheres'
+/// contact history make the continuation bitwise (issue 24).
+#[test]
+fn cpu_clump_resume_is_bitwise() {
+    let scene = clumps();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(200).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    assert_eq!(snap.bodies.len(), 18);
+    assert!(
+        a.contact_counts().iter().sum::<u32>() > 0,
+        "the clumps touch at the checkpoint"
+    );
+    check_restart("cpu clumps", &scene, 100, 200, &cpu_fresh, &cpu_restore);
+}
+
 fn gpu_check(test: &str, precision: Precision) {
     let ctx = match precision {
         Precision::F64 => gpu_common::context_f64(test),
@@ -301,7 +358,7 @@ fn gpu_check(test: &str, precision: Precision) {
     let restore = |c: &Checkpoint| -> Box<dyn Backend> {
         assert_eq!(c.state.backend, BackendKind::Gpu);
         assert_eq!(c.state.precision, precision);
-        let n = c.scene.model.particles.len();
+        let n = c.scene.model.sphere_count();
         match precision {
             Precision::F32 => {
                 assert_eq!(c.state.compensation.len(), 9 * n);
@@ -322,6 +379,7 @@ fn gpu_check(test: &str, precision: Precision) {
     check_restart(test, &torus(30), 150, 300, &fresh, &restore);
     check_restart(test, &cluster(), 200, 400, &fresh, &restore);
     check_restart(test, &granular(), 100, 200, &fresh, &restore);
+    check_restart(test, &clumps(), 100, 200, &fresh, &restore);
     // 1000 m from the origin, where f32 coordinates are relative to a device origin
     // (gpu::placement) that the checkpoint carries.
     let far = |mut s: Scene| {
@@ -330,6 +388,7 @@ fn gpu_check(test: &str, precision: Precision) {
     };
     check_restart(test, &far(torus(30)), 150, 300, &fresh, &restore);
     check_restart(test, &far(granular()), 100, 200, &fresh, &restore);
+    check_restart(test, &far(clumps()), 100, 200, &fresh, &restore);
 }
 
 /// A format-2 checkpoint (written by varidem before the device origin, issue 29) still

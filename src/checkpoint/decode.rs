@@ -5,12 +5,12 @@
 
 use super::bytes::{Decoded, Reader};
 use super::Checkpoint;
-use crate::backend::{BackendKind, ContactState, StateSnapshot};
+use crate::backend::{BackendKind, BodyState, ContactState, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, RunLength,
-    Scene, ShearForm, SimulationParams, Wall,
+    Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Domain, Inertia, Interaction,
+    Material, Model, Particles, RunLength, Scene, ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
 use glam::DVec3;
@@ -60,9 +60,10 @@ pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
     let _summary = r.str()?;
     let header = decode_state_header(&mut r)?;
     let simulation = decode_simulation(&mut r)?;
-    let model = decode_model(&mut r)?;
+    let model = decode_model(&mut r, version)?;
     let checkpoint_every = header.checkpoint_every;
-    let state = decode_state_arrays(&mut r, header, model.particles.len(), version)?;
+    let n = model.sphere_count();
+    let state = decode_state_arrays(&mut r, header, n, model.clumps.len(), version)?;
     if r.pos != body.len() {
         return Err(format!(
             "{} unexpected bytes after the data",
@@ -170,7 +171,7 @@ fn decode_simulation(r: &mut Reader<'_>) -> Decoded<SimulationParams> {
 
 /// Model: gravity, shear form, contact law, materials, domain, interactions, drag,
 /// near field, then the particle arrays, bonds and walls.
-fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
+fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     let gravity = r.vec3()?;
     let shear = match r.u8()? {
         0 => ShearForm::Objective,
@@ -323,6 +324,11 @@ fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
             })
         })
         .collect::<Decoded<Vec<Wall>>>()?;
+    let (clump_types, clumps) = if version >= 4 {
+        decode_clumps(r, materials.len())?
+    } else {
+        (Vec::new(), Vec::new())
+    };
     Ok(Model {
         particles,
         bonds,
@@ -335,9 +341,89 @@ fn decode_model(r: &mut Reader<'_>) -> Decoded<Model> {
         drag,
         near_field,
         domain,
-        clump_types: Vec::new(),
-        clumps: Vec::new(),
+        clump_types,
+        clumps,
     })
+}
+
+/// The clump types and clumps of a format-4 model, checked as the scene loader checks
+/// them (positive radii and mass, finite values, a valid inertia tensor, known types
+/// and materials).
+fn decode_clumps(r: &mut Reader<'_>, materials: usize) -> Decoded<(Vec<ClumpType>, Vec<Clump>)> {
+    let nt = r.count("clump types", 4 + 4 + 24 + 4 + 8 + 72)?;
+    let mut types = Vec::with_capacity(nt);
+    for k in 0..nt {
+        let name = r.str()?;
+        let ns = r.count("clump spheres", 32)?;
+        let spheres = (0..ns)
+            .map(|_| {
+                Ok(ClumpSphere {
+                    offset: r.vec3()?,
+                    radius: r.f64()?,
+                })
+            })
+            .collect::<Decoded<Vec<ClumpSphere>>>()?;
+        let centroid = r.vec3()?;
+        let material = r.u32()?;
+        let mass = r.f64()?;
+        let mut cols = [0.0; 9];
+        for v in &mut cols {
+            *v = r.f64()?;
+        }
+        let body = glam::DMat3::from_cols_array(&cols);
+        let bad = |what: String| format!("clump type {k} ({name}): {what}");
+        if spheres.is_empty() {
+            return Err(bad("no spheres".into()));
+        }
+        if let Some(s) = spheres
+            .iter()
+            .find(|s| !(s.offset.is_finite() && s.radius.is_finite() && s.radius > 0.0))
+        {
+            return Err(bad(format!(
+                "sphere at {} of radius {}",
+                s.offset, s.radius
+            )));
+        }
+        if !(mass.is_finite() && mass > 0.0) || !centroid.is_finite() {
+            return Err(bad(format!("mass {mass}, centre of mass {centroid}")));
+        }
+        if materials > 0 && material as usize >= materials {
+            return Err(bad(format!(
+                "material {material}, but there are {materials}"
+            )));
+        }
+        let inertia = Inertia::new(body).map_err(|e| bad(format!("inertia: {e}")))?;
+        types.push(ClumpType {
+            name,
+            spheres,
+            centroid,
+            material,
+            mass,
+            inertia,
+        });
+    }
+    let nc = r.count("clumps", 4 + 4 * 24)?;
+    let mut clumps = Vec::with_capacity(nc);
+    for k in 0..nc {
+        let c = Clump {
+            kind: r.u32()?,
+            position: r.vec3()?,
+            rotation: r.vec3()?,
+            velocity: r.vec3()?,
+            angular_velocity: r.vec3()?,
+        };
+        if c.kind as usize >= nt {
+            return Err(format!("clump {k} has type {}, but there are {nt}", c.kind));
+        }
+        if ![c.position, c.rotation, c.velocity, c.angular_velocity]
+            .iter()
+            .all(|v| v.is_finite())
+        {
+            return Err(format!("clump {k}'s initial state is not finite"));
+        }
+        clumps.push(c);
+    }
+    Ok((types, clumps))
 }
 
 /// Snapshot arrays of the `n` particles of the model in format `version`; with
@@ -346,6 +432,7 @@ fn decode_state_arrays(
     r: &mut Reader<'_>,
     header: StateHeader,
     n: usize,
+    n_bodies: usize,
     version: u32,
 ) -> Decoded<StateSnapshot> {
     let StateHeader {
@@ -421,6 +508,47 @@ fn decode_state_arrays(
         }
         c => return Err(format!("contact-state flag {c}")),
     };
+    let (bodies, body_compensation, body_device_position) = if version >= 4 {
+        let nb = r.count("clump states", 6 * 24)?;
+        if nb != n_bodies {
+            return Err(format!(
+                "the state has {nb} clumps but the scene has {n_bodies}"
+            ));
+        }
+        let bodies = (0..nb)
+            .map(|_| {
+                Ok(BodyState {
+                    x: r.vec3()?,
+                    v: r.vec3()?,
+                    alpha: r.vec3()?,
+                    spin: r.vec3()?,
+                    force: r.vec3()?,
+                    moment: r.vec3()?,
+                })
+            })
+            .collect::<Decoded<Vec<BodyState>>>()?;
+        let mut terms = [Vec::new(), Vec::new()];
+        for (what, t) in ["clump Kahan terms", "clump device coordinates"]
+            .into_iter()
+            .zip(&mut terms)
+        {
+            let nt = r.count(what, 4)?;
+            *t = (0..nt)
+                .map(|_| r.u32().map(f32::from_bits))
+                .collect::<Decoded<Vec<f32>>>()?;
+        }
+        let [c, d] = terms;
+        (bodies, c, d)
+    } else {
+        (Vec::new(), Vec::new(), Vec::new())
+    };
+    if let Some(k) = bodies.iter().position(|b| {
+        ![b.x, b.v, b.alpha, b.spin, b.force, b.moment]
+            .iter()
+            .all(|v| v.is_finite())
+    }) {
+        return Err(format!("clump {k}'s state is not finite"));
+    }
     let state = StateSnapshot {
         contacts,
         removed,
@@ -437,6 +565,9 @@ fn decode_state_arrays(
         compensation,
         origin,
         device_position,
+        bodies,
+        body_compensation,
+        body_device_position,
     };
     state.check_len(n).map_err(|e| e.to_string())?;
     Ok(state)

@@ -4,12 +4,12 @@
 //! error here until the format (and `FORMAT_VERSION`) accounts for it.
 
 use super::bytes::Writer;
-use crate::backend::{BackendKind, StateSnapshot};
+use crate::backend::{BackendKind, BodyState, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Material, Model, Particles, RunLength, ShearForm,
-    SimulationParams, Wall,
+    Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Material, Model, Particles,
+    RunLength, ShearForm, SimulationParams, Wall,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -58,6 +58,9 @@ pub(super) fn encode_state_header(
         device_position: _,
         contacts: _,
         removed: _,
+        bodies: _,
+        body_compensation: _,
+        body_device_position: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -113,13 +116,9 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         drag,
         near_field,
         domain,
-        // Clumps enter the format with the backends that run them (issue 24); until
-        // then no backend accepts a model with clumps (`Model::refuse_clumps`), so no
-        // checkpoint is taken of one.
-        clump_types: _,
-        clumps: _,
+        clump_types,
+        clumps,
     } = m;
-    debug_assert!(m.clumps.is_empty() && m.clump_types.is_empty());
     w.vec3(*gravity);
     w.u8(match shear {
         ShearForm::Objective => 0,
@@ -288,6 +287,44 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         w.f64(*stiffness);
         w.opt_u32(*material);
     }
+    // Since version 4: the clump types and the clumps at step 0.
+    w.len(clump_types.len());
+    for t in clump_types {
+        let ClumpType {
+            name,
+            spheres,
+            centroid,
+            material,
+            mass,
+            inertia,
+        } = t;
+        w.str(name);
+        w.len(spheres.len());
+        for ClumpSphere { offset, radius } in spheres {
+            w.vec3(*offset);
+            w.f64(*radius);
+        }
+        w.vec3(*centroid);
+        w.u32(*material);
+        w.f64(*mass);
+        // The body-frame tensor; its inverse and scalar form are recomputed from it
+        // (Inertia::new, deterministic).
+        inertia.body.to_cols_array().iter().for_each(|v| w.f64(*v));
+    }
+    w.len(clumps.len());
+    for c in clumps {
+        let Clump {
+            kind,
+            position,
+            rotation,
+            velocity,
+            angular_velocity,
+        } = c;
+        w.u32(*kind);
+        for v in [position, rotation, velocity, angular_velocity] {
+            w.vec3(*v);
+        }
+    }
 }
 
 pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
@@ -318,5 +355,24 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
             c.moment.iter().for_each(|v| w.vec3(*v));
             c.energy.iter().flatten().for_each(|v| w.f64(*v));
         }
+    }
+    // Since version 4: the clumps' state.
+    w.len(s.bodies.len());
+    for b in &s.bodies {
+        let BodyState {
+            x,
+            v,
+            alpha,
+            spin,
+            force,
+            moment,
+        } = b;
+        for q in [x, v, alpha, spin, force, moment] {
+            w.vec3(*q);
+        }
+    }
+    for terms in [&s.body_compensation, &s.body_device_position] {
+        w.len(terms.len());
+        terms.iter().for_each(|c| w.u32(c.to_bits()));
     }
 }

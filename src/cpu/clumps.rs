@@ -5,13 +5,13 @@
 
 use glam::DVec3;
 
-use crate::backend::StateSnapshot;
+use crate::backend::BodyState;
 use crate::cpu::contact_sides::{SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
 use crate::error::{Error, Fault, Result};
 use crate::integrators::bodies::Bodies;
 use crate::integrators::rigid::{angular_velocity, correct_rigid, predict_rigid};
-use crate::integrators::{IntegratorKind, StepFault};
+use crate::integrators::{IntegratorKind, Kinematics, StepFault};
 use crate::math::rodrigues::rotate;
 use crate::model::Particles;
 use crate::neighbor::NeighborList;
@@ -161,11 +161,42 @@ impl Bodies {
         Ok(moved)
     }
 
-    /// A checkpoint of a clump scene: not written yet (the bodies' state needs format
-    /// 4), an error rather than a file that would resume without them.
-    pub(in crate::cpu) fn refuse_checkpoint(&self) -> Result<StateSnapshot> {
-        Err(Error::Backend(
-            "checkpoints of scenes with clumps are not supported yet (issue 24)".into(),
-        ))
+    /// The bodies' state for a checkpoint.
+    pub(in crate::cpu) fn snapshot(&self) -> Vec<BodyState> {
+        self.state
+            .iter()
+            .zip(&self.load)
+            .map(|(s, &(force, moment))| BodyState {
+                x: s.x,
+                v: s.v,
+                alpha: s.alpha,
+                spin: s.omega,
+                force,
+                moment,
+            })
+            .collect()
+    }
+
+    /// Restores the bodies' state and loads of a checkpoint (its spheres are restored
+    /// with the particles).
+    pub(in crate::cpu) fn restore_snapshot(&mut self, bodies: &[BodyState]) -> Result<()> {
+        if bodies.len() != self.state.len() {
+            return Err(Error::Snapshot(format!(
+                "the snapshot has {} clumps but the scene has {}",
+                bodies.len(),
+                self.state.len()
+            )));
+        }
+        for (b, s) in bodies.iter().enumerate() {
+            self.state[b] = Kinematics {
+                x: s.x,
+                v: s.v,
+                alpha: s.alpha,
+                omega: s.spin,
+            };
+            self.load[b] = (s.force, s.moment);
+        }
+        self.saved.clone_from(&self.state);
+        Ok(())
     }
 }

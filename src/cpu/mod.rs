@@ -95,7 +95,7 @@ impl CpuBackend {
 
     /// Sets up a run of `model` with integrator `integrator` and time step `dt`.
     pub fn from_model(model: Model, integrator: IntegratorKind, dt: f64) -> Result<Self> {
-        Self::set_up(model, integrator, dt, 0)
+        Self::set_up(model, integrator, dt, 0, None)
     }
 
     /// Restores a run from a checkpoint: `model` (constant properties, bonds with their
@@ -110,9 +110,22 @@ impl CpuBackend {
     /// A granular snapshot carries its contact history and forces
     /// ([`ContactState`]): they are restored as stored, and the bond results (which
     /// depend on positions and rotations only) are recomputed.
-    pub fn from_snapshot(mut model: Model, snapshot: &StateSnapshot) -> Result<Self> {
-        snapshot.apply_to(&mut model.particles)?;
-        let mut backend = Self::set_up(model, snapshot.integrator, snapshot.dt, snapshot.step)?;
+    pub fn from_snapshot(model: Model, snapshot: &StateSnapshot) -> Result<Self> {
+        let mut backend = Self::set_up(
+            model,
+            snapshot.integrator,
+            snapshot.dt,
+            snapshot.step,
+            Some(snapshot),
+        )?;
+        if let Some(b) = &mut backend.bodies {
+            b.restore_snapshot(&snapshot.bodies)?;
+        } else if !snapshot.bodies.is_empty() {
+            return Err(Error::Snapshot(format!(
+                "the snapshot has {} clumps but the scene has none",
+                snapshot.bodies.len()
+            )));
+        }
         if let Some(c) = &snapshot.contacts {
             backend.restore_contacts(c)?;
         } else if granular_model(&backend.model) {
@@ -247,8 +260,15 @@ impl CpuBackend {
             .saturating_add((model.bonds.len() as u64).saturating_mul(per_bond as u64))
     }
 
-    /// Builds the backend at step `step` and evaluates the forces of the model's state.
-    fn set_up(mut model: Model, integrator: IntegratorKind, dt: f64, step: u64) -> Result<Self> {
+    /// Builds the backend at step `step` and evaluates the forces of the model's state,
+    /// the particles' (clump spheres' included) replaced by `snapshot`'s when given.
+    fn set_up(
+        mut model: Model,
+        integrator: IntegratorKind,
+        dt: f64,
+        step: u64,
+        snapshot: Option<&StateSnapshot>,
+    ) -> Result<Self> {
         let free = model.particles.len();
         let bodies = if model.clumps.is_empty() {
             None
@@ -266,6 +286,9 @@ impl CpuBackend {
             }
             Some(crate::integrators::bodies::Bodies::expand(&mut model))
         };
+        if let Some(s) = snapshot {
+            s.apply_to(&mut model.particles)?;
+        }
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(
@@ -543,9 +566,6 @@ impl Backend for CpuBackend {
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        if let Some(b) = &self.bodies {
-            return b.refuse_checkpoint();
-        }
         let p = &self.model.particles;
         Ok(StateSnapshot {
             backend: BackendKind::Cpu,
@@ -563,6 +583,9 @@ impl Backend for CpuBackend {
             device_position: Vec::new(),
             contacts: self.contact_state(),
             removed: crate::model::removed_ids(&p.flags),
+            bodies: self.bodies.as_ref().map_or_else(Vec::new, |b| b.snapshot()),
+            body_compensation: Vec::new(),
+            body_device_position: Vec::new(),
         })
     }
 

@@ -121,14 +121,10 @@ impl Backend for GpuBackend {
     /// particle: x's, then v's and Ω's) and the device's own positions (which the
     /// absolute ones, `x − c + O`, do not round back to).
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        if self.bodies.is_some() {
-            return Err(Error::Backend(
-                "checkpoints of scenes with clumps are not supported yet (issue 24)".into(),
-            ));
-        }
         // One read-back gives both the absolute positions and the device's own.
         let device = self.read_field(Field::Pos)?;
         let position_kahan = self.position_kahan()?;
+        let (bodies, body_compensation, body_device_position) = self.body_snapshot()?;
         let (compensation, device_position) = match self.precision {
             Precision::F32 => {
                 let rows: Vec<f32> =
@@ -163,6 +159,9 @@ impl Backend for GpuBackend {
             } else {
                 Vec::new()
             },
+            bodies,
+            body_compensation,
+            body_device_position,
         })
     }
 

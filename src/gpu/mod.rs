@@ -151,7 +151,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
     ) -> Result<Self> {
-        Self::set_up(ctx, model, integrator, dt, options, 0, &[], None)
+        Self::set_up(ctx, model, integrator, dt, options, 0, None)
     }
 
     /// Opens a device (`options.adapter`, as [`GpuBackend::new`]) and restores a run
@@ -178,24 +178,10 @@ impl GpuBackend {
     /// the run goes on, but not bit for bit.
     pub fn restore(
         ctx: GpuContext,
-        mut model: Model,
+        model: Model,
         snapshot: &StateSnapshot,
         options: &GpuOptions,
     ) -> Result<Self> {
-        snapshot.apply_to(&mut model.particles)?;
-        let kahan = match options.precision {
-            Precision::F32 => snapshot.compensation.as_slice(),
-            Precision::F64 => &[],
-        };
-        // An f32 GPU state goes back to the device coordinates it was taken in (its
-        // origin, zero for format-2 checkpoints, and the relative positions as stored).
-        let placement = (snapshot.backend == BackendKind::Gpu
-            && snapshot.precision == Precision::F32
-            && options.precision == Precision::F32)
-            .then_some(Placement {
-                origin: snapshot.origin,
-                device_position: &snapshot.device_position,
-            });
         let mut backend = Self::set_up(
             ctx,
             model,
@@ -203,8 +189,7 @@ impl GpuBackend {
             snapshot.dt,
             options,
             snapshot.step,
-            kahan,
-            placement,
+            Some(snapshot),
         )?;
         match &snapshot.contacts {
             Some(c) => backend.restore_contacts(c)?,
@@ -215,16 +200,13 @@ impl GpuBackend {
             }
             None => {}
         }
+        backend.restore_bodies(snapshot)?;
         Ok(backend)
     }
 
     /// Checks the adapter supports `options.precision` and builds the backend at step
-    /// `step` with Kahan terms `kahan` (`f32` only; empty: zero) and, restoring an
-    /// `f32` state, its device coordinates `placement` (`None`: chosen from the model).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "a restored state's parts (step, Kahan terms, device coordinates) beside the run's"
-    )]
+    /// `step`, in the particles' state of `snapshot` when restoring one (with its Kahan
+    /// terms in `f32` and, for an `f32` GPU state, its device coordinates).
     fn set_up(
         ctx: GpuContext,
         model: Model,
@@ -232,8 +214,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
         step: u64,
-        kahan: &[f32],
-        placement: Option<Placement<'_>>,
+        snapshot: Option<&StateSnapshot>,
     ) -> Result<Self> {
         let mut model = model;
         let bodies = if model.clumps.is_empty() {
@@ -245,13 +226,33 @@ impl GpuBackend {
                         .into(),
                 ));
             }
-            if !kahan.is_empty() || placement.is_some() {
-                return Err(Error::Snapshot(
-                    "checkpoints of scenes with clumps are not supported yet (issue 24)".into(),
-                ));
-            }
             Some(Bodies::expand(&mut model))
         };
+        let mut kahan: &[f32] = &[];
+        let mut placement = None;
+        if let Some(snapshot) = snapshot {
+            // The spheres of clumps are particles of the snapshot: expanded first.
+            snapshot.apply_to(&mut model.particles)?;
+            if bodies.is_none() && !snapshot.bodies.is_empty() {
+                return Err(Error::Snapshot(format!(
+                    "the snapshot has {} clumps but the scene has none",
+                    snapshot.bodies.len()
+                )));
+            }
+            if options.precision == Precision::F32 {
+                kahan = snapshot.compensation.as_slice();
+            }
+            // An f32 GPU state goes back to the device coordinates it was taken in (its
+            // origin, zero for format-2 checkpoints, and the relative positions as
+            // stored).
+            placement = (snapshot.backend == BackendKind::Gpu
+                && snapshot.precision == Precision::F32
+                && options.precision == Precision::F32)
+                .then_some(Placement {
+                    origin: snapshot.origin,
+                    device_position: &snapshot.device_position,
+                });
+        }
         if options.precision == Precision::F64 && !ctx.has_f64() {
             return Err(Error::Backend(format!(
                 "adapter {} has no SHADER_F64 support; use --precision f32",

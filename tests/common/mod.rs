@@ -201,6 +201,9 @@ pub fn translate(m: &mut Model, d: DVec3) {
     for w in &mut m.walls {
         w.point += d;
     }
+    for c in &mut m.clumps {
+        c.position += d;
+    }
     if let Some(dom) = &mut m.domain {
         dom.min += d;
         dom.max += d;
