@@ -384,7 +384,7 @@ fn decode_clumps(r: &mut Reader<'_>, materials: usize) -> Decoded<(Vec<ClumpType
                 s.offset, s.radius
             )));
         }
-        if !(mass.is_finite() && mass > 0.0) || !centroid.is_finite() {
+        if !(mass.is_finite() && mass > 0.0 && centroid.is_finite()) {
             return Err(bad(format!("mass {mass}, centre of mass {centroid}")));
         }
         if materials > 0 && material as usize >= materials {
