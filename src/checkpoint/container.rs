@@ -278,6 +278,59 @@ mod tests {
         }
     }
 
+    const CLUMPS: &str = "[simulation]\ndt = 1e-5\nsteps = 40\n\
+        [contact]\nlaw = \"hertz\"\n\
+        [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+        restitution = 0.5\nfriction_static = 0.4\n\
+        [[clump_type]]\nname = \"dimer\"\n\
+        spheres = [{ position = [-0.6e-3, 0.0, 0.0], radius = 1e-3 }, \
+                   { position = [0.6e-3, 0.0, 0.0], radius = 0.8e-3 }]\n\
+        [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\n\
+        [[clump]]\ntype = \"dimer\"\nposition = [3.3e-3, 0.0, 0.0]\nrotation = [0.1, 0.2, 0.3]\n\
+        angular_velocity = [0.0, 40.0, 10.0]\n";
+
+    fn clump_checkpoint() -> Checkpoint {
+        let scene = parse_scene(CLUMPS).unwrap();
+        let mut backend = CpuBackend::new(&scene).unwrap();
+        backend.advance(20).unwrap();
+        Checkpoint {
+            scene,
+            state: backend.checkpoint_state().unwrap(),
+            checkpoint_every: Some(20),
+        }
+    }
+
+    /// Format 4 carries the clump types, the clumps and the bodies' state exactly, and
+    /// refuses impossible clump values by name.
+    #[test]
+    fn clumps_round_trip_and_bad_clumps_are_refused() {
+        let c = clump_checkpoint();
+        assert_eq!(c.state.bodies.len(), 2);
+        assert_eq!(c.state.position.len(), 4);
+        let bytes = c.to_bytes();
+        let back = Checkpoint::from_bytes(&bytes, Path::new("x.vdc")).unwrap();
+        assert_eq!(back, c);
+        type Spoil = fn(&mut Checkpoint);
+        let cases: [(&str, Spoil); 4] = [
+            ("clump type 0 (dimer): sphere", |c| {
+                c.scene.model.clump_types[0].spheres[1].radius = -1.0
+            }),
+            ("clump type 0 (dimer): inertia", |c| {
+                c.scene.model.clump_types[0].inertia.body.x_axis.x = -1.0
+            }),
+            ("clump 1 has type 3", |c| c.scene.model.clumps[1].kind = 3),
+            ("clump 1's state", |c| c.state.bodies[1].spin.z = f64::NAN),
+        ];
+        for (what, spoil) in cases {
+            let mut c = clump_checkpoint();
+            spoil(&mut c);
+            let err = Checkpoint::from_bytes(&c.to_bytes(), Path::new("x.vdc"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("x.vdc") && err.contains(what), "{what}: {err}");
+        }
+    }
+
     #[test]
     fn file_names_carry_the_step() {
         assert_eq!(checkpoint_file_name(12000), "checkpoint_00012000.vdc");
