@@ -162,7 +162,24 @@ impl GpuBackend {
             // Bound with the next step's parity: its `*_new` motion records are the
             // copy this step's merged contact pass reads.
             let parity = ((step + 1) & 1) as usize;
-            self.dispatch_rows_from(pass, KernelId::IntegratePredict, parity * self.rows.len());
+            if self.sections.bodies == 0 {
+                self.dispatch_rows_from(pass, KernelId::IntegratePredict, parity * self.rows.len());
+            } else {
+                // Over the free particles only: a clump's spheres (the last particles)
+                // are held, and clump_pose writes everything integrate_predict would.
+                let free = self.sections.free;
+                for (c, &(first, count)) in self.rows.iter().enumerate() {
+                    let active = count.min(free.saturating_sub(first));
+                    if active > 0 {
+                        self.dispatch_chunk(
+                            pass,
+                            KernelId::IntegratePredict,
+                            parity * self.rows.len() + c,
+                            groups(active),
+                        );
+                    }
+                }
+            }
             // The bodies' predict, then their spheres placed (clump steps are never
             // fused, so this is the only predict path they take).
             if self.sections.bodies > 0 {
