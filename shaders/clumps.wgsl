@@ -75,7 +75,7 @@ const MAX_NEWTON_ITERATIONS: u32 = 40u;
 
 struct Increment {
     delta: vec3<real>,
-    // NO_ERROR, ERR_ROTATION_DOMAIN or ERR_NO_CONVERGENCE.
+    // NO_ERROR, ERR_CLUMP_ROTATION_DOMAIN or ERR_CLUMP_NO_CONVERGENCE.
     err: u32,
 }
 
@@ -87,7 +87,7 @@ fn exact_increment(h: real, i0: vec3<real>, i1: vec3<real>, i2: vec3<real>, pi: 
     let b = h * pi;
     let q = h * h * dot(omega, omega);
     if (!(q < 1.0)) {
-        out.err = ERR_ROTATION_DOMAIN;
+        out.err = ERR_CLUMP_ROTATION_DOMAIN;
         return out;
     }
     var delta = (2.0 * h / (1.0 + sqrt(1.0 - q))) * omega;
@@ -118,7 +118,7 @@ fn exact_increment(h: real, i0: vec3<real>, i1: vec3<real>, i2: vec3<real>, pi: 
     let id = i0 * delta.x + i1 * delta.y + i2 * delta.z;
     let r = (4.0 / (4.0 + dot(delta, delta))) * (id + 0.5 * cross(delta, id)) - b;
     out.delta = delta;
-    if (!(length(r) <= newton_accept() * max(length(b), real(1e-30)))) { out.err = ERR_NO_CONVERGENCE; }
+    if (!(length(r) <= newton_accept() * max(length(b), real(1e-30)))) { out.err = ERR_CLUMP_NO_CONVERGENCE; }
     return out;
 }
 
@@ -126,8 +126,8 @@ fn exact_increment(h: real, i0: vec3<real>, i1: vec3<real>, i2: vec3<real>, pi: 
 // half with the body's last load. Translation as a sphere's (integrators::predict); the
 // rotation of a scalar tensor as a sphere's (the same bits as predict_half's), of a
 // full one π ← π + kick RM, Ω = I_k⁻¹ π, Δα by exact_increment (map 23) or to second
-// order, Δα = hΩ − ½h² I_k⁻¹(Ω × π) (maps 25, 27), and α ← α ⊕ Δα. A body that leaves
-// the [domain] is an error naming the body's row (N_FREE + b, as final.csv counts).
+// order, Δα = hΩ − ½h² I_k⁻¹(Ω × π) (maps 25, 27), and α ← α ⊕ Δα. A failure, or a
+// body that leaves the [domain], raises an ERR_CLUMP_* code at the body's index.
 @compute @workgroup_size(WG)
 fn clump_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x;
@@ -152,7 +152,7 @@ fn clump_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         da = h * w;
         if (params.integrator == INTEGRATOR_VARIATIONAL_EXACT) {
             let q = h * h * dot(w, w);
-            if (!(q < 1.0)) { err = ERR_ROTATION_DOMAIN; }
+            if (!(q < 1.0)) { err = ERR_CLUMP_ROTATION_DOMAIN; }
             da = (2.0 * h / (1.0 + sqrt(1.0 - q))) * w;
         }
     } else {
@@ -172,22 +172,18 @@ fn clump_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     let c = try_compose(a0, da);
-    if (err == NO_ERROR && !c.ok) { err = ERR_HALF_TURN; }
+    if (err == NO_ERROR && !c.ok) { err = ERR_CLUMP_HALF_TURN; }
     if (err == NO_ERROR && !(finite3(x.value) && finite3(v.value) && finite3(c.value) && finite3(spin.value))) {
-        err = ERR_NON_FINITE;
+        err = ERR_CLUMP_NON_FINITE;
     }
     if (err == NO_ERROR && (params.flags & PARAM_DOMAIN) != 0u) {
         let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
         let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
-        if (!(all(x.value >= lo) && all(x.value <= hi))) { err = ERR_LEFT_DOMAIN; }
+        if (!(all(x.value >= lo) && all(x.value <= hi))) { err = ERR_CLUMP_LEFT_DOMAIN; }
     }
     if (err != NO_ERROR) {
-        // The CPU names a body's failed rotation by its first sphere, non-convergence by
-        // the body, and a body outside the domain by its output row.
-        var index = info.x;
-        if (err == ERR_NO_CONVERGENCE) { index = b; }
-        if (err == ERR_LEFT_DOMAIN || err == ERR_NON_FINITE) { index = N_FREE + b; }
-        raise(err, index);
+        // Every clump error names the clump (Fault::Clump).
+        raise(err, b);
         return;
     }
     clump_set(b, CLUMP_X, x.value);

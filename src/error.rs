@@ -135,14 +135,16 @@ pub enum Fault {
         /// Particle.
         particle: usize,
     },
-    /// A body with a full inertia tensor: Newton's iteration for the rotation increment
-    /// of map (23) did not converge (`integrators::rigid::exact_increment`).
-    #[error("body {body}: the rotation increment of map (23) did not converge (relative residual {}); reduce dt", residual.map(|r| format!("{r:.3e}")).unwrap_or_else(|| "unknown".into()))]
-    RotationNoConvergence {
-        /// Body (its index among the bodies).
-        body: usize,
-        /// The relative residual Newton stopped at, where known (CPU).
-        residual: Option<f64>,
+    /// A clump's step failed (issue 24): named by its index among the clumps (the
+    /// `[[clump]]`s, then clouds of clumps, in scene order) and its `final.csv` row.
+    #[error("clump {clump} (final.csv row {row}): {fault}")]
+    Clump {
+        /// Index among the clumps.
+        clump: usize,
+        /// Its `final.csv` row (the free particles come first).
+        row: usize,
+        /// What went wrong.
+        fault: ClumpFault,
     },
     /// A bond's relative rotation reached a half turn (bending strain undefined).
     #[error("bond {bond} ({i}, {j}): the relative rotation of the bonded particles reached a half turn; the bending strain is undefined")]
@@ -194,6 +196,37 @@ pub enum Fault {
         /// Where it would have been, where known (CPU).
         position: Option<[f64; 3]>,
     },
+}
+
+/// What went wrong in a clump's step ([`Fault::Clump`]). What only the CPU can know is
+/// `None` from the GPU.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ClumpFault {
+    /// Map (23) left its domain: `h²‖Ω‖² ≥ 1` for the half-kicked Ω.
+    #[error("the time step is too large for the exact rotation update of map (23): h²‖Ω‖²{} ≥ 1; reduce dt", value.map(|v| format!(" = {v:.6}")).unwrap_or_default())]
+    RotationStepTooLarge {
+        /// `h²‖Ω‖²`, where known (CPU).
+        value: Option<f64>,
+    },
+    /// The attitude update `α ⊕ Δα` met the half-turn singularity of eq. (5).
+    #[error("rotation composition α⊕Δα is singular (α·Δα ≈ 4); reduce dt")]
+    HalfTurn,
+    /// Newton's iteration for the rotation increment of map (23) did not converge
+    /// (`integrators::rigid::exact_increment`).
+    #[error("the rotation increment of map (23) did not converge (relative residual {}); reduce dt", residual.map(|r| format!("{r:.3e}")).unwrap_or_else(|| "unknown".into()))]
+    NoConvergence {
+        /// The relative residual Newton stopped at, where known (CPU).
+        residual: Option<f64>,
+    },
+    /// Its centre of mass left the `[domain]` box.
+    #[error("left the domain{} ([domain] on_exit = \"error\")", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
+    LeftDomain {
+        /// Where it would have been, where known (CPU).
+        position: Option<[f64; 3]>,
+    },
+    /// Its state became NaN or infinite.
+    #[error("its state is not finite; the simulation blew up (time step too large or stiffness too high?)")]
+    NonFinite,
 }
 
 /// Result alias.

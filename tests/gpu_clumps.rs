@@ -253,3 +253,64 @@ fn gpu_frames_carry_each_spheres_body() {
     assert_eq!(fg.particles.len(), fc.particles.len());
     assert_eq!(b.particles().unwrap().len(), 27);
 }
+
+/// One free sphere and two dimers; the second dimer (clump 1, final.csv row 2) leaves
+/// the `[domain]` or spins too fast for map (23).
+fn failing(extra: &str, spin: f64) -> Scene {
+    let text = format!(
+        "[simulation]\ndt = 1e-5\nsteps = 10\nintegrator = \"variational-exact\"\n\
+         [contact]\nlaw = \"hertz\"\n{MATERIAL}{SHAPES}{extra}\
+         [[particle]]\nposition = [0.0, 0.0, 0.02]\nradius = 1e-3\nmaterial = \"glass\"\n\
+         [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.0]\n\
+         [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.01, 0.0]\nvelocity = [0.0, 20.0, 0.0]\n\
+         angular_velocity = [0.0, 0.0, {spin}]\n"
+    );
+    parse_scene(&text).unwrap()
+}
+
+/// A clump's failure names the clump and its final.csv row, the same on both backends
+/// (what only the CPU knows, the value, aside).
+#[test]
+fn clump_faults_name_the_clump_on_both_backends() {
+    use varidem::error::{ClumpFault, Error, Fault};
+    let domain = "[domain]\nmin = [-0.05, -0.05, -0.05]\nmax = [0.05, 0.0102, 0.05]\n";
+    for (scene, want) in [
+        (
+            failing(domain, 0.0),
+            ClumpFault::LeftDomain { position: None },
+        ),
+        (
+            failing("", 2e5),
+            ClumpFault::RotationStepTooLarge { value: None },
+        ),
+    ] {
+        let mut cpu = CpuBackend::new(&scene).unwrap();
+        let e_cpu = cpu.advance(10).unwrap_err();
+        let Some(ctx) = gpu_common::context_for("clump-faults", Precision::F32) else {
+            return;
+        };
+        let mut g = gpu(ctx, &scene, Precision::F32);
+        let e_gpu = g.advance(10).unwrap_err();
+        for (backend, e) in [("cpu", &e_cpu), ("gpu", &e_gpu)] {
+            let Error::Fault {
+                fault: Fault::Clump { clump, row, fault },
+                ..
+            } = e
+            else {
+                panic!("{backend}: {e}");
+            };
+            assert_eq!((*clump, *row), (1, 2), "{backend}: {e}");
+            assert_eq!(
+                std::mem::discriminant(fault),
+                std::mem::discriminant(&want),
+                "{backend}: {e}"
+            );
+            assert!(e.to_string().contains("clump 1 (final.csv row 2)"), "{e}");
+        }
+        let (Error::Fault { step: a, .. }, Error::Fault { step: b, .. }) = (&e_cpu, &e_gpu) else {
+            unreachable!()
+        };
+        assert_eq!(a, b, "{e_cpu} / {e_gpu}");
+        eprintln!("cpu: {e_cpu}\ngpu: {e_gpu}");
+    }
+}

@@ -8,7 +8,7 @@ use glam::DVec3;
 use crate::backend::BodyState;
 use crate::cpu::contact_sides::{SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
-use crate::error::{Error, Fault, Result};
+use crate::error::{ClumpFault, Error, Result};
 use crate::integrators::bodies::Bodies;
 use crate::integrators::rigid::{angular_velocity, correct_rigid, predict_rigid};
 use crate::integrators::{IntegratorKind, Kinematics, StepFault};
@@ -95,19 +95,18 @@ impl Bodies {
             let k = predict_rigid(kind, h, self.body(b), &t.inertia, old, f, m).map_err(|e| {
                 Error::fault(
                     step,
-                    match e {
-                        StepFault::RotationDomain(value) => Fault::RotationStepTooLarge {
-                            particle: self.first[b] as usize,
-                            value: Some(value),
+                    self.fault(
+                        b,
+                        match e {
+                            StepFault::RotationDomain(value) => {
+                                ClumpFault::RotationStepTooLarge { value: Some(value) }
+                            }
+                            StepFault::HalfTurn => ClumpFault::HalfTurn,
+                            StepFault::NoConvergence(r) => {
+                                ClumpFault::NoConvergence { residual: Some(r) }
+                            }
                         },
-                        StepFault::HalfTurn => Fault::HalfTurn {
-                            particle: self.first[b] as usize,
-                        },
-                        StepFault::NoConvergence(r) => Fault::RotationNoConvergence {
-                            body: b,
-                            residual: Some(r),
-                        },
-                    },
+                    ),
                 )
             })?;
             self.state[b] = k;

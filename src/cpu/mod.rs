@@ -433,15 +433,15 @@ impl CpuBackend {
             if let Some(d) = self.model.domain {
                 if let Some(k) = b.state.iter().position(|s| !d.contains(s.x)) {
                     let position = b.state[k].x.to_array();
-                    b.restore();
-                    self.restore();
-                    return Err(Error::fault(
-                        step,
-                        Fault::LeftDomain {
-                            particle: self.free + k,
+                    let fault = b.fault(
+                        k,
+                        crate::error::ClumpFault::LeftDomain {
                             position: Some(position),
                         },
-                    ));
+                    );
+                    b.restore();
+                    self.restore();
+                    return Err(Error::fault(step, fault));
                 }
             }
         }

@@ -41,7 +41,8 @@ impl GpuBackend {
         let index = s[STATUS_FIRST_INDEX + code as usize];
         let bonds = &self.model.bonds;
         let ends = |b: usize| bonds.get(b).map(|b| (b.i, b.j));
-        match contract::fault(code, index, ends, self.max_contacts) {
+        let free = self.sections.free as usize;
+        match contract::fault(code, index, ends, self.max_contacts, free) {
             Some(fault) => Err(Error::fault(self.steps, fault)),
             None => Err(Error::Backend(format!(
                 "step {}: a kernel raised the unknown error code {code} at index {index}",

@@ -3,7 +3,7 @@
 //! codes, the stride and offsets of a bond result, and the reduction slots. They are defined here once and emitted into the generated WGSL header
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
-use crate::error::Fault;
+use crate::error::{ClumpFault, Fault};
 use crate::model::{FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
 
 /// Status word: steps completed (`step_begin` counts; an error stops the count).
@@ -23,7 +23,7 @@ pub const STATUS_AHEAD: u32 = 5;
 /// raised error `code`.
 pub const STATUS_FIRST_INDEX: u32 = 8;
 /// Number of status words.
-pub const STATUS_WORDS: u32 = 20;
+pub const STATUS_WORDS: u32 = 24;
 
 /// Kernel error: map (23)'s exact rotation update left its domain.
 pub const ERR_ROTATION_DOMAIN: u32 = 0;
@@ -41,20 +41,32 @@ pub const ERR_NON_FINITE: u32 = 5;
 pub const ERR_CONTACT_OVERFLOW: u32 = 6;
 /// Kernel error: a particle left the domain.
 pub const ERR_LEFT_DOMAIN: u32 = 7;
+/// Kernel error: a clump's map-(23) rotation update left its domain (the index of
+/// every `ERR_CLUMP_*` is the clump's, among the clumps).
+pub const ERR_CLUMP_ROTATION_DOMAIN: u32 = 8;
+/// Kernel error: a clump's α ⊕ Δα met the half-turn singularity.
+pub const ERR_CLUMP_HALF_TURN: u32 = 9;
 /// Kernel error: Newton's iteration for a clump's map-(23) rotation increment did not
-/// converge (the index is the body's).
-pub const ERR_NO_CONVERGENCE: u32 = 8;
+/// converge.
+pub const ERR_CLUMP_NO_CONVERGENCE: u32 = 10;
+/// Kernel error: a clump's centre of mass left the domain.
+pub const ERR_CLUMP_LEFT_DOMAIN: u32 = 11;
+/// Kernel error: a clump's state is not finite.
+pub const ERR_CLUMP_NON_FINITE: u32 = 12;
 /// Number of kernel error codes (the status words hold the first index of each).
-pub const ERR_COUNT: u32 = 9;
+pub const ERR_COUNT: u32 = 13;
 
-/// The [`Fault`] a kernel error `code` stands for, at the particle or bond `index` the
-/// status words record; `bond_ends` names a bond's particles, `max_contacts` is the
-/// history capacity. `None` for an unknown code (a contract mismatch).
+/// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
+/// `index` the status words record; `bond_ends` names a bond's particles,
+/// `max_contacts` is the history capacity, `free` the particles before the clumps'
+/// spheres (a clump's `final.csv` row is `free` + its index). `None` for an unknown
+/// code (a contract mismatch).
 pub fn fault(
     code: u32,
     index: u32,
     bond_ends: impl Fn(usize) -> Option<(u32, u32)>,
     max_contacts: u32,
+    free: usize,
 ) -> Option<Fault> {
     let particle = index as usize;
     Some(match code {
@@ -87,9 +99,16 @@ pub fn fault(
             particle,
             position: None,
         },
-        ERR_NO_CONVERGENCE => Fault::RotationNoConvergence {
-            body: particle,
-            residual: None,
+        ERR_CLUMP_ROTATION_DOMAIN..=ERR_CLUMP_NON_FINITE => Fault::Clump {
+            clump: particle,
+            row: free + particle,
+            fault: match code {
+                ERR_CLUMP_ROTATION_DOMAIN => ClumpFault::RotationStepTooLarge { value: None },
+                ERR_CLUMP_HALF_TURN => ClumpFault::HalfTurn,
+                ERR_CLUMP_NO_CONVERGENCE => ClumpFault::NoConvergence { residual: None },
+                ERR_CLUMP_LEFT_DOMAIN => ClumpFault::LeftDomain { position: None },
+                _ => ClumpFault::NonFinite,
+            },
         },
         _ => return None,
     })
@@ -205,7 +224,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 69] = [
+pub const CONSTANTS: [(&str, u32); 73] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -222,7 +241,11 @@ pub const CONSTANTS: [(&str, u32); 69] = [
     ("ERR_NON_FINITE", ERR_NON_FINITE),
     ("ERR_CONTACT_OVERFLOW", ERR_CONTACT_OVERFLOW),
     ("ERR_LEFT_DOMAIN", ERR_LEFT_DOMAIN),
-    ("ERR_NO_CONVERGENCE", ERR_NO_CONVERGENCE),
+    ("ERR_CLUMP_ROTATION_DOMAIN", ERR_CLUMP_ROTATION_DOMAIN),
+    ("ERR_CLUMP_HALF_TURN", ERR_CLUMP_HALF_TURN),
+    ("ERR_CLUMP_NO_CONVERGENCE", ERR_CLUMP_NO_CONVERGENCE),
+    ("ERR_CLUMP_LEFT_DOMAIN", ERR_CLUMP_LEFT_DOMAIN),
+    ("ERR_CLUMP_NON_FINITE", ERR_CLUMP_NON_FINITE),
     ("ERR_COUNT", ERR_COUNT),
     ("FLAG_HELD", FLAG_HELD),
     ("FLAG_PENDULUM", FLAG_PENDULUM),

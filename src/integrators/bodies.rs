@@ -10,6 +10,7 @@
 
 use glam::DVec3;
 
+use crate::error::{ClumpFault, Fault};
 use crate::integrators::rigid::{angular_momentum, angular_velocity, rotational_energy, spin_of};
 use crate::integrators::{Body, Kinematics};
 use crate::model::{
@@ -37,6 +38,17 @@ pub struct Bodies {
 }
 
 impl Bodies {
+    /// The step fault `fault` of body `b`, named by its index and its `final.csv` row
+    /// (after the free particles, which precede the first body's spheres).
+    pub fn fault(&self, b: usize, fault: ClumpFault) -> Fault {
+        let free = self.first.first().map_or(0, |&f| f as usize);
+        Fault::Clump {
+            clump: b,
+            row: free + b,
+            fault,
+        }
+    }
+
     /// Appends every clump's spheres to `model.particles` (posed by its body, moving
     /// with it) and returns the bodies; the model keeps its clump list.
     pub fn expand(model: &mut Model) -> Self {

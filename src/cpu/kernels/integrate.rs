@@ -105,9 +105,11 @@ impl CpuBackend {
                         value: Some(value),
                     },
                     StepFault::HalfTurn => Fault::HalfTurn { particle },
-                    StepFault::NoConvergence(r) => Fault::RotationNoConvergence {
-                        body: particle,
-                        residual: Some(r),
+                    // Only a full tensor iterates; a sphere's increment is closed-form.
+                    StepFault::NoConvergence(r) => Fault::NonFinite {
+                        particle,
+                        field: Some("the rotation increment"),
+                        value: Some(format!("relative residual {r:e}")),
                     },
                 },
             ));
