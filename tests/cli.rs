@@ -183,6 +183,19 @@ fn check_prints_the_time_step_advice() {
     );
 }
 
+/// `check` on a scene of clumps only prints the advice too: a clump's spheres count
+/// with their body's mass (the smallest, the trimer's 0.6 mm sphere, sets t_col).
+#[test]
+fn check_advises_a_time_step_for_clumps() {
+    let o = varidem(&["check", scenes().join("clump-pour.toml").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("300 clumps") && stdout.contains("t_col = 2.3098e-4"),
+        "{stdout}"
+    );
+}
+
 /// `run` warns when dt is above t_col/20.
 #[test]
 fn run_warns_about_a_large_granular_time_step() {

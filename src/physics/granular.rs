@@ -565,21 +565,42 @@ pub struct TimeStepAdvice {
 /// collision of two such) and the fastest speed plus the speed of a fall from the
 /// highest particle onto a wall facing the field, `√(2|g|H)`. The duration is taken
 /// for the smallest particle of each material, against each material and each wall:
-/// `t ∝ (m*²/r*)^{1/5} ∝ r`, so small particles collide fastest.
+/// `t ∝ (m*²/r*)^{1/5} ∝ r`, so small particles collide fastest. A clump's spheres
+/// count with their body's mass and the speed bound `|v| + |Ω| reach` (issue 24).
 pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
     use crate::model::ContactLaw;
     if !matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz)) {
         return None;
     }
     let p = &model.particles;
-    let v_max = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
+    // Every sphere: (centre, radius, mass, material, speed).
+    let mut spheres: Vec<(DVec3, f64, f64, u32, f64)> = (0..p.len())
+        .map(|i| {
+            let material = p.material.get(i).copied().unwrap_or(0);
+            (
+                p.position[i],
+                p.radius[i],
+                p.mass[i],
+                material,
+                p.velocity[i].length(),
+            )
+        })
+        .collect();
+    for c in &model.clumps {
+        let t = &model.clump_types[c.kind as usize];
+        let speed = c.velocity.length() + c.angular_velocity.length() * t.reach();
+        for (x, s) in c.sphere_centres(t).zip(&t.spheres) {
+            spheres.push((x, s.radius, t.mass, t.material, speed));
+        }
+    }
+    let v_max = spheres.iter().map(|s| s.4).fold(0.0, f64::max);
     let g = model.gravity.length();
     let mut fall: f64 = 0.0;
     if g > 0.0 {
         let down = model.gravity / g;
         for w in model.walls.iter().filter(|w| w.normal.dot(down) < 0.0) {
-            for (x, r) in p.position.iter().zip(&p.radius) {
-                let h = (w.distance(*x) - r).max(0.0) * (-w.normal.dot(down));
+            for &(x, r, ..) in &spheres {
+                let h = (w.distance(x) - r).max(0.0) * (-w.normal.dot(down));
                 fall = fall.max(h);
             }
         }
@@ -591,10 +612,10 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
     // Smallest particle (radius, mass) of each material.
     let nm = model.materials.len().max(1);
     let mut smallest: Vec<Option<(f64, f64)>> = vec![None; nm];
-    for i in 0..p.len() {
-        let k = (p.material[i] as usize).min(nm - 1);
-        if smallest[k].map_or(true, |(q, _)| p.radius[i] < q) {
-            smallest[k] = Some((p.radius[i], p.mass[i]));
+    for &(_, r, m, material, _) in &spheres {
+        let k = (material as usize).min(nm - 1);
+        if smallest[k].map_or(true, |(q, _)| r < q) {
+            smallest[k] = Some((r, m));
         }
     }
     let mut t_min = f64::INFINITY;
