@@ -271,6 +271,10 @@ impl Backend for GpuBackend {
         let bond_energy = self.bond_energies()?;
         let contact_count = if self.contact {
             let mut list = NeighborList::new(0.0);
+            // A clump's spheres overlap each other: never counted as contacts.
+            if let Some(b) = &self.bodies {
+                list.body = b.body_ids(particles.len());
+            }
             list.build(&particles.position, &particles.radius);
             contact_counts(
                 &list,
