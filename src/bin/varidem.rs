@@ -33,7 +33,7 @@ use varidem::gpu::limits::{LimitsRequest, LIMITS_ENV};
 use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
-use varidem::model::generators::{bonded_block, settling_bed, SETTLING_BED_DT};
+use varidem::model::generators::{bonded_block, clump_bed, settling_bed, SETTLING_BED_DT};
 use varidem::model::{RunLength, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
 use varidem::render::{render_run, ColorField, RenderOptions, View};
@@ -456,6 +456,8 @@ enum Workload {
     BondedBlock,
     /// The granular settling bed (`settling_bed`).
     SettlingBed,
+    /// A bed of dimers and trimers (`clump_bed`; `--n` counts spheres).
+    ClumpBed,
 }
 
 /// The scene `bench` times: `scene`, or the generated `workload` of `n` particles if
@@ -489,6 +491,7 @@ fn bench_scene(
                 Workload::BondedBlock => (bonded_block(n)?, BENCH_DT, None),
                 // Dense bed: more particles share a hashed grid bucket than in the block.
                 Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT, Some(32)),
+                Workload::ClumpBed => (clump_bed(n), SETTLING_BED_DT, Some(32)),
             };
             Ok(Scene {
                 simulation: SimulationParams {
