@@ -227,3 +227,40 @@ fn frames_carry_each_spheres_body() {
     assert_eq!(back.body_id, [0, 1, 1, 1, 2, 2]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `bench --workload clump-bed`'s generator: about N spheres in dimers that press on
+/// their neighbours from the first step (a bed, not a cloud): more than 2 contacts per
+/// sphere, and overlaps small enough that the bed does not blow apart (the largest
+/// speed after 200 steps stays below 0.5 m/s; it starts at ≤ 0.09 m/s).
+#[test]
+fn the_clump_bed_touches_from_the_first_step() {
+    let model = varidem::model::generators::clump_bed(2000);
+    assert_eq!(model.clumps.len(), 1000);
+    let scene = varidem::model::Scene {
+        simulation: varidem::model::SimulationParams {
+            dt: varidem::model::generators::SETTLING_BED_DT,
+            duration: varidem::model::RunLength::Steps(200),
+            integrator: varidem::integrators::IntegratorKind::Variational,
+            output_every: 200,
+            precision: None,
+            gpu_max_neighbors: None,
+            gpu_bucket_capacity: None,
+            trapezoidal: Default::default(),
+        },
+        model,
+    };
+    let mut b = CpuBackend::new(&scene).unwrap();
+    let per_sphere = |b: &CpuBackend| b.contact_counts().iter().sum::<u32>() as f64 / 2000.0;
+    let start = per_sphere(&b);
+    b.advance(200).unwrap();
+    let v_max = b
+        .particles()
+        .unwrap()
+        .velocity
+        .iter()
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    eprintln!("clump bed: {start:.2} contacts per sphere, v_max {v_max:.3} m/s after 200 steps");
+    assert!(start > 2.0, "{start}");
+    assert!(v_max < 0.5, "{v_max}");
+}

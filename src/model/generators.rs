@@ -504,8 +504,8 @@ pub fn settling_bed(n: usize) -> Model {
 
 /// A settled-looking bed of `n` spheres in clumps (issue 24), the clump counterpart
 /// of [`settling_bed`]: the dimers of `scenes/clump-pour.toml` (spheres of 1 and
-/// 0.8 mm, a full inertia tensor) on a lattice of 2.75 × 1.9 × 1.9 mm, their axes along
-/// x tilted by seeded random turns of up to 0.15 rad, so that each body presses on its
+/// 0.8 mm, a full inertia tensor) on a lattice of 2.82 × 1.9 × 1.9 mm, their axes along
+/// x tilted by seeded random turns of up to 0.1 rad, so that each body presses on its
 /// neighbours end to end and side by side from the first step (overlaps of a few
 /// percent of a radius), on a floor under gravity, in the bed's soft material
 /// (E = 10⁶ Pa) with small random velocities; stepped at [`SETTLING_BED_DT`]. Spheres
@@ -533,7 +533,7 @@ pub fn clump_bed(n: usize) -> Model {
     }
     let bodies = n.div_ceil(2).max(1);
     let side = ((bodies as f64).sqrt() / 2.0).round().max(1.0) as usize;
-    let spacing = DVec3::new(2.75e-3, 1.9e-3, 1.9e-3);
+    let spacing = DVec3::new(2.82e-3, 1.9e-3, 1.9e-3);
     let mut rng = ChaCha8Rng::seed_from_u64(13);
     let unit = |rng: &mut ChaCha8Rng| {
         DVec3::new(
@@ -548,8 +548,8 @@ pub fn clump_bed(n: usize) -> Model {
             kind: 0,
             position: DVec3::new(i as f64, j as f64, l as f64) * spacing
                 + DVec3::new(0.0, 0.0, 0.95e-3),
-            // α = 2 tan(θ/2) n: turns of up to about 0.15 rad.
-            rotation: 0.15 * unit(&mut rng),
+            // α = 2 tan(θ/2) n: turns of up to about 0.1 rad.
+            rotation: 0.1 * unit(&mut rng),
             velocity: 0.05 * unit(&mut rng),
             angular_velocity: 5.0 * unit(&mut rng),
         });
