@@ -10,8 +10,8 @@
 //!   contacts amplify; 1e-9 leaves six orders for that and catches any difference of
 //!   formula, which shows at 1e-3 or more.
 //! - f32, the same pour over 2000 steps: statistics, not trajectories (f32 rounding
-//!   makes trajectories of a dense granular flow diverge): the kinetic-energy history
-//!   and the centre-of-mass height within 1 % of the CPU's.
+//!   makes trajectories of a dense granular flow diverge): the kinetic-energy history,
+//!   the mean height and the packing fraction within 1 % of the CPU's.
 //! - a free frictional cluster: momentum and angular momentum conserved to rounding
 //!   (f64: 10⁻¹² of their scale, as on the CPU; f32: the Kahan-compensated state keeps
 //!   them to 10⁻⁶).
@@ -147,17 +147,34 @@ fn a_pour_of_a_thousand_clumps_matches_the_cpu_in_f64() {
     }
 }
 
-/// The kinetic energy and the mean height of the bodies.
-fn statistics(b: &mut dyn Backend) -> (f64, f64) {
+/// The kinetic energy, the mean height of the bodies and the packing fraction: the
+/// bodies' volume (mass over density) over the box's floor area times the height of
+/// the highest sphere top.
+fn statistics(b: &mut dyn Backend, scene: &Scene) -> (f64, f64, f64) {
     let d = b.diagnostics().unwrap();
     let rows = b.particles().unwrap();
     let z = rows.position.iter().map(|x| x.z).sum::<f64>() / rows.len() as f64;
-    (d.e_kin + d.e_rot, z)
+    let spheres = b.frame().unwrap().particles;
+    let top = spheres
+        .position
+        .iter()
+        .zip(&spheres.radius)
+        .map(|(x, r)| x.z + r)
+        .fold(0.0, f64::max);
+    let m = &scene.model;
+    let volume: f64 = m
+        .clumps
+        .iter()
+        .map(|c| m.clump_types[c.kind as usize].mass / 2500.0)
+        .sum();
+    let side = 3.2e-3 * 10.0;
+    (d.e_kin + d.e_rot, z, volume / (side * side * top))
 }
 
 /// GPU f32 against the CPU on the pour over 2000 steps (8 ms, the thrown clumps
-/// colliding and falling): the kinetic energy at every 200 steps and the mean height
-/// within 1 % (of the initial kinetic energy, and of the initial height).
+/// colliding and falling): the kinetic energy, the mean height and the packing
+/// fraction every 200 steps within 1 % (of the initial kinetic energy, of the initial
+/// height, of the packing fraction).
 #[test]
 fn a_pour_of_a_thousand_clumps_is_statistically_the_cpus_in_f32() {
     let Some(ctx) = gpu_common::context_for("clump-pour-f32", Precision::F32) else {
@@ -166,25 +183,31 @@ fn a_pour_of_a_thousand_clumps_is_statistically_the_cpus_in_f32() {
     let scene = pour(10, "variational");
     let mut cpu = CpuBackend::new(&scene).unwrap();
     let mut gpu = gpu(ctx, &scene, Precision::F32);
-    let (e0, z0) = statistics(&mut cpu);
-    let (mut worst_e, mut worst_z) = (0.0f64, 0.0f64);
+    let (e0, z0, phi0) = statistics(&mut cpu, &scene);
+    let mut worst = [0.0f64; 3];
+    let mut phi = phi0;
     for _ in 0..10 {
         cpu.advance(200).unwrap();
         gpu.advance(200).unwrap();
-        let (ec, zc) = statistics(&mut cpu);
-        let (eg, zg) = statistics(&mut gpu);
-        worst_e = worst_e.max((ec - eg).abs() / e0);
-        worst_z = worst_z.max((zc - zg).abs() / z0);
+        let (ec, zc, pc) = statistics(&mut cpu, &scene);
+        let (eg, zg, pg) = statistics(&mut gpu, &scene);
+        for (w, d) in worst.iter_mut().zip([
+            (ec - eg).abs() / e0,
+            (zc - zg).abs() / z0,
+            (pc - pg).abs() / pc,
+        ]) {
+            *w = w.max(d);
+        }
+        phi = pc;
     }
-    let (e1, _) = statistics(&mut cpu);
+    let (e1, ..) = statistics(&mut cpu, &scene);
     eprintln!(
-        "f32 pour: kinetic energy {e0:.3e} → {e1:.3e} J; worst |ΔE|/E0 = {worst_e:.1e}, |Δz|/z0 = {worst_z:.1e}"
+        "f32 pour: kinetic energy {e0:.3e} → {e1:.3e} J, packing fraction {phi0:.3} → {phi:.3}; \
+         worst |ΔE|/E0 = {:.1e}, |Δz|/z0 = {:.1e}, |Δφ|/φ = {:.1e}",
+        worst[0], worst[1], worst[2]
     );
     assert!(e1 < 0.9 * e0, "the pour did not dissipate: {e0} → {e1}");
-    assert!(
-        worst_e <= 0.01 && worst_z <= 0.01,
-        "{worst_e:e} {worst_z:e}"
-    );
+    assert!(worst.iter().all(|&w| w <= 0.01), "{worst:?}");
 }
 
 /// 27 clumps thrown inward at each other without gravity or walls: momentum and

@@ -213,8 +213,14 @@ fn add_bonds(
                 .ok()
                 .filter(|&i| (i as usize) < n)
                 .ok_or_else(|| {
+                    // Bonds join particles only: a clump's spheres have no index here.
+                    let clumps = if model.clumps.is_empty() {
+                        ""
+                    } else {
+                        "; clumps cannot be bonded"
+                    };
                     scene_error(format!(
-                        "bond[{k}].{field} = {v}: no such particle ({})",
+                        "bond[{k}].{field} = {v}: no such particle ({}{clumps})",
                         plural(n, "particle")
                     ))
                 })

@@ -340,6 +340,15 @@ mod tests {
                     .to_owned(),
                 "cloud[0].radius: missing (give radius, or clump_type to pour clumps)",
             ),
+            (
+                dimer(
+                    "",
+                    "[[particle]]\nposition = [0.0, 0.0, 0.02]\nradius = 1e-3\nmaterial = \"glass\"\n\
+                     [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.0]\n\
+                     [[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n",
+                ),
+                "bond[0].j = 1: no such particle (1 particle; clumps cannot be bonded)",
+            ),
         ];
         for (text, want) in cases {
             let msg = error_of(&text);
