@@ -442,6 +442,63 @@ impl Prep {
     }
 }
 
+/// Solve the 3×3 system `m z = r` by Gaussian elimination with partial pivoting.
+fn solve3(m: M3, r: V3) -> Option<V3> {
+    let mut a = [[0.0; 4]; 3];
+    for i in 0..3 {
+        a[i][..3].copy_from_slice(&m[i]);
+        a[i][3] = r[i];
+    }
+    for col in 0..3 {
+        let piv = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        a.swap(col, piv);
+        if a[col][col] == 0.0 || !a[col][col].is_finite() {
+            return None;
+        }
+        for row in col + 1..3 {
+            let f = a[row][col] / a[col][col];
+            for k in col..4 {
+                a[row][k] -= f * a[col][k];
+            }
+        }
+    }
+    let mut z = [0.0; 3];
+    for i in (0..3).rev() {
+        let mut acc = a[i][3];
+        for k in i + 1..3 {
+            acc -= a[i][k] * z[k];
+        }
+        z[i] = acc / a[i][i];
+    }
+    z.iter().all(|v| v.is_finite()).then_some(z)
+}
+
+/// Newton polish of a 3-unknown system: `sys(z)` returns the residual, its Jacobian and
+/// a scaled residual norm. Steps are kept only while the scaled norm decreases, so the
+/// result is never worse than the start.
+fn newton_polish(mut z: V3, sys: impl Fn(V3) -> Option<(V3, M3, f64)>) -> V3 {
+    let Some((mut r, mut j, mut norm)) = sys(z) else {
+        return z;
+    };
+    for _ in 0..12 {
+        if norm == 0.0 {
+            break;
+        }
+        let Some(d) = solve3(j, [-r[0], -r[1], -r[2]]) else {
+            break;
+        };
+        let zn = [z[0] + d[0], z[1] + d[1], z[2] + d[2]];
+        match sys(zn) {
+            Some((rn, jn, nn)) if nn < norm => {
+                z = zn;
+                (r, j, norm) = (rn, jn, nn);
+            }
+            _ => break,
+        }
+    }
+    z
+}
+
 // ---------------------------------------------------------------------------------------
 // Maximum dissipation.
 
@@ -521,9 +578,68 @@ fn sliding(p: &Prep) -> V3 {
         pick(&mut (0..256).map(|k| std::f64::consts::TAU * k as f64 / 256.0))
     });
     match best {
-        Some((y, _)) => p.lift(y),
+        Some((y, _)) => p.lift(kkt_polish(p, y)),
         None => [0.0; 3],
     }
+}
+
+/// Cartesian Newton polish of the KKT system of the dynamic branch,
+/// `Ây − b̂ + λ(ŷ + k) = 0`, `‖y‖ + kᵀy = m` (`k = μ(A_nt, A_no)/A_nn`, `m = μb_n/A_nn`).
+///
+/// Near an asymptote of a hyperbolic conic section (`f_r(α) → 0`) the angle α is an
+/// ill-conditioned coordinate: a rounding of α moves `y = r̄(α)e(α)` by `ε·μ‖c‖/f_r` relative.
+/// The root of eq. (8) is therefore refined in `(y, λ)`, where the problem is well conditioned.
+fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
+    let c = p.c();
+    let ann = p.ann();
+    let k = [p.mu * c[0] / ann, p.mu * c[1] / ann];
+    let m = p.mu * p.b[0] / ann;
+    let ah = p.ah;
+    let bh = p.bh;
+    let grad = |y: [f64; 2]| {
+        [
+            ah[0] * y[0] + ah[1] * y[1] - bh[0],
+            ah[1] * y[0] + ah[2] * y[1] - bh[1],
+        ]
+    };
+    let r0 = y[0].hypot(y[1]);
+    if r0 == 0.0 {
+        return y;
+    }
+    let nc0 = [y[0] / r0 + k[0], y[1] / r0 + k[1]];
+    let g0 = grad(y);
+    let lam0 = -(g0[0] * nc0[0] + g0[1] * nc0[1]) / (nc0[0] * nc0[0] + nc0[1] * nc0[1]);
+    let anorm = ah[0].abs() + ah[1].abs() + ah[2].abs();
+    let sys = |z: V3| -> Option<(V3, M3, f64)> {
+        let (y, lam) = ([z[0], z[1]], z[2]);
+        let r = y[0].hypot(y[1]);
+        if r == 0.0 || !r.is_finite() || !(lam >= 0.0) {
+            return None;
+        }
+        let e = [y[0] / r, y[1] / r];
+        let nc = [e[0] + k[0], e[1] + k[1]];
+        let g = grad(y);
+        let res = [
+            g[0] + lam * nc[0],
+            g[1] + lam * nc[1],
+            r + k[0] * y[0] + k[1] * y[1] - m,
+        ];
+        let s = lam / r;
+        let jac = [
+            [ah[0] + s * (1.0 - e[0] * e[0]), ah[1] - s * e[0] * e[1], nc[0]],
+            [ah[1] - s * e[0] * e[1], ah[2] + s * (1.0 - e[1] * e[1]), nc[1]],
+            [nc[0], nc[1], 0.0],
+        ];
+        let s1 = anorm * r + bh[0].abs() + bh[1].abs() + lam * (nc[0].abs() + nc[1].abs());
+        let s2 = r + (k[0] * y[0]).abs() + (k[1] * y[1]).abs() + m;
+        let norm = (res[0].abs() + res[1].abs()) / s1 + res[2].abs() / s2;
+        norm.is_finite().then_some((res, jac, norm))
+    };
+    if !(lam0 >= 0.0) {
+        return y;
+    }
+    let z = newton_polish([y[0], y[1], lam0], sys);
+    [z[0], z[1]]
 }
 
 fn solve_prepared(p: &Prep) -> (V3, ContactCase) {
@@ -647,22 +763,81 @@ fn coulomb_sliding(p: &Prep) -> Vec<V3> {
         if !(xn > 0.0 && xn.is_finite()) {
             continue;
         }
-        let x = [xn, -mu * xn * co, -mu * xn * s];
-        let u = residual_velocity(&p.a, &p.b, &x);
-        let along = u[1] * co + u[2] * s;
-        let across = -u[1] * s + u[2] * co;
-        let scale = u[1].hypot(u[2]) + p.b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if along <= 0.0 || across.abs() > 1e-8 * scale {
+        let raw = [xn, -mu * xn * co, -mu * xn * s];
+        // Keep the polished impulse if it is still a genuine sliding solution (on the cone,
+        // u_to ≠ 0 along e); Newton could otherwise drift towards u = 0.
+        let valid = |x: &V3| {
+            let u = residual_velocity(&p.a, &p.b, x);
+            let r = x[1].hypot(x[2]);
+            let an = p.a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+            let scale = an * (x[0].abs() + r) + p.b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let along = -(u[1] * x[1] + u[2] * x[2]) / r;
+            let across = (u[1] * x[2] - u[2] * x[1]) / r;
+            x[0] > 0.0
+                && (r - mu * x[0]).abs() <= 1e-9 * r
+                && along > 0.0
+                && across.abs() <= 1e-8 * scale
+        };
+        let polished = coulomb_polish(p, raw);
+        let x = if valid(&polished) {
+            polished
+        } else if valid(&raw) {
+            raw
+        } else {
             continue;
-        }
-        if sols.iter().all(|(t, _)| {
-            let dt = (th - t).rem_euclid(std::f64::consts::TAU);
-            dt.min(std::f64::consts::TAU - dt) > 1e-9
+        };
+        // Distinct roots can polish to the same solution: deduplicate on the impulse.
+        let nx = x[0].abs() + x[1].abs() + x[2].abs();
+        if sols.iter().all(|(_, y)| {
+            (x[0] - y[0]).abs() + (x[1] - y[1]).abs() + (x[2] - y[2]).abs() > 1e-9 * nx
         }) {
             sols.push((th, x));
         }
     }
     sols.into_iter().map(|(_, x)| x).collect()
+}
+
+/// Cartesian Newton polish of a Coulomb sliding solution: `a_nᵀx = b_n`,
+/// `‖u_to‖ x_to + μ x_n u_to = 0` (the angle θ is ill-conditioned near `A_nn = μcᵀe`).
+fn coulomb_polish(p: &Prep, x: V3) -> V3 {
+    let a = p.a;
+    let b = p.b;
+    let mu = p.mu;
+    let sys = |x: V3| -> Option<(V3, M3, f64)> {
+        let u = residual_velocity(&a, &b, &x);
+        let w = u[1].hypot(u[2]);
+        if w == 0.0 || !w.is_finite() || !(x[0] > 0.0) {
+            return None;
+        }
+        let uh = [u[1] / w, u[2] / w];
+        let res = [
+            u[0],
+            w * x[1] + mu * x[0] * u[1],
+            w * x[2] + mu * x[0] * u[2],
+        ];
+        let mut jac = [[0.0; 3]; 3];
+        jac[0] = a[0];
+        for i in 0..2 {
+            for j in 0..3 {
+                // d(w x_to,i)/dx_j = x_to,i (ûᵀ B)_j + w δ; d(μ x_n u_i)/dx_j = μ u_i δ_j0 + μ x_n B_ij
+                let dw = uh[0] * a[1][j] + uh[1] * a[2][j];
+                let mut v = x[1 + i] * dw + mu * x[0] * a[1 + i][j];
+                if j == 1 + i {
+                    v += w;
+                }
+                if j == 0 {
+                    v += mu * u[1 + i];
+                }
+                jac[1 + i][j] = v;
+            }
+        }
+        let nx = x[0].abs() + x[1].abs() + x[2].abs();
+        let an = a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        let nb = b[0].abs() + b[1].abs() + b[2].abs();
+        let norm = (res[0].abs() + (res[1].abs() + res[2].abs()) / (nx * (1.0 + mu))) / (an * nx + nb);
+        norm.is_finite().then_some((res, jac, norm))
+    };
+    newton_polish(x, sys)
 }
 
 fn residual_velocity(a: &M3, b: &V3, x: &V3) -> V3 {
@@ -730,7 +905,7 @@ pub fn solve_contact_coulomb_case(
         return ([0.0; 3], ContactCase::Separating);
     }
     if p.mu == 0.0 {
-        return ([bn / p.ann(), 0.0, 0.0], ContactCase::Frictionless);
+        return (p.unscale([bn / p.ann(), 0.0, 0.0]), ContactCase::Frictionless);
     }
     let x0 = p.x0();
     if p.in_cone(x0) {
@@ -774,11 +949,11 @@ pub fn project_cone(x: [f64; 3], mu: f64) -> [f64; 3] {
     [xn, k * x[1], k * x[2]]
 }
 
-/// De Saxcé–Feng residual `‖x − proj_K(x − r(u + μ‖u_to‖e_n))‖` with `r = 1/A_nn`, relative
-/// to `‖x‖ + r‖b‖`: zero exactly at Coulomb solutions.
+/// De Saxcé–Feng residual `‖x − proj_K(x − r(u + μ‖u_to‖e_n))‖∞` with `r = 1/max|A_ij|`,
+/// relative to `‖x‖∞ + r‖b‖∞`: zero exactly at Coulomb solutions, a few ulps at rounded ones.
 pub fn coulomb_residual(a: [[f64; 3]; 3], b: [f64; 3], mu: f64, x: [f64; 3]) -> f64 {
     let u = residual_velocity(&a, &b, &x);
-    let r = 1.0 / a[0][0];
+    let r = 1.0 / a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
     let w = [
         x[0] - r * (u[0] + mu * u[1].hypot(u[2])),
         x[1] - r * u[1],
