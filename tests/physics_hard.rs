@@ -20,6 +20,11 @@
 //! * **Paper values.** Table 1 and §4.2 are compared to the printed digits: a printed
 //!   value with `d` decimals must match to half a unit of its last digit.
 
+#![allow(
+    clippy::needless_range_loop,
+    reason = "dense 3×3 linear algebra reads best with index loops"
+)]
+
 use varidem::physics::hard::{
     appendix_a_coefficients, coulomb_residual, coulomb_solutions, delassus,
     grazing_printed_edge_rule, solve_contact, solve_contact_case, solve_contact_coulomb,
@@ -272,7 +277,10 @@ fn brute_force(a: &M3, b: V3, mu: f64) -> V3 {
         };
         let kkt = |th: f64| {
             let y = on_boundary(th);
-            let gr = [h[0] * y[0] + h[1] * y[1] - g[0], h[1] * y[0] + h[2] * y[1] - g[1]];
+            let gr = [
+                h[0] * y[0] + h[1] * y[1] - g[0],
+                h[1] * y[0] + h[2] * y[1] - g[1],
+            ];
             let r = y[0].hypot(y[1]);
             let nc = [y[0] / r + k[0], y[1] / r + k[1]];
             gr[0] * nc[1] - gr[1] * nc[0]
@@ -304,7 +312,10 @@ fn brute_force(a: &M3, b: V3, mu: f64) -> V3 {
                 return (f64::INFINITY, 0.0);
             }
             let nc = [y[0] / r + k[0], y[1] / r + k[1]];
-            let gr = [h[0] * y[0] + h[1] * y[1] - g[0], h[1] * y[0] + h[2] * y[1] - g[1]];
+            let gr = [
+                h[0] * y[0] + h[1] * y[1] - g[0],
+                h[1] * y[0] + h[2] * y[1] - g[1],
+            ];
             let lam = (-(gr[0] * nc[0] + gr[1] * nc[1]) / (nc[0] * nc[0] + nc[1] * nc[1])).max(0.0);
             let s1 = (h[0].abs() + h[1].abs() + h[2].abs()) * r + g[0].abs() + g[1].abs();
             let r1 = (gr[0] + lam * nc[0]).abs() + (gr[1] + lam * nc[1]).abs();
@@ -313,18 +324,37 @@ fn brute_force(a: &M3, b: V3, mu: f64) -> V3 {
         };
         let mut cands = vec![yhi, on_boundary(t1)];
         // Cartesian Newton on (y, λ) from the better of the two.
-        let mut yn = if kkt_res(cands[1]).0 < kkt_res(cands[0]).0 { cands[1] } else { cands[0] };
+        let mut yn = if kkt_res(cands[1]).0 < kkt_res(cands[0]).0 {
+            cands[1]
+        } else {
+            cands[0]
+        };
         let mut lam = kkt_res(yn).1;
         for _ in 0..20 {
             let r = yn[0].hypot(yn[1]);
             let e = [yn[0] / r, yn[1] / r];
             let nc = [e[0] + k[0], e[1] + k[1]];
-            let gr = [h[0] * yn[0] + h[1] * yn[1] - g[0], h[1] * yn[0] + h[2] * yn[1] - g[1]];
-            let res = [gr[0] + lam * nc[0], gr[1] + lam * nc[1], r + k[0] * yn[0] + k[1] * yn[1] - m];
+            let gr = [
+                h[0] * yn[0] + h[1] * yn[1] - g[0],
+                h[1] * yn[0] + h[2] * yn[1] - g[1],
+            ];
+            let res = [
+                gr[0] + lam * nc[0],
+                gr[1] + lam * nc[1],
+                r + k[0] * yn[0] + k[1] * yn[1] - m,
+            ];
             let sl = lam / r;
             let jac = [
-                [h[0] + sl * (1.0 - e[0] * e[0]), h[1] - sl * e[0] * e[1], nc[0]],
-                [h[1] - sl * e[0] * e[1], h[2] + sl * (1.0 - e[1] * e[1]), nc[1]],
+                [
+                    h[0] + sl * (1.0 - e[0] * e[0]),
+                    h[1] - sl * e[0] * e[1],
+                    nc[0],
+                ],
+                [
+                    h[1] - sl * e[0] * e[1],
+                    h[2] + sl * (1.0 - e[1] * e[1]),
+                    nc[1],
+                ],
                 [nc[0], nc[1], 0.0],
             ];
             let d = solve3(&jac, [-res[0], -res[1], -res[2]]);
@@ -348,11 +378,12 @@ fn brute_force(a: &M3, b: V3, mu: f64) -> V3 {
         let u = [-k[0] / nk, -k[1] / nk];
         let cb = 1.0 / nk;
         let sb = (1.0 - cb * cb).max(0.0).sqrt();
-        let side = if u[0] * e[1] - u[1] * e[0] >= 0.0 { 1.0 } else { -1.0 };
-        let ed = [
-            cb * u[0] - side * sb * u[1],
-            cb * u[1] + side * sb * u[0],
-        ];
+        let side = if u[0] * e[1] - u[1] * e[0] >= 0.0 {
+            1.0
+        } else {
+            -1.0
+        };
+        let ed = [cb * u[0] - side * sb * u[1], cb * u[1] + side * sb * u[0]];
         let he = [h[0] * ed[0] + h[1] * ed[1], h[1] * ed[0] + h[2] * ed[1]];
         let rr = ((g[0] * ed[0] + g[1] * ed[1]) / (ed[0] * he[0] + ed[1] * he[1])).max(0.0);
         yhi = [rr * ed[0], rr * ed[1]];
@@ -399,7 +430,11 @@ fn random_delassus(rng: &mut Lcg) -> M3 {
         ];
         let cm = rdrt(
             &rot,
-            [m * sig[0] * sig[0], m * sig[1] * sig[1], m * sig[2] * sig[2]],
+            [
+                m * sig[0] * sig[0],
+                m * sig[1] * sig[1],
+                m * sig[2] * sig[2],
+            ],
         );
         let tr = cm[0][0] + cm[1][1] + cm[2][2];
         let mut inertia = [[0.0; 3]; 3];
@@ -422,7 +457,11 @@ fn random_delassus(rng: &mut Lcg) -> M3 {
         bodies.push((1.0 / m, inv, [reach * u[0], reach * u[1], reach * u[2]]));
     }
     let n = rng.unit();
-    let helper = if n[0].abs() < 0.9 { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
+    let helper = if n[0].abs() < 0.9 {
+        [1.0, 0.0, 0.0]
+    } else {
+        [0.0, 1.0, 0.0]
+    };
     let t0 = cross(n, helper);
     let t0n = norm(t0);
     let t0 = [t0[0] / t0n, t0[1] / t0n, t0[2] / t0n];
@@ -459,7 +498,11 @@ fn random_b_mu(rng: &mut Lcg, a: &M3) -> (V3, f64) {
     };
     let bt = scale * rng.normal() * rng.log_range(0.01, 10.0);
     let bo = scale * rng.normal() * rng.log_range(0.01, 10.0);
-    let mu = if rng.f() < 0.1 { 0.0 } else { rng.range(0.0, 1.5) };
+    let mu = if rng.f() < 0.1 {
+        0.0
+    } else {
+        rng.range(0.0, 1.5)
+    };
     ([bn, bt, bo], mu)
 }
 
@@ -570,12 +613,18 @@ fn coulomb_solutions_are_fixed_points() {
         let (x, case) = solve_contact_coulomb_case(a, b, mu);
         let r = coulomb_residual(a, b, mu, x);
         worst = worst.max(r);
-        assert!(r <= 1e-14, "residual {r:e}: A {a:?} b {b:?} mu {mu} x {x:?}");
+        assert!(
+            r <= 1e-14,
+            "residual {r:e}: A {a:?} b {b:?} mu {mu} x {x:?}"
+        );
         let all = coulomb_solutions(a, b, mu);
         for s in &all {
             let r = coulomb_residual(a, b, mu, *s);
             worst = worst.max(r);
-            assert!(r <= 1e-14, "residual {r:e}: A {a:?} b {b:?} mu {mu} x {s:?}");
+            assert!(
+                r <= 1e-14,
+                "residual {r:e}: A {a:?} b {b:?} mu {mu} x {s:?}"
+            );
         }
         if case == ContactCase::Sliding {
             n_sliding += 1;
@@ -620,7 +669,10 @@ fn sphere_blocks_coulomb_equals_max_dissipation() {
         let e = maxabs(sub(xm, xc)) / maxabs(xm).max(1e-300);
         let e = if maxabs(xm) == 0.0 { maxabs(xc) } else { e };
         worst = worst.max(e);
-        assert!(e <= 1e-12, "sphere block: {xm:?} vs {xc:?} (a {a:?} b {b:?} mu {mu})");
+        assert!(
+            e <= 1e-12,
+            "sphere block: {xm:?} vs {xc:?} (a {a:?} b {b:?} mu {mu})"
+        );
         // Closed form in the sliding case: x_to = μ (b_n/a) b_to/‖b_to‖.
         if case == ContactCase::Sliding {
             let k = mu * b[0] / an / b[1].hypot(b[2]);
@@ -649,7 +701,10 @@ fn static_test_precedes_grazing_branch() {
     let (x, case) = solve_contact_case(a, b, 1.0);
     assert_eq!(case, ContactCase::Grazing);
     let xb = brute_force(&a, b, 1.0);
-    assert!(maxabs(sub(x, xb)) <= 1e-12 * maxabs(xb).max(1e-300), "{x:?} {xb:?}");
+    assert!(
+        maxabs(sub(x, xb)) <= 1e-12 * maxabs(xb).max(1e-300),
+        "{x:?} {xb:?}"
+    );
 }
 
 /// Appendix A: `g(α) = c₀ + c₁cos(α + φ₁) + c₂cos(2α + φ₂)` with `c₁e^{iφ₁} = X₁ + iY₁` and
@@ -672,7 +727,11 @@ fn appendix_a_coefficients_are_the_scaled_derivative() {
         let f = |al: f64| {
             let r = mu * b[0] / fr(al);
             let y = [r * al.cos(), r * al.sin()];
-            let x = [(b[0] - a[0][1] * y[0] - a[0][2] * y[1]) / a[0][0], y[0], y[1]];
+            let x = [
+                (b[0] - a[0][1] * y[0] - a[0][2] * y[1]) / a[0][0],
+                y[0],
+                y[1],
+            ];
             objective(&a, b, x)
         };
         for k in 0..16 {
@@ -757,7 +816,10 @@ fn table1_academic_problem() {
     println!("x* = {x:?}\nu* = {u:?}\nf* = {f}");
     assert_eq!(case, ContactCase::Sliding);
     let xb = brute_force(&a, b, mu);
-    assert!(maxabs(sub(x, xb)) <= 1e-12 * maxabs(xb), "{x:?} vs brute {xb:?}");
+    assert!(
+        maxabs(sub(x, xb)) <= 1e-12 * maxabs(xb),
+        "{x:?} vs brute {xb:?}"
+    );
     for (i, (&p, d)) in [1.6, -1.1, -5.8].iter().zip([1, 1, 1]).enumerate() {
         assert_printed(&format!("x*[{i}]"), x[i], p, d);
     }
@@ -776,10 +838,30 @@ fn table1_academic_problem() {
         );
     }
     assert_eq!(sols.len(), 3, "{sols:?}");
-    let printed: [(V3, [i32; 3], V3, [i32; 3], f64); 3] = [
-        ([1.56, -0.99, -5.7], [2, 2, 1], [0.0, 0.0061, 0.035], [0, 4, 3], -0.631),
-        ([0.29, -0.89, -0.62], [2, 2, 2], [0.0, 0.082, 0.057], [0, 3, 3], -0.393),
-        ([0.12, -0.44, -0.065], [2, 2, 3], [0.0, 0.40, 0.060], [0, 2, 3], -0.252),
+    // (x, decimals of x, u, decimals of u, objective) as printed.
+    type Row = (V3, [i32; 3], V3, [i32; 3], f64);
+    let printed: [Row; 3] = [
+        (
+            [1.56, -0.99, -5.7],
+            [2, 2, 1],
+            [0.0, 0.0061, 0.035],
+            [0, 4, 3],
+            -0.631,
+        ),
+        (
+            [0.29, -0.89, -0.62],
+            [2, 2, 2],
+            [0.0, 0.082, 0.057],
+            [0, 3, 3],
+            -0.393,
+        ),
+        (
+            [0.12, -0.44, -0.065],
+            [2, 2, 3],
+            [0.0, 0.40, 0.060],
+            [0, 2, 3],
+            -0.252,
+        ),
     ];
     for (s, (px, dx, pu, du, pf)) in sols.iter().zip(printed) {
         let us = velocity(&a, b, *s);
@@ -844,7 +926,10 @@ fn painleve_paradox() {
             best = (mu_star(t), t);
         }
     }
-    println!("min μ* = {:.12} at θ = {:.8} (½acos(−3/5) = {th:.8})", best.0, best.1);
+    println!(
+        "min μ* = {:.12} at θ = {:.8} (½acos(−3/5) = {th:.8})",
+        best.0, best.1
+    );
     assert!((best.0 - 4.0 / 3.0).abs() < 1e-9 && (best.1 - th).abs() < 1e-5);
 
     for &theta in &[th, 0.3, 0.7, 1.2] {
@@ -858,7 +943,10 @@ fn painleve_paradox() {
         assert!((a[2][2] - 4.0 / m).abs() < 1e-14);
         let printed_aoo = (1.0 + 3.0 * (c * c - s * s).powi(2)) / m;
         if theta == th {
-            println!("A_oo = {} (4/m), printed expression gives {printed_aoo}", a[2][2]);
+            println!(
+                "A_oo = {} (4/m), printed expression gives {printed_aoo}",
+                a[2][2]
+            );
             assert!((a[2][2] - printed_aoo).abs() > 0.5);
         }
         // Acceleration coefficient nᵀA(μ, 1, 0) (world) = (1 + 3cosθ(cosθ − μ sinθ))/m_a
@@ -877,7 +965,10 @@ fn painleve_paradox() {
         for mu in [ms * (1.0 + 1e-9), ms * 1.5, 3.0 * ms] {
             let (x, case) = solve_contact_case(a, b, mu);
             assert_eq!(case, ContactCase::Sticking, "θ {theta} μ {mu}");
-            assert!(maxabs(sub(x, lam0)) < 1e-13 * maxabs(lam0), "{x:?} {lam0:?}");
+            assert!(
+                maxabs(sub(x, lam0)) < 1e-13 * maxabs(lam0),
+                "{x:?} {lam0:?}"
+            );
             assert!(maxabs(velocity(&a, b, x)) < 1e-13 * v0);
             let xc = solve_contact_coulomb(a, b, mu);
             assert!(maxabs(sub(xc, lam0)) < 1e-13 * maxabs(lam0));
@@ -893,7 +984,10 @@ fn painleve_paradox() {
         if theta == th {
             // Λ₀ = m v₀ (0.3, 0.4, 0) at θ*: ‖Λ₀,to‖/Λ₀,n = 4/3 = μ*.
             let (x, _) = solve_contact_case(a, b, 4.0 / 3.0 + 1e-12);
-            println!("θ* Λ₀ = {x:?} = m v₀ × {:?}", [x[0] / (m * v0), x[1] / (m * v0)]);
+            println!(
+                "θ* Λ₀ = {x:?} = m v₀ × {:?}",
+                [x[0] / (m * v0), x[1] / (m * v0)]
+            );
             assert!((x[0] - 0.3 * m * v0).abs() < 1e-13 && (x[1] - 0.4 * m * v0).abs() < 1e-13);
         }
     }
@@ -927,7 +1021,10 @@ fn printed_eq9_edge_rule_can_pick_the_wrong_edge() {
         let sc = 0.5 * dot(xb, matvec(&a, xb)) + dot(xb, b).abs();
         assert!(maxabs(sub(x, xb)) <= 1e-10 * maxabs(xb).max(1e-300));
         let (fp, f) = (objective(&a, b, xp), objective(&a, b, x));
-        assert!(fp >= f - 1e-10 * sc, "A {a:?} b {b:?} mu {mu} xp {xp:?} fp {fp} x {x:?} f {f} xb {xb:?}");
+        assert!(
+            fp >= f - 1e-10 * sc,
+            "A {a:?} b {b:?} mu {mu} xp {xp:?} fp {fp} x {x:?} f {f} xb {xb:?}"
+        );
         if fp > f + 1e-9 * sc {
             wrong += 1;
             if example.is_none() {
@@ -940,16 +1037,26 @@ fn printed_eq9_edge_rule_can_pick_the_wrong_edge() {
     println!("example: A = {a:?}\n b = {b:?}\n mu = {mu}\n printed x = {xp:?} f = {fp}\n both edges x = {x:?} f = {f}");
     assert!(wrong > 0);
 
-    // A fixed documented instance (Â anisotropic, x₀ on the "wrong" Euclidean side).
-    let a = [[1.0, 0.9, 0.0], [0.9, 1.0, 0.85], [0.0, 0.85, 1.0]];
-    let a = {
-        // Make it SPD by adding to the diagonal.
-        let mut a = a;
-        a[1][1] += 0.3;
-        a[2][2] += 0.9;
-        a
-    };
-    let _ = a;
+    // The first counter-example of the search, fixed: the printed side test selects the
+    // edge on which the objective increases (r* = 0, x = 0, objective 0), while the other
+    // edge reaches −2.8197e-4; brute force agrees with the corrected rule.
+    let a = [
+        [621.9109250829092, 587.1244850751963, 358.4823364508033],
+        [587.1244850751963, 1190.1648478776303, -362.3097474259741],
+        [358.4823364508033, -362.3097474259741, 1027.1470389891758],
+    ];
+    let b = [0.0, 1.2645873036965598, -0.8583408524912673];
+    let mu = 1.2587926089566395;
+    let xp = grazing_printed_edge_rule(a, b, mu).unwrap();
+    let (x, case) = solve_contact_case(a, b, mu);
+    assert_eq!(case, ContactCase::Grazing);
+    assert_eq!(xp, [0.0; 3]);
+    let xb = brute_force(&a, b, mu);
+    assert!(maxabs(sub(x, xb)) <= 1e-12 * maxabs(xb));
+    assert!((objective(&a, b, x) - -2.8196563430149237e-4).abs() < 1e-15);
+    // x lies on the wedge edge: cone constraint active, u_n = 0.
+    assert!((x[1].hypot(x[2]) - mu * x[0]).abs() < 1e-15);
+    assert!(velocity(&a, b, x)[0].abs() < 1e-15);
 }
 
 /// No panics and finite output on garbage input (non-finite, non-SPD, extreme scales).
@@ -970,7 +1077,7 @@ fn garbage_input_never_panics() {
         f64::NEG_INFINITY,
     ];
     for _ in 0..20_000 {
-        let mut pick = |rng: &mut Lcg| {
+        let pick = |rng: &mut Lcg| {
             if rng.f() < 0.3 {
                 specials[(rng.next_u64() % specials.len() as u64) as usize]
             } else {

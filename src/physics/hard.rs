@@ -167,7 +167,11 @@ fn poly_roots(p: &[Cx]) -> Vec<Cx> {
             let monic: Vec<Cx> = p.iter().map(|&c| c.div(lead)).collect();
             // Initial radius: geometric mean of the root moduli |a_n|^{1/n}, kept ≥ tiny.
             let r0 = monic[n].abs().powf(1.0 / n as f64);
-            let r0 = if r0.is_finite() && r0 > 1e-300 { r0 } else { 1.0 };
+            let r0 = if r0.is_finite() && r0 > 1e-300 {
+                r0
+            } else {
+                1.0
+            };
             let mut z: Vec<Cx> = (0..n)
                 .map(|k| {
                     Cx::polar(
@@ -391,7 +395,11 @@ impl Prep {
     /// `x_n = A_nn⁻¹(b_n − A_nt x_t − A_no x_o)`.
     fn lift(&self, y: [f64; 2]) -> V3 {
         let c = self.c();
-        [(self.b[0] - c[0] * y[0] - c[1] * y[1]) / self.ann(), y[0], y[1]]
+        [
+            (self.b[0] - c[0] * y[0] - c[1] * y[1]) / self.ann(),
+            y[0],
+            y[1],
+        ]
     }
 
     /// Unconstrained minimiser `x₀ = A⁻¹b` via the Schur complement.
@@ -455,10 +463,11 @@ fn solve3(m: M3, r: V3) -> Option<V3> {
         if a[col][col] == 0.0 || !a[col][col].is_finite() {
             return None;
         }
-        for row in col + 1..3 {
-            let f = a[row][col] / a[col][col];
-            for k in col..4 {
-                a[row][k] -= f * a[col][k];
+        let pivot = a[col];
+        for row in a.iter_mut().skip(col + 1) {
+            let f = row[col] / pivot[col];
+            for (dst, src) in row[col..].iter_mut().zip(&pivot[col..]) {
+                *dst -= f * src;
             }
         }
     }
@@ -613,7 +622,7 @@ fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
     let sys = |z: V3| -> Option<(V3, M3, f64)> {
         let (y, lam) = ([z[0], z[1]], z[2]);
         let r = y[0].hypot(y[1]);
-        if r == 0.0 || !r.is_finite() || !(lam >= 0.0) {
+        if r == 0.0 || !r.is_finite() || lam.is_nan() || lam < 0.0 {
             return None;
         }
         let e = [y[0] / r, y[1] / r];
@@ -626,8 +635,16 @@ fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
         ];
         let s = lam / r;
         let jac = [
-            [ah[0] + s * (1.0 - e[0] * e[0]), ah[1] - s * e[0] * e[1], nc[0]],
-            [ah[1] - s * e[0] * e[1], ah[2] + s * (1.0 - e[1] * e[1]), nc[1]],
+            [
+                ah[0] + s * (1.0 - e[0] * e[0]),
+                ah[1] - s * e[0] * e[1],
+                nc[0],
+            ],
+            [
+                ah[1] - s * e[0] * e[1],
+                ah[2] + s * (1.0 - e[1] * e[1]),
+                nc[1],
+            ],
             [nc[0], nc[1], 0.0],
         ];
         let s1 = anorm * r + bh[0].abs() + bh[1].abs() + lam * (nc[0].abs() + nc[1].abs());
@@ -635,7 +652,7 @@ fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
         let norm = (res[0].abs() + res[1].abs()) / s1 + res[2].abs() / s2;
         norm.is_finite().then_some((res, jac, norm))
     };
-    if !(lam0 >= 0.0) {
+    if lam0.is_nan() || lam0 < 0.0 {
         return y;
     }
     let z = newton_polish([y[0], y[1], lam0], sys);
@@ -700,7 +717,9 @@ pub fn grazing_printed_edge_rule(a: [[f64; 3]; 3], b: [f64; 3], mu: f64) -> Opti
     }
     // α₀ = atan2(A_no, A_nt), Δα = acos(−A_nn / (μ‖c‖)) (eq. (6)).
     let al0 = c[1].atan2(c[0]);
-    let dal = (-p.ann() / (p.mu * c[0].hypot(c[1]))).clamp(-1.0, 1.0).acos();
+    let dal = (-p.ann() / (p.mu * c[0].hypot(c[1])))
+        .clamp(-1.0, 1.0)
+        .acos();
     let al = if c[1] * x0[1] - c[0] * x0[2] >= 0.0 {
         al0 - dal
     } else {
@@ -806,7 +825,7 @@ fn coulomb_polish(p: &Prep, x: V3) -> V3 {
     let sys = |x: V3| -> Option<(V3, M3, f64)> {
         let u = residual_velocity(&a, &b, &x);
         let w = u[1].hypot(u[2]);
-        if w == 0.0 || !w.is_finite() || !(x[0] > 0.0) {
+        if w == 0.0 || !w.is_finite() || x[0].is_nan() || x[0] <= 0.0 {
             return None;
         }
         let uh = [u[1] / w, u[2] / w];
@@ -834,7 +853,8 @@ fn coulomb_polish(p: &Prep, x: V3) -> V3 {
         let nx = x[0].abs() + x[1].abs() + x[2].abs();
         let an = a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
         let nb = b[0].abs() + b[1].abs() + b[2].abs();
-        let norm = (res[0].abs() + (res[1].abs() + res[2].abs()) / (nx * (1.0 + mu))) / (an * nx + nb);
+        let norm =
+            (res[0].abs() + (res[1].abs() + res[2].abs()) / (nx * (1.0 + mu))) / (an * nx + nb);
         norm.is_finite().then_some((res, jac, norm))
     };
     newton_polish(x, sys)
@@ -905,7 +925,10 @@ pub fn solve_contact_coulomb_case(
         return ([0.0; 3], ContactCase::Separating);
     }
     if p.mu == 0.0 {
-        return (p.unscale([bn / p.ann(), 0.0, 0.0]), ContactCase::Frictionless);
+        return (
+            p.unscale([bn / p.ann(), 0.0, 0.0]),
+            ContactCase::Frictionless,
+        );
     }
     let x0 = p.x0();
     if p.in_cone(x0) {
@@ -972,11 +995,15 @@ pub fn coulomb_residual(a: [[f64; 3]; 3], b: [f64; 3], mu: f64, x: [f64; 3]) -> 
     }
 }
 
+/// One body's share of a contact for [`delassus`]: `(m⁻¹, I⁻¹ in the world frame,
+/// r = contact point − centre of mass)`; a static body is `(0, [[0; 3]; 3], r)`.
+pub type DelassusBody = (f64, [[f64; 3]; 3], [f64; 3]);
+
 /// Delassus block of one contact in the contact frame:
 /// `A = Qᵀ [Σ_k (m_k⁻¹ E + S(r_k)ᵀ I_k⁻¹ S(r_k))] Q`, where `Q = [n t o]` has the frame
 /// vectors as columns (`frame = [n, t, o]`), `S(r)v = r × v`, and each body is given as
 /// `(m⁻¹, I⁻¹ (world frame), r = contact point − centre of mass)`. A static body is `(0, 0, ·)`.
-pub fn delassus(bodies: &[(f64, [[f64; 3]; 3], [f64; 3])], frame: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
+pub fn delassus(bodies: &[DelassusBody], frame: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
     let mut w = [[0.0; 3]; 3];
     for &(inv_m, inv_i, r) in bodies {
         let s = [[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]];
@@ -1033,7 +1060,10 @@ mod tests {
         }
         let roots = poly_roots(&p);
         for z in r {
-            assert!(roots.iter().any(|w| w.sub(z).abs() < 1e-13), "{z:?} {roots:?}");
+            assert!(
+                roots.iter().any(|w| w.sub(z).abs() < 1e-13),
+                "{z:?} {roots:?}"
+            );
         }
     }
 
