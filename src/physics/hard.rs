@@ -30,11 +30,23 @@
 //! * Appendix A: `c₁e^{iφ₁} = X₁ + iY₁`, `c₂e^{iφ₂} = μA_nn(X₂ + iY₂)/2` with `X, Y` the
 //!   printed `atan2` arguments; the quartic's leading coefficient can vanish.
 //!
+//! # Numerics
+//!
+//! The dynamic branch finds the roots of eq. (8) through its quartic (Aberth–Ehrlich
+//! iteration, closed form for the degenerate degree 2), polishes each angle by Newton on
+//! eq. (8), keeps the admissible angle with the lowest objective, and finally refines that
+//! point by Newton on the KKT system in Cartesian coordinates: near an asymptote of a
+//! hyperbolic conic section the angle is an ill-conditioned coordinate (relative error
+//! `ε·μ‖(A_nt, A_no)‖/f_r(α)`), the Cartesian point is not. Inputs are scaled to unit
+//! magnitude first.
+//!
 //! # Invalid input
 //!
 //! Every public solver returns the zero impulse (reported as [`ContactCase::Separating`])
 //! when an input is non-finite, `μ < 0`, or `A` (its symmetric part `½(A + Aᵀ)`, which is
-//! what the solvers read) is not positive definite. No input panics.
+//! what the solvers read) is not positive definite. No input panics; the impulse is finite
+//! whenever the input magnitudes are moderate (non-zero entries within about 1e±100 —
+//! entries spanning beyond the f64 range can overflow after scaling).
 
 /// A 3×3 matrix in row-major `[row][column]` order.
 type M3 = [[f64; 3]; 3];
@@ -483,8 +495,9 @@ fn solve3(m: M3, r: V3) -> Option<V3> {
 }
 
 /// Newton polish of a 3-unknown system: `sys(z)` returns the residual, its Jacobian and
-/// a scaled residual norm. Steps are kept only while the scaled norm decreases, so the
-/// result is never worse than the start.
+/// a scaled residual norm. A step is kept only if it at least halves the scaled norm, so
+/// the result is never worse than the start and rounding noise at the floor (where the
+/// Jacobian may be ill-conditioned, e.g. a tiny slip velocity) does not move the point.
 fn newton_polish(mut z: V3, sys: impl Fn(V3) -> Option<(V3, M3, f64)>) -> V3 {
     let Some((mut r, mut j, mut norm)) = sys(z) else {
         return z;
@@ -498,7 +511,7 @@ fn newton_polish(mut z: V3, sys: impl Fn(V3) -> Option<(V3, M3, f64)>) -> V3 {
         };
         let zn = [z[0] + d[0], z[1] + d[1], z[2] + d[2]];
         match sys(zn) {
-            Some((rn, jn, nn)) if nn < norm => {
+            Some((rn, jn, nn)) if nn < 0.5 * norm => {
                 z = zn;
                 (r, j, norm) = (rn, jn, nn);
             }
@@ -558,7 +571,8 @@ fn grazing(p: &Prep) -> V3 {
 /// The dynamic branch (`b_n > 0`, `μ > 0`, `x₀ ∉ cone`): minimise
 /// `f_obj(α) = ½γᵀÂγ − γᵀb̂` along the conic section's boundary
 /// `γ(α) = r̄(α)(cos α, sin α)`, `r̄ = μ b_n / f_r(α)`, `f_r = A_nn + μ(A_nt cos α + A_no sin α)`,
-/// over the stationary points of eq. (7), i.e. the roots of eq. (8).
+/// over the stationary points of eq. (7), i.e. the roots of eq. (8); the best root is then
+/// refined in Cartesian coordinates by [`kkt_polish`].
 fn sliding(p: &Prep) -> V3 {
     let c = p.c();
     let (mu, bn, ann) = (p.mu, p.b[0], p.ann());
@@ -583,7 +597,8 @@ fn sliding(p: &Prep) -> V3 {
         best
     };
     let best = pick(&mut p.appendix_a().root_angles().into_iter()).or_else(|| {
-        // Never observed in the tests: g ≡ 0 or no valid root. Coarse scan as a fallback.
+        // g ≡ 0 or no valid root: a coarse scan. Reached in the tests only by garbage input
+        // of extreme magnitudes (never by the random SPD / Delassus problems).
         pick(&mut (0..256).map(|k| std::f64::consts::TAU * k as f64 / 256.0))
     });
     match best {
@@ -910,8 +925,8 @@ pub fn coulomb_solutions(a: [[f64; 3]; 3], b: [f64; 3], mu: f64) -> Vec<[f64; 3]
 /// Coulomb impulse and branch: the same branch order as [`solve_contact_case`]
 /// (separating, frictionless, sticking, `b_n = 0` → `0`), and in the sliding branch the
 /// Coulomb sliding solution with the lowest objective (Coulomb solutions need not be
-/// unique, §4.1). If no sliding solution is found (never observed in the tests) the
-/// maximum-dissipation impulse is returned.
+/// unique, §4.1). If no sliding solution is found the maximum-dissipation impulse is
+/// returned (in the tests this happens only for garbage input of extreme magnitudes).
 pub fn solve_contact_coulomb_case(
     a: [[f64; 3]; 3],
     b: [f64; 3],
