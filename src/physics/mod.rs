@@ -9,6 +9,7 @@ pub mod binder;
 pub mod contact;
 pub mod field;
 pub mod granular;
+pub mod hard;
 pub mod rigid_body;
 
 pub use binder::{bond_forces, BondResult};
