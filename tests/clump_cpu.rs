@@ -13,6 +13,8 @@
 //! - the incline: sliding at g (sin θ − μ cos θ) to 3 % (the contact's compliance and
 //!   its settling in the first milliseconds), resting below 10⁻⁶ m.
 
+mod common;
+
 use glam::DVec3;
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
@@ -139,24 +141,7 @@ fn a_free_frictional_cluster_conserves_momentum() {
 /// Displacement along the slope of a dimer laid along the fall line of a plane tilted
 /// by `theta`, after `t` s, with friction μ = 0.3.
 fn incline(theta: f64, t: f64) -> f64 {
-    let (s, c) = theta.sin_cos();
-    let n = DVec3::new(-s, 0.0, c);
-    let down = DVec3::new(-c, 0.0, -s);
-    // The dimer's axis (body x) along the fall line: a turn by θ about y.
-    let alpha = 2.0 * (0.5 * theta).tan() * DVec3::new(0.0, -1.0, 0.0);
-    let x0 = n * 1.0e-3;
-    let text = format!(
-        "[simulation]\ndt = 1e-6\nsteps = 10\ngravity = [0.0, 0.0, -9.81]\n\
-         [contact]\nlaw = \"hertz\"\n{MATERIAL}\
-         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = {:?}\nmaterial = \"glass\"\n\
-         [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
-         spheres = [{{ position = [-1e-3, 0.0, 0.0], radius = 1e-3 }}, \
-                    {{ position = [1e-3, 0.0, 0.0], radius = 1e-3 }}]\n\
-         [[clump]]\ntype = \"dimer\"\nposition = {:?}\nrotation = {:?}\n",
-        n.to_array(),
-        x0.to_array(),
-        alpha.to_array()
-    );
+    let (text, x0, down) = common::dimer_incline(theta, 1e-6, MATERIAL);
     let mut b = CpuBackend::new(&parse_scene(&text).unwrap()).unwrap();
     b.advance((t / 1e-6).round() as u64).unwrap();
     let p = b.particles().unwrap();

@@ -19,6 +19,7 @@
 //!   the GPU's sphere path to 1e-12 in f64 (the lever of a centred sphere is zero, but
 //!   the bodies' sums run in another kernel).
 
+mod common;
 mod gpu_common;
 
 use glam::DVec3;
@@ -413,23 +414,7 @@ fn single_sphere_clumps_are_spheres_on_the_gpu() {
 /// Displacement along the slope of a dimer laid along the fall line of a plane tilted
 /// by `theta`, after `t` s, μ = 0.4, on the GPU in `precision`.
 fn gpu_incline(theta: f64, t: f64, precision: Precision) -> Option<f64> {
-    let (s, c) = theta.sin_cos();
-    let n = DVec3::new(-s, 0.0, c);
-    let down = DVec3::new(-c, 0.0, -s);
-    let alpha = 2.0 * (0.5 * theta).tan() * DVec3::new(0.0, -1.0, 0.0);
-    let x0 = n * 1.0e-3;
-    let text = format!(
-        "[simulation]\ndt = 2e-6\nsteps = 10\ngravity = [0.0, 0.0, -9.81]\n\
-         [contact]\nlaw = \"hertz\"\n{MATERIAL}\
-         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = {:?}\nmaterial = \"glass\"\n\
-         [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
-         spheres = [{{ position = [-1e-3, 0.0, 0.0], radius = 1e-3 }}, \
-                    {{ position = [1e-3, 0.0, 0.0], radius = 1e-3 }}]\n\
-         [[clump]]\ntype = \"dimer\"\nposition = {:?}\nrotation = {:?}\n",
-        n.to_array(),
-        x0.to_array(),
-        alpha.to_array()
-    );
+    let (text, x0, down) = common::dimer_incline(theta, 2e-6, MATERIAL);
     let ctx = gpu_common::context_for("clump-incline", precision)?;
     let mut b = gpu(ctx, &parse_scene(&text).unwrap(), precision);
     b.advance((t / 2e-6).round() as u64).unwrap();

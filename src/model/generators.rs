@@ -422,20 +422,10 @@ pub const SETTLING_BED_DT: f64 = 1e-6;
 /// neighbour list every few steps, which is not the settled bed being modelled. Lattice
 /// neighbours are the only pairs that can touch, so 8 history slots suffice.
 pub fn settling_bed(n: usize) -> Model {
-    use crate::model::{ContactLaw, ContactParams, Material, Wall};
     let side = ((n as f64).sqrt() / 2.0).round().max(1.0) as usize;
     let nz = n.div_ceil(side * side).max(1);
     let radius = 1e-3;
-    let glass = Material {
-        name: "soft".into(),
-        young: 1e6,
-        poisson: 0.3,
-        shear_modulus: 1e6 / 2.6,
-        density: 2500.0,
-        restitution: 0.5,
-        friction_static: 0.5,
-        friction_dynamic: 0.5,
-    };
+    let glass = bed_material();
     let block = Block {
         origin: DVec3::new(0.0, 0.0, radius * 0.9),
         counts: [side, side, nz],
@@ -486,19 +476,7 @@ pub fn settling_bed(n: usize) -> Model {
                 rng.random_range(-1.0..1.0),
             );
     }
-    model.materials.push(glass);
-    model.walls.push(Wall {
-        point: DVec3::ZERO,
-        normal: DVec3::Z,
-        stiffness: 0.0,
-        material: Some(0),
-    });
-    model.gravity = DVec3::new(0.0, 0.0, -9.81);
-    model.contact = Some(ContactParams {
-        law: ContactLaw::Hertz,
-        skin: 0.1 * radius,
-        max_contacts: 8,
-    });
+    on_a_floor(&mut model, glass, 0.1 * radius, 8);
     model
 }
 
@@ -511,17 +489,8 @@ pub fn settling_bed(n: usize) -> Model {
 /// (E = 10⁶ Pa) with small random velocities; stepped at [`SETTLING_BED_DT`]. Spheres
 /// of one body are never contacts, so 12 history slots per sphere suffice.
 pub fn clump_bed(n: usize) -> Model {
-    use crate::model::{Clump, ClumpType, ContactLaw, ContactParams, Material, Wall};
-    let soft = Material {
-        name: "soft".into(),
-        young: 1e6,
-        poisson: 0.3,
-        shear_modulus: 1e6 / 2.6,
-        density: 2500.0,
-        restitution: 0.5,
-        friction_static: 0.5,
-        friction_dynamic: 0.5,
-    };
+    use crate::model::{Clump, ClumpType};
+    let soft = bed_material();
     let dimer = [
         (DVec3::new(-0.5e-3, 0.0, 0.0), 1.0e-3),
         (DVec3::new(0.6e-3, 0.0, 0.0), 0.8e-3),
@@ -554,7 +523,30 @@ pub fn clump_bed(n: usize) -> Model {
             angular_velocity: 5.0 * unit(&mut rng),
         });
     }
-    model.materials.push(soft);
+    on_a_floor(&mut model, soft, 1e-4, 12);
+    model
+}
+
+/// The soft material of the benchmark beds (E = 10⁶ Pa, e = 0.5, μ = 0.5): collisions
+/// last ~800 steps of [`SETTLING_BED_DT`], so the beds barely move while timed.
+fn bed_material() -> crate::model::Material {
+    crate::model::Material {
+        name: "soft".into(),
+        young: 1e6,
+        poisson: 0.3,
+        shear_modulus: 1e6 / 2.6,
+        density: 2500.0,
+        restitution: 0.5,
+        friction_static: 0.5,
+        friction_dynamic: 0.5,
+    }
+}
+
+/// A benchmark bed's surroundings: `material` (the only one), a floor at z = 0 of it,
+/// gravity, and Hertz–Mindlin contacts with `skin` and `max_contacts` history slots.
+fn on_a_floor(model: &mut Model, material: crate::model::Material, skin: f64, max_contacts: u32) {
+    use crate::model::{ContactLaw, ContactParams, Wall};
+    model.materials.push(material);
     model.walls.push(Wall {
         point: DVec3::ZERO,
         normal: DVec3::Z,
@@ -564,8 +556,7 @@ pub fn clump_bed(n: usize) -> Model {
     model.gravity = DVec3::new(0.0, 0.0, -9.81);
     model.contact = Some(ContactParams {
         law: ContactLaw::Hertz,
-        skin: 1e-4,
-        max_contacts: 12,
+        skin,
+        max_contacts,
     });
-    model
 }

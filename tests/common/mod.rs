@@ -209,3 +209,29 @@ pub fn translate(m: &mut Model, d: DVec3) {
         dom.max += d;
     }
 }
+
+/// A dimer of two 1 mm spheres laid along the fall line of a plane through the origin
+/// tilted by `theta` about y, resting on it, in the scene's only material `material`
+/// (a `[[material]]` named "glass"), stepped at `dt` under gravity (issue 24's incline):
+/// the scene text, the dimer's start and the unit vector down the slope.
+pub fn dimer_incline(theta: f64, dt: f64, material: &str) -> (String, DVec3, DVec3) {
+    let (s, c) = theta.sin_cos();
+    let n = DVec3::new(-s, 0.0, c);
+    let down = DVec3::new(-c, 0.0, -s);
+    // The dimer's axis (body x) along the fall line: a turn by θ about y.
+    let alpha = 2.0 * (0.5 * theta).tan() * DVec3::new(0.0, -1.0, 0.0);
+    let x0 = n * 1.0e-3;
+    let text = format!(
+        "[simulation]\ndt = {dt:e}\nsteps = 10\ngravity = [0.0, 0.0, -9.81]\n\
+         [contact]\nlaw = \"hertz\"\n{material}\
+         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = {:?}\nmaterial = \"glass\"\n\
+         [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
+         spheres = [{{ position = [-1e-3, 0.0, 0.0], radius = 1e-3 }}, \
+                    {{ position = [1e-3, 0.0, 0.0], radius = 1e-3 }}]\n\
+         [[clump]]\ntype = \"dimer\"\nposition = {:?}\nrotation = {:?}\n",
+        n.to_array(),
+        x0.to_array(),
+        alpha.to_array()
+    );
+    (text, x0, down)
+}
