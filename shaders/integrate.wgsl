@@ -21,7 +21,9 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (li >= rows.count) { return; }
     let i = rows.first + li;
     let flags = particle_flags[i];
-    if (failed() || (flags & FLAG_REMOVED) != 0u) { return; }
+    // A clump's sphere: clump_pose writes its state and runs its rebuild test (the
+    // dispatch stops at N_FREE, but the last workgroup may reach past it).
+    if (failed() || (flags & (FLAG_REMOVED | FLAG_MEMBER)) != 0u) { return; }
     let s = Velocities(get_vel(i), get_omega(i), load_kahan(li, 0u), load_kahan(li, 1u));
     let m = mass_of(i);
     let jj = inertia_of(i);

@@ -51,7 +51,8 @@ fn lcg(seed: &mut u64) -> f64 {
 
 /// `side`³ clumps (dimers and trimers alternating) on a lattice of spacing 3.2 mm in a
 /// walled box under gravity, randomly turned, thrown at up to 1 m/s per component
-/// and spinning at up to 300 rad/s: many collisions from the first steps.
+/// and spinning at up to 300 rad/s: many collisions from the first steps; and `side`²
+/// free spheres falling onto them.
 fn pour(side: usize, integrator: &str) -> Scene {
     let spacing = 3.2e-3;
     let half = 0.5 * spacing * side as f64;
@@ -69,6 +70,20 @@ fn pour(side: usize, integrator: &str) -> Scene {
     ] {
         text.push_str(&format!(
             "[[wall]]\npoint = {point:?}\nnormal = {normal:?}\nmaterial = \"glass\"\n"
+        ));
+    }
+    // A layer of free spheres above the clumps, falling onto them: the free particles
+    // come before the clumps' spheres, so a row chunk can hold both.
+    for k in 0..side * side {
+        let (i, j) = (k % side, k / side);
+        let x = [
+            (i as f64 + 0.5) * spacing - half,
+            (j as f64 + 0.5) * spacing - half,
+            (side as f64 + 0.5) * spacing,
+        ];
+        text.push_str(&format!(
+            "[[particle]]\nposition = {x:?}\nvelocity = [0.0, 0.0, -1.0]\nradius = 1e-3\n\
+             material = \"glass\"\n"
         ));
     }
     let mut seed = 7u64;
@@ -96,22 +111,29 @@ fn pour(side: usize, integrator: &str) -> Scene {
 }
 
 fn gpu(ctx: varidem::gpu::context::GpuContext, scene: &Scene, precision: Precision) -> GpuBackend {
-    let s = &scene.simulation;
-    GpuBackend::with_context(
+    gpu_with(
         ctx,
-        scene.model.clone(),
-        s.integrator,
-        s.dt,
-        &GpuOptions {
+        scene,
+        GpuOptions {
             precision,
             ..GpuOptions::default()
         },
     )
-    .expect("the GPU runs the clump scene")
 }
 
-/// GPU f64 against the CPU on the 10³-clump pour, for each map: every body row
-/// (centre of mass, velocity, α, Ω) and every sphere within 1e-9 after 200 steps.
+fn gpu_with(
+    ctx: varidem::gpu::context::GpuContext,
+    scene: &Scene,
+    options: GpuOptions,
+) -> GpuBackend {
+    let s = &scene.simulation;
+    GpuBackend::with_context(ctx, scene.model.clone(), s.integrator, s.dt, &options)
+        .expect("the GPU runs the clump scene")
+}
+
+/// GPU f64 against the CPU on the 10³-clump pour with 100 free spheres, for each map,
+/// in several row chunks: every body row (free particles, then centre of mass,
+/// velocity, α, Ω of each clump) and every sphere within 1e-9 after 200 steps.
 #[test]
 fn a_pour_of_a_thousand_clumps_matches_the_cpu_in_f64() {
     for integrator in ["variational", "variational-exact", "symplectic-euler"] {
@@ -120,7 +142,18 @@ fn a_pour_of_a_thousand_clumps_matches_the_cpu_in_f64() {
         };
         let scene = pour(10, integrator);
         let mut cpu = CpuBackend::new(&scene).unwrap();
-        let mut gpu = gpu(ctx, &scene, Precision::F64);
+        // Row chunks of 1000 particles: the 100 free spheres and the first clumps'
+        // spheres share the first chunk.
+        let mut gpu = gpu_with(
+            ctx,
+            &scene,
+            GpuOptions {
+                precision: Precision::F64,
+                max_chunk_particles: Some(1000),
+                ..GpuOptions::default()
+            },
+        );
+        assert!(gpu.row_chunk_count() > 1);
         let mut contacts = 0u32;
         for _ in 0..4 {
             cpu.advance(50).unwrap();
@@ -140,6 +173,13 @@ fn a_pour_of_a_thousand_clumps_matches_the_cpu_in_f64() {
         assert!(
             contacts > 200,
             "{integrator}: too few contacts ({contacts}) to test them"
+        );
+        // The rebuild test runs on the same positions (a clump's spheres where their
+        // bodies put them), so the lists are rebuilt at the same steps.
+        assert_eq!(
+            Some(cpu.neighbor_builds()),
+            gpu.neighbor_builds().unwrap(),
+            "{integrator}: list builds"
         );
         for (what, d) in [("bodies", rows), ("spheres", spheres)] {
             assert!(d.iter().all(|&e| e <= 1e-9), "{integrator} {what}: {d:?}");

@@ -166,7 +166,8 @@ impl GpuBackend {
                 self.dispatch_rows_from(pass, KernelId::IntegratePredict, parity * self.rows.len());
             } else {
                 // Over the free particles only: a clump's spheres (the last particles)
-                // are held, and clump_pose writes everything integrate_predict would.
+                // are held, and clump_pose writes everything integrate_predict would
+                // (the kernel also returns on FLAG_MEMBER, for the last workgroup).
                 let free = self.sections.free;
                 for (c, &(first, count)) in self.rows.iter().enumerate() {
                     let active = count.min(free.saturating_sub(first));

@@ -208,7 +208,11 @@ impl PredictContext<'_> {
         let body = body_of(self.mass, self.inertia, self.flags, i);
         let k = integrators::predict(self.kind, self.h, body, old, f.force, f.moment)?;
         (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
-        let moved = self.test && self.list.moved(k.x, self.reference[i], self.shift);
+        // A clump's sphere is held here and tested where its body puts it
+        // (cpu::clumps::predict_pose), as on the GPU (clump_pose).
+        let moved = self.test
+            && self.flags[i] & FLAG_MEMBER == 0
+            && self.list.moved(k.x, self.reference[i], self.shift);
         if let Some(s) = side {
             let (s_new, w_new) = stepped_side(
                 self.kind,
