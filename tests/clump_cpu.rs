@@ -113,13 +113,8 @@ fn a_free_frictional_cluster_conserves_momentum() {
         let x = 1.6 * (x - DVec3::new(2.1e-3, 2.1e-3, 3.15e-3));
         let v = -x * 150.0;
         let w = DVec3::new((k % 3) as f64, (k % 5) as f64 - 2.0, 1.0) * 30.0;
-        let alpha = DVec3::new(0.1 * k as f64, -0.05 * k as f64, 0.3).to_array();
-        text.push_str(&format!(
-            "[[clump]]\ntype = {kind:?}\nposition = {:?}\nrotation = {alpha:?}\nvelocity = {:?}\nangular_velocity = {:?}\n",
-            x.to_array(),
-            v.to_array(),
-            w.to_array()
-        ));
+        let alpha = DVec3::new(0.1 * k as f64, -0.05 * k as f64, 0.3);
+        text.push_str(&common::clump_toml(kind, x, alpha, v, w));
     }
     let mut b = CpuBackend::new(&parse_scene(&text).unwrap()).unwrap();
     let d0 = b.diagnostics().unwrap();

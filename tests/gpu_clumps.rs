@@ -99,13 +99,7 @@ fn pour(side: usize, integrator: &str) -> Scene {
         let v = rnd3(1.0);
         let w = rnd3(300.0);
         let kind = if k % 2 == 0 { "dimer" } else { "trimer" };
-        text.push_str(&format!(
-            "[[clump]]\ntype = {kind:?}\nposition = {:?}\nrotation = {:?}\nvelocity = {:?}\nangular_velocity = {:?}\n",
-            x.to_array(),
-            alpha.to_array(),
-            v.to_array(),
-            w.to_array()
-        ));
+        text.push_str(&common::clump_toml(kind, x, alpha, v, w));
     }
     parse_scene(&text).expect("the pour scene parses")
 }
@@ -265,13 +259,7 @@ fn cluster() -> Scene {
         let w = DVec3::new((k % 3) as f64, (k % 5) as f64 - 2.0, 1.0) * 30.0;
         let alpha = DVec3::new(0.1 * k as f64, -0.05 * k as f64, 0.3);
         let kind = if k % 2 == 0 { "dimer" } else { "trimer" };
-        text.push_str(&format!(
-            "[[clump]]\ntype = {kind:?}\nposition = {:?}\nrotation = {:?}\nvelocity = {:?}\nangular_velocity = {:?}\n",
-            x.to_array(),
-            alpha.to_array(),
-            v.to_array(),
-            w.to_array()
-        ));
+        text.push_str(&common::clump_toml(kind, x, alpha, v, w));
     }
     parse_scene(&text).unwrap()
 }

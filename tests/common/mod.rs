@@ -235,3 +235,15 @@ pub fn dimer_incline(theta: f64, dt: f64, material: &str) -> (String, DVec3, DVe
     );
     (text, x0, down)
 }
+
+/// A `[[clump]]` of type `kind` with its centre of mass `x`, attitude `alpha`, velocity
+/// `v` and spatial angular velocity `w`, as scene text.
+pub fn clump_toml(kind: &str, x: DVec3, alpha: DVec3, v: DVec3, w: DVec3) -> String {
+    format!(
+        "[[clump]]\ntype = {kind:?}\nposition = {:?}\nrotation = {:?}\nvelocity = {:?}\nangular_velocity = {:?}\n",
+        x.to_array(),
+        alpha.to_array(),
+        v.to_array(),
+        w.to_array()
+    )
+}
