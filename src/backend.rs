@@ -137,6 +137,59 @@ pub struct StateSnapshot {
     pub body_device_position: Vec<f32>,
 }
 
+/// One step of the hard-contact solver, a row of `DIR/solver.csv`
+/// ([`SolverRow::CSV_HEADER`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolverRow {
+    /// The step.
+    pub step: u64,
+    /// Sweeps taken.
+    pub sweeps: u32,
+    /// The last sweep's velocity residual: the largest change of a contact's relative
+    /// velocity one contact update made (m/s; 0 without contacts).
+    pub residual: f64,
+    /// Whether the residual reached `[contact] tolerance`.
+    pub converged: bool,
+    /// Contacts in the step's problem (touching and speculative).
+    pub contacts: u32,
+    /// Contacts whose impulse lies inside the friction cone (frictionless contacts
+    /// with a normal impulse count as sliding).
+    pub sticking: u32,
+    /// Contacts whose impulse lies on the cone's boundary.
+    pub sliding: u32,
+    /// Contacts with no impulse.
+    pub separating: u32,
+    /// The largest overlap of a contact's pair at the end of the step (m; 0 if none).
+    pub max_penetration: f64,
+    /// Kinetic energy the contact impulses removed in the step (J): the free
+    /// velocities' kinetic energy minus the final one.
+    pub e_dissipated: f64,
+}
+
+impl SolverRow {
+    /// The header of `solver.csv`.
+    pub const CSV_HEADER: &'static str =
+        "step,sweeps,residual,converged,contacts,sticking,sliding,separating,max_penetration,e_dissipated";
+
+    /// The row in the order of [`SolverRow::CSV_HEADER`], reals in `{:.16e}` (they
+    /// read back exactly).
+    pub fn csv_row(&self) -> String {
+        format!(
+            "{},{},{:.16e},{},{},{},{},{},{:.16e},{:.16e}",
+            self.step,
+            self.sweeps,
+            self.residual,
+            u8::from(self.converged),
+            self.contacts,
+            self.sticking,
+            self.sliding,
+            self.separating,
+            self.max_penetration,
+            self.e_dissipated
+        )
+    }
+}
+
 /// One clump's dynamic state in a [`StateSnapshot`]: its centre of mass, velocity,
 /// attitude, spin variable (`integrators::rigid::spin_of`: the spatial angular
 /// momentum for a full inertia tensor, Ω for a scalar one) and the load of the current
@@ -285,6 +338,11 @@ pub trait Backend {
     /// report it): with the contacts, what the per-neighbour work of a step scales with.
     fn listed_neighbors(&mut self) -> Result<Option<u64>> {
         Ok(None)
+    }
+    /// The hard-contact solver's rows (`solver.csv`) of the steps advanced since the
+    /// last call, oldest first; empty without hard contacts.
+    fn take_solver_rows(&mut self) -> Vec<SolverRow> {
+        Vec::new()
     }
     /// The kernel path this backend chose for the problem (`None` when it has one):
     /// printed by `bench`, since the figures depend on it.

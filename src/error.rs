@@ -188,6 +188,19 @@ pub enum Fault {
         /// Slots per particle.
         capacity: usize,
     },
+    /// The hard-contact solver stopped at `max_sweeps` above its tolerance, with
+    /// `[contact] on_nonconvergence = "error"`.
+    #[error("the hard-contact solver did not converge: velocity residual {residual:.3e} m/s > tolerance {tolerance:.3e} m/s after {sweeps} sweeps over {contacts} contacts (raise [contact] max_sweeps or tolerance, or set on_nonconvergence = \"warn\")")]
+    SolverNoConvergence {
+        /// Sweeps taken.
+        sweeps: u32,
+        /// The last sweep's velocity residual (m/s).
+        residual: f64,
+        /// `[contact] tolerance` (m/s).
+        tolerance: f64,
+        /// Contacts in the step's problem.
+        contacts: usize,
+    },
     /// A particle left the `[domain]` box (with `on_exit = "error"`).
     #[error("particle {particle}: left the domain{} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
     LeftDomain {

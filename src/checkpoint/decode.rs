@@ -37,6 +37,7 @@ fn integrator_of(code: u8) -> Decoded<IntegratorKind> {
         1 => Ok(IntegratorKind::VariationalExact),
         2 => Ok(IntegratorKind::SymplecticEuler),
         3 => Ok(IntegratorKind::CampelloTrapezoidal),
+        4 => Ok(IntegratorKind::ImpulseVelocity),
         c => Err(format!("integrator code {c}")),
     }
 }
@@ -184,6 +185,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
             let law = match r.u8()? {
                 0 => ContactLaw::Binder { k_pp: r.f64()? },
                 1 => ContactLaw::Hertz,
+                2 => ContactLaw::Hard(decode_hard(r)?),
                 c => return Err(format!("contact law code {c}")),
             };
             Some(ContactParams {
@@ -571,4 +573,43 @@ fn decode_state_arrays(
     };
     state.check_len(n).map_err(|e| e.to_string())?;
     Ok(state)
+}
+
+/// The hard-contact parameters written by `encode_hard`.
+fn decode_hard(r: &mut Reader) -> Decoded<crate::model::HardContact> {
+    use crate::model::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
+    let friction_model = match r.u8()? {
+        0 => FrictionModel::MaxDissipation,
+        1 => FrictionModel::Coulomb,
+        c => return Err(format!("friction model code {c}")),
+    };
+    let solver = match r.u8()? {
+        0 => HardSolver::Nbgs,
+        1 => HardSolver::Jacobi,
+        2 => HardSolver::Colored,
+        c => return Err(format!("hard-contact solver code {c}")),
+    };
+    let max_sweeps = r.u32()?;
+    let tolerance = r.f64()?;
+    let relaxation = r.f64()?;
+    let error_reduction = r.f64()?;
+    let warm_start = r.u8()? != 0;
+    let has_margin = r.u8()? != 0;
+    let margin = r.f64()?;
+    let on_nonconvergence = match r.u8()? {
+        0 => OnNonconvergence::Warn,
+        1 => OnNonconvergence::Error,
+        c => return Err(format!("on_nonconvergence code {c}")),
+    };
+    Ok(HardContact {
+        friction_model,
+        solver,
+        max_sweeps,
+        tolerance,
+        relaxation,
+        error_reduction,
+        warm_start,
+        margin: has_margin.then_some(margin),
+        on_nonconvergence,
+    })
 }

@@ -34,6 +34,7 @@ fn integrator_code(k: IntegratorKind) -> u8 {
         IntegratorKind::VariationalExact => 1,
         IntegratorKind::SymplecticEuler => 2,
         IntegratorKind::CampelloTrapezoidal => 3,
+        IntegratorKind::ImpulseVelocity => 4,
     }
 }
 
@@ -138,6 +139,10 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
                     w.f64(*k_pp);
                 }
                 ContactLaw::Hertz => w.u8(1),
+                ContactLaw::Hard(h) => {
+                    w.u8(2);
+                    encode_hard(w, h);
+                }
             }
             w.f64(*skin);
             w.u32(*max_contacts);
@@ -375,4 +380,30 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
         w.len(terms.len());
         terms.iter().for_each(|c| w.u32(c.to_bits()));
     }
+}
+
+/// The hard-contact parameters: the enums as codes in declaration order, then the
+/// numbers; `margin` as a flag and a value.
+fn encode_hard(w: &mut Writer, h: &crate::model::HardContact) {
+    use crate::model::{FrictionModel, HardSolver, OnNonconvergence};
+    w.u8(match h.friction_model {
+        FrictionModel::MaxDissipation => 0,
+        FrictionModel::Coulomb => 1,
+    });
+    w.u8(match h.solver {
+        HardSolver::Nbgs => 0,
+        HardSolver::Jacobi => 1,
+        HardSolver::Colored => 2,
+    });
+    w.u32(h.max_sweeps);
+    w.f64(h.tolerance);
+    w.f64(h.relaxation);
+    w.f64(h.error_reduction);
+    w.u8(h.warm_start as u8);
+    w.u8(h.margin.is_some() as u8);
+    w.f64(h.margin.unwrap_or(0.0));
+    w.u8(match h.on_nonconvergence {
+        OnNonconvergence::Warn => 0,
+        OnNonconvergence::Error => 1,
+    });
 }

@@ -19,6 +19,7 @@ mod clumps;
 mod contact_history;
 mod contact_sides;
 mod forces;
+mod hard;
 mod kernels;
 mod pair_batch;
 mod parallel;
@@ -68,6 +69,8 @@ pub struct CpuBackend {
     bodies: Option<crate::integrators::bodies::Bodies>,
     /// Particles before the clumps' spheres (every particle without clumps).
     free: usize,
+    /// Hard contacts' solver state (`[contact] law = "hard"`); `None` otherwise.
+    hard: Option<hard::HardState>,
 }
 
 impl CpuBackend {
@@ -270,6 +273,17 @@ impl CpuBackend {
         snapshot: Option<&StateSnapshot>,
     ) -> Result<Self> {
         let free = model.particles.len();
+        let hard_law = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        if hard_law != (integrator == IntegratorKind::ImpulseVelocity) {
+            return Err(Error::Backend(
+                "hard contacts ([contact] law = \"hard\") and the impulse-velocity integrator go together".into(),
+            ));
+        }
+        if hard_law && !model.clumps.is_empty() {
+            return Err(Error::Backend(
+                "hard contacts do not run clumps yet (spheres only)".into(),
+            ));
+        }
         let bodies = if model.clumps.is_empty() {
             None
         } else {
@@ -316,7 +330,9 @@ impl CpuBackend {
             field_only: false,
             bodies,
             free,
+            hard: None,
         };
+        backend.hard = hard::HardState::new(&backend.model);
         if let Some(b) = &backend.bodies {
             backend.neighbors.body = b.body_ids(n);
         }
@@ -400,6 +416,9 @@ impl CpuBackend {
     pub fn step(&mut self) -> Result<()> {
         if self.integrator == IntegratorKind::CampelloTrapezoidal {
             return self.step_trapezoidal();
+        }
+        if self.integrator == IntegratorKind::ImpulseVelocity {
+            return self.step_hard();
         }
         let step = self.step + 1;
         // Particle 0's position before the step: the rebuild test discounts its
@@ -540,6 +559,12 @@ impl Backend for CpuBackend {
 
     fn step_count(&self) -> u64 {
         self.step
+    }
+
+    fn take_solver_rows(&mut self) -> Vec<crate::backend::SolverRow> {
+        self.hard
+            .as_mut()
+            .map_or_else(Vec::new, |h| std::mem::take(&mut h.rows))
     }
 
     fn time(&self) -> f64 {

@@ -335,7 +335,8 @@ fn params<R: Real>(
         Some(c) => {
             let k_pp = match c.law {
                 ContactLaw::Binder { k_pp } => k_pp,
-                ContactLaw::Hertz => 0.0,
+                // The GPU backend refuses hard contacts before it gets here.
+                ContactLaw::Hertz | ContactLaw::Hard(_) => 0.0,
             };
             (k_pp, c.skin)
         }
@@ -372,7 +373,9 @@ fn params<R: Real>(
             IntegratorKind::VariationalExact => INTEGRATOR_VARIATIONAL_EXACT,
             IntegratorKind::SymplecticEuler => INTEGRATOR_SYMPLECTIC_EULER,
             // Refused in set_up.
-            IntegratorKind::CampelloTrapezoidal => INTEGRATOR_VARIATIONAL,
+            IntegratorKind::CampelloTrapezoidal | IntegratorKind::ImpulseVelocity => {
+                INTEGRATOR_VARIATIONAL
+            }
         },
         n_partials: plan.n_partials,
         n_materials: model.materials.len() as u32,

@@ -43,7 +43,7 @@ use crate::backend::{BackendKind, StateSnapshot};
 use crate::error::{Error, Result};
 use crate::integrators::bodies::Bodies;
 use crate::integrators::IntegratorKind;
-use crate::model::{Model, Scene};
+use crate::model::{ContactLaw, Model, Scene};
 use bindings as bind;
 use buffers::Buffers;
 use contents::{Contents, Tables};
@@ -258,6 +258,13 @@ impl GpuBackend {
                 "adapter {} has no SHADER_F64 support; use --precision f32",
                 ctx.summary.name
             )));
+        }
+        if integrator == IntegratorKind::ImpulseVelocity
+            || matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)))
+        {
+            return Err(Error::Backend(
+                "hard contacts (the impulse-velocity integrator) run on the CPU reference backend only so far; use --backend cpu".into(),
+            ));
         }
         if integrator == IntegratorKind::CampelloTrapezoidal {
             return Err(Error::Backend(

@@ -24,6 +24,13 @@ pub enum IntegratorKind {
     /// reference backend only.
     #[serde(rename = "campello-trapezoidal")]
     CampelloTrapezoidal,
+    /// Preclik, Eibl & Rüde §3.1, for hard contacts (`[contact] law = "hard"`):
+    /// semi-implicit Euler at the velocity level, `v' = v + h M⁻¹(f + Wλ)` with the
+    /// contact impulses `λ` from the global solver, then `x' = x + h v'` and
+    /// `α' = α ⊕ hΩ'` (the exact Rodrigues composition, so no normalisation). CPU
+    /// reference backend only, for now.
+    #[serde(rename = "impulse-velocity")]
+    ImpulseVelocity,
 }
 
 impl IntegratorKind {
@@ -35,11 +42,12 @@ impl IntegratorKind {
     ];
 
     /// Every integrator a scene may name, the implicit CPU-only one last.
-    pub const NAMED: [IntegratorKind; 4] = [
+    pub const NAMED: [IntegratorKind; 5] = [
         Self::Variational,
         Self::VariationalExact,
         Self::SymplecticEuler,
         Self::CampelloTrapezoidal,
+        Self::ImpulseVelocity,
     ];
 
     /// The name used in scene files and on the command line.
@@ -49,6 +57,7 @@ impl IntegratorKind {
             Self::VariationalExact => "variational-exact",
             Self::SymplecticEuler => "symplectic-euler",
             Self::CampelloTrapezoidal => "campello-trapezoidal",
+            Self::ImpulseVelocity => "impulse-velocity",
         }
     }
 

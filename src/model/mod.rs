@@ -7,6 +7,7 @@ mod bonds;
 mod clumps;
 mod fields;
 pub mod generators;
+mod hard;
 mod inertia;
 mod integrator;
 pub mod mass_properties;
@@ -18,6 +19,7 @@ mod walls;
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
 pub use clumps::{Clump, ClumpSphere, ClumpType, ClumpTypeError};
 pub use fields::{Drag, NearField};
+pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
@@ -63,6 +65,19 @@ pub enum ContactLaw {
     /// stick–slip friction and rolling, whose elongation is contact history. Pair
     /// properties come from the particles' and walls' materials.
     Hertz,
+    /// Hard contacts (Preclik, Eibl & Rüde): no contact stiffness; impulses at the
+    /// velocity level with non-penetration as a complementarity condition and friction
+    /// by maximum dissipation or Coulomb, solved by sweeps over the contacts. Runs with
+    /// `[simulation] integrator = "impulse-velocity"` only.
+    Hard(HardContact),
+}
+
+impl ContactLaw {
+    /// Whether the law takes pair properties from `[[material]]`s (every particle needs
+    /// one): the Hertz law (moduli, restitution, friction) and hard contacts (friction).
+    pub fn uses_materials(self) -> bool {
+        matches!(self, Self::Hertz | Self::Hard(_))
+    }
 }
 
 /// Contact parameters (absent: no contact forces).

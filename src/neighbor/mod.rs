@@ -46,6 +46,10 @@ pub struct NeighborList {
     /// id, and a pair of one body is never listed (its spheres overlap by design and
     /// never interact). Empty: every particle is a body of its own.
     pub body: Vec<u32>,
+    /// Part of the skin kept for speculative hard contacts (m): the rebuild test allows
+    /// each particle `(skin − reserve)/2` of motion instead of `skin/2`, so every pair
+    /// whose gap is below `reserve` is listed. 0 for soft contacts.
+    pub reserve: f64,
 }
 
 /// Hash of integer cell coordinates (three large odd multipliers, as in Teschner et al.
@@ -250,7 +254,7 @@ impl NeighborList {
     /// pass that moves the particles can ask it of each as it goes.
     #[inline]
     pub fn moved(&self, x: DVec3, reference: DVec3, shift: DVec3) -> bool {
-        let half = 0.5 * self.skin;
+        let half = 0.5 * (self.skin - self.reserve);
         ((x - reference) - shift).length_squared() > half * half
     }
 

@@ -21,6 +21,7 @@
 
 pub(super) mod bonds;
 pub(super) mod granular;
+pub(super) mod hard;
 pub(super) mod integrate;
 pub(super) mod particles;
 pub(super) mod reduce;

@@ -41,7 +41,8 @@ pub(super) fn build(file: &SceneFile) -> Result<Scene> {
     let binder = binder(file.binder.as_ref())?;
     let law = file.contact.as_ref().map(contact_law).transpose()?;
     let materials = materials(&file.materials)?;
-    let hertz = law == Some(ContactLaw::Hertz);
+    // Every particle needs a material under the Hertz and hard laws.
+    let hertz = law.is_some_and(ContactLaw::uses_materials);
 
     let mut model = Model {
         shear: binder.shear,
@@ -98,6 +99,7 @@ pub(super) fn build(file: &SceneFile) -> Result<Scene> {
     }
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;
+    check_hard(&model, simulation.integrator)?;
 
     Ok(Scene { simulation, model })
 }
@@ -280,6 +282,12 @@ fn add_walls(
             "it points into the domain",
         )?);
         let stiffness = match (w.stiffness, law) {
+            (Some(s), Some(ContactLaw::Hard(_))) => {
+                return Err(scene_error(format!(
+                    "{} = {s}: only the \"binder\" law uses it; hard contacts have no stiffness",
+                    key("stiffness")
+                )))
+            }
             (Some(s), Some(ContactLaw::Hertz)) => {
                 return Err(scene_error(format!(
                     "{} = {s}: only the \"binder\" law uses it; under \"hertz\" give the wall a material (or none: rigid)",
@@ -404,6 +412,76 @@ fn add_interactions(
             friction_static,
             friction_dynamic,
         });
+    }
+    Ok(())
+}
+
+/// Hard contacts (`law = "hard"`) and the `impulse-velocity` integrator go together, and
+/// the features hard contacts have no meaning for (restitution, bonds, near-field) or
+/// do not support yet (drag, clumps, removal at the domain's edge) are named errors.
+fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
+    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+    let impulse = integrator == crate::model::IntegratorKind::ImpulseVelocity;
+    if impulse && !hard {
+        return Err(scene_error(
+            "simulation.integrator = \"impulse-velocity\": it advances hard contacts only; add [contact] law = \"hard\"",
+        ));
+    }
+    if !hard {
+        return Ok(());
+    }
+    if !impulse {
+        return Err(scene_error(format!(
+            "contact.law = \"hard\": hard contacts need [simulation] integrator = \"impulse-velocity\" (not {integrator:?})",
+            integrator = integrator.name()
+        )));
+    }
+    if let Some((k, m)) = model
+        .materials
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.restitution != 0.0)
+    {
+        return Err(scene_error(format!(
+            "material[{k}].restitution = {}: hard contacts are purely inelastic (the paper's impact law, restitution 0); set it to 0",
+            m.restitution
+        )));
+    }
+    if let Some((k, e)) = model
+        .interactions
+        .iter()
+        .enumerate()
+        .find_map(|(k, it)| it.restitution.filter(|&e| e != 0.0).map(|e| (k, e)))
+    {
+        return Err(scene_error(format!(
+            "interaction[{k}].restitution = {e}: hard contacts are purely inelastic; set it to 0 or leave it out"
+        )));
+    }
+    if !model.bonds.is_empty() {
+        return Err(scene_error(format!(
+            "the scene has {} binder bonds: bonds are elastic springs and cannot be combined with hard contacts; use law = \"hertz\" or \"binder\"",
+            model.bonds.len()
+        )));
+    }
+    if model.near_field.is_some() {
+        return Err(scene_error(
+            "near_field: near-field forces have no meaning for hard contacts (no overlap, no stiffness); remove [near_field]",
+        ));
+    }
+    if model.drag.is_some() {
+        return Err(scene_error(
+            "drag: drag is not supported with hard contacts yet; remove [drag]",
+        ));
+    }
+    if !model.clumps.is_empty() {
+        return Err(scene_error(
+            "clump: hard contacts do not run clumps yet (spheres only)",
+        ));
+    }
+    if model.domain.is_some_and(|d| d.remove) {
+        return Err(scene_error(
+            "domain.on_exit = \"remove\": not supported with hard contacts yet; use \"error\"",
+        ));
     }
     Ok(())
 }

@@ -138,7 +138,7 @@ pub(super) fn material_of(
         Some(n) => material_index(&format!("{who}.material"), n, materials),
         None if hertz && materials.len() == 1 => Ok(0),
         None if hertz => Err(scene_error(format!(
-            "{who}.material: missing; the \"hertz\" law needs a material for every particle ({})",
+            "{who}.material: missing; the \"hertz\" and \"hard\" laws need a material for every particle ({})",
             if materials.is_empty() {
                 "add a [[material]]".to_owned()
             } else {

@@ -215,6 +215,25 @@ pub(super) struct ContactSection {
     pub(super) max_contacts: Option<i64>,
     #[serde(default)]
     pub(super) max_initial_overlap: Option<f64>,
+    // Hard contacts (`law = "hard"`) only.
+    #[serde(default)]
+    pub(super) friction_model: Option<String>,
+    #[serde(default)]
+    pub(super) solver: Option<String>,
+    #[serde(default)]
+    pub(super) max_sweeps: Option<i64>,
+    #[serde(default)]
+    pub(super) tolerance: Option<f64>,
+    #[serde(default)]
+    pub(super) relaxation: Option<f64>,
+    #[serde(default)]
+    pub(super) error_reduction: Option<f64>,
+    #[serde(default)]
+    pub(super) warm_start: Option<bool>,
+    #[serde(default)]
+    pub(super) margin: Option<f64>,
+    #[serde(default)]
+    pub(super) on_nonconvergence: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -18,12 +18,12 @@ use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::MAX_NEIGHBORS;
 use crate::model::{
-    BondStiffness, ContactLaw, Material, Particle, RunLength, ShearForm, SimulationParams,
+    BondStiffness, ContactLaw, FrictionModel, HardContact, HardSolver, Material, OnNonconvergence, Particle, RunLength, ShearForm, SimulationParams,
 };
 use crate::physics::granular::{Drag, NearField};
 
 /// The contact laws a scene may name in `[contact] law`.
-const CONTACT_LAWS: [&str; 2] = ["binder", "hertz"];
+const CONTACT_LAWS: [&str; 3] = ["binder", "hertz", "hard"];
 
 /// The shear forms a scene may name in `[binder] shear`.
 pub(super) const SHEAR_FORMS: [(&str, ShearForm); 2] = [
@@ -196,7 +196,34 @@ pub(super) fn stiffness_from(values: [f64; 3]) -> BondStiffness {
 
 /// The `[contact]` law and its stiffness.
 pub(super) fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
+    if c.law != "hard" {
+        let hard_keys = [
+            ("friction_model", c.friction_model.is_some()),
+            ("solver", c.solver.is_some()),
+            ("max_sweeps", c.max_sweeps.is_some()),
+            ("tolerance", c.tolerance.is_some()),
+            ("relaxation", c.relaxation.is_some()),
+            ("error_reduction", c.error_reduction.is_some()),
+            ("warm_start", c.warm_start.is_some()),
+            ("margin", c.margin.is_some()),
+            ("on_nonconvergence", c.on_nonconvergence.is_some()),
+        ];
+        if let Some((key, _)) = hard_keys.iter().find(|(_, given)| *given) {
+            return Err(scene_error(format!(
+                "contact.{key}: only the \"hard\" law uses it (contact.law = {:?})",
+                c.law
+            )));
+        }
+    }
     match c.law.as_str() {
+        "hard" => {
+            if let Some(k) = c.k_pp {
+                return Err(scene_error(format!(
+                    "contact.k_pp = {k}: only the \"binder\" law uses it; hard contacts have no stiffness"
+                )));
+            }
+            Ok(ContactLaw::Hard(hard_contact(c)?))
+        }
         "hertz" => {
             if let Some(k) = c.k_pp {
                 return Err(scene_error(format!(
@@ -221,6 +248,77 @@ pub(super) fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
             )))
         }
     }
+}
+
+/// The value named `value` of key `contact.{key}` among `named`; `None` when absent.
+fn pick<T: Copy>(key: &str, value: &Option<String>, named: &[(&str, T)]) -> Result<Option<T>> {
+    let Some(v) = value else { return Ok(None) };
+    named
+        .iter()
+        .find(|(n, _)| n == v)
+        .map(|&(_, k)| Some(k))
+        .ok_or_else(|| {
+            let allowed: Vec<String> = named.iter().map(|(n, _)| format!("{n:?}")).collect();
+            scene_error(format!(
+                "contact.{key} = {v:?}: unknown (allowed: {})",
+                allowed.join(", ")
+            ))
+        })
+}
+
+/// The hard-contact keys of `[contact]`, each checked, absent ones at their defaults.
+fn hard_contact(c: &ContactSection) -> Result<HardContact> {
+    let d = HardContact::default();
+    let friction_model =
+        pick("friction_model", &c.friction_model, &FrictionModel::NAMED)?.unwrap_or(d.friction_model);
+    let solver = pick("solver", &c.solver, &HardSolver::NAMED)?.unwrap_or(d.solver);
+    let on_nonconvergence = pick(
+        "on_nonconvergence",
+        &c.on_nonconvergence,
+        &[("warn", OnNonconvergence::Warn), ("error", OnNonconvergence::Error)],
+    )?
+    .unwrap_or(d.on_nonconvergence);
+    let max_sweeps = match c.max_sweeps {
+        Some(k) => int_in("contact.max_sweeps", k, 1_000_000)?,
+        None => d.max_sweeps,
+    };
+    let tolerance = match c.tolerance {
+        Some(t) => positive("contact.tolerance", t)?,
+        None => d.tolerance,
+    };
+    let relaxation = match c.relaxation {
+        Some(w) if w > 0.0 && w <= 1.0 => w,
+        Some(w) => {
+            return Err(scene_error(format!(
+                "contact.relaxation = {w}: must be in (0, 1]"
+            )))
+        }
+        None => d.relaxation,
+    };
+    let error_reduction = match c.error_reduction {
+        Some(e) if (0.0..1.0).contains(&e) => e,
+        Some(e) => {
+            return Err(scene_error(format!(
+                "contact.error_reduction = {e}: must be in [0, 1) (§3.1's ε)"
+            )))
+        }
+        None => d.error_reduction,
+    };
+    let margin = c
+        .margin
+        .map(|m| non_negative("contact.margin", m))
+        .transpose()?;
+    Ok(HardContact {
+        friction_model,
+        solver,
+        max_sweeps,
+        tolerance,
+        relaxation,
+        error_reduction,
+        warm_start: c.warm_start.unwrap_or(d.warm_start),
+        margin,
+        on_nonconvergence,
+    })
 }
 
 /// `[[material]]` sections, validated, with their names.

@@ -78,12 +78,14 @@ mod delassus;
 mod dissipation;
 mod poly;
 mod prep;
+mod sphere;
 
 pub use coulomb::{
     coulomb_residual, coulomb_solutions, project_cone, solve_contact_coulomb,
     solve_contact_coulomb_case,
 };
 pub use delassus::{delassus, DelassusBody};
+pub use sphere::{contact_frame, solve_sphere_contact};
 pub use dissipation::{
     appendix_a_coefficients, grazing_printed_edge_rule, solve_contact, solve_contact_case,
 };

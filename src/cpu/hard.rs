@@ -1,0 +1,365 @@
+//! The `impulse-velocity` step of hard contacts (Preclik, Eibl & Rüde §3.1) on the CPU:
+//! free velocities from the forces, contacts from the neighbour list (touching and
+//! speculative), the global solver (`kernels::hard`), then `x' = x + h v'`,
+//! `α' = α ⊕ hΩ'`, and the forces of the new state.
+
+use glam::DVec3;
+
+use super::kernels::hard::{
+    color_contacts, hard_solve, hard_warm_start, Contacts, SolverBodies, WALL,
+};
+use super::CpuBackend;
+use crate::backend::SolverRow;
+use crate::error::{Error, Fault, Result};
+use crate::math::rodrigues;
+use crate::model::{
+    ContactLaw, HardContact, Model, OnNonconvergence, FLAG_HELD, FLAG_NO_ROTATION, FLAG_REMOVED,
+};
+use crate::physics::granular::PairTables;
+use crate::physics::hard::{contact_frame, ContactCase};
+
+/// What the hard-contact step keeps between steps.
+#[derive(Clone, Debug)]
+pub(super) struct HardState {
+    /// The law's parameters.
+    pub params: HardContact,
+    /// Pair friction coefficients.
+    tables: PairTables,
+    /// The last step's contacts (their impulses are the next warm start).
+    pub contacts: Contacts,
+    /// Bodies' velocities and inverse masses during a solve.
+    bodies: SolverBodies,
+    /// Warm-start impulses of the last step: keys ascending, impulses in the world
+    /// frame (so a contact whose normal turned keeps its impulse).
+    pub warm: Vec<([u32; 2], DVec3)>,
+    /// `solver.csv` rows not yet taken by the driver.
+    pub rows: Vec<SolverRow>,
+}
+
+impl HardState {
+    /// The state of `model`, when its contact law is hard.
+    pub(super) fn new(model: &Model) -> Option<Self> {
+        let Some(ContactLaw::Hard(params)) = model.contact.map(|c| c.law) else {
+            return None;
+        };
+        Some(Self {
+            params,
+            tables: PairTables::new(model),
+            contacts: Contacts::default(),
+            bodies: SolverBodies::default(),
+            warm: Vec::new(),
+            rows: Vec::new(),
+        })
+    }
+}
+
+/// Kinetic energy of the bodies' velocities (translation and rotation), skipping
+/// static bodies.
+fn kinetic(model: &Model, bodies: &SolverBodies) -> f64 {
+    let p = &model.particles;
+    let mut e = 0.0;
+    for i in 0..p.len() {
+        if bodies.inv_mass[i] > 0.0 {
+            e += 0.5 * p.mass[i] * bodies.v[i].length_squared();
+        }
+        if bodies.inv_inertia[i] > 0.0 {
+            e += 0.5 * p.inertia[i] * bodies.w[i].length_squared();
+        }
+    }
+    e
+}
+
+impl CpuBackend {
+    /// One step of the `impulse-velocity` integrator. On error the state is that of the
+    /// last completed step.
+    pub(super) fn step_hard(&mut self) -> Result<()> {
+        let step = self.step + 1;
+        let h = self.dt;
+        let mut hard = self
+            .hard
+            .take()
+            .ok_or_else(|| Error::Backend("hard-contact state missing".into()))?;
+        let result = self.step_hard_with(&mut hard, step, h);
+        self.hard = Some(hard);
+        let row = result?;
+        if let Some(hs) = &mut self.hard {
+            hs.rows.push(row);
+        }
+        self.step = step;
+        Ok(())
+    }
+
+    fn step_hard_with(&mut self, hard: &mut HardState, step: u64, h: f64) -> Result<SolverRow> {
+        let n = self.model.particles.len();
+        // Free velocities: v* = v + h f/m, Ω* = Ω + h τ/J (spheres: no gyroscopic term).
+        let p = &self.model.particles;
+        let f = &self.forces.particles;
+        let b = &mut hard.bodies;
+        b.v.clear();
+        b.w.clear();
+        b.inv_mass.clear();
+        b.inv_inertia.clear();
+        let mut u_max = 0f64;
+        for i in 0..n {
+            let flags = p.flags[i];
+            let held = flags & (FLAG_HELD | FLAG_REMOVED) != 0;
+            let locked = flags & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0;
+            let (v, im) = if held {
+                (DVec3::ZERO, 0.0)
+            } else {
+                (p.velocity[i] + (h / p.mass[i]) * f[i].force, 1.0 / p.mass[i])
+            };
+            let (w, ij) = if locked {
+                (DVec3::ZERO, 0.0)
+            } else {
+                (
+                    p.angular_velocity[i] + (h / p.inertia[i]) * f[i].moment,
+                    1.0 / p.inertia[i],
+                )
+            };
+            if flags & FLAG_REMOVED == 0 {
+                u_max = u_max.max(v.length() + w.length() * p.radius[i]);
+            }
+            b.v.push(v);
+            b.w.push(w);
+            b.inv_mass.push(im);
+            b.inv_inertia.push(ij);
+        }
+        // Two bodies close at most h(|u_i| + |u_j|) in the step at their free
+        // velocities; the list must hold every pair within the margin.
+        let skin = self.neighbors.skin;
+        let margin = hard
+            .params
+            .margin
+            .unwrap_or(2.0 * h * u_max)
+            .min(0.5 * skin);
+        self.neighbors.reserve = margin;
+        let x0 = self.model.particles.position.first().copied();
+        self.update_neighbors(x0.unwrap_or_default());
+
+        self.build_contacts(hard, margin, h);
+        let e_free = kinetic(&self.model, &hard.bodies);
+        let colors = if hard.params.solver == crate::model::HardSolver::Colored {
+            color_contacts(&hard.contacts, n)
+        } else {
+            Vec::new()
+        };
+        hard_warm_start(&hard.contacts, &mut hard.bodies);
+        let solved = hard_solve(&hard.params, &mut hard.contacts, &mut hard.bodies, &colors);
+        if !solved.converged && hard.params.on_nonconvergence == OnNonconvergence::Error {
+            return Err(Error::fault(
+                step,
+                Fault::SolverNoConvergence {
+                    sweeps: solved.sweeps,
+                    residual: solved.residual,
+                    tolerance: hard.params.tolerance,
+                    contacts: hard.contacts.len(),
+                },
+            ));
+        }
+        let e_dissipated = e_free - kinetic(&self.model, &hard.bodies);
+
+        // x' = x + h v', α' = α ⊕ hΩ', checked before anything is committed.
+        let p = &self.model.particles;
+        let mut x_new = Vec::with_capacity(n);
+        let mut a_new = Vec::with_capacity(n);
+        for i in 0..n {
+            let x = p.position[i] + h * hard.bodies.v[i];
+            let alpha = if hard.bodies.inv_inertia[i] > 0.0 {
+                rodrigues::try_compose(p.rotation[i], h * hard.bodies.w[i])
+                    .ok_or_else(|| Error::fault(step, Fault::HalfTurn { particle: i }))?
+            } else {
+                p.rotation[i]
+            };
+            if let Some(d) = self.model.domain {
+                if p.flags[i] & FLAG_REMOVED == 0 && !d.contains(x) {
+                    return Err(Error::fault(
+                        step,
+                        Fault::LeftDomain {
+                            particle: i,
+                            position: Some(x.to_array()),
+                        },
+                    ));
+                }
+            }
+            x_new.push(x);
+            a_new.push(alpha);
+        }
+        let p = &mut self.model.particles;
+        p.position = x_new;
+        p.rotation = a_new;
+        p.velocity.clone_from(&hard.bodies.v);
+        p.angular_velocity.clone_from(&hard.bodies.w);
+
+        // Warm start of the next step, in the world frame.
+        let c = &hard.contacts;
+        hard.warm.clear();
+        for k in 0..c.len() {
+            let [ln, lt, lo] = c.impulse[k];
+            if [ln, lt, lo] != [0.0; 3] {
+                let [nn, t, o] = c.frame[k];
+                hard.warm.push((c.key[k], ln * nn + lt * t + lo * o));
+            }
+        }
+        let row = self.solver_row(hard, step, solved, e_dissipated);
+
+        let mut f = std::mem::take(&mut self.spare_forces);
+        let result = self.evaluate_forces(&mut f, step, false, None, None);
+        match result {
+            Ok(()) => {
+                self.spare_forces = std::mem::replace(&mut self.forces, f);
+                Ok(row)
+            }
+            Err(e) => {
+                self.spare_forces = f;
+                Err(e)
+            }
+        }
+    }
+
+    /// The step's contacts: every listed pair (and particle–wall pair) with a gap below
+    /// `margin`, in contact order, with frame, block, gap term, μ and warm-start
+    /// impulse.
+    fn build_contacts(&self, hard: &mut HardState, margin: f64, h: f64) {
+        let p = &self.model.particles;
+        let n = p.len();
+        let eps = hard.params.error_reduction;
+        let gap_term = |xi: f64| if xi > 0.0 { -xi / h } else { -eps * xi / h };
+        let bodies = &hard.bodies;
+        let tables = &hard.tables;
+        let c = &mut hard.contacts;
+        c.clear();
+        let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
+        let mut push = |body: [u32; 2], key: [u32; 2], nrm: DVec3, lever: [f64; 2], xi, mu| {
+            let [a, b] = body;
+            let share = |k: u32, l: f64| {
+                if k == WALL {
+                    (0.0, 0.0)
+                } else {
+                    let k = k as usize;
+                    (bodies.inv_mass[k], bodies.inv_inertia[k] * l * l)
+                }
+            };
+            let (ma, ja) = share(a, lever[0]);
+            let (mb, jb) = share(b, lever[1]);
+            let block_n = ma + mb;
+            if block_n <= 0.0 {
+                // Two held particles: nothing can move.
+                return;
+            }
+            let [fx, fy, fz] = contact_frame(nrm.to_array());
+            c.body.push(body);
+            c.key.push(key);
+            c.frame.push([
+                DVec3::from_array(fx),
+                DVec3::from_array(fy),
+                DVec3::from_array(fz),
+            ]);
+            c.lever.push(lever);
+            c.block.push([block_n, block_n + ja + jb]);
+            c.gap_term.push(gap_term(xi));
+            c.gap.push(xi);
+            c.mu.push(mu);
+            c.impulse.push([0.0; 3]);
+            c.case.push(ContactCase::Separating);
+        };
+        for i in 0..n {
+            if removed(i) {
+                continue;
+            }
+            let (xi_pos, ri) = (p.position[i], p.radius[i]);
+            for &j in self.neighbors.of(i) {
+                let j = j as usize;
+                if j <= i || removed(j) {
+                    continue;
+                }
+                let d = p.position[j] - xi_pos;
+                let dist = d.length();
+                let gap = dist - ri - p.radius[j];
+                if gap >= margin {
+                    continue;
+                }
+                // Coincident centres have no normal; any unit vector serves.
+                let nrm = if dist > 0.0 { d / dist } else { DVec3::Z };
+                let mu = tables.pair(p.material[i], p.material[j]).mu_s;
+                push(
+                    [i as u32, j as u32],
+                    [i as u32, j as u32],
+                    nrm,
+                    [ri, p.radius[j]],
+                    gap,
+                    mu,
+                );
+            }
+            for (w, wall) in self.model.walls.iter().enumerate() {
+                let gap = wall.distance(xi_pos) - ri;
+                if gap >= margin {
+                    continue;
+                }
+                let mu = tables.wall(w, p.material[i]).mu_s;
+                push(
+                    [WALL, i as u32],
+                    [i as u32, (n + w) as u32],
+                    wall.normal,
+                    [0.0, ri],
+                    gap,
+                    mu,
+                );
+            }
+        }
+        if hard.params.warm_start {
+            // Both key lists ascend: a merge.
+            let mut k = 0;
+            for (slot, key) in c.key.iter().enumerate() {
+                while k < hard.warm.len() && hard.warm[k].0 < *key {
+                    k += 1;
+                }
+                if k < hard.warm.len() && hard.warm[k].0 == *key {
+                    let pw = hard.warm[k].1;
+                    let [nn, t, o] = c.frame[slot];
+                    let lam = [pw.dot(nn), pw.dot(t), pw.dot(o)];
+                    c.impulse[slot] = crate::physics::hard::project_cone(lam, c.mu[slot]);
+                }
+            }
+        }
+    }
+
+    /// The `solver.csv` row of a step just taken (positions already advanced).
+    fn solver_row(
+        &self,
+        hard: &HardState,
+        step: u64,
+        solved: super::kernels::hard::SolveResult,
+        e_dissipated: f64,
+    ) -> SolverRow {
+        let c = &hard.contacts;
+        let p = &self.model.particles;
+        let mut row = SolverRow {
+            step,
+            sweeps: solved.sweeps,
+            residual: solved.residual,
+            converged: solved.converged,
+            contacts: c.len() as u32,
+            e_dissipated,
+            ..SolverRow::default()
+        };
+        for k in 0..c.len() {
+            match c.case[k] {
+                ContactCase::Separating | ContactCase::Grazing => row.separating += 1,
+                ContactCase::Sticking => row.sticking += 1,
+                ContactCase::Sliding | ContactCase::Frictionless => row.sliding += 1,
+            }
+            let [a, b] = c.body[k];
+            let xb = p.position[b as usize];
+            let gap = if a == WALL {
+                let w = c.key[k][1] as usize - p.len();
+                self.model.walls[w].distance(xb) - p.radius[b as usize]
+            } else {
+                let a = a as usize;
+                (xb - p.position[a]).length() - p.radius[a] - p.radius[b as usize]
+            };
+            row.max_penetration = row.max_penetration.max(-gap);
+        }
+        row
+    }
+}

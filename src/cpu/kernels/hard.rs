@@ -1,0 +1,313 @@
+//! The hard-contact solver's sweeps (Preclik, Eibl & Rüde §3.1): the per-contact update
+//! `hard_contact_update` and the three global solvers over a step's contacts.
+//!
+//! Every sweep reads the bodies' current velocities, solves each contact's
+//! single-contact problem `(A_jj, b_j)` with `b_j = A_jj λ_j − u_j + (gap term)` — the
+//! negated relative velocity the contact would have without its own reaction — and
+//! applies the change of impulse to its two bodies. The solvers differ only in when the
+//! changes reach the bodies:
+//!
+//! * `nbgs`: after every contact, in contact order;
+//! * `jacobi`: after the sweep, each change damped by `relaxation`;
+//! * `colored`: after each colour (contacts of one colour share no body).
+//!
+//! A body receives its contacts' changes in ascending contact order in every solver
+//! (`hard_apply`), which is what a per-body CSR gather on the GPU does, so the sums are
+//! the same bits.
+
+use glam::DVec3;
+
+use crate::model::{HardContact, HardSolver};
+use crate::physics::hard::{solve_sphere_contact, ContactCase};
+
+/// Body index of a wall (static: infinite mass and inertia).
+pub(in crate::cpu) const WALL: u32 = u32::MAX;
+
+/// The contacts of one step, structure of arrays in contact order (ascending lower
+/// particle id; its pairs by partner id, then its walls).
+#[derive(Clone, Debug, Default)]
+pub(in crate::cpu) struct Contacts {
+    /// `[a, b]`: the reaction acts `+λ` on `b` (the body `n` points to) and `−λ` on `a`;
+    /// `a` is [`WALL`] for a wall contact.
+    pub body: Vec<[u32; 2]>,
+    /// Warm-start key `[i, partner]`: `partner` is the other particle's id, or
+    /// `N + w` for wall `w` (so keys ascend in contact order).
+    pub key: Vec<[u32; 2]>,
+    /// Frame `[n, t, o]`.
+    pub frame: Vec<[DVec3; 3]>,
+    /// Lever lengths `[l_a, l_b]`: the contact point is `x_a + l_a n` and `x_b − l_b n`.
+    pub lever: Vec<[f64; 2]>,
+    /// The sphere block `diag(a, c, c)` as `[a, c]`.
+    pub block: Vec<[f64; 2]>,
+    /// Gap term added to `b_n` (eq. (5) with ε, §3.1): `−ξ/h` for a gap `ξ > 0`,
+    /// `−εξ/h` for a penetration.
+    pub gap_term: Vec<f64>,
+    /// The gap `ξ` at the start of the step (m).
+    pub gap: Vec<f64>,
+    /// Friction coefficient `μ` of the pair.
+    pub mu: Vec<f64>,
+    /// Impulse `λ = (λ_n, λ_t, λ_o)` in the contact frame.
+    pub impulse: Vec<[f64; 3]>,
+    /// Branch of the last update of each contact.
+    pub case: Vec<ContactCase>,
+}
+
+impl Contacts {
+    /// Number of contacts.
+    pub(in crate::cpu) fn len(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Empties every array (keeping the allocations).
+    pub(in crate::cpu) fn clear(&mut self) {
+        self.body.clear();
+        self.key.clear();
+        self.frame.clear();
+        self.lever.clear();
+        self.block.clear();
+        self.gap_term.clear();
+        self.gap.clear();
+        self.mu.clear();
+        self.impulse.clear();
+        self.case.clear();
+    }
+}
+
+/// The bodies' velocities during the solve, with their inverse mass and inertia (zero
+/// for held particles, locked rotations and removed particles).
+#[derive(Clone, Debug, Default)]
+pub(in crate::cpu) struct SolverBodies {
+    /// Velocity `v`.
+    pub v: Vec<DVec3>,
+    /// Spatial angular velocity `Ω`.
+    pub w: Vec<DVec3>,
+    /// `1/m`.
+    pub inv_mass: Vec<f64>,
+    /// `1/J`.
+    pub inv_inertia: Vec<f64>,
+}
+
+/// How a solve ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(in crate::cpu) struct SolveResult {
+    /// Sweeps taken.
+    pub sweeps: u32,
+    /// The last sweep's residual (m/s).
+    pub residual: f64,
+    /// Whether it reached the tolerance.
+    pub converged: bool,
+}
+
+/// Velocity of body `k` at the point `x_k + l·n` (`l` signed), or zero for a wall.
+#[inline]
+fn point_velocity(bodies: &SolverBodies, k: u32, l: f64, n: DVec3) -> DVec3 {
+    if k == WALL {
+        return DVec3::ZERO;
+    }
+    let k = k as usize;
+    bodies.v[k] + bodies.w[k].cross(l * n)
+}
+
+/// Kernel `hard_contact_update` for contact `c`: the new impulse from the bodies'
+/// current velocities, its branch, and the residual `‖A(λ' − λ)‖` (the change of the
+/// contact's relative velocity this update makes).
+#[inline]
+pub(in crate::cpu) fn hard_contact_update(
+    contacts: &Contacts,
+    bodies: &SolverBodies,
+    c: usize,
+) -> ([f64; 3], ContactCase, f64) {
+    let [a, b] = contacts.body[c];
+    let [la, lb] = contacts.lever[c];
+    let [n, t, o] = contacts.frame[c];
+    let [ba, bc] = contacts.block[c];
+    let lam = contacts.impulse[c];
+    let u = point_velocity(bodies, b, -lb, n) - point_velocity(bodies, a, la, n);
+    let rhs = [
+        ba * lam[0] - u.dot(n) + contacts.gap_term[c],
+        bc * lam[1] - u.dot(t),
+        bc * lam[2] - u.dot(o),
+    ];
+    let (x, case) = solve_sphere_contact(ba, bc, rhs, contacts.mu[c]);
+    let d = [
+        ba * (x[0] - lam[0]),
+        bc * (x[1] - lam[1]),
+        bc * (x[2] - lam[2]),
+    ];
+    let residual = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    (x, case, residual)
+}
+
+/// Kernel `hard_apply`: adds the impulse change `d` (contact frame) of contact `c` to
+/// its bodies, `+` on `b`, `−` on `a`: `v += m⁻¹p`, `Ω += J⁻¹(r × p)` with
+/// `r_b = −l_b n`, `r_a = l_a n`.
+#[inline]
+pub(in crate::cpu) fn hard_apply(contacts: &Contacts, bodies: &mut SolverBodies, c: usize, d: [f64; 3]) {
+    let [a, b] = contacts.body[c];
+    let [la, lb] = contacts.lever[c];
+    let [n, t, o] = contacts.frame[c];
+    let p = d[0] * n + d[1] * t + d[2] * o;
+    if b != WALL {
+        let k = b as usize;
+        bodies.v[k] += bodies.inv_mass[k] * p;
+        bodies.w[k] += bodies.inv_inertia[k] * (-lb * n).cross(p);
+    }
+    if a != WALL {
+        let k = a as usize;
+        bodies.v[k] -= bodies.inv_mass[k] * p;
+        bodies.w[k] -= bodies.inv_inertia[k] * (la * n).cross(p);
+    }
+}
+
+/// Greedy colouring of the contact graph in contact order: each contact takes the
+/// lowest colour none of its bodies' earlier contacts has (walls do not count). Returns
+/// each colour's contacts, ascending. Deterministic, and at most `2Δ − 1` colours for a
+/// largest body degree `Δ`.
+pub(in crate::cpu) fn color_contacts(contacts: &Contacts, n_bodies: usize) -> Vec<Vec<u32>> {
+    // Colours used so far by each body, as a growable bit set (64 colours a word).
+    let mut used: Vec<Vec<u64>> = vec![Vec::new(); n_bodies];
+    let mut colors: Vec<Vec<u32>> = Vec::new();
+    let has = |set: &[u64], k: usize| set.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
+    for (c, pair) in contacts.body.iter().enumerate() {
+        let bodies: Vec<usize> = pair
+            .iter()
+            .filter(|&&k| k != WALL)
+            .map(|&k| k as usize)
+            .collect();
+        let color = (0..)
+            .find(|&k| bodies.iter().all(|&b| !has(&used[b], k)))
+            .unwrap_or(0);
+        for &b in &bodies {
+            let set = &mut used[b];
+            if set.len() <= color / 64 {
+                set.resize(color / 64 + 1, 0);
+            }
+            set[color / 64] |= 1 << (color % 64);
+        }
+        if colors.len() <= color {
+            colors.resize(color + 1, Vec::new());
+        }
+        colors[color].push(c as u32);
+    }
+    colors
+}
+
+/// Applies the warm-start impulses already in `contacts.impulse` to the bodies, in
+/// contact order.
+pub(in crate::cpu) fn hard_warm_start(contacts: &Contacts, bodies: &mut SolverBodies) {
+    for c in 0..contacts.len() {
+        let d = contacts.impulse[c];
+        if d != [0.0; 3] {
+            hard_apply(contacts, bodies, c, d);
+        }
+    }
+}
+
+/// Runs `params.solver` until the residual is at most `params.tolerance` or
+/// `params.max_sweeps` sweeps; `colors` is [`color_contacts`]'s result (used by the
+/// `colored` solver only).
+pub(in crate::cpu) fn hard_solve(
+    params: &HardContact,
+    contacts: &mut Contacts,
+    bodies: &mut SolverBodies,
+    colors: &[Vec<u32>],
+) -> SolveResult {
+    let mut result = SolveResult::default();
+    if contacts.len() == 0 {
+        result.converged = true;
+        return result;
+    }
+    let mut new = vec![([0.0; 3], ContactCase::Separating, 0.0); contacts.len()];
+    while result.sweeps < params.max_sweeps {
+        let residual = match params.solver {
+            HardSolver::Nbgs => sweep_nbgs(contacts, bodies),
+            HardSolver::Jacobi => sweep_jacobi(contacts, bodies, params.relaxation, &mut new),
+            HardSolver::Colored => sweep_colored(contacts, bodies, colors, &mut new),
+        };
+        result.sweeps += 1;
+        result.residual = residual;
+        if residual <= params.tolerance {
+            result.converged = true;
+            break;
+        }
+    }
+    result
+}
+
+/// One Gauss–Seidel sweep in contact order.
+fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies) -> f64 {
+    let mut residual = 0f64;
+    for c in 0..contacts.len() {
+        let (x, case, r) = hard_contact_update(contacts, bodies, c);
+        let lam = contacts.impulse[c];
+        hard_apply(
+            contacts,
+            bodies,
+            c,
+            [x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]],
+        );
+        contacts.impulse[c] = x;
+        contacts.case[c] = case;
+        residual = residual.max(r);
+    }
+    residual
+}
+
+/// One damped Jacobi sweep: every update from the sweep's starting velocities, then
+/// `λ += ω(λ' − λ)` applied in contact order. The residual is that of the damped
+/// change.
+fn sweep_jacobi(
+    contacts: &mut Contacts,
+    bodies: &mut SolverBodies,
+    relaxation: f64,
+    new: &mut [([f64; 3], ContactCase, f64)],
+) -> f64 {
+    for (c, slot) in new.iter_mut().enumerate() {
+        *slot = hard_contact_update(contacts, bodies, c);
+    }
+    let mut residual = 0f64;
+    for (c, &(x, case, r)) in new.iter().enumerate() {
+        let lam = contacts.impulse[c];
+        let d = [
+            relaxation * (x[0] - lam[0]),
+            relaxation * (x[1] - lam[1]),
+            relaxation * (x[2] - lam[2]),
+        ];
+        hard_apply(contacts, bodies, c, d);
+        contacts.impulse[c] = [lam[0] + d[0], lam[1] + d[1], lam[2] + d[2]];
+        contacts.case[c] = case;
+        residual = residual.max(relaxation * r);
+    }
+    residual
+}
+
+/// One Gauss–Seidel sweep colour by colour: each colour's updates from the velocities
+/// at its start, then applied.
+fn sweep_colored(
+    contacts: &mut Contacts,
+    bodies: &mut SolverBodies,
+    colors: &[Vec<u32>],
+    new: &mut [([f64; 3], ContactCase, f64)],
+) -> f64 {
+    let mut residual = 0f64;
+    for color in colors {
+        for &c in color {
+            new[c as usize] = hard_contact_update(contacts, bodies, c as usize);
+        }
+        for &c in color {
+            let c = c as usize;
+            let (x, case, r) = new[c];
+            let lam = contacts.impulse[c];
+            hard_apply(
+                contacts,
+                bodies,
+                c,
+                [x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]],
+            );
+            contacts.impulse[c] = x;
+            contacts.case[c] = case;
+            residual = residual.max(r);
+        }
+    }
+    residual
+}
