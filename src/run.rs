@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
-use crate::io::{write_final_csv, EnergyCsv, VtkSeries};
+use crate::io::{write_final_csv, EnergyCsv, SolverCsv, VtkSeries};
 use crate::model::Scene;
 
 pub use crate::io::{ENERGY_CSV, FINAL_CSV, RUN_RECORD};
@@ -330,6 +330,18 @@ fn step_loop(
     } else {
         EnergyCsv::resume(energy_path, first)?
     };
+    // Hard contacts: one solver.csv row per step, written after every advance (also a
+    // failed one: the rows of the steps it completed are kept).
+    let mut solver = if sim.integrator == crate::integrators::IntegratorKind::ImpulseVelocity {
+        let path = energy_path.with_file_name(crate::io::SOLVER_CSV);
+        Some(if first == 0 {
+            SolverCsv::create(&path)?
+        } else {
+            SolverCsv::resume(&path, first)?
+        })
+    } else {
+        None
+    };
     let d = backend.diagnostics()?;
     if is_output(first) {
         energy.write(&d)?;
@@ -360,7 +372,11 @@ fn step_loop(
             next = next.min((step / k + 1) * k);
         }
         let next = next.min(total);
-        backend.advance(next - step)?;
+        let advanced = backend.advance(next - step);
+        if let Some(log) = &mut solver {
+            log.write(&backend.take_solver_rows())?;
+        }
+        advanced?;
         step = next;
         if let Some(b) = &bar {
             let secs = start.elapsed().as_secs_f64();

@@ -107,7 +107,10 @@ impl CpuBackend {
             let (v, im) = if held {
                 (DVec3::ZERO, 0.0)
             } else {
-                (p.velocity[i] + (h / p.mass[i]) * f[i].force, 1.0 / p.mass[i])
+                (
+                    p.velocity[i] + (h / p.mass[i]) * f[i].force,
+                    1.0 / p.mass[i],
+                )
             };
             let (w, ij) = if locked {
                 (DVec3::ZERO, 0.0)
@@ -126,16 +129,18 @@ impl CpuBackend {
             b.inv_inertia.push(ij);
         }
         // Two bodies close at most h(|u_i| + |u_j|) in the step at their free
-        // velocities; the list must hold every pair within the margin.
-        let skin = self.neighbors.skin;
-        let margin = hard
-            .params
-            .margin
-            .unwrap_or(2.0 * h * u_max)
-            .min(0.5 * skin);
-        self.neighbors.reserve = margin;
+        // velocities; the list must hold every pair within the margin, so the skin grows
+        // to twice the margin when it is short (the list is then rebuilt).
+        let margin = hard.params.margin.unwrap_or(2.0 * h * u_max);
         let x0 = self.model.particles.position.first().copied();
-        self.update_neighbors(x0.unwrap_or_default());
+        if 2.0 * margin > self.neighbors.skin {
+            self.neighbors.skin = 2.0 * margin;
+            self.neighbors.reserve = margin;
+            self.rebuild_neighbors();
+        } else {
+            self.neighbors.reserve = margin;
+            self.update_neighbors(x0.unwrap_or_default());
+        }
 
         self.build_contacts(hard, margin, h);
         let e_free = kinetic(&self.model, &hard.bodies);

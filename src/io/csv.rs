@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
+use crate::backend::SolverRow;
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::model::Particles;
@@ -137,23 +138,23 @@ pub fn read_final_csv(path: &Path) -> Result<Vec<ParticleState>> {
     Ok(rows)
 }
 
-/// An `energy.csv` being written: [`Diagnostics::CSV_HEADER`], then one
-/// [`Diagnostics::csv_row`] per call to [`EnergyCsv::write`], flushed at once so that
-/// the rows written survive a later failure.
+/// A CSV file of one row per step being written (`energy.csv`, `solver.csv`): its
+/// header, then rows whose first field is the step, each flushed at once so that the
+/// rows written survive a later failure.
 #[derive(Debug)]
-pub struct EnergyCsv {
+struct StepCsv {
     path: PathBuf,
     writer: BufWriter<File>,
 }
 
-impl EnergyCsv {
+impl StepCsv {
     /// Creates (truncates) the file at `path` and writes the header.
-    pub fn create(path: &Path) -> Result<Self> {
+    fn create(path: &Path, header: &'static str) -> Result<Self> {
         let mut log = Self {
             path: path.to_owned(),
             writer: create(path)?,
         };
-        log.line(Diagnostics::CSV_HEADER)?;
+        log.line(header)?;
         Ok(log)
     }
 
@@ -165,26 +166,24 @@ impl EnergyCsv {
     /// Returns the writer and the removed row of step `step` itself, if there was one
     /// (the resumed run writes it again and can compare).
     ///
-    /// Fails, naming the file, when its first line is not [`Diagnostics::CSV_HEADER`].
-    pub fn resume(path: &Path, step: u64) -> Result<(Self, Option<String>)> {
+    /// Fails, naming the file, when its first line is not the header.
+    fn resume(path: &Path, step: u64, header: &'static str) -> Result<(Self, Option<String>)> {
         let bytes = match std::fs::read(path) {
             Ok(b) if !b.is_empty() => b,
-            Ok(_) => return Ok((Self::create(path)?, None)),
+            Ok(_) => return Ok((Self::create(path, header)?, None)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((Self::create(path)?, None))
+                return Ok((Self::create(path, header)?, None))
             }
             Err(e) => return Err(Error::io(path, e)),
         };
-        let header = format!("{}\n", Diagnostics::CSV_HEADER);
-        if !bytes.starts_with(header.as_bytes()) {
+        let first = format!("{header}\n");
+        if !bytes.starts_with(first.as_bytes()) {
             return Err(invalid_data(
                 path,
-                format!(
-                    "cannot continue it: its first line is not the energy.csv header {:?}",
-                    Diagnostics::CSV_HEADER
-                ),
+                format!("cannot continue it: its first line is not the header {header:?}"),
             ));
         }
+        let header = first;
         // Keep complete rows of steps before `step`.
         let mut keep = header.len();
         let mut kept = 0usize;
@@ -231,15 +230,70 @@ impl EnergyCsv {
             .and_then(|()| self.writer.flush())
             .map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// An `energy.csv` being written: [`Diagnostics::CSV_HEADER`], then one
+/// [`Diagnostics::csv_row`] per call to [`EnergyCsv::write`], flushed at once so that
+/// the rows written survive a later failure.
+#[derive(Debug)]
+pub struct EnergyCsv(StepCsv);
+
+impl EnergyCsv {
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, Diagnostics::CSV_HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step`: keeps the header
+    /// and every complete row of a step before `step`, removes what follows (the rows
+    /// of an earlier continuation past `step`, a half-written last line) and appends
+    /// from there. A missing or empty file is created with the header.
+    ///
+    /// Returns the writer and the removed row of step `step` itself, if there was one
+    /// (the resumed run writes it again and can compare).
+    ///
+    /// Fails, naming the file, when its first line is not [`Diagnostics::CSV_HEADER`].
+    pub fn resume(path: &Path, step: u64) -> Result<(Self, Option<String>)> {
+        StepCsv::resume(path, step, Diagnostics::CSV_HEADER).map(|(w, r)| (Self(w), r))
+    }
 
     /// Appends the row of `d` and flushes it.
     pub fn write(&mut self, d: &Diagnostics) -> Result<()> {
-        self.line(&d.csv_row())
+        self.0.line(&d.csv_row())
     }
 
     /// The file's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.0.path
+    }
+}
+
+/// A `solver.csv` being written (hard contacts): [`SolverRow::CSV_HEADER`], then one
+/// [`SolverRow::csv_row`] per step, each flushed at once.
+#[derive(Debug)]
+pub struct SolverCsv(StepCsv);
+
+impl SolverCsv {
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, SolverRow::CSV_HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed after step `step`: keeps the
+    /// header and the rows of steps up to `step` (each step writes its own row, and the
+    /// resumed run starts with step `step + 1`), removes the rest.
+    pub fn resume(path: &Path, step: u64) -> Result<Self> {
+        StepCsv::resume(path, step + 1, SolverRow::CSV_HEADER).map(|(w, _)| Self(w))
+    }
+
+    /// Appends `rows`, flushing after each.
+    pub fn write(&mut self, rows: &[SolverRow]) -> Result<()> {
+        rows.iter().try_for_each(|r| self.0.line(&r.csv_row()))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.0.path
     }
 }
 

@@ -7,13 +7,18 @@
 //!   explicit list of particles, bonds and walls that parses to the same scene.
 //! * `energy.csv` ([`EnergyCsv`]) holds one [`Diagnostics`](crate::diagnostics::Diagnostics)
 //!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
-//!   state of every particle, in a format that round-trips every `f64` bit for bit.
+//!   state of every particle, in a format that round-trips every `f64` bit for bit;
+//!   `solver.csv` ([`SolverCsv`]) the hard-contact solver's sweeps, residual and contact
+//!   counts of every step (hard-contact scenes only).
 //! * the ParaView output ([`vtk_writer`]): one VTK XML PolyData file per output step in `vtk/`
 //!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtk_reader`] reads the frames back.
 //! * [`plot`]: PNG plots of a run's `energy.csv` (`varidem plot`).
 
 /// File name of the energy and momentum time series in the output directory.
 pub const ENERGY_CSV: &str = "energy.csv";
+/// File name of the hard-contact solver's per-step record in the output directory
+/// (`[contact] law = "hard"` only).
+pub const SOLVER_CSV: &str = "solver.csv";
 /// File name of the final particle state in the output directory.
 pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
@@ -27,7 +32,7 @@ pub mod vtk_writer;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
-    FINAL_CSV_HEADER,
+    SolverCsv, FINAL_CSV_HEADER,
 };
 pub use scene::{default_scene, load_scene, parse_scene, scene_to_toml, DEFAULT_SCENE};
 pub use vtk_writer::{VtkSeries, PVD_FILE, VTK_DIR};

@@ -142,7 +142,12 @@ pub(in crate::cpu) fn hard_contact_update(
 /// its bodies, `+` on `b`, `−` on `a`: `v += m⁻¹p`, `Ω += J⁻¹(r × p)` with
 /// `r_b = −l_b n`, `r_a = l_a n`.
 #[inline]
-pub(in crate::cpu) fn hard_apply(contacts: &Contacts, bodies: &mut SolverBodies, c: usize, d: [f64; 3]) {
+pub(in crate::cpu) fn hard_apply(
+    contacts: &Contacts,
+    bodies: &mut SolverBodies,
+    c: usize,
+    d: [f64; 3],
+) {
     let [a, b] = contacts.body[c];
     let [la, lb] = contacts.lever[c];
     let [n, t, o] = contacts.frame[c];

@@ -18,7 +18,8 @@ use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::MAX_NEIGHBORS;
 use crate::model::{
-    BondStiffness, ContactLaw, FrictionModel, HardContact, HardSolver, Material, OnNonconvergence, Particle, RunLength, ShearForm, SimulationParams,
+    BondStiffness, ContactLaw, FrictionModel, HardContact, HardSolver, Material, OnNonconvergence,
+    Particle, RunLength, ShearForm, SimulationParams,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -269,13 +270,16 @@ fn pick<T: Copy>(key: &str, value: &Option<String>, named: &[(&str, T)]) -> Resu
 /// The hard-contact keys of `[contact]`, each checked, absent ones at their defaults.
 fn hard_contact(c: &ContactSection) -> Result<HardContact> {
     let d = HardContact::default();
-    let friction_model =
-        pick("friction_model", &c.friction_model, &FrictionModel::NAMED)?.unwrap_or(d.friction_model);
+    let friction_model = pick("friction_model", &c.friction_model, &FrictionModel::NAMED)?
+        .unwrap_or(d.friction_model);
     let solver = pick("solver", &c.solver, &HardSolver::NAMED)?.unwrap_or(d.solver);
     let on_nonconvergence = pick(
         "on_nonconvergence",
         &c.on_nonconvergence,
-        &[("warn", OnNonconvergence::Warn), ("error", OnNonconvergence::Error)],
+        &[
+            ("warn", OnNonconvergence::Warn),
+            ("error", OnNonconvergence::Error),
+        ],
     )?
     .unwrap_or(d.on_nonconvergence);
     let max_sweeps = match c.max_sweeps {

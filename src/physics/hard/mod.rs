@@ -85,10 +85,10 @@ pub use coulomb::{
     solve_contact_coulomb_case,
 };
 pub use delassus::{delassus, DelassusBody};
-pub use sphere::{contact_frame, solve_sphere_contact};
 pub use dissipation::{
     appendix_a_coefficients, grazing_printed_edge_rule, solve_contact, solve_contact_case,
 };
+pub use sphere::{contact_frame, solve_sphere_contact};
 
 // The siblings' shared helpers, for each other (`use super::*`) and the tests.
 use {dissipation::*, poly::*, prep::*};

