@@ -44,7 +44,7 @@ impl HardState {
         };
         Some(Self {
             params,
-            tables: PairTables::new(model),
+            tables: PairTables::friction(model),
             contacts: Contacts::default(),
             bodies: SolverBodies::default(),
             warm: Vec::new(),

@@ -57,6 +57,12 @@ impl PairMaterial {
     ///   materials' values (the rule of Chrono and Yade): a soft or slippery partner
     ///   governs.
     pub fn new(a: &Material, b: Option<&Material>) -> Self {
+        Self::mix(a, b, true)
+    }
+
+    /// [`PairMaterial::new`]; without `damping`, `ξ` is left 0 (hard contacts need only
+    /// the friction coefficients, and `ξ` of a small restitution is costly to solve for).
+    fn mix(a: &Material, b: Option<&Material>, damping: bool) -> Self {
         let inv_e = |m: &Material| (1.0 - m.poisson * m.poisson) / m.young;
         let inv_g = |m: &Material| (2.0 - m.poisson) / m.shear_modulus;
         let (e_star, g_star, restitution, mu_s, mu_d) = match b {
@@ -78,7 +84,11 @@ impl PairMaterial {
         Self {
             e_star,
             g_star,
-            xi: damping_ratio_for_restitution(restitution),
+            xi: if damping {
+                damping_ratio_for_restitution(restitution)
+            } else {
+                0.0
+            },
             restitution,
             mu_s,
             mu_d,
@@ -116,12 +126,21 @@ pub struct PairTables {
 impl PairTables {
     /// The tables of `model`'s materials and walls.
     pub fn new(model: &crate::model::Model) -> Self {
+        Self::build(model, true)
+    }
+
+    /// The tables of `model` for hard contacts: friction and restitution only (`ξ` = 0).
+    pub fn friction(model: &crate::model::Model) -> Self {
+        Self::build(model, false)
+    }
+
+    fn build(model: &crate::model::Model, damping: bool) -> Self {
         let mats = &model.materials;
         let m = mats.len();
         let mut pairs = Vec::with_capacity(m * m);
         for a in mats {
             for b in mats {
-                pairs.push(PairMaterial::new(a, Some(b)));
+                pairs.push(PairMaterial::mix(a, Some(b), damping));
             }
         }
         // Overrides of the mixing rule for listed pairs of materials.
@@ -143,7 +162,7 @@ impl PairTables {
         for w in &model.walls {
             let wm = w.material.map(|k| &mats[k as usize]);
             for (k, a) in mats.iter().enumerate() {
-                let mut pm = PairMaterial::new(a, wm);
+                let mut pm = PairMaterial::mix(a, wm, damping);
                 apply(&mut pm, k as u32, w.material);
                 walls.push(pm);
             }
