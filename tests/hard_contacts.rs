@@ -356,3 +356,114 @@ fn the_solvers_agree_on_a_sphere_falling_onto_two() {
         );
     }
 }
+
+/// A pile of 20 spheres dropped into a box (floor and four sides, μ = 0.5), 1000 steps
+/// of 1 ms with each solver.
+///
+/// * Energy. With `E = ½vᵀMv − Σ m g·x`, `v* = v + hg` and the impulses `λ` (`J_k`
+///   the one body `k` receives), a step changes the energy by exactly
+///   `ΔE = −½h²Σm|g|² − hΣ_k J_k·g + ½λᵀ(u* + u')`, `u* = Wᵀv*, u'` the contacts'
+///   free and final relative velocities. The first term is semi-implicit Euler's loss,
+///   the second the work of the supporting impulses against gravity over the step; the
+///   last is ≤ 0 for an exact solve: `λᵀu' ≤ 0` (complementarity, friction opposing
+///   the sliding velocity) and `λᵀu* = λᵀu' − λᵀAλ`. Only where ε separates a
+///   penetration `ξ < 0` (at most `½m(εξ/h)²` per contact). A residual `r` (the largest
+///   change of a contact's velocity its local solve makes) leaves each impulse off its
+///   solution by at most `r/A_nn ≤ r m` and each velocity by about `r` in each
+///   direction, so the work `λᵀu'` may be off by `r m Σ_j|u'_j| + √3 r Σ_j|λ_j|`, with
+///   `Σ_j|u'_j| ≤ 12 Σ_k(|v'_k| + R|Ω'_k|)` and `Σ_j|λ_j| ≤ 12(1 + μ)Σ_k|J_k|` (12
+///   contacts at most per sphere).
+///   The test checks `ΔE + ½h²Σm|g|² + hΣJ_k·g` against the sum of the two bounds at
+///   every step.
+/// * Penetration. Only the residual (`h r` per step) and the gap's curvature within a
+///   step (`h²|u_t|²/(2R)`) can leave an overlap, and ε removes `ε` of it each step;
+///   the bound checked is 1e-3 of the radius.
+/// * Rest: the translational kinetic energy after the last step is below 1e-7 of
+///   `M g H`. What stays is free rolling and spin about the vertical of spheres on the
+///   floor: a point contact without rolling or torsional resistance (the paper's model
+///   has neither) cannot stop them; their speed is ~1e-3 m/s here.
+#[test]
+fn a_pile_of_twenty_spheres_settles_without_gaining_energy() {
+    let (r, h, mu, eps) = (0.01, 1e-3, 0.5, 0.2);
+    let mut body = String::new();
+    let mut seed = 11u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    for k in 0..20 {
+        let (i, j, l) = (k % 2, (k / 2) % 2, k / 4);
+        let x = DVec3::new(
+            -0.011 + 0.022 * i as f64 + 0.002 * rnd(),
+            -0.011 + 0.022 * j as f64 + 0.002 * rnd(),
+            0.015 + 0.025 * l as f64,
+        );
+        body += &sphere(
+            x,
+            DVec3::new(0.1 * rnd(), 0.1 * rnd(), 0.0),
+            DVec3::ZERO,
+            r,
+            "",
+        );
+    }
+    for (p, n) in [
+        (DVec3::ZERO, DVec3::Z),
+        (DVec3::new(-0.025, 0.0, 0.0), DVec3::X),
+        (DVec3::new(0.025, 0.0, 0.0), -DVec3::X),
+        (DVec3::new(0.0, -0.025, 0.0), DVec3::Y),
+        (DVec3::new(0.0, 0.025, 0.0), -DVec3::Y),
+    ] {
+        body += &wall(p, n);
+    }
+    for solver in ["nbgs", "jacobi", "colored"] {
+        let keys = format!(
+            "solver = \"{solver}\"\nerror_reduction = {eps}\ntolerance = 1e-6\nmax_sweeps = 5000"
+        );
+        let mut b = backend(&scene(h, DVec3::new(0.0, 0.0, -G), &keys, mu, &body));
+        let m = b.model().particles.mass[0];
+        let e_scale = 20.0 * m * G * 0.12;
+        let mut e0 = b.diagnostics().unwrap().e_total();
+        let (mut worst_rise, mut worst_pen, mut sweeps, mut unconverged) = (0f64, 0f64, 0u64, 0);
+        let mut pen_before = 0f64;
+        for step in 1..=1000 {
+            let v0: Vec<DVec3> = b.model().particles.velocity.clone();
+            b.advance(1).unwrap();
+            let row = b.take_solver_rows()[0];
+            let e = b.diagnostics().unwrap().e_total();
+            let p = &b.model().particles;
+            let g = DVec3::new(0.0, 0.0, -G);
+            let impulse: Vec<DVec3> = (0..20)
+                .map(|k| p.mass[k] * (p.velocity[k] - v0[k] - h * g))
+                .collect();
+            let lifted: f64 = impulse.iter().map(|j| h * j.dot(g)).sum();
+            let total: f64 = impulse.iter().map(|j| j.length()).sum();
+            let speeds: f64 = (0..20)
+                .map(|k| p.velocity[k].length() + r * p.angular_velocity[k].length())
+                .sum();
+            let tol_term = row.residual * 12.0 * (m * speeds + 3f64.sqrt() * (1.0 + mu) * total);
+            let eps_term = row.contacts as f64 * 0.5 * m * (eps * pen_before / h).powi(2);
+            let rise = e - e0 + 0.5 * 20.0 * m * G * G * h * h + lifted;
+            assert!(
+                rise <= tol_term + eps_term + 1e-15 * e_scale,
+                "{solver} step {step}: energy rose by {rise:e} > {tol_term:e} + {eps_term:e} ({row:?})"
+            );
+            worst_rise = worst_rise.max(rise);
+            worst_pen = worst_pen.max(row.max_penetration);
+            pen_before = row.max_penetration;
+            sweeps += row.sweeps as u64;
+            unconverged += u32::from(!row.converged);
+            e0 = e;
+        }
+        let d = b.diagnostics().unwrap();
+        let ke = d.e_kin;
+        println!(
+            "{solver}: largest energy rise {worst_rise:.2e} J (scale {e_scale:.2e}), largest penetration {worst_pen:.2e} m, {:.1} sweeps/step, {unconverged} unconverged steps, final translational KE {ke:.2e} J, rotational {:.2e} J",
+            sweeps as f64 / 1000.0,
+            d.e_rot
+        );
+        assert!(worst_pen < 1e-3 * r, "{solver}: penetration {worst_pen:e}");
+        assert!(ke < 1e-7 * e_scale, "{solver}: still moving, KE = {ke:e}");
+    }
+}

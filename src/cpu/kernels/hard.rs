@@ -259,8 +259,9 @@ fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies) -> f64 {
 }
 
 /// One damped Jacobi sweep: every update from the sweep's starting velocities, then
-/// `λ += ω(λ' − λ)` applied in contact order. The residual is that of the damped
-/// change.
+/// `λ += ω(λ' − λ)` applied in contact order. The residual is that of the undamped
+/// change (how far each contact is from its local solution), as for the other
+/// solvers; the damped step would understate it by `ω`.
 fn sweep_jacobi(
     contacts: &mut Contacts,
     bodies: &mut SolverBodies,
@@ -281,7 +282,7 @@ fn sweep_jacobi(
         hard_apply(contacts, bodies, c, d);
         contacts.impulse[c] = [lam[0] + d[0], lam[1] + d[1], lam[2] + d[2]];
         contacts.case[c] = case;
-        residual = residual.max(relaxation * r);
+        residual = residual.max(r);
     }
     residual
 }
