@@ -135,6 +135,20 @@ pub struct StateSnapshot {
     pub body_compensation: Vec<f32>,
     /// See `body_compensation`.
     pub body_device_position: Vec<f32>,
+    /// Hard contacts: the impulses of the last step's contacts, the next step's warm
+    /// start (empty otherwise).
+    pub hard_impulses: Vec<HardImpulse>,
+}
+
+/// One contact's impulse of a hard-contact step, kept for the next step's warm start
+/// (checkpoint format 5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HardImpulse {
+    /// `[i, partner]`: the lower particle id and the other particle's id, or `N + w`
+    /// for wall `w` (`N` particles).
+    pub key: [u32; 2],
+    /// The impulse on the partner in the world frame (N s).
+    pub impulse: DVec3,
 }
 
 /// One step of the hard-contact solver, a row of `DIR/solver.csv`

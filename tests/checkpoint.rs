@@ -78,6 +78,25 @@ fn granular() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
+/// A hard-contact pile (issue 25): 36 spheres with jittered radii dropped into a walled
+/// corner, NBGS with warm starts. The warm-start impulses are the state a resume must
+/// carry beyond the particles'.
+fn hard() -> Scene {
+    let text = "[simulation]\ndt = 1e-3\nsteps = 300\noutput_every = 50\n\
+        integrator = \"impulse-velocity\"\ngravity = [0.0, 0.0, -9.81]\n\
+        [contact]\nlaw = \"hard\"\ntolerance = 1e-6\nmax_sweeps = 60\n\
+        [[material]]\nname = \"glass\"\nyoung = 63e9\npoisson = 0.2\ndensity = 2500.0\n\
+        restitution = 0.0\nfriction_static = 0.4\n\
+        [[block]]\ncounts = [3, 3, 4]\nspacing = 0.0105\nradius = 0.005\nradius_jitter = 0.02\n\
+        material = \"glass\"\norigin = [0.0051, 0.0051, 0.006]\nseed = 3\n\
+        velocity = [0.2, 0.1, 0.0]\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n\
+        [[wall]]\npoint = [0.04, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n";
+    varidem::io::parse_scene(text).unwrap()
+}
+
 /// 18 clumps (dimers and trimers with full tensors, map 23's Newton increments) thrown
 /// into a walled corner under gravity: the bodies' state, their loads and their
 /// spheres' contact history are what a resume must carry (issue 24).
@@ -327,6 +346,45 @@ fn cpu_clump_resume_is_bitwise() {
         "the clumps touch at the checkpoint"
     );
     check_restart("cpu clumps", &scene, 100, 200, &cpu_fresh, &cpu_restore);
+}
+
+/// A hard-contact pile resumed at step 150 (issue 25): the warm-start impulses in the
+/// checkpoint (format 5) make the continuation bitwise, `solver.csv` included.
+#[test]
+fn cpu_hard_resume_is_bitwise() {
+    let scene = hard();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(150).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    assert!(
+        snap.hard_impulses.len() > 20,
+        "the pile rests on its contacts at the checkpoint ({} impulses)",
+        snap.hard_impulses.len()
+    );
+    check_restart("cpu hard", &scene, 75, 150, &cpu_fresh, &cpu_restore);
+    // solver.csv: the resumed run's rows are the uninterrupted run's.
+    let tmp = tempfile::tempdir().unwrap();
+    let (plain, ck) = (tmp.path().join("plain"), tmp.path().join("ck"));
+    run_with(&scene, cpu_fresh(&scene).as_mut(), &plain, &options(None)).unwrap();
+    run_with(&scene, cpu_fresh(&scene).as_mut(), &ck, &options(Some(75))).unwrap();
+    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
+    let resumed = tmp.path().join("resumed");
+    copy_dir(&ck, &resumed);
+    run_with(&c.scene, cpu_restore(&c).as_mut(), &resumed, &options(None)).unwrap();
+    let solver = |d: &Path| String::from_utf8(read(&d.join("solver.csv"))).unwrap();
+    assert_eq!(solver(&plain).lines().count(), 301);
+    assert_eq!(
+        solver(&plain),
+        solver(&resumed),
+        "solver.csv after the resume"
+    );
+    // Without the impulses, the resumed run takes other sweeps: they are state.
+    let mut cold = c.state.clone();
+    cold.hard_impulses.clear();
+    let mut b = CpuBackend::from_snapshot(c.scene.model.clone(), &cold).unwrap();
+    b.advance(1).unwrap();
+    let warm_row = solver(&plain).lines().nth(151).unwrap().to_owned();
+    assert_ne!(b.take_solver_rows()[0].csv_row(), warm_row);
 }
 
 fn gpu_check(test: &str, precision: Precision) {

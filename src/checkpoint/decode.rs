@@ -5,7 +5,7 @@
 
 use super::bytes::{Decoded, Reader};
 use super::Checkpoint;
-use crate::backend::{BackendKind, BodyState, ContactState, StateSnapshot};
+use crate::backend::{BackendKind, BodyState, ContactState, HardImpulse, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::{
@@ -551,7 +551,21 @@ fn decode_state_arrays(
     }) {
         return Err(format!("clump {k}'s state is not finite"));
     }
+    let hard_impulses = if version >= 5 {
+        let nh = r.count("hard-contact impulses", 8 + 24)?;
+        (0..nh)
+            .map(|_| {
+                Ok(HardImpulse {
+                    key: [r.u32()?, r.u32()?],
+                    impulse: r.vec3()?,
+                })
+            })
+            .collect::<Decoded<Vec<HardImpulse>>>()?
+    } else {
+        Vec::new()
+    };
     let state = StateSnapshot {
+        hard_impulses,
         contacts,
         removed,
         backend,

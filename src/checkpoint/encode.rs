@@ -62,6 +62,7 @@ pub(super) fn encode_state_header(
         bodies: _,
         body_compensation: _,
         body_device_position: _,
+        hard_impulses: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -379,6 +380,13 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
     for terms in [&s.body_compensation, &s.body_device_position] {
         w.len(terms.len());
         terms.iter().for_each(|c| w.u32(c.to_bits()));
+    }
+    // Since version 5: hard contacts' warm-start impulses.
+    w.len(s.hard_impulses.len());
+    for h in &s.hard_impulses {
+        w.u32(h.key[0]);
+        w.u32(h.key[1]);
+        w.vec3(h.impulse);
     }
 }
 

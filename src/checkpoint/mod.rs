@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 4)
+//! # File format (version 5)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -31,9 +31,11 @@
 //! compensation terms, the `f32` GPU backend's device origin and relative positions,
 //! removed particles, for granular scenes the contact history and the current forces,
 //! then each clump's x, v, α, spin variable and load with, from the `f32` GPU, their
-//! Kahan terms and device coordinates). Version 2 added the granular model and state,
+//! Kahan terms and device coordinates, then the hard-contact impulses of the last step,
+//! each its key and world-frame impulse). Version 2 added the granular model and state,
 //! version 3 the device origin (issue 29; a version-2 file reads with origin zero, as
-//! its `f32` states were absolute), version 4 clumps (issue 24; older files have none);
+//! its `f32` states were absolute), version 4 clumps (issue 24; older files have none), version 5 the hard-contact
+//! impulses (issue 25; older files have none);
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.

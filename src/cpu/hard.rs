@@ -53,6 +53,36 @@ impl HardState {
     }
 }
 
+impl HardState {
+    /// Restores the warm-start impulses of a snapshot; keys must ascend, name particles
+    /// (`i < partner`) or walls (`partner < bound`, the particles plus walls) and hold
+    /// finite impulses.
+    pub(super) fn restore(
+        &mut self,
+        stored: &[crate::backend::HardImpulse],
+        bound: usize,
+    ) -> Result<()> {
+        let mut warm = Vec::with_capacity(stored.len());
+        for (k, s) in stored.iter().enumerate() {
+            let [i, j] = s.key;
+            let ordered = match warm.last() {
+                Some((prev, _)) => *prev < s.key,
+                None => true,
+            };
+            if i >= j || j as usize >= bound || !ordered || !s.impulse.is_finite() {
+                return Err(Error::Snapshot(format!(
+                    "hard-contact impulse {k} (key {:?}, impulse {:?}) is invalid for {bound} particles and walls",
+                    s.key,
+                    s.impulse.to_array()
+                )));
+            }
+            warm.push((s.key, s.impulse));
+        }
+        self.warm = warm;
+        Ok(())
+    }
+}
+
 /// Kinetic energy of the bodies' velocities (translation and rotation), skipping
 /// static bodies.
 fn kinetic(model: &Model, bodies: &SolverBodies) -> f64 {
@@ -100,7 +130,7 @@ impl CpuBackend {
         b.inv_mass.clear();
         b.inv_inertia.clear();
         let mut u_max = 0f64;
-        for i in 0..n {
+        for (i, fi) in f.iter().enumerate().take(n) {
             let flags = p.flags[i];
             let held = flags & (FLAG_HELD | FLAG_REMOVED) != 0;
             let locked = flags & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0;
@@ -116,7 +146,7 @@ impl CpuBackend {
                 (DVec3::ZERO, 0.0)
             } else {
                 (
-                    p.angular_velocity[i] + (h / p.inertia[i]) * f[i].moment,
+                    p.angular_velocity[i] + (h / p.inertia[i]) * fi.moment,
                     1.0 / p.inertia[i],
                 )
             };

@@ -73,6 +73,11 @@ pub struct CpuBackend {
     hard: Option<hard::HardState>,
 }
 
+/// Particles plus walls: the bound of a hard-contact key's partner.
+fn n_particles_plus_walls(model: &Model) -> usize {
+    model.particles.len() + model.walls.len()
+}
+
 impl CpuBackend {
     /// Sets up a run of `scene` and evaluates the forces of the initial state.
     pub fn new(scene: &Scene) -> Result<Self> {
@@ -128,6 +133,16 @@ impl CpuBackend {
                 "the snapshot has {} clumps but the scene has none",
                 snapshot.bodies.len()
             )));
+        }
+        if let Some(h) = &mut backend.hard {
+            h.restore(
+                &snapshot.hard_impulses,
+                n_particles_plus_walls(&backend.model),
+            )?;
+        } else if !snapshot.hard_impulses.is_empty() {
+            return Err(Error::Snapshot(
+                "the snapshot has hard-contact impulses but the scene has no hard contacts".into(),
+            ));
         }
         if let Some(c) = &snapshot.contacts {
             backend.restore_contacts(c)?;
@@ -611,6 +626,12 @@ impl Backend for CpuBackend {
             bodies: self.bodies.as_ref().map_or_else(Vec::new, |b| b.snapshot()),
             body_compensation: Vec::new(),
             body_device_position: Vec::new(),
+            hard_impulses: self.hard.as_ref().map_or_else(Vec::new, |h| {
+                h.warm
+                    .iter()
+                    .map(|&(key, impulse)| crate::backend::HardImpulse { key, impulse })
+                    .collect()
+            }),
         })
     }
 

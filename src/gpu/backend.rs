@@ -163,6 +163,7 @@ impl Backend for GpuBackend {
             bodies,
             body_compensation,
             body_device_position,
+            hard_impulses: Vec::new(),
         })
     }
 

@@ -263,6 +263,28 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     s
 }
 
+/// The `[contact]` keys of the hard-contact law, every one written (so the file does not
+/// depend on the defaults of the version that reads it).
+fn write_hard(s: &mut String, h: &crate::model::HardContact) {
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "law = \"hard\"");
+    let _ = writeln!(s, "friction_model = \"{}\"", h.friction_model.name());
+    let _ = writeln!(s, "solver = \"{}\"", h.solver.name());
+    let _ = writeln!(s, "max_sweeps = {}", h.max_sweeps);
+    let _ = writeln!(s, "tolerance = {}", toml_float(h.tolerance));
+    let _ = writeln!(s, "relaxation = {}", toml_float(h.relaxation));
+    let _ = writeln!(s, "error_reduction = {}", toml_float(h.error_reduction));
+    let _ = writeln!(s, "warm_start = {}", h.warm_start);
+    if let Some(m) = h.margin {
+        let _ = writeln!(s, "margin = {}", toml_float(m));
+    }
+    let on = match h.on_nonconvergence {
+        crate::model::OnNonconvergence::Warn => "warn",
+        crate::model::OnNonconvergence::Error => "error",
+    };
+    let _ = writeln!(s, "on_nonconvergence = \"{on}\"");
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -374,26 +396,4 @@ mod tests {
             assert_eq!(back.to_bits(), x.to_bits(), "{text}");
         }
     }
-}
-
-/// The `[contact]` keys of the hard-contact law, every one written (so the file does not
-/// depend on the defaults of the version that reads it).
-fn write_hard(s: &mut String, h: &crate::model::HardContact) {
-    use std::fmt::Write as _;
-    let _ = writeln!(s, "law = \"hard\"");
-    let _ = writeln!(s, "friction_model = \"{}\"", h.friction_model.name());
-    let _ = writeln!(s, "solver = \"{}\"", h.solver.name());
-    let _ = writeln!(s, "max_sweeps = {}", h.max_sweeps);
-    let _ = writeln!(s, "tolerance = {}", toml_float(h.tolerance));
-    let _ = writeln!(s, "relaxation = {}", toml_float(h.relaxation));
-    let _ = writeln!(s, "error_reduction = {}", toml_float(h.error_reduction));
-    let _ = writeln!(s, "warm_start = {}", h.warm_start);
-    if let Some(m) = h.margin {
-        let _ = writeln!(s, "margin = {}", toml_float(m));
-    }
-    let on = match h.on_nonconvergence {
-        crate::model::OnNonconvergence::Warn => "warn",
-        crate::model::OnNonconvergence::Error => "error",
-    };
-    let _ = writeln!(s, "on_nonconvergence = \"{on}\"");
 }
