@@ -467,3 +467,160 @@ fn a_pile_of_twenty_spheres_settles_without_gaining_energy() {
         assert!(ke < 1e-7 * e_scale, "{solver}: still moving, KE = {ke:e}");
     }
 }
+
+/// Every `[contact]` key of the hard law is read, and what hard contacts cannot mean is
+/// an error naming the key.
+#[test]
+fn hard_contact_keys_and_their_errors() {
+    let ball = sphere(
+        DVec3::new(0.0, 0.0, 0.1),
+        DVec3::ZERO,
+        DVec3::ZERO,
+        0.01,
+        "",
+    );
+    let keys = "friction_model = \"coulomb\"\nsolver = \"colored\"\nmax_sweeps = 17\ntolerance = 1e-5\nrelaxation = 0.7\nerror_reduction = 0.1\nwarm_start = false\nmargin = 0.002\non_nonconvergence = \"error\"";
+    let s = parse_scene(&scene(1e-3, DVec3::ZERO, keys, 0.4, &ball)).unwrap();
+    let Some(varidem::model::ContactLaw::Hard(h)) = s.model.contact.map(|c| c.law) else {
+        panic!("not hard: {:?}", s.model.contact)
+    };
+    use varidem::model::{FrictionModel, HardSolver, OnNonconvergence};
+    assert_eq!(h.friction_model, FrictionModel::Coulomb);
+    assert_eq!(h.solver, HardSolver::Colored);
+    assert_eq!((h.max_sweeps, h.tolerance, h.relaxation), (17, 1e-5, 0.7));
+    assert_eq!(
+        (h.error_reduction, h.warm_start, h.margin),
+        (0.1, false, Some(0.002))
+    );
+    assert_eq!(h.on_nonconvergence, OnNonconvergence::Error);
+    // The written scene reads back the same.
+    let again = parse_scene(&varidem::io::scene_to_toml(&s)).unwrap();
+    assert_eq!(again.model.contact, s.model.contact);
+
+    let fails = |text: String, needle: &str| {
+        let e = parse_scene(&text).expect_err(needle).to_string();
+        assert!(e.contains(needle), "expected {needle:?} in: {e}");
+    };
+    let hard = |keys: &str, mu: f64, body: &str| scene(1e-3, DVec3::ZERO, keys, mu, body);
+    fails(
+        hard("solver = \"sor\"", 0.4, &ball),
+        "contact.solver = \"sor\"",
+    );
+    fails(
+        hard("friction_model = \"x\"", 0.4, &ball),
+        "contact.friction_model",
+    );
+    fails(
+        hard("relaxation = 1.5", 0.4, &ball),
+        "contact.relaxation = 1.5",
+    );
+    fails(
+        hard("error_reduction = 1.0", 0.4, &ball),
+        "contact.error_reduction = 1",
+    );
+    fails(hard("tolerance = 0.0", 0.4, &ball), "contact.tolerance");
+    fails(hard("max_sweeps = 0", 0.4, &ball), "contact.max_sweeps");
+    fails(hard("margin = -1.0", 0.4, &ball), "contact.margin");
+    fails(
+        hard("on_nonconvergence = \"stop\"", 0.4, &ball),
+        "contact.on_nonconvergence",
+    );
+    fails(hard("k_pp = 1.0", 0.4, &ball), "contact.k_pp");
+    fails(
+        hard("", 0.4, &ball).replace("restitution = 0.0", "restitution = 0.5"),
+        "material[0].restitution = 0.5: hard contacts are purely inelastic",
+    );
+    fails(
+        hard("", 0.4, &ball)
+            + "[[interaction]]\nmaterials = [\"glass\", \"glass\"]\nrestitution = 0.3\n",
+        "interaction[0].restitution = 0.3",
+    );
+    fails(
+        hard("", 0.4, &ball)
+            + "[near_field]\nkappa_attractive = 1e-6\nlambda_attractive = 1e-3\nkappa_repulsive = 1e-6\nlambda_repulsive = 1e-4\ncutoff = 0.03\n",
+        "near_field",
+    );
+    fails(
+        hard(
+            "",
+            0.4,
+            &(ball.clone()
+                + &sphere(
+                    DVec3::new(0.02, 0.0, 0.1),
+                    DVec3::ZERO,
+                    DVec3::ZERO,
+                    0.01,
+                    "",
+                )),
+        ) + "[[bond]]\ni = 0\nj = 1\nk_bend = 1.0\nk_axial = 1.0\nk_shear = 1.0\n",
+        "bonds",
+    );
+    fails(
+        hard("", 0.4, &ball).replace(
+            "integrator = \"impulse-velocity\"",
+            "integrator = \"variational\"",
+        ),
+        "contact.law = \"hard\": hard contacts need [simulation] integrator = \"impulse-velocity\"",
+    );
+    fails(
+        hard("", 0.4, &ball).replace("law = \"hard\"", "law = \"hertz\""),
+        "simulation.integrator = \"impulse-velocity\"",
+    );
+    fails(
+        hard("solver = \"nbgs\"", 0.4, &ball)
+            .replace("law = \"hard\"", "law = \"hertz\"")
+            .replace(
+                "integrator = \"impulse-velocity\"",
+                "integrator = \"variational\"",
+            ),
+        "contact.solver: only the \"hard\" law uses it",
+    );
+}
+
+/// `on_nonconvergence = "error"` stops the run at the first step whose solver stops at
+/// `max_sweeps` above the tolerance, naming it; `solver.csv` keeps the rows of the
+/// steps before it, and `final.csv` their state. With the default ("warn") the same
+/// run completes and records the steps with `converged = 0`.
+#[test]
+fn nonconvergence_stops_the_run_naming_the_step() {
+    let mut body = String::new();
+    for k in 0..6 {
+        let x = DVec3::new(0.0005 * (k % 2) as f64, 0.0, 0.0105 + 0.0201 * k as f64);
+        body += &sphere(x, DVec3::ZERO, DVec3::ZERO, 0.01, "");
+    }
+    body += &wall(DVec3::ZERO, DVec3::Z);
+    for (keys, fails) in [("on_nonconvergence = \"error\"", true), ("", false)] {
+        let keys = format!("max_sweeps = 3\ntolerance = 1e-12\n{keys}");
+        let text = scene(1e-3, DVec3::new(0.0, 0.0, -G), &keys, 0.4, &body)
+            .replace("steps = 1000000", "steps = 100");
+        let scene = parse_scene(&text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        let out = varidem::run::run_with(&scene, &mut b, dir.path(), &Default::default());
+        let csv = std::fs::read_to_string(dir.path().join("solver.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some(varidem::backend::SolverRow::CSV_HEADER));
+        let rows: Vec<Vec<f64>> = lines
+            .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+            .collect();
+        if fails {
+            let e = out.expect_err("the run should stop").to_string();
+            let first_bad = rows.len() as u64 + 1;
+            println!("{e}");
+            assert!(
+                e.starts_with(&format!(
+                    "step {first_bad}, the hard-contact solver did not converge"
+                )),
+                "{e}"
+            );
+            assert!(rows.iter().all(|r| r[3] == 1.0));
+            assert!(dir.path().join("final.csv").is_file());
+        } else {
+            out.unwrap();
+            assert_eq!(rows.len(), 100);
+            let unconverged = rows.iter().filter(|r| r[3] == 0.0).count();
+            println!("warn: {unconverged} of 100 steps unconverged");
+            assert!(unconverged > 0 && rows.iter().all(|r| r[1] <= 3.0));
+        }
+    }
+}
