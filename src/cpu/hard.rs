@@ -3,20 +3,22 @@
 //! speculative), the global solver (`kernels::hard`), then `x' = x + h v'`,
 //! `α' = α ⊕ hΩ'`, and the forces of the new state.
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 use super::kernels::hard::{
     color_contacts, hard_solve, hard_warm_start, Contacts, SolverBodies, WALL,
 };
 use super::CpuBackend;
 use crate::backend::SolverRow;
-use crate::error::{Error, Fault, Result};
+use crate::error::{ClumpFault, Error, Fault, Result};
+use crate::integrators::Kinematics;
 use crate::math::rodrigues;
 use crate::model::{
     ContactLaw, HardContact, Model, OnNonconvergence, FLAG_HELD, FLAG_NO_ROTATION, FLAG_REMOVED,
 };
 use crate::physics::granular::PairTables;
-use crate::physics::hard::{contact_frame, ContactCase};
+use crate::physics::hard::{contact_frame, delassus, ContactCase};
+use crate::physics::rigid_body::member_velocity;
 
 /// What the hard-contact step keeps between steps.
 #[derive(Clone, Debug)]
@@ -83,22 +85,6 @@ impl HardState {
     }
 }
 
-/// Kinetic energy of the bodies' velocities (translation and rotation), skipping
-/// static bodies.
-fn kinetic(model: &Model, bodies: &SolverBodies) -> f64 {
-    let p = &model.particles;
-    let mut e = 0.0;
-    for i in 0..p.len() {
-        if bodies.inv_mass[i] > 0.0 {
-            e += 0.5 * p.mass[i] * bodies.v[i].length_squared();
-        }
-        if bodies.inv_inertia[i] > 0.0 {
-            e += 0.5 * p.inertia[i] * bodies.w[i].length_squared();
-        }
-    }
-    e
-}
-
 impl CpuBackend {
     /// One step of the `impulse-velocity` integrator. On error the state is that of the
     /// last completed step.
@@ -119,28 +105,29 @@ impl CpuBackend {
         Ok(())
     }
 
-    fn step_hard_with(&mut self, hard: &mut HardState, step: u64, h: f64) -> Result<SolverRow> {
-        let n = self.model.particles.len();
-        // Free velocities: v* = v + h f/m, Ω* = Ω + h τ/J (spheres: no gyroscopic term).
+    /// The free velocities `v* = v + h F/m`, `Ω* = Ω + h τ/J` of the free spheres and,
+    /// for the clumps, `π* = π + h τ`, `Ω* = I(α)⁻¹π*` (the spatial angular momentum is
+    /// the state, so a torque-free body keeps it exactly); returns the largest speed of
+    /// a body's point, `|v| + |Ω| reach`.
+    fn free_velocities(&self, b: &mut SolverBodies, h: f64) -> f64 {
         let p = &self.model.particles;
         let f = &self.forces.particles;
-        let b = &mut hard.bodies;
         b.v.clear();
         b.w.clear();
         b.inv_mass.clear();
         b.inv_inertia.clear();
+        b.inv_tensor.clear();
+        b.angular_impulse.clear();
+        b.free = self.free;
         let mut u_max = 0f64;
-        for (i, fi) in f.iter().enumerate().take(n) {
+        for (i, fi) in f.iter().enumerate().take(self.free) {
             let flags = p.flags[i];
             let held = flags & (FLAG_HELD | FLAG_REMOVED) != 0;
             let locked = flags & (FLAG_NO_ROTATION | FLAG_REMOVED) != 0;
             let (v, im) = if held {
                 (DVec3::ZERO, 0.0)
             } else {
-                (
-                    p.velocity[i] + (h / p.mass[i]) * f[i].force,
-                    1.0 / p.mass[i],
-                )
+                (p.velocity[i] + (h / p.mass[i]) * fi.force, 1.0 / p.mass[i])
             };
             let (w, ij) = if locked {
                 (DVec3::ZERO, 0.0)
@@ -158,6 +145,33 @@ impl CpuBackend {
             b.inv_mass.push(im);
             b.inv_inertia.push(ij);
         }
+        if let Some(bodies) = &self.bodies {
+            for (k, s) in bodies.state.iter().enumerate() {
+                let t = &bodies.types[bodies.kind[k] as usize];
+                let (force, moment) = bodies.load[k];
+                let v = s.v + (h / t.mass) * force;
+                let (w, inv) = match t.inertia.scalar {
+                    Some(j) => (s.omega + (h / j) * moment, DMat3::from_diagonal(DVec3::splat(1.0 / j))),
+                    None => {
+                        let inv = t.inertia.spatial_inverse(s.alpha);
+                        (inv * (s.omega + h * moment), inv)
+                    }
+                };
+                u_max = u_max.max(v.length() + w.length() * t.reach());
+                b.v.push(v);
+                b.w.push(w);
+                b.inv_mass.push(1.0 / t.mass);
+                b.inv_inertia.push(0.0);
+                b.inv_tensor.push(inv);
+                b.angular_impulse.push(DVec3::ZERO);
+            }
+        }
+        u_max
+    }
+
+    fn step_hard_with(&mut self, hard: &mut HardState, step: u64, h: f64) -> Result<SolverRow> {
+        let n = self.model.particles.len();
+        let u_max = self.free_velocities(&mut hard.bodies, h);
         // Two bodies close at most h(|u_i| + |u_j|) in the step at their free
         // velocities; the list must hold every pair within the margin, so the skin grows
         // to twice the margin when it is short (the list is then rebuilt).
@@ -173,9 +187,9 @@ impl CpuBackend {
         }
 
         self.build_contacts(hard, margin, h);
-        let e_free = kinetic(&self.model, &hard.bodies);
+        let e_free = self.kinetic(&hard.bodies);
         let colors = if hard.params.solver == crate::model::HardSolver::Colored {
-            color_contacts(&hard.contacts, n)
+            color_contacts(&hard.contacts, hard.bodies.v.len())
         } else {
             Vec::new()
         };
@@ -192,16 +206,17 @@ impl CpuBackend {
                 },
             ));
         }
-        let e_dissipated = e_free - kinetic(&self.model, &hard.bodies);
+        let e_dissipated = e_free - self.kinetic(&hard.bodies);
 
         // x' = x + h v', α' = α ⊕ hΩ', checked before anything is committed.
         let p = &self.model.particles;
+        let sb = &hard.bodies;
         let mut x_new = Vec::with_capacity(n);
         let mut a_new = Vec::with_capacity(n);
-        for i in 0..n {
-            let x = p.position[i] + h * hard.bodies.v[i];
-            let alpha = if hard.bodies.inv_inertia[i] > 0.0 {
-                rodrigues::try_compose(p.rotation[i], h * hard.bodies.w[i])
+        for i in 0..self.free {
+            let x = p.position[i] + h * sb.v[i];
+            let alpha = if sb.inv_inertia[i] > 0.0 {
+                rodrigues::try_compose(p.rotation[i], h * sb.w[i])
                     .ok_or_else(|| Error::fault(step, Fault::HalfTurn { particle: i }))?
             } else {
                 p.rotation[i]
@@ -220,11 +235,60 @@ impl CpuBackend {
             x_new.push(x);
             a_new.push(alpha);
         }
+        let mut body_new = Vec::new();
+        if let Some(bodies) = &self.bodies {
+            for (k, s) in bodies.state.iter().enumerate() {
+                let t = &bodies.types[bodies.kind[k] as usize];
+                let j = self.free + k;
+                let x = s.x + h * sb.v[j];
+                let alpha = rodrigues::try_compose(s.alpha, h * sb.w[j])
+                    .ok_or_else(|| Error::fault(step, bodies.fault(k, ClumpFault::HalfTurn)))?;
+                if let Some(d) = self.model.domain {
+                    if !d.contains(x) {
+                        let position = Some(x.to_array());
+                        return Err(Error::fault(
+                            step,
+                            bodies.fault(k, ClumpFault::LeftDomain { position }),
+                        ));
+                    }
+                }
+                // The state's spin variable: π' = π* + Σ r × p exactly (a tensor), Ω'
+                // itself (a scalar tensor, the sphere path).
+                let spin = match t.inertia.scalar {
+                    Some(_) => sb.w[j],
+                    None => s.omega + h * bodies.load[k].1 + sb.angular_impulse[k],
+                };
+                body_new.push(Kinematics {
+                    x,
+                    v: sb.v[j],
+                    alpha,
+                    omega: spin,
+                });
+            }
+        }
         let p = &mut self.model.particles;
-        p.position = x_new;
-        p.rotation = a_new;
-        p.velocity.clone_from(&hard.bodies.v);
-        p.angular_velocity.clone_from(&hard.bodies.w);
+        p.position[..self.free].copy_from_slice(&x_new);
+        p.rotation[..self.free].copy_from_slice(&a_new);
+        p.velocity[..self.free].copy_from_slice(&sb.v[..self.free]);
+        p.angular_velocity[..self.free].copy_from_slice(&sb.w[..self.free]);
+        if let Some(bodies) = &mut self.bodies {
+            // Each body's spheres follow it.
+            for (k, s) in body_new.into_iter().enumerate() {
+                let t = &bodies.types[bodies.kind[k] as usize];
+                let w = sb.w[self.free + k];
+                let first = bodies.first[k] as usize;
+                for (l, sphere) in t.spheres.iter().enumerate() {
+                    let i = first + l;
+                    let lever = rodrigues::rotate(s.alpha, sphere.offset);
+                    p.position[i] = s.x + lever;
+                    p.velocity[i] = member_velocity(s.v, w, lever);
+                    p.rotation[i] = s.alpha;
+                    p.angular_velocity[i] = w;
+                }
+                bodies.state[k] = s;
+            }
+            bodies.saved.clone_from(&bodies.state);
+        }
 
         // Warm start of the next step, in the world frame.
         let c = &hard.contacts;
@@ -242,6 +306,9 @@ impl CpuBackend {
         let result = self.evaluate_forces(&mut f, step, false, None, None);
         match result {
             Ok(()) => {
+                if let Some(b) = &mut self.bodies {
+                    b.gather_loads(&f.particles, self.model.gravity);
+                }
                 self.spare_forces = std::mem::replace(&mut self.forces, f);
                 Ok(row)
             }
@@ -252,37 +319,103 @@ impl CpuBackend {
         }
     }
 
+    /// Kinetic energy of the solver's velocities (translation and rotation), static
+    /// bodies skipped.
+    fn kinetic(&self, bodies: &SolverBodies) -> f64 {
+        let p = &self.model.particles;
+        let mut e = 0.0;
+        for i in 0..self.free {
+            if bodies.inv_mass[i] > 0.0 {
+                e += 0.5 * p.mass[i] * bodies.v[i].length_squared();
+            }
+            if bodies.inv_inertia[i] > 0.0 {
+                e += 0.5 * p.inertia[i] * bodies.w[i].length_squared();
+            }
+        }
+        if let Some(b) = &self.bodies {
+            for (k, s) in b.state.iter().enumerate() {
+                let t = &b.types[b.kind[k] as usize];
+                let (v, w) = (bodies.v[self.free + k], bodies.w[self.free + k]);
+                e += 0.5 * t.mass * v.length_squared();
+                e += 0.5 * w.dot(t.inertia.spatial(s.alpha) * w);
+            }
+        }
+        e
+    }
+
+    /// The body of particle `i` in the solver (itself, or `free + clump`) with its
+    /// centre of mass.
+    fn owner(&self, owners: &[u32], i: usize) -> (u32, DVec3) {
+        if i < self.free {
+            return (i as u32, self.model.particles.position[i]);
+        }
+        let k = owners[i] as usize;
+        let x = self.bodies.as_ref().map_or(DVec3::ZERO, |b| b.state[k].x);
+        ((self.free + k) as u32, x)
+    }
+
     /// The step's contacts: every listed pair (and particle–wall pair) with a gap below
-    /// `margin`, in contact order, with frame, block, gap term, μ and warm-start
+    /// `margin`, in contact order, with frame, levers, block, gap term, μ and warm-start
     /// impulse.
     fn build_contacts(&self, hard: &mut HardState, margin: f64, h: f64) {
         let p = &self.model.particles;
         let n = p.len();
         let eps = hard.params.error_reduction;
         let gap_term = |xi: f64| if xi > 0.0 { -xi / h } else { -eps * xi / h };
+        // Each clump sphere's clump.
+        let mut owners = vec![0u32; n];
+        if let Some(b) = &self.bodies {
+            for (k, (&first, &kind)) in b.first.iter().zip(&b.kind).enumerate() {
+                let count = b.types[kind as usize].spheres.len();
+                owners[first as usize..first as usize + count].fill(k as u32);
+            }
+        }
         let bodies = &hard.bodies;
         let tables = &hard.tables;
         let c = &mut hard.contacts;
         c.clear();
         let removed = |k: usize| p.flags[k] & FLAG_REMOVED != 0;
-        let mut push = |body: [u32; 2], key: [u32; 2], nrm: DVec3, lever: [f64; 2], xi, mu| {
+        // One body's share of the block: (1/m, I⁻¹ in the world frame).
+        let share = |k: u32| -> (f64, DMat3) {
+            if k == WALL {
+                (0.0, DMat3::ZERO)
+            } else if (k as usize) < bodies.free {
+                let k = k as usize;
+                (bodies.inv_mass[k], DMat3::from_diagonal(DVec3::splat(bodies.inv_inertia[k])))
+            } else {
+                let k = k as usize;
+                (bodies.inv_mass[k], bodies.inv_tensor[k - bodies.free])
+            }
+        };
+        let mut push = |body: [u32; 2], key: [u32; 2], nrm: DVec3, lever: [DVec3; 2], xi, mu| {
             let [a, b] = body;
-            let share = |k: u32, l: f64| {
-                if k == WALL {
-                    (0.0, 0.0)
-                } else {
-                    let k = k as usize;
-                    (bodies.inv_mass[k], bodies.inv_inertia[k] * l * l)
-                }
-            };
-            let (ma, ja) = share(a, lever[0]);
-            let (mb, jb) = share(b, lever[1]);
-            let block_n = ma + mb;
-            if block_n <= 0.0 {
-                // Two held particles: nothing can move.
+            let sphere = [a, b].iter().all(|&k| k == WALL || (k as usize) < bodies.free);
+            let (ma, ia) = share(a);
+            let (mb, ib) = share(b);
+            if ma + mb <= 0.0 {
+                // Two held particles: no normal impulse can act.
                 return;
             }
             let [fx, fy, fz] = contact_frame(nrm.to_array());
+            let block = if sphere {
+                // diag(a, c, c): the levers are along n.
+                let j = |k: u32, r: DVec3| {
+                    if k == WALL {
+                        0.0
+                    } else {
+                        bodies.inv_inertia[k as usize] * r.length_squared()
+                    }
+                };
+                let an = ma + mb;
+                let ct = an + j(a, lever[0]) + j(b, lever[1]);
+                [[an, 0.0, 0.0], [0.0, ct, 0.0], [0.0, 0.0, ct]]
+            } else {
+                let m3 = |m: DMat3| m.transpose().to_cols_array_2d();
+                delassus(
+                    &[(ma, m3(ia), lever[0].to_array()), (mb, m3(ib), lever[1].to_array())],
+                    [fx, fy, fz],
+                )
+            };
             c.body.push(body);
             c.key.push(key);
             c.frame.push([
@@ -291,7 +424,8 @@ impl CpuBackend {
                 DVec3::from_array(fz),
             ]);
             c.lever.push(lever);
-            c.block.push([block_n, block_n + ja + jb]);
+            c.block.push(block);
+            c.sphere.push(sphere);
             c.gap_term.push(gap_term(xi));
             c.gap.push(xi);
             c.mu.push(mu);
@@ -303,6 +437,7 @@ impl CpuBackend {
                 continue;
             }
             let (xi_pos, ri) = (p.position[i], p.radius[i]);
+            let (bi, ci) = self.owner(&owners, i);
             for &j in self.neighbors.of(i) {
                 let j = j as usize;
                 if j <= i || removed(j) {
@@ -316,27 +451,30 @@ impl CpuBackend {
                 }
                 // Coincident centres have no normal; any unit vector serves.
                 let nrm = if dist > 0.0 { d / dist } else { DVec3::Z };
+                let (bj, cj) = self.owner(&owners, j);
+                // A free sphere's lever is r n exactly; a clump sphere's adds its offset.
+                let ra = if i < self.free { ri * nrm } else { (xi_pos - ci) + ri * nrm };
+                let rb = if j < self.free {
+                    -p.radius[j] * nrm
+                } else {
+                    (p.position[j] - cj) - p.radius[j] * nrm
+                };
                 let mu = tables.pair(p.material[i], p.material[j]).mu_s;
-                push(
-                    [i as u32, j as u32],
-                    [i as u32, j as u32],
-                    nrm,
-                    [ri, p.radius[j]],
-                    gap,
-                    mu,
-                );
+                push([bi, bj], [i as u32, j as u32], nrm, [ra, rb], gap, mu);
             }
             for (w, wall) in self.model.walls.iter().enumerate() {
                 let gap = wall.distance(xi_pos) - ri;
                 if gap >= margin {
                     continue;
                 }
+                let nrm = wall.normal;
+                let rb = if i < self.free { -ri * nrm } else { (xi_pos - ci) - ri * nrm };
                 let mu = tables.wall(w, p.material[i]).mu_s;
                 push(
-                    [WALL, i as u32],
+                    [WALL, bi],
                     [i as u32, (n + w) as u32],
-                    wall.normal,
-                    [0.0, ri],
+                    nrm,
+                    [DVec3::ZERO, rb],
                     gap,
                     mu,
                 );

@@ -294,11 +294,6 @@ impl CpuBackend {
                 "hard contacts ([contact] law = \"hard\") and the impulse-velocity integrator go together".into(),
             ));
         }
-        if hard_law && !model.clumps.is_empty() {
-            return Err(Error::Backend(
-                "hard contacts do not run clumps yet (spheres only)".into(),
-            ));
-        }
         let bodies = if model.clumps.is_empty() {
             None
         } else {

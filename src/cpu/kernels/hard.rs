@@ -15,10 +15,12 @@
 //! (`hard_apply`), which is what a per-body CSR gather on the GPU does, so the sums are
 //! the same bits.
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
-use crate::model::{HardContact, HardSolver};
-use crate::physics::hard::{solve_sphere_contact, ContactCase};
+use crate::model::{FrictionModel, HardContact, HardSolver};
+use crate::physics::hard::{
+    solve_contact_case, solve_contact_coulomb_case, solve_sphere_contact, ContactCase,
+};
 
 /// Body index of a wall (static: infinite mass and inertia).
 pub(in crate::cpu) const WALL: u32 = u32::MAX;
@@ -35,10 +37,15 @@ pub(in crate::cpu) struct Contacts {
     pub key: Vec<[u32; 2]>,
     /// Frame `[n, t, o]`.
     pub frame: Vec<[DVec3; 3]>,
-    /// Lever lengths `[l_a, l_b]`: the contact point is `x_a + l_a n` and `x_b − l_b n`.
-    pub lever: Vec<[f64; 2]>,
-    /// The sphere block `diag(a, c, c)` as `[a, c]`.
-    pub block: Vec<[f64; 2]>,
+    /// Levers `[r_a, r_b]`: the contact point relative to each body's centre of mass
+    /// (a sphere's is `l_a n`, `−l_b n` with its radius; zero for a wall).
+    pub lever: Vec<[DVec3; 2]>,
+    /// The Delassus block in the contact frame. For a contact of two spheres (or a
+    /// sphere and a wall) it is `diag(a, c, c)` and `sphere` is set.
+    pub block: Vec<[[f64; 3]; 3]>,
+    /// Whether the contact's bodies are spheres or walls: the closed form
+    /// [`solve_sphere_contact`] solves it (the same impulse for both friction models).
+    pub sphere: Vec<bool>,
     /// Gap term added to `b_n` (eq. (5) with ε, §3.1): `−ξ/h` for a gap `ξ > 0`,
     /// `−εξ/h` for a penetration.
     pub gap_term: Vec<f64>,
@@ -65,6 +72,7 @@ impl Contacts {
         self.frame.clear();
         self.lever.clear();
         self.block.clear();
+        self.sphere.clear();
         self.gap_term.clear();
         self.gap.clear();
         self.mu.clear();
@@ -74,7 +82,8 @@ impl Contacts {
 }
 
 /// The bodies' velocities during the solve, with their inverse mass and inertia (zero
-/// for held particles, locked rotations and removed particles).
+/// for held particles, locked rotations and removed particles). Bodies `0..free` are
+/// the free spheres (scalar inertia), the rest the clumps (a tensor each).
 #[derive(Clone, Debug, Default)]
 pub(in crate::cpu) struct SolverBodies {
     /// Velocity `v`.
@@ -83,8 +92,27 @@ pub(in crate::cpu) struct SolverBodies {
     pub w: Vec<DVec3>,
     /// `1/m`.
     pub inv_mass: Vec<f64>,
-    /// `1/J`.
+    /// `1/J` of a sphere (unused for clumps).
     pub inv_inertia: Vec<f64>,
+    /// Number of free spheres.
+    pub free: usize,
+    /// Each clump's inverse inertia tensor in the world frame at the step's start.
+    pub inv_tensor: Vec<DMat3>,
+    /// Each clump's angular impulse `Σ r × p` received during the solve (its spatial
+    /// angular momentum changes by exactly that).
+    pub angular_impulse: Vec<DVec3>,
+}
+
+impl SolverBodies {
+    /// The change of body `k`'s angular velocity under the moment `m`.
+    #[inline]
+    fn turn(&self, k: usize, m: DVec3) -> DVec3 {
+        if k < self.free {
+            self.inv_inertia[k] * m
+        } else {
+            self.inv_tensor[k - self.free] * m
+        }
+    }
 }
 
 /// How a solve ended.
@@ -98,14 +126,14 @@ pub(in crate::cpu) struct SolveResult {
     pub converged: bool,
 }
 
-/// Velocity of body `k` at the point `x_k + l·n` (`l` signed), or zero for a wall.
+/// Velocity of body `k` at the lever `r` from its centre of mass, or zero for a wall.
 #[inline]
-fn point_velocity(bodies: &SolverBodies, k: u32, l: f64, n: DVec3) -> DVec3 {
+fn point_velocity(bodies: &SolverBodies, k: u32, r: DVec3) -> DVec3 {
     if k == WALL {
         return DVec3::ZERO;
     }
     let k = k as usize;
-    bodies.v[k] + bodies.w[k].cross(l * n)
+    bodies.v[k] + bodies.w[k].cross(r)
 }
 
 /// Kernel `hard_contact_update` for contact `c`: the new impulse from the bodies'
@@ -115,32 +143,53 @@ fn point_velocity(bodies: &SolverBodies, k: u32, l: f64, n: DVec3) -> DVec3 {
 pub(in crate::cpu) fn hard_contact_update(
     contacts: &Contacts,
     bodies: &SolverBodies,
+    model: FrictionModel,
     c: usize,
 ) -> ([f64; 3], ContactCase, f64) {
     let [a, b] = contacts.body[c];
-    let [la, lb] = contacts.lever[c];
+    let [ra, rb] = contacts.lever[c];
     let [n, t, o] = contacts.frame[c];
-    let [ba, bc] = contacts.block[c];
     let lam = contacts.impulse[c];
-    let u = point_velocity(bodies, b, -lb, n) - point_velocity(bodies, a, la, n);
+    let u = point_velocity(bodies, b, rb) - point_velocity(bodies, a, ra);
+    let mu = contacts.mu[c];
+    if contacts.sphere[c] {
+        let blk = &contacts.block[c];
+        let (ba, bc) = (blk[0][0], blk[1][1]);
+        let rhs = [
+            ba * lam[0] - u.dot(n) + contacts.gap_term[c],
+            bc * lam[1] - u.dot(t),
+            bc * lam[2] - u.dot(o),
+        ];
+        let (x, case) = solve_sphere_contact(ba, bc, rhs, mu);
+        let d = [
+            ba * (x[0] - lam[0]),
+            bc * (x[1] - lam[1]),
+            bc * (x[2] - lam[2]),
+        ];
+        let residual = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        return (x, case, residual);
+    }
+    let blk = contacts.block[c];
+    let times = |x: [f64; 3]| -> [f64; 3] {
+        [0, 1, 2].map(|r| blk[r][0] * x[0] + blk[r][1] * x[1] + blk[r][2] * x[2])
+    };
+    let al = times(lam);
     let rhs = [
-        ba * lam[0] - u.dot(n) + contacts.gap_term[c],
-        bc * lam[1] - u.dot(t),
-        bc * lam[2] - u.dot(o),
+        al[0] - u.dot(n) + contacts.gap_term[c],
+        al[1] - u.dot(t),
+        al[2] - u.dot(o),
     ];
-    let (x, case) = solve_sphere_contact(ba, bc, rhs, contacts.mu[c]);
-    let d = [
-        ba * (x[0] - lam[0]),
-        bc * (x[1] - lam[1]),
-        bc * (x[2] - lam[2]),
-    ];
+    let (x, case) = match model {
+        FrictionModel::MaxDissipation => solve_contact_case(blk, rhs, mu),
+        FrictionModel::Coulomb => solve_contact_coulomb_case(blk, rhs, mu),
+    };
+    let d = times([x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]]);
     let residual = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     (x, case, residual)
 }
 
 /// Kernel `hard_apply`: adds the impulse change `d` (contact frame) of contact `c` to
-/// its bodies, `+` on `b`, `−` on `a`: `v += m⁻¹p`, `Ω += J⁻¹(r × p)` with
-/// `r_b = −l_b n`, `r_a = l_a n`.
+/// its bodies, `+` on `b`, `−` on `a`: `v += m⁻¹p`, `Ω += I⁻¹(r × p)`.
 #[inline]
 pub(in crate::cpu) fn hard_apply(
     contacts: &Contacts,
@@ -149,18 +198,28 @@ pub(in crate::cpu) fn hard_apply(
     d: [f64; 3],
 ) {
     let [a, b] = contacts.body[c];
-    let [la, lb] = contacts.lever[c];
+    let [ra, rb] = contacts.lever[c];
     let [n, t, o] = contacts.frame[c];
     let p = d[0] * n + d[1] * t + d[2] * o;
     if b != WALL {
         let k = b as usize;
+        let m = rb.cross(p);
         bodies.v[k] += bodies.inv_mass[k] * p;
-        bodies.w[k] += bodies.inv_inertia[k] * (-lb * n).cross(p);
+        let dw = bodies.turn(k, m);
+        bodies.w[k] += dw;
+        if k >= bodies.free {
+            bodies.angular_impulse[k - bodies.free] += m;
+        }
     }
     if a != WALL {
         let k = a as usize;
+        let m = ra.cross(p);
         bodies.v[k] -= bodies.inv_mass[k] * p;
-        bodies.w[k] -= bodies.inv_inertia[k] * (la * n).cross(p);
+        let dw = bodies.turn(k, m);
+        bodies.w[k] -= dw;
+        if k >= bodies.free {
+            bodies.angular_impulse[k - bodies.free] -= m;
+        }
     }
 }
 
@@ -225,9 +284,13 @@ pub(in crate::cpu) fn hard_solve(
     let mut new = vec![([0.0; 3], ContactCase::Separating, 0.0); contacts.len()];
     while result.sweeps < params.max_sweeps {
         let residual = match params.solver {
-            HardSolver::Nbgs => sweep_nbgs(contacts, bodies),
-            HardSolver::Jacobi => sweep_jacobi(contacts, bodies, params.relaxation, &mut new),
-            HardSolver::Colored => sweep_colored(contacts, bodies, colors, &mut new),
+            HardSolver::Nbgs => sweep_nbgs(contacts, bodies, params.friction_model),
+            HardSolver::Jacobi => {
+                sweep_jacobi(contacts, bodies, params, &mut new)
+            }
+            HardSolver::Colored => {
+                sweep_colored(contacts, bodies, params.friction_model, colors, &mut new)
+            }
         };
         result.sweeps += 1;
         result.residual = residual;
@@ -240,10 +303,10 @@ pub(in crate::cpu) fn hard_solve(
 }
 
 /// One Gauss–Seidel sweep in contact order.
-fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies) -> f64 {
+fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies, model: FrictionModel) -> f64 {
     let mut residual = 0f64;
     for c in 0..contacts.len() {
-        let (x, case, r) = hard_contact_update(contacts, bodies, c);
+        let (x, case, r) = hard_contact_update(contacts, bodies, model, c);
         let lam = contacts.impulse[c];
         hard_apply(
             contacts,
@@ -265,11 +328,12 @@ fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies) -> f64 {
 fn sweep_jacobi(
     contacts: &mut Contacts,
     bodies: &mut SolverBodies,
-    relaxation: f64,
+    params: &HardContact,
     new: &mut [([f64; 3], ContactCase, f64)],
 ) -> f64 {
+    let relaxation = params.relaxation;
     for (c, slot) in new.iter_mut().enumerate() {
-        *slot = hard_contact_update(contacts, bodies, c);
+        *slot = hard_contact_update(contacts, bodies, params.friction_model, c);
     }
     let mut residual = 0f64;
     for (c, &(x, case, r)) in new.iter().enumerate() {
@@ -292,13 +356,14 @@ fn sweep_jacobi(
 fn sweep_colored(
     contacts: &mut Contacts,
     bodies: &mut SolverBodies,
+    model: FrictionModel,
     colors: &[Vec<u32>],
     new: &mut [([f64; 3], ContactCase, f64)],
 ) -> f64 {
     let mut residual = 0f64;
     for color in colors {
         for &c in color {
-            new[c as usize] = hard_contact_update(contacts, bodies, c as usize);
+            new[c as usize] = hard_contact_update(contacts, bodies, model, c as usize);
         }
         for &c in color {
             let c = c as usize;

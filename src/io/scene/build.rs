@@ -418,7 +418,7 @@ fn add_interactions(
 
 /// Hard contacts (`law = "hard"`) and the `impulse-velocity` integrator go together, and
 /// the features hard contacts have no meaning for (restitution, bonds, near-field) or
-/// do not support yet (drag, clumps, removal at the domain's edge) are named errors.
+/// do not support yet (drag, removal at the domain's edge) are named errors.
 fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
     let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
     let impulse = integrator == crate::model::IntegratorKind::ImpulseVelocity;
@@ -471,11 +471,6 @@ fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result
     if model.drag.is_some() {
         return Err(scene_error(
             "drag: drag is not supported with hard contacts yet; remove [drag]",
-        ));
-    }
-    if !model.clumps.is_empty() {
-        return Err(scene_error(
-            "clump: hard contacts do not run clumps yet (spheres only)",
         ));
     }
     if model.domain.is_some_and(|d| d.remove) {
