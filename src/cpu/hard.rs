@@ -151,7 +151,10 @@ impl CpuBackend {
                 let (force, moment) = bodies.load[k];
                 let v = s.v + (h / t.mass) * force;
                 let (w, inv) = match t.inertia.scalar {
-                    Some(j) => (s.omega + (h / j) * moment, DMat3::from_diagonal(DVec3::splat(1.0 / j))),
+                    Some(j) => (
+                        s.omega + (h / j) * moment,
+                        DMat3::from_diagonal(DVec3::splat(1.0 / j)),
+                    ),
                     None => {
                         let inv = t.inertia.spatial_inverse(s.alpha);
                         (inv * (s.omega + h * moment), inv)
@@ -381,7 +384,10 @@ impl CpuBackend {
                 (0.0, DMat3::ZERO)
             } else if (k as usize) < bodies.free {
                 let k = k as usize;
-                (bodies.inv_mass[k], DMat3::from_diagonal(DVec3::splat(bodies.inv_inertia[k])))
+                (
+                    bodies.inv_mass[k],
+                    DMat3::from_diagonal(DVec3::splat(bodies.inv_inertia[k])),
+                )
             } else {
                 let k = k as usize;
                 (bodies.inv_mass[k], bodies.inv_tensor[k - bodies.free])
@@ -389,7 +395,9 @@ impl CpuBackend {
         };
         let mut push = |body: [u32; 2], key: [u32; 2], nrm: DVec3, lever: [DVec3; 2], xi, mu| {
             let [a, b] = body;
-            let sphere = [a, b].iter().all(|&k| k == WALL || (k as usize) < bodies.free);
+            let sphere = [a, b]
+                .iter()
+                .all(|&k| k == WALL || (k as usize) < bodies.free);
             let (ma, ia) = share(a);
             let (mb, ib) = share(b);
             if ma + mb <= 0.0 {
@@ -412,7 +420,10 @@ impl CpuBackend {
             } else {
                 let m3 = |m: DMat3| m.transpose().to_cols_array_2d();
                 delassus(
-                    &[(ma, m3(ia), lever[0].to_array()), (mb, m3(ib), lever[1].to_array())],
+                    &[
+                        (ma, m3(ia), lever[0].to_array()),
+                        (mb, m3(ib), lever[1].to_array()),
+                    ],
                     [fx, fy, fz],
                 )
             };
@@ -453,7 +464,11 @@ impl CpuBackend {
                 let nrm = if dist > 0.0 { d / dist } else { DVec3::Z };
                 let (bj, cj) = self.owner(&owners, j);
                 // A free sphere's lever is r n exactly; a clump sphere's adds its offset.
-                let ra = if i < self.free { ri * nrm } else { (xi_pos - ci) + ri * nrm };
+                let ra = if i < self.free {
+                    ri * nrm
+                } else {
+                    (xi_pos - ci) + ri * nrm
+                };
                 let rb = if j < self.free {
                     -p.radius[j] * nrm
                 } else {
@@ -468,7 +483,11 @@ impl CpuBackend {
                     continue;
                 }
                 let nrm = wall.normal;
-                let rb = if i < self.free { -ri * nrm } else { (xi_pos - ci) - ri * nrm };
+                let rb = if i < self.free {
+                    -ri * nrm
+                } else {
+                    (xi_pos - ci) - ri * nrm
+                };
                 let mu = tables.wall(w, p.material[i]).mu_s;
                 push(
                     [WALL, bi],

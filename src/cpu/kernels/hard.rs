@@ -285,9 +285,7 @@ pub(in crate::cpu) fn hard_solve(
     while result.sweeps < params.max_sweeps {
         let residual = match params.solver {
             HardSolver::Nbgs => sweep_nbgs(contacts, bodies, params.friction_model),
-            HardSolver::Jacobi => {
-                sweep_jacobi(contacts, bodies, params, &mut new)
-            }
+            HardSolver::Jacobi => sweep_jacobi(contacts, bodies, params, &mut new),
             HardSolver::Colored => {
                 sweep_colored(contacts, bodies, params.friction_model, colors, &mut new)
             }
