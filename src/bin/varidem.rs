@@ -33,7 +33,9 @@ use varidem::gpu::limits::{LimitsRequest, LIMITS_ENV};
 use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
-use varidem::model::generators::{bonded_block, clump_bed, settling_bed, SETTLING_BED_DT};
+use varidem::model::generators::{
+    bonded_block, clump_bed, glass_bed, settling_bed, HARD_BED_DT, SETTLING_BED_DT,
+};
 use varidem::model::{RunLength, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
 use varidem::render::{render_run, ColorField, RenderOptions, View};
@@ -128,12 +130,17 @@ enum Command {
         /// [default: 10000].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         n: Option<u64>,
-        /// Timed steps (after min(10, S) untimed warm-up steps).
+        /// Timed steps (after the untimed warm-up steps).
         #[arg(long, value_name = "S", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
         steps: u64,
+        /// Untimed warm-up steps before the timed ones [default: min(10, S)]; a bed
+        /// that should be settled when timed (`hard-bed`, `glass-bed`) needs more.
+        #[arg(long, value_name = "W")]
+        warmup: Option<u64>,
         /// The generated problem timed with --n (or without a scene): the bonded
-        /// block, or the granular settling bed (Hertz–Mindlin with history, ±10 %
-        /// radii, ~5 contacts per particle).
+        /// block, the granular settling bed (Hertz–Mindlin with history, ±10 % radii,
+        /// ~5 contacts per particle), the clump bed, or the glass bed with hard contacts
+        /// (`hard-bed`) or the Hertz law (`glass-bed`).
         #[arg(long, value_enum, default_value_t = Workload::BondedBlock)]
         workload: Workload,
         #[command(flatten)]
@@ -458,15 +465,50 @@ enum Workload {
     SettlingBed,
     /// A bed of dimers and trimers (`clump_bed`; `--n` counts spheres).
     ClumpBed,
+    /// Glass beads in a box of 8 × 8 columns with hard contacts (`glass_bed`; `--n`
+    /// sets the height), stepped at 1e-4 s with the impulse-velocity integrator.
+    HardBed,
+    /// The same glass bed under the Hertz law, stepped at its advised time step
+    /// (`varidem check`'s t_col/20): the comparison for `hard-bed`.
+    GlassBed,
+}
+
+/// The glass bed of `n` beads settled by `settle` steps of hard contacts on the CPU,
+/// then given the Hertz law (restitution 0.5) at rest: the bed `hard-bed` times, for
+/// the Hertz model at its own time step.
+fn settled_glass_bed(n: usize, settle: u64) -> Result<varidem::model::Model> {
+    let scene = Scene {
+        simulation: SimulationParams {
+            dt: HARD_BED_DT,
+            duration: RunLength::Steps(settle),
+            integrator: IntegratorKind::ImpulseVelocity,
+            output_every: settle.max(1),
+            precision: None,
+            gpu_max_neighbors: None,
+            gpu_bucket_capacity: None,
+            trapezoidal: Default::default(),
+        },
+        model: glass_bed(n, true),
+    };
+    log::info!("settling the glass bed: {settle} hard-contact steps on the CPU");
+    let mut b = varidem::cpu::CpuBackend::new(&scene)?;
+    varidem::backend::Backend::advance(&mut b, settle)?;
+    let mut model = glass_bed(n, false);
+    let p = &b.model().particles;
+    model.particles.position.clone_from(&p.position);
+    model.particles.rotation.clone_from(&p.rotation);
+    Ok(model)
 }
 
 /// The scene `bench` times: `scene`, or the generated `workload` of `n` particles if
-/// `n` is given or there is no scene.
+/// `n` is given or there is no scene. `settle`: the hard-contact steps that settle
+/// the `glass-bed` workload's bed first (the `hard-bed` warm-up).
 fn bench_scene(
     scene: Option<&Path>,
     n: Option<u64>,
     steps: u64,
     workload: Workload,
+    settle: u64,
 ) -> Result<Scene> {
     match (scene, n) {
         (Some(path), None) => load_scene(path),
@@ -492,12 +534,23 @@ fn bench_scene(
                 // Dense bed: more particles share a hashed grid bucket than in the block.
                 Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT, Some(32)),
                 Workload::ClumpBed => (clump_bed(n), SETTLING_BED_DT, Some(32)),
+                Workload::HardBed => (glass_bed(n, true), HARD_BED_DT, Some(32)),
+                Workload::GlassBed => {
+                    let model = settled_glass_bed(n, settle)?;
+                    let dt = time_step_advice(&model).map_or(1e-7, |a| a.dt_max);
+                    (model, dt, Some(32))
+                }
+            };
+            let integrator = if workload == Workload::HardBed {
+                IntegratorKind::ImpulseVelocity
+            } else {
+                IntegratorKind::Variational
             };
             Ok(Scene {
                 simulation: SimulationParams {
                     dt,
                     duration: RunLength::Steps(steps),
-                    integrator: IntegratorKind::Variational,
+                    integrator,
                     output_every: steps,
                     precision: None,
                     gpu_max_neighbors: None,
@@ -513,21 +566,28 @@ fn bench_scene(
 fn bench_command(
     scene: Option<&Path>,
     n: Option<u64>,
-    steps: u64,
+    (steps, warmup): (u64, Option<u64>),
     workload: Workload,
     device: &DeviceArgs,
 ) -> Result<()> {
-    let scene = bench_scene(scene, n, steps, workload)?;
+    let warmup = warmup.unwrap_or(steps.min(BENCH_WARMUP));
+    let scene = bench_scene(scene, n, steps, workload, warmup)?;
     let particles = scene.model.sphere_count();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
     let mut backend = device.backend_exact(&scene)?;
-    let warmup = steps.min(BENCH_WARMUP);
+    // The glass bed arrives settled: its warm-up was the hard-contact settling.
+    let warmup = if workload == Workload::GlassBed && n.is_some() {
+        steps.min(BENCH_WARMUP)
+    } else {
+        warmup
+    };
     log::info!(
         "warm-up: {warmup} step(s) on the {} backend",
         backend.name()
     );
     backend.advance(warmup)?;
+    backend.take_solver_rows();
     let builds_before = backend.neighbor_builds()?;
     log::info!("timing {steps} step(s)");
     let start = Instant::now();
@@ -554,6 +614,26 @@ fn bench_command(
     println!("wall time: {seconds:.6} s");
     println!("particle-steps/s: {:.2e}", rate(particles));
     println!("bond-steps/s: {:.2e}", rate(bonds));
+    println!("time step: {:e} s", scene.simulation.dt);
+    if seconds > 0.0 {
+        println!(
+            "simulated seconds per wall second: {:.3e}",
+            steps as f64 * scene.simulation.dt / seconds
+        );
+    }
+    let rows = backend.take_solver_rows();
+    if !rows.is_empty() {
+        let sweeps: u64 = rows.iter().map(|r| u64::from(r.sweeps)).sum();
+        let unconverged = rows.iter().filter(|r| !r.converged).count();
+        let contacts: u64 = rows.iter().map(|r| u64::from(r.contacts)).sum();
+        println!(
+            "hard-contact sweeps per step: {:.1} (largest {}, {unconverged} of {} steps unconverged), {:.2} solver contacts per particle",
+            sweeps as f64 / rows.len() as f64,
+            rows.iter().map(|r| r.sweeps).max().unwrap_or(0),
+            rows.len(),
+            contacts as f64 / rows.len() as f64 / particles.max(1) as f64
+        );
+    }
     if !scene.model.clumps.is_empty() {
         // Particle-steps count spheres (a clump's included); bodies are the particles
         // and the clumps.
@@ -704,9 +784,10 @@ fn main() -> ExitCode {
             scene,
             n,
             steps,
+            warmup,
             workload,
             device,
-        } => bench_command(scene.as_deref(), *n, *steps, *workload, device),
+        } => bench_command(scene.as_deref(), *n, (*steps, *warmup), *workload, device),
         Command::Plot { dir, out_dir } => plot_command(dir, out_dir.as_deref()),
         Command::Render {
             dir,

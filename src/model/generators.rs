@@ -527,6 +527,88 @@ pub fn clump_bed(n: usize) -> Model {
     model
 }
 
+/// Time step of [`glass_bed`] under hard contacts (s): set by the motion (a bead
+/// moves 1 µm per step at 1 cm/s), not by a stiffness.
+pub const HARD_BED_DT: f64 = 1e-4;
+
+/// Columns per side of [`glass_bed`]: its footprint is fixed, so `n` sets its height.
+pub const GLASS_BED_SIDE: usize = 8;
+
+/// A bed of `n` glass beads (radius 1 mm ± 5 %, E = 63 GPa, ν = 0.22, ρ = 2500 kg/m³,
+/// μ = 0.5) in a box of 8 × 8 columns, `⌈n/64⌉` layers high, for the hard-contact
+/// benchmark and its comparison with the Hertz law on the same beads (issue 25).
+///
+/// The beads sit on a jittered body-centred lattice: square layers 2.1 mm apart in x
+/// and y, every other layer shifted by half that so each bead nests on the four below,
+/// the layers 1 % further apart than touching (no overlap), with seeded random
+/// velocities of up to 1 cm/s, on a floor and between four side walls under gravity.
+/// Within a few steps every layer rests on the ones below (about 8 contacts per
+/// bead), so the timed steps carry the whole bed's weight through its contacts, and
+/// the sweeps per step grow with the height. With `hard`, contacts are hard (restitution 0,
+/// the default solver settings); otherwise Hertz–Mindlin with restitution 0.5.
+pub fn glass_bed(n: usize, hard: bool) -> Model {
+    use crate::model::{ContactLaw, ContactParams, HardContact, Wall};
+    let side = GLASS_BED_SIDE;
+    let layers = n.div_ceil(side * side).max(1);
+    let (radius, spacing): (f64, f64) = (1e-3, 2.1e-3);
+    // Layer height at which a bead of diameter 2.02 mm touches the four below.
+    let dz = ((2.02 * radius).powi(2) - 0.5 * spacing * spacing).sqrt();
+    let glass = crate::model::Material {
+        name: "glass".into(),
+        young: 63e9,
+        poisson: 0.22,
+        shear_modulus: 63e9 / 2.44,
+        density: 2500.0,
+        restitution: if hard { 0.0 } else { 0.5 },
+        friction_static: 0.5,
+        friction_dynamic: 0.5,
+    };
+    let mut model = Model::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(25);
+    let mut jitter = |scale: f64| scale * rng.random_range(-1.0..1.0);
+    for k in 0..n.min(side * side * layers) {
+        let (i, j, l) = (k % side, (k / side) % side, k / (side * side));
+        let r = radius * (1.0 + jitter(0.05));
+        let shift = if l % 2 == 1 { 0.5 } else { 0.0 };
+        let x = DVec3::new(
+            (i as f64 + 0.5 + shift) * spacing + jitter(0.02e-3),
+            (j as f64 + 0.5 + shift) * spacing + jitter(0.02e-3),
+            radius * 1.06 + l as f64 * dz,
+        );
+        let m = glass.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+        let mut p = Particle::at_rest(x, m, r);
+        p.velocity = DVec3::new(jitter(0.01), jitter(0.01), jitter(0.01));
+        model.particles.push(p);
+    }
+    model.materials.push(glass);
+    let width = (side as f64 + 0.5) * spacing;
+    for (point, normal) in [
+        (DVec3::ZERO, DVec3::Z),
+        (DVec3::ZERO, DVec3::X),
+        (DVec3::ZERO, DVec3::Y),
+        (DVec3::new(width, 0.0, 0.0), -DVec3::X),
+        (DVec3::new(0.0, width, 0.0), -DVec3::Y),
+    ] {
+        model.walls.push(Wall {
+            point,
+            normal,
+            stiffness: 0.0,
+            material: None,
+        });
+    }
+    model.gravity = DVec3::new(0.0, 0.0, -9.81);
+    model.contact = Some(ContactParams {
+        law: if hard {
+            ContactLaw::Hard(HardContact::default())
+        } else {
+            ContactLaw::Hertz
+        },
+        skin: 0.2 * radius,
+        max_contacts: 16,
+    });
+    model
+}
+
 /// The soft material of the benchmark beds (E = 10⁶ Pa, e = 0.5, μ = 0.5): collisions
 /// last ~800 steps of [`SETTLING_BED_DT`], so the beds barely move while timed.
 fn bed_material() -> crate::model::Material {
