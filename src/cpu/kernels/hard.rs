@@ -16,11 +16,16 @@
 //! the same bits.
 
 use glam::{DMat3, DVec3};
+use rayon::prelude::*;
 
 use crate::model::{FrictionModel, HardContact, HardSolver};
 use crate::physics::hard::{
     solve_contact_case, solve_contact_coulomb_case, solve_sphere_contact, ContactCase,
 };
+
+/// Contacts in one batch of independent updates (a Jacobi sweep, a colour) from which
+/// they are computed on several threads.
+const PARALLEL_CONTACTS: usize = 2048;
 
 /// Body index of a wall (static: infinite mass and inertia).
 pub(in crate::cpu) const WALL: u32 = u32::MAX;
@@ -330,8 +335,16 @@ fn sweep_jacobi(
     new: &mut [([f64; 3], ContactCase, f64)],
 ) -> f64 {
     let relaxation = params.relaxation;
-    for (c, slot) in new.iter_mut().enumerate() {
-        *slot = hard_contact_update(contacts, bodies, params.friction_model, c);
+    let model = params.friction_model;
+    let update = |(c, slot): (usize, &mut ([f64; 3], ContactCase, f64))| {
+        *slot = hard_contact_update(contacts, bodies, model, c);
+    };
+    // Each update reads the sweep's starting velocities only: threads do not change
+    // the bits.
+    if new.len() >= PARALLEL_CONTACTS {
+        new.par_iter_mut().enumerate().for_each(update);
+    } else {
+        new.iter_mut().enumerate().for_each(update);
     }
     let mut residual = 0f64;
     for (c, &(x, case, r)) in new.iter().enumerate() {
@@ -360,8 +373,21 @@ fn sweep_colored(
 ) -> f64 {
     let mut residual = 0f64;
     for color in colors {
-        for &c in color {
-            new[c as usize] = hard_contact_update(contacts, bodies, model, c as usize);
+        // The contacts of one colour share no body: their updates read velocities no
+        // other update of the colour changes, so threads do not change the bits.
+        let computed: Vec<_> = if color.len() >= PARALLEL_CONTACTS {
+            color
+                .par_iter()
+                .map(|&c| hard_contact_update(contacts, bodies, model, c as usize))
+                .collect()
+        } else {
+            color
+                .iter()
+                .map(|&c| hard_contact_update(contacts, bodies, model, c as usize))
+                .collect()
+        };
+        for (&c, r) in color.iter().zip(computed) {
+            new[c as usize] = r;
         }
         for &c in color {
             let c = c as usize;
