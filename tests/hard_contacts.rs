@@ -624,3 +624,71 @@ fn nonconvergence_stops_the_run_naming_the_step() {
         }
     }
 }
+
+/// How many sweeps Gauss–Seidel needs as a pile grows (NOTES: the load must travel down
+/// every contact chain). A body-centred stack of equal glass beads, touching exactly,
+/// 4 × 4 beads per layer in a box, at rest under gravity: the first step (cold start)
+/// must find the whole static load, to 1e-8 m/s (1e-5 of the free velocity gh).
+///
+/// * Frictionless (a convex problem with a unique solution): NBGS and colored converge
+///   for 2 to 16 layers within 1000 sweeps.
+/// * μ = 0.5: from 2 to 4 layers the count grows more than fivefold (measured: 82 to
+///   921 for NBGS); at 8 layers NBGS does not reach 1e-9 m/s in 10⁶ sweeps (the
+///   residual stalls near 3e-6 m/s), which docs/hard-contacts.md reports.
+#[test]
+fn sweeps_grow_with_pile_height() {
+    let (r, h, side) = (1e-3f64, 1e-4, 4usize);
+    let spacing = 2.1e-3f64;
+    let dz = ((2.0 * r).powi(2) - 0.5 * spacing * spacing).sqrt();
+    let stack = |layers: usize| {
+        let mut body = String::new();
+        for l in 0..layers {
+            let shift = if l % 2 == 1 { 0.5 } else { 0.0 };
+            for k in 0..side * side {
+                let x = DVec3::new(
+                    ((k % side) as f64 + 0.5 + shift) * spacing,
+                    ((k / side) as f64 + 0.5 + shift) * spacing,
+                    r + l as f64 * dz,
+                );
+                body += &sphere(x, DVec3::ZERO, DVec3::ZERO, r, "");
+            }
+        }
+        let width = (side as f64 + 0.5) * spacing;
+        for (p, n) in [
+            (DVec3::ZERO, DVec3::Z),
+            (DVec3::ZERO, DVec3::X),
+            (DVec3::ZERO, DVec3::Y),
+            (DVec3::new(width, 0.0, 0.0), -DVec3::X),
+            (DVec3::new(0.0, width, 0.0), -DVec3::Y),
+        ] {
+            body += &wall(p, n);
+        }
+        body
+    };
+    let sweeps = |layers: usize, solver: &str, mu: f64| {
+        let keys =
+            format!("solver = \"{solver}\"\ntolerance = 1e-8\nmax_sweeps = 100000\nmargin = 1e-5");
+        let mut b = backend(&scene(
+            h,
+            DVec3::new(0.0, 0.0, -G),
+            &keys,
+            mu,
+            &stack(layers),
+        ));
+        b.advance(1).unwrap();
+        let s = b.take_solver_rows()[0];
+        println!(
+            "μ = {mu}, {layers} layers, {solver}: {} sweeps, {} contacts, converged {}",
+            s.sweeps, s.contacts, s.converged
+        );
+        assert!(s.converged, "{solver}, {layers} layers, μ = {mu}: {s:?}");
+        s.sweeps
+    };
+    for layers in [2, 4, 8, 16] {
+        for solver in ["nbgs", "colored"] {
+            assert!(sweeps(layers, solver, 0.0) < 1000);
+        }
+    }
+    let (two, four) = (sweeps(2, "nbgs", 0.5), sweeps(4, "nbgs", 0.5));
+    assert!(four > 5 * two, "frictional sweeps {two} → {four}");
+}
