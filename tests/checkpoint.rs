@@ -78,9 +78,9 @@ fn granular() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
-/// A hard-contact pile (issue 25): 36 spheres with jittered radii dropped into a walled
-/// corner, NBGS with warm starts. The warm-start impulses are the state a resume must
-/// carry beyond the particles'.
+/// A hard-contact pile (issue 25): 36 spheres with jittered radii and two dimers
+/// dropped into a walled corner, NBGS with warm starts. The warm-start impulses are the
+/// state a resume must carry beyond the particles' and the bodies'.
 fn hard() -> Scene {
     let text = "[simulation]\ndt = 1e-3\nsteps = 300\noutput_every = 50\n\
         integrator = \"impulse-velocity\"\ngravity = [0.0, 0.0, -9.81]\n\
@@ -93,7 +93,14 @@ fn hard() -> Scene {
         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\n\
         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n\
-        [[wall]]\npoint = [0.04, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n";
+        [[wall]]\npoint = [0.04, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n\
+        [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
+        spheres = [{ position = [-0.004, 0.0, 0.0], radius = 0.005 }, \
+                   { position = [0.004, 0.0, 0.0], radius = 0.004 }]\n\
+        [[clump]]\ntype = \"dimer\"\nposition = [0.012, 0.015, 0.06]\n\
+        rotation = [0.1, 0.3, 0.0]\nangular_velocity = [0.0, 5.0, 2.0]\n\
+        [[clump]]\ntype = \"dimer\"\nposition = [0.025, 0.01, 0.075]\n\
+        rotation = [0.0, -0.2, 0.4]\nvelocity = [-0.1, 0.0, 0.0]\n";
     varidem::io::parse_scene(text).unwrap()
 }
 

@@ -228,3 +228,32 @@ fn a_free_clump_keeps_its_angular_momentum_exactly() {
     );
     assert!((w - w0).length() > 0.1 * w0.length(), "Ω precesses");
 }
+
+/// `solver.csv`'s `max_penetration` measures a clump's sphere, not its body: a dimer at
+/// rest (no gravity) with its small sphere 1 mm into the floor is pushed out at
+/// `ε|ξ|/h`, so after one step the overlap is `(1 − ε)·1 mm` (to 1e-9 m: the body turns
+/// a little, which moves the contact point by O(h²Ω²)).
+#[test]
+fn a_clump_sphere_penetration_is_reported_and_reduced() {
+    let text = "[simulation]\ndt = 1e-3\nsteps = 10\nintegrator = \"impulse-velocity\"\n\
+        [contact]\nlaw = \"hard\"\nerror_reduction = 0.25\ntolerance = 1e-14\n\
+        max_initial_overlap = 0.5\n\
+        [[material]]\nname = \"glass\"\nyoung = 63e9\npoisson = 0.2\ndensity = 2500.0\n\
+        restitution = 0.0\nfriction_static = 0.5\n\
+        [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
+        [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
+        spheres = [{ position = [0.0, 0.0, 0.02], radius = 0.01 }, \
+                   { position = [0.0, 0.0, 0.0], radius = 0.004 }]\n\
+        [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.0]\n";
+    let mut scene = parse_scene(text).unwrap();
+    // Place the small sphere's centre 3 mm above the floor: 1 mm into it.
+    let t = scene.model.clump_types[0].clone();
+    let small = scene.model.clumps[0].sphere_centres(&t).nth(1).unwrap();
+    scene.model.clumps[0].position.z += 0.003 - small.z;
+    let mut b = CpuBackend::new(&scene).unwrap();
+    b.advance(1).unwrap();
+    let row = b.take_solver_rows()[0];
+    println!("{row:?}");
+    assert_eq!(row.contacts, 1);
+    assert!((row.max_penetration - 0.75e-3).abs() < 1e-9, "{row:?}");
+}

@@ -122,6 +122,35 @@ fn a_dropped_sphere_stops_dead_on_the_plane() {
         ((k0 as f64) * h - t).abs() < 2.0 * h,
         "landed at step {k0}, t = {t}"
     );
+    // `e_dissipated` is the free velocities' kinetic energy less the final one, so
+    // ΔE = −½mg²h² − hJ·g − e_dissipated exactly (see the pile test); checked on a
+    // second run, step by step, to rounding of E (1e-12 of mgH).
+    let mut b2 = backend(&scene(
+        h,
+        DVec3::new(0.0, 0.0, -G),
+        "",
+        0.5,
+        &(sphere(DVec3::new(0.0, 0.0, 0.2), DVec3::ZERO, DVec3::ZERO, r, "")
+            + &wall(DVec3::ZERO, DVec3::Z)),
+    ));
+    let m2 = b2.model().particles.mass[0];
+    let mut e0 = b2.diagnostics().unwrap().e_total();
+    for _ in 0..400 {
+        let v0 = b2.model().particles.velocity[0];
+        b2.advance(1).unwrap();
+        let e = b2.diagnostics().unwrap().e_total();
+        let v1 = b2.model().particles.velocity[0];
+        let g = DVec3::new(0.0, 0.0, -G);
+        let j = m2 * (v1 - v0 - h * g);
+        let row = b2.take_solver_rows()[0];
+        let balance = e - e0 + 0.5 * m2 * G * G * h * h + h * j.dot(g) + row.e_dissipated;
+        assert!(
+            balance.abs() < 1e-12 * m2 * G * 0.2,
+            "step {}: balance {balance:e}",
+            row.step
+        );
+        e0 = e;
+    }
     // The speculative contact slows the sphere in the step before it lands and stops it
     // in the landing step: those two steps dissipate its kinetic energy.
     let m = b.model().particles.mass[0];
@@ -445,6 +474,12 @@ fn a_pile_of_twenty_spheres_settles_without_gaining_energy() {
             let tol_term = row.residual * 12.0 * (m * speeds + 3f64.sqrt() * (1.0 + mu) * total);
             let eps_term = row.contacts as f64 * 0.5 * m * (eps * pen_before / h).powi(2);
             let rise = e - e0 + 0.5 * 20.0 * m * G * G * h * h + lifted;
+            // The identity behind the bound: rise = −e_dissipated exactly.
+            assert!(
+                (rise + row.e_dissipated).abs() < 1e-13 * e_scale,
+                "{solver} step {step}: e_dissipated {} against the energy balance {rise:e}",
+                row.e_dissipated
+            );
             assert!(
                 rise <= tol_term + eps_term + 1e-15 * e_scale,
                 "{solver} step {step}: energy rose by {rise:e} > {tol_term:e} + {eps_term:e} ({row:?})"

@@ -607,15 +607,20 @@ fn decode_hard(r: &mut Reader) -> Decoded<crate::model::HardContact> {
     let tolerance = r.f64()?;
     let relaxation = r.f64()?;
     let error_reduction = r.f64()?;
-    let warm_start = r.u8()? != 0;
-    let has_margin = r.u8()? != 0;
+    let flag = |v: u8, what: &str| match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        c => Err(format!("{what} flag {c}")),
+    };
+    let warm_start = flag(r.u8()?, "warm_start")?;
+    let has_margin = flag(r.u8()?, "margin")?;
     let margin = r.f64()?;
     let on_nonconvergence = match r.u8()? {
         0 => OnNonconvergence::Warn,
         1 => OnNonconvergence::Error,
         c => return Err(format!("on_nonconvergence code {c}")),
     };
-    Ok(HardContact {
+    let hard = HardContact {
         friction_model,
         solver,
         max_sweeps,
@@ -625,5 +630,7 @@ fn decode_hard(r: &mut Reader) -> Decoded<crate::model::HardContact> {
         warm_start,
         margin: has_margin.then_some(margin),
         on_nonconvergence,
-    })
+    };
+    hard.check()?;
+    Ok(hard)
 }

@@ -11,6 +11,7 @@ use super::kernels::hard::{
 use super::CpuBackend;
 use crate::backend::SolverRow;
 use crate::error::{ClumpFault, Error, Fault, Result};
+use crate::integrators::rigid::angular_velocity;
 use crate::integrators::Kinematics;
 use crate::math::rodrigues;
 use crate::model::{
@@ -34,8 +35,15 @@ pub(super) struct HardState {
     /// Warm-start impulses of the last step: keys ascending, impulses in the world
     /// frame (so a contact whose normal turned keeps its impulse).
     pub warm: Vec<([u32; 2], DVec3)>,
-    /// `solver.csv` rows not yet taken by the driver.
+    /// `solver.csv` rows not yet taken by the driver (one per step until then).
     pub rows: Vec<SolverRow>,
+    /// The scene's neighbour-list skin, which the list returns to when fast bodies
+    /// slow down.
+    base_skin: f64,
+    /// Each particle's largest point speed at its free velocity, `|v*| + |Ω*|r` (a
+    /// clump's sphere: its body's, with the body's reach): the default margin of a
+    /// pair is `h(s_i + s_j)`.
+    speed: Vec<f64>,
 }
 
 impl HardState {
@@ -51,17 +59,20 @@ impl HardState {
             bodies: SolverBodies::default(),
             warm: Vec::new(),
             rows: Vec::new(),
+            base_skin: model.contact.map_or(0.0, |c| c.skin),
+            speed: Vec::new(),
         })
     }
 }
 
 impl HardState {
-    /// Restores the warm-start impulses of a snapshot; keys must ascend, name particles
-    /// (`i < partner`) or walls (`partner < bound`, the particles plus walls) and hold
-    /// finite impulses.
+    /// Restores the warm-start impulses of a snapshot; keys must ascend, start with a
+    /// particle (`i < n`), name a higher particle or a wall (`i < partner < bound`, the
+    /// particles plus walls) and hold finite impulses.
     pub(super) fn restore(
         &mut self,
         stored: &[crate::backend::HardImpulse],
+        n: usize,
         bound: usize,
     ) -> Result<()> {
         let mut warm = Vec::with_capacity(stored.len());
@@ -71,7 +82,12 @@ impl HardState {
                 Some((prev, _)) => *prev < s.key,
                 None => true,
             };
-            if i >= j || j as usize >= bound || !ordered || !s.impulse.is_finite() {
+            if i as usize >= n
+                || i >= j
+                || j as usize >= bound
+                || !ordered
+                || !s.impulse.is_finite()
+            {
                 return Err(Error::Snapshot(format!(
                     "hard-contact impulse {k} (key {:?}, impulse {:?}) is invalid for {bound} particles and walls",
                     s.key,
@@ -109,8 +125,10 @@ impl CpuBackend {
     /// for the clumps, `π* = π + h τ`, `Ω* = I(α)⁻¹π*` (the spatial angular momentum is
     /// the state, so a torque-free body keeps it exactly); returns the largest speed of
     /// a body's point, `|v| + |Ω| reach`.
-    fn free_velocities(&self, b: &mut SolverBodies, h: f64) -> f64 {
+    fn free_velocities(&self, b: &mut SolverBodies, speed: &mut Vec<f64>, h: f64) -> f64 {
         let p = &self.model.particles;
+        speed.clear();
+        speed.resize(p.len(), 0.0);
         let f = &self.forces.particles;
         b.v.clear();
         b.w.clear();
@@ -138,7 +156,8 @@ impl CpuBackend {
                 )
             };
             if flags & FLAG_REMOVED == 0 {
-                u_max = u_max.max(v.length() + w.length() * p.radius[i]);
+                speed[i] = v.length() + w.length() * p.radius[i];
+                u_max = u_max.max(speed[i]);
             }
             b.v.push(v);
             b.w.push(w);
@@ -160,7 +179,10 @@ impl CpuBackend {
                         (inv * (s.omega + h * moment), inv)
                     }
                 };
-                u_max = u_max.max(v.length() + w.length() * t.reach());
+                let s_body = v.length() + w.length() * t.reach();
+                let first = bodies.first[k] as usize;
+                speed[first..first + t.spheres.len()].fill(s_body);
+                u_max = u_max.max(s_body);
                 b.v.push(v);
                 b.w.push(w);
                 b.inv_mass.push(1.0 / t.mass);
@@ -174,22 +196,25 @@ impl CpuBackend {
 
     fn step_hard_with(&mut self, hard: &mut HardState, step: u64, h: f64) -> Result<SolverRow> {
         let n = self.model.particles.len();
-        let u_max = self.free_velocities(&mut hard.bodies, h);
-        // Two bodies close at most h(|u_i| + |u_j|) in the step at their free
-        // velocities; the list must hold every pair within the margin, so the skin grows
-        // to twice the margin when it is short (the list is then rebuilt).
+        let u_max = self.free_velocities(&mut hard.bodies, &mut hard.speed, h);
+        // Two bodies close at most h(s_i + s_j) in the step at their free velocities
+        // (each pair is filtered by its own bound in build_contacts); the list must
+        // hold every pair within the largest, so the skin is at least twice that. A
+        // larger skin is rebuilt at once; a smaller one (fast bodies slowed down) only
+        // tightens the rebuild test, which keeps every pair within the margin listed.
         let margin = hard.params.margin.unwrap_or(2.0 * h * u_max);
+        let skin = hard.base_skin.max(2.0 * margin);
         let x0 = self.model.particles.position.first().copied();
-        if 2.0 * margin > self.neighbors.skin {
-            self.neighbors.skin = 2.0 * margin;
-            self.neighbors.reserve = margin;
+        self.neighbors.reserve = margin;
+        if skin > self.neighbors.skin {
+            self.neighbors.skin = skin;
             self.rebuild_neighbors();
         } else {
-            self.neighbors.reserve = margin;
+            self.neighbors.skin = skin;
             self.update_neighbors(x0.unwrap_or_default());
         }
 
-        self.build_contacts(hard, margin, h);
+        self.build_contacts(hard, h);
         let e_free = self.kinetic(&hard.bodies);
         let colors = if hard.params.solver == crate::model::HardSolver::Colored {
             color_contacts(&hard.contacts, hard.bodies.v.len())
@@ -278,7 +303,9 @@ impl CpuBackend {
             // Each body's spheres follow it.
             for (k, s) in body_new.into_iter().enumerate() {
                 let t = &bodies.types[bodies.kind[k] as usize];
-                let w = sb.w[self.free + k];
+                // The body's Ω at its new attitude (what its output row shows), as
+                // clump_gather gives its spheres.
+                let w = angular_velocity(&t.inertia, s.alpha, s.omega);
                 let first = bodies.first[k] as usize;
                 for (l, sphere) in t.spheres.iter().enumerate() {
                     let i = first + l;
@@ -358,10 +385,16 @@ impl CpuBackend {
     }
 
     /// The step's contacts: every listed pair (and particle–wall pair) with a gap below
-    /// `margin`, in contact order, with frame, levers, block, gap term, μ and warm-start
+    /// its margin (`[contact] margin`, else `h(s_i + s_j)`, `h s_i` against a wall), in
+    /// contact order, with frame, levers, block, gap term, μ and warm-start
     /// impulse.
-    fn build_contacts(&self, hard: &mut HardState, margin: f64, h: f64) {
+    fn build_contacts(&self, hard: &mut HardState, h: f64) {
         let p = &self.model.particles;
+        let speed = &hard.speed;
+        let fixed = hard.params.margin;
+        let pair_margin = |i: usize, j: Option<usize>| {
+            fixed.unwrap_or_else(|| h * (speed[i] + j.map_or(0.0, |j| speed[j])))
+        };
         let n = p.len();
         let eps = hard.params.error_reduction;
         let gap_term = |xi: f64| if xi > 0.0 { -xi / h } else { -eps * xi / h };
@@ -457,7 +490,7 @@ impl CpuBackend {
                 let d = p.position[j] - xi_pos;
                 let dist = d.length();
                 let gap = dist - ri - p.radius[j];
-                if gap >= margin {
+                if gap >= pair_margin(i, Some(j)) {
                     continue;
                 }
                 // Coincident centres have no normal; any unit vector serves.
@@ -479,7 +512,7 @@ impl CpuBackend {
             }
             for (w, wall) in self.model.walls.iter().enumerate() {
                 let gap = wall.distance(xi_pos) - ri;
-                if gap >= margin {
+                if gap >= pair_margin(i, None) {
                     continue;
                 }
                 let nrm = wall.normal;
@@ -535,20 +568,26 @@ impl CpuBackend {
             e_dissipated,
             ..SolverRow::default()
         };
+        let n = p.len();
         for k in 0..c.len() {
-            match c.case[k] {
-                ContactCase::Separating | ContactCase::Grazing => row.separating += 1,
-                ContactCase::Sticking => row.sticking += 1,
-                ContactCase::Sliding | ContactCase::Frictionless => row.sliding += 1,
-            }
-            let [a, b] = c.body[k];
-            let xb = p.position[b as usize];
-            let gap = if a == WALL {
-                let w = c.key[k][1] as usize - p.len();
-                self.model.walls[w].distance(xb) - p.radius[b as usize]
+            // By the impulse itself: none, inside the cone, or on its boundary (a
+            // frictionless contact with a normal impulse counts as sliding).
+            let [ln, lt, lo] = c.impulse[k];
+            let tangential = (lt * lt + lo * lo).sqrt();
+            if ln <= 0.0 && tangential == 0.0 {
+                row.separating += 1;
+            } else if tangential < c.mu[k] * ln * (1.0 - 1e-9) {
+                row.sticking += 1;
             } else {
-                let a = a as usize;
-                (xb - p.position[a]).length() - p.radius[a] - p.radius[b as usize]
+                row.sliding += 1;
+            }
+            // The pair's particles (not its solver bodies: a clump is one body).
+            let [i, j] = c.key[k].map(|x| x as usize);
+            let (xi, ri) = (p.position[i], p.radius[i]);
+            let gap = if j >= n {
+                self.model.walls[j - n].distance(xi) - ri
+            } else {
+                (p.position[j] - xi).length() - ri - p.radius[j]
             };
             row.max_penetration = row.max_penetration.max(-gap);
         }

@@ -135,8 +135,10 @@ impl CpuBackend {
             )));
         }
         if let Some(h) = &mut backend.hard {
+            let n = backend.model.particles.len();
             h.restore(
                 &snapshot.hard_impulses,
+                n,
                 n_particles_plus_walls(&backend.model),
             )?;
         } else if !snapshot.hard_impulses.is_empty() {

@@ -98,12 +98,43 @@ pub struct HardContact {
     /// Start each step's solver from the previous step's impulses of the same contacts.
     pub warm_start: bool,
     /// Speculative distance (m): pairs whose gap is below it enter the solver, with
-    /// their gap in `b_n`. `None`: each step, the largest distance two bodies can close
-    /// in one step at their free velocities (`2h·max(|v| + |Ω|r)`), at most half the
-    /// neighbour-list skin.
+    /// their gap in `b_n`. `None`: each step and pair, the distance the two can close
+    /// in one step at their free velocities, `h(|v_i| + |Ω_i|r_i + |v_j| + |Ω_j|r_j)`
+    /// (the neighbour list's skin grows to hold the largest). Impulses can make bodies
+    /// faster than their free velocities (a push-out at `ε|ξ|/h`, momentum passed down
+    /// a chain), so a pair may still overlap within a step; the error reduction then
+    /// removes it.
     pub margin: Option<f64>,
     /// What a step that does not converge does.
     pub on_nonconvergence: OnNonconvergence,
+}
+
+impl HardContact {
+    /// Checks every value against the ranges the scene format allows (for parameters
+    /// that do not come from a scene file, such as a checkpoint's): the first one out
+    /// of range, named by its key.
+    pub fn check(&self) -> Result<(), String> {
+        let bad =
+            |key: &str, v: f64, range: &str| Err(format!("contact.{key} = {v}: must be {range}"));
+        if !(1..=1_000_000).contains(&self.max_sweeps) {
+            return bad("max_sweeps", self.max_sweeps.into(), "in 1..=1000000");
+        }
+        if !(self.tolerance > 0.0 && self.tolerance.is_finite()) {
+            return bad("tolerance", self.tolerance, "> 0 and finite");
+        }
+        if !(self.relaxation > 0.0 && self.relaxation <= 1.0) {
+            return bad("relaxation", self.relaxation, "in (0, 1]");
+        }
+        if !(0.0..1.0).contains(&self.error_reduction) {
+            return bad("error_reduction", self.error_reduction, "in [0, 1)");
+        }
+        if let Some(m) = self.margin {
+            if !(m >= 0.0 && m.is_finite()) {
+                return bad("margin", m, ">= 0 and finite");
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for HardContact {
@@ -118,6 +149,58 @@ impl Default for HardContact {
             warm_start: true,
             margin: None,
             on_nonconvergence: OnNonconvergence::Warn,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a checkpoint could carry out of range is refused by key.
+    #[test]
+    fn out_of_range_values_are_refused_by_key() {
+        assert_eq!(HardContact::default().check(), Ok(()));
+        let cases = [
+            (
+                HardContact {
+                    max_sweeps: 0,
+                    ..Default::default()
+                },
+                "max_sweeps",
+            ),
+            (
+                HardContact {
+                    tolerance: f64::NAN,
+                    ..Default::default()
+                },
+                "tolerance",
+            ),
+            (
+                HardContact {
+                    relaxation: 1.5,
+                    ..Default::default()
+                },
+                "relaxation",
+            ),
+            (
+                HardContact {
+                    error_reduction: 1.0,
+                    ..Default::default()
+                },
+                "error_reduction",
+            ),
+            (
+                HardContact {
+                    margin: Some(f64::INFINITY),
+                    ..Default::default()
+                },
+                "margin",
+            ),
+        ];
+        for (h, key) in cases {
+            let e = h.check().expect_err(key);
+            assert!(e.starts_with(&format!("contact.{key} = ")), "{e}");
         }
     }
 }

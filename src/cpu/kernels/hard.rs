@@ -11,9 +11,10 @@
 //! * `jacobi`: after the sweep, each change damped by `relaxation`;
 //! * `colored`: after each colour (contacts of one colour share no body).
 //!
-//! A body receives its contacts' changes in ascending contact order in every solver
-//! (`hard_apply`), which is what a per-body CSR gather on the GPU does, so the sums are
-//! the same bits.
+//! A body receives its contacts' changes in ascending contact order under `nbgs` and
+//! `jacobi` (`hard_apply`), which is what a per-body CSR gather on the GPU does, so the
+//! sums are the same bits; under `colored`, colour by colour (at most one contact of a
+//! body per colour), which a GPU gather per colour reproduces.
 
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;
