@@ -150,6 +150,8 @@ fn every_scene_file_parses() {
             "block-impact.toml",
             "clump-pour.toml",
             "container.toml",
+            "hard-pile.toml",
+            "painleve-rod.toml",
             "pendulum.toml",
             "spinning-sphere.toml",
             "three-spheres.toml",
@@ -292,7 +294,7 @@ fn out_of_range_values_are_named() {
         ("steps = 10", "steps = 10\nt_end = 1.0", "steps and t_end are both given"),
         ("steps = 10", "", "give steps (a number of steps) or t_end"),
         ("steps = 10", "steps = 10\noutput_every = 0", "simulation.output_every = 0: must be >= 1"),
-        ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\", \"campello-trapezoidal\")"),
+        ("steps = 10", "steps = 10\nintegrator = \"rk4\"", "simulation.integrator = \"rk4\": unknown integrator (allowed: \"variational\", \"variational-exact\", \"symplectic-euler\", \"campello-trapezoidal\", \"impulse-velocity\")"),
         ("steps = 10", "steps = 10\ngravity = [0.0, inf, 0.0]", "simulation.gravity = [0, inf, 0]: every component must be finite"),
         ("steps = 10", "steps = 10\nprecision = \"f16\"", "simulation.precision = \"f16\": unknown precision (allowed: \"f32\", \"f64\")"),
         ("steps = 10", "steps = 10\nmax_neighbors = 0", "simulation.max_neighbors = 0: must be in 1..=64"),
@@ -316,7 +318,7 @@ fn section_values_are_checked() {
     );
     assert_error(
         &chain(1, "[contact]\nlaw = \"dmt\"\n"),
-        "contact.law = \"dmt\": unknown contact law (allowed: \"binder\", \"hertz\")",
+        "contact.law = \"dmt\": unknown contact law (allowed: \"binder\", \"hertz\", \"hard\")",
     );
     // Overlaps at t = 0: an error for unbonded pairs, whatever the contact law.
     let two = "[simulation]\ndt = 1e-3\nsteps = 10\n[contact]\nlaw = \"binder\"\nk_pp = 10.0\n\
