@@ -85,9 +85,12 @@ pub(super) fn wall_stride(model: &Model) -> usize {
     model.walls.len().max(1)
 }
 
-/// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces.
+/// Whether `model` needs the granular kernel: the Hertz law, drag or near-field forces
+/// (not under hard contacts, whose step applies drag itself: `cpu::hard`).
 pub(super) fn granular_model(model: &Model) -> bool {
-    matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz))
-        || model.drag.is_some()
-        || model.near_field.is_some()
+    match model.contact.map(|c| c.law) {
+        Some(ContactLaw::Hertz) => true,
+        Some(ContactLaw::Hard(_)) => false,
+        _ => model.drag.is_some() || model.near_field.is_some(),
+    }
 }

@@ -121,7 +121,8 @@ impl CpuBackend {
         Ok(())
     }
 
-    /// The free velocities `v* = v + h F/m`, `Ω* = Ω + h τ/J` of the free spheres and,
+    /// The free velocities `v* = v + h F/m`, `Ω* = Ω + h τ/J` of the free spheres (`F`
+    /// with the drag of `[drag]` at the step's start velocities, Campello eq. 15) and,
     /// for the clumps, `π* = π + h τ`, `Ω* = I(α)⁻¹π*` (the spatial angular momentum is
     /// the state, so a torque-free body keeps it exactly); returns the largest speed of
     /// a body's point, `|v| + |Ω| reach`.
@@ -145,7 +146,11 @@ impl CpuBackend {
             let (v, im) = if held {
                 (DVec3::ZERO, 0.0)
             } else {
-                (p.velocity[i] + (h / p.mass[i]) * fi.force, 1.0 / p.mass[i])
+                let force = match &self.model.drag {
+                    Some(d) => fi.force + d.force(p.velocity[i], p.angular_velocity[i]),
+                    None => fi.force,
+                };
+                (p.velocity[i] + (h / p.mass[i]) * force, 1.0 / p.mass[i])
             };
             let (w, ij) = if locked {
                 (DVec3::ZERO, 0.0)

@@ -418,7 +418,7 @@ fn add_interactions(
 
 /// Hard contacts (`law = "hard"`) and the `impulse-velocity` integrator go together, and
 /// the features hard contacts have no meaning for (restitution, bonds, near-field) or
-/// do not support yet (drag, removal at the domain's edge) are named errors.
+/// do not support yet (drag on clumps, removal at the domain's edge) are named errors.
 fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
     let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
     let impulse = integrator == crate::model::IntegratorKind::ImpulseVelocity;
@@ -468,9 +468,9 @@ fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result
             "near_field: near-field forces have no meaning for hard contacts (no overlap, no stiffness); remove [near_field]",
         ));
     }
-    if model.drag.is_some() {
+    if model.drag.is_some() && !model.clumps.is_empty() {
         return Err(scene_error(
-            "drag: drag is not supported with hard contacts yet; remove [drag]",
+            "drag: drag on clumps is not supported with hard contacts yet; remove [drag] or the clumps",
         ));
     }
     if model.domain.is_some_and(|d| d.remove) {
