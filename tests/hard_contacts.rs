@@ -41,6 +41,33 @@ fn wall(point: DVec3, normal: DVec3) -> String {
     )
 }
 
+/// A floor through `corner` and four side walls around the square of side `width`
+/// from it (an open box).
+fn box_walls(corner: DVec3, width: f64) -> String {
+    let far = corner + DVec3::new(width, width, 0.0);
+    [
+        (corner, DVec3::Z),
+        (corner, DVec3::X),
+        (corner, DVec3::Y),
+        (far, -DVec3::X),
+        (far, -DVec3::Y),
+    ]
+    .iter()
+    .map(|&(p, n)| wall(p, n))
+    .collect()
+}
+
+/// Seeded uniform numbers in [−½, ½) (a 64-bit LCG: the tests' scenes need no more).
+fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+}
+
 fn backend(text: &str) -> CpuBackend {
     let scene = parse_scene(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     CpuBackend::new(&scene).unwrap()
@@ -260,13 +287,7 @@ fn a_sphere_rolls_or_slides_down_an_incline() {
 #[test]
 fn momentum_is_conserved_in_a_closed_frictional_cluster() {
     let mut body = String::new();
-    let mut seed = 7u64;
-    let mut rnd = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
+    let mut rnd = uniform(7);
     for i in 0..3 {
         for j in 0..3 {
             for k in 0..3 {
@@ -415,13 +436,7 @@ fn the_solvers_agree_on_a_sphere_falling_onto_two() {
 fn a_pile_of_twenty_spheres_settles_without_gaining_energy() {
     let (r, h, mu, eps) = (0.01, 1e-3, 0.5, 0.2);
     let mut body = String::new();
-    let mut seed = 11u64;
-    let mut rnd = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
+    let mut rnd = uniform(11);
     for k in 0..20 {
         let (i, j, l) = (k % 2, (k / 2) % 2, k / 4);
         let x = DVec3::new(
@@ -437,15 +452,7 @@ fn a_pile_of_twenty_spheres_settles_without_gaining_energy() {
             "",
         );
     }
-    for (p, n) in [
-        (DVec3::ZERO, DVec3::Z),
-        (DVec3::new(-0.025, 0.0, 0.0), DVec3::X),
-        (DVec3::new(0.025, 0.0, 0.0), -DVec3::X),
-        (DVec3::new(0.0, -0.025, 0.0), DVec3::Y),
-        (DVec3::new(0.0, 0.025, 0.0), -DVec3::Y),
-    ] {
-        body += &wall(p, n);
-    }
+    body += &box_walls(DVec3::new(-0.025, -0.025, 0.0), 0.05);
     for solver in ["nbgs", "jacobi", "colored"] {
         let keys = format!(
             "solver = \"{solver}\"\nerror_reduction = {eps}\ntolerance = 1e-6\nmax_sweeps = 5000"
@@ -688,16 +695,7 @@ fn sweeps_grow_with_pile_height() {
                 body += &sphere(x, DVec3::ZERO, DVec3::ZERO, r, "");
             }
         }
-        let width = (side as f64 + 0.5) * spacing;
-        for (p, n) in [
-            (DVec3::ZERO, DVec3::Z),
-            (DVec3::ZERO, DVec3::X),
-            (DVec3::ZERO, DVec3::Y),
-            (DVec3::new(width, 0.0, 0.0), -DVec3::X),
-            (DVec3::new(0.0, width, 0.0), -DVec3::Y),
-        ] {
-            body += &wall(p, n);
-        }
+        body += &box_walls(DVec3::ZERO, (side as f64 + 0.5) * spacing);
         body
     };
     let sweeps = |layers: usize, solver: &str, mu: f64| {

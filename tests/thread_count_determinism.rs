@@ -7,12 +7,17 @@ use varidem::cpu::CpuBackend;
 use varidem::integrators::IntegratorKind;
 use varidem::model::generators::bonded_block;
 
-fn run(threads: usize) -> varidem::model::Particles {
-    let pool = rayon::ThreadPoolBuilder::new()
+/// `f` run on a pool of `threads` threads.
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .unwrap();
-    pool.install(|| {
+        .unwrap()
+        .install(f)
+}
+
+fn run(threads: usize) -> varidem::model::Particles {
+    in_pool(threads, || {
         // 8 000 particles: above the sequential threshold, so the rayon path runs.
         let model = bonded_block(8_000).unwrap();
         let mut sim = CpuBackend::from_model(model, IntegratorKind::Variational, 1e-7).unwrap();
@@ -35,11 +40,7 @@ fn one_two_and_four_threads_agree_bitwise() {
 fn granular_bed_agrees_bitwise_across_thread_counts() {
     use varidem::model::generators::settling_bed;
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        in_pool(threads, || {
             // 30 000 particles: well above the sequential threshold.
             let model = settling_bed(30_000);
             let dt = varidem::model::generators::SETTLING_BED_DT;
@@ -65,11 +66,7 @@ fn hard_contact_solvers_agree_bitwise_across_thread_counts() {
     use varidem::model::{ContactLaw, HardContact, HardSolver};
     for solver in [HardSolver::Jacobi, HardSolver::Colored] {
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            in_pool(threads, || {
                 let mut model = settling_bed(30_000);
                 for m in &mut model.materials {
                     m.restitution = 0.0;

@@ -306,20 +306,33 @@ pub(in crate::cpu) fn hard_solve(
     result
 }
 
+/// Moves contact `c` to its new impulse `x` (from `hard_contact_update`, branch
+/// `case`): the change is applied to its bodies and stored.
+#[inline]
+fn commit(
+    contacts: &mut Contacts,
+    bodies: &mut SolverBodies,
+    c: usize,
+    x: [f64; 3],
+    case: ContactCase,
+) {
+    let lam = contacts.impulse[c];
+    hard_apply(
+        contacts,
+        bodies,
+        c,
+        [x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]],
+    );
+    contacts.impulse[c] = x;
+    contacts.case[c] = case;
+}
+
 /// One Gauss–Seidel sweep in contact order.
 fn sweep_nbgs(contacts: &mut Contacts, bodies: &mut SolverBodies, model: FrictionModel) -> f64 {
     let mut residual = 0f64;
     for c in 0..contacts.len() {
         let (x, case, r) = hard_contact_update(contacts, bodies, model, c);
-        let lam = contacts.impulse[c];
-        hard_apply(
-            contacts,
-            bodies,
-            c,
-            [x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]],
-        );
-        contacts.impulse[c] = x;
-        contacts.case[c] = case;
+        commit(contacts, bodies, c, x, case);
         residual = residual.max(r);
     }
     residual
@@ -393,15 +406,7 @@ fn sweep_colored(
         for &c in color {
             let c = c as usize;
             let (x, case, r) = new[c];
-            let lam = contacts.impulse[c];
-            hard_apply(
-                contacts,
-                bodies,
-                c,
-                [x[0] - lam[0], x[1] - lam[1], x[2] - lam[2]],
-            );
-            contacts.impulse[c] = x;
-            contacts.case[c] = case;
+            commit(contacts, bodies, c, x, case);
             residual = residual.max(r);
         }
     }
