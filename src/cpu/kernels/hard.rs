@@ -229,25 +229,44 @@ pub(in crate::cpu) fn hard_apply(
     }
 }
 
-/// Greedy colouring of the contact graph in contact order: each contact takes the
-/// lowest colour none of its bodies' earlier contacts has (walls do not count). Returns
-/// each colour's contacts, ascending. Deterministic, and at most `2Δ − 1` colours for a
-/// largest body degree `Δ`.
+/// Priority of a contact in the colouring, from its warm-start key alone (so it does
+/// not depend on the contact's index or the step): a 32-bit integer hash (the
+/// `lowbias32` finaliser of a mix of both ids). The twin of `contact_priority` in
+/// `shaders/hard.wgsl`.
+#[inline]
+pub(crate) fn contact_priority(key: [u32; 2]) -> u32 {
+    let mut h = key[0].wrapping_mul(0x9E37_79B1) ^ key[1].wrapping_mul(0x85EB_CA77);
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x7FEB_352D);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x846C_A68B);
+    h ^ (h >> 16)
+}
+
+/// Greedy colouring of the contact graph (two contacts are adjacent when they share a
+/// body; walls do not count) in order of descending [`contact_priority`], then ascending index: each contact takes the lowest
+/// colour none of its earlier neighbours has. This is exactly the colouring the
+/// Jones–Plassmann rounds of `hard_color_round` (`shaders/hard.wgsl`) reach in
+/// parallel: a contact is coloured once all its earlier neighbours are, from their
+/// colours alone, so the result does not depend on the order the GPU works in. Returns
+/// each colour's contacts, ascending. Deterministic, and at most `Δ + 1` colours for a
+/// contact with at most `Δ` neighbours.
 pub(in crate::cpu) fn color_contacts(contacts: &Contacts, n_bodies: usize) -> Vec<Vec<u32>> {
+    let prio: Vec<u32> = contacts.key.iter().map(|&k| contact_priority(k)).collect();
+    let mut order: Vec<usize> = (0..contacts.len()).collect();
+    // Higher priority first, then lower index: `colored_first`.
+    order.sort_unstable_by_key(|&c| (std::cmp::Reverse(prio[c]), c));
     // Colours used so far by each body, as a growable bit set (64 colours a word).
     let mut used: Vec<Vec<u64>> = vec![Vec::new(); n_bodies];
     let mut colors: Vec<Vec<u32>> = Vec::new();
     let has = |set: &[u64], k: usize| set.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 == 1);
-    for (c, pair) in contacts.body.iter().enumerate() {
-        let bodies: Vec<usize> = pair
-            .iter()
-            .filter(|&&k| k != WALL)
-            .map(|&k| k as usize)
-            .collect();
+    for c in order {
+        let pair = contacts.body[c];
+        let bodies = pair.iter().filter(|&&k| k != WALL).map(|&k| k as usize);
         let color = (0..)
-            .find(|&k| bodies.iter().all(|&b| !has(&used[b], k)))
+            .find(|&k| bodies.clone().all(|b| !has(&used[b], k)))
             .unwrap_or(0);
-        for &b in &bodies {
+        for b in bodies {
             let set = &mut used[b];
             if set.len() <= color / 64 {
                 set.resize(color / 64 + 1, 0);
@@ -258,6 +277,9 @@ pub(in crate::cpu) fn color_contacts(contacts: &Contacts, n_bodies: usize) -> Ve
             colors.resize(color + 1, Vec::new());
         }
         colors[color].push(c as u32);
+    }
+    for list in &mut colors {
+        list.sort_unstable();
     }
     colors
 }
