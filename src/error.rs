@@ -201,6 +201,22 @@ pub enum Fault {
         /// Contacts in the step's problem.
         contacts: usize,
     },
+    /// The speculative margin of hard contacts (`2h` times the largest speed, or
+    /// `[contact] margin`) exceeds the neighbour skin, which the GPU's list cannot grow.
+    #[error("the speculative margin of hard contacts exceeds the neighbour skin: a body moves faster than skin/(2 dt) (the GPU keeps the scene's skin; raise [contact] skin, or set [contact] margin below it)")]
+    HardMarginBeyondSkin,
+    /// More hard contacts than the GPU's contact buffers hold.
+    #[error("{contacts} hard contacts: more than the GPU's contact buffers hold (N × (max_contacts/2 + 1)); raise [contact] max_contacts")]
+    HardContactCapacity {
+        /// Contacts of the step.
+        contacts: usize,
+    },
+    /// The colored solver's contact graph needs more colours than the GPU encodes.
+    #[error("the contact graph needs more than {max} colours for solver = \"colored\" on the GPU; use solver = \"jacobi\"")]
+    HardColors {
+        /// Colours encoded per sweep.
+        max: u32,
+    },
     /// A particle left the `[domain]` box (with `on_exit = "error"`).
     #[error("particle {particle}: left the domain{} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
     LeftDomain {

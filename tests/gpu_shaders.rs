@@ -68,9 +68,10 @@ fn every_kernel_fits_the_portable_limits() {
 
 /// The compute pipelines are created without wgpu's zero-fill of workgroup memory
 /// (src/gpu/mod.rs: naga's fill for OpenGL took llvmpipe minutes to compile), which is
-/// sound because only reduce.wgsl declares workgroup memory and every invocation there
-/// writes its row before the first barrier. A kernel file that starts using workgroup
-/// memory fails here, so that its reads are checked against the missing fill.
+/// sound because only reduce.wgsl and hard.wgsl (its scan and reductions) declare
+/// workgroup memory and every invocation there writes its row before the first
+/// barrier. A kernel file that starts using workgroup memory fails here, so that its
+/// reads are checked against the missing fill.
 #[test]
 fn only_the_reductions_use_workgroup_memory() {
     for config in every_config() {
@@ -80,7 +81,7 @@ fn only_the_reductions_use_workgroup_memory() {
             let wg = workgroup_bytes(&module);
             assert_eq!(
                 wg > 0,
-                file.name == "reduce.wgsl",
+                file.name == "reduce.wgsl" || file.name == "hard.wgsl",
                 "{}: {wg} B of workgroup memory",
                 file.name
             );
@@ -189,6 +190,26 @@ macro_rules! check_layout {
 }
 
 fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
+    check_layout!(
+        "HardParams",
+        varidem::gpu::layout::HardParams<R>,
+        p,
+        size_of::<R>(),
+        [
+            ("capacity", capacity),
+            ("max_sweeps", max_sweeps),
+            ("flags", flags),
+            ("scan_groups", scan_groups),
+            ("h", h),
+            ("eps", eps),
+            ("tol", tol),
+            ("relaxation", relaxation),
+            ("margin", margin),
+            ("pad0", pad0),
+            ("pad1", pad1),
+            ("pad2", pad2),
+        ]
+    );
     check_layout!(
         "Params",
         Params<R>,

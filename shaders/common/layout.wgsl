@@ -173,6 +173,37 @@ struct WallRecord {
     pad0: real,
 }
 
+// Hard contacts (shaders/hard.wgsl, the impulse-velocity integrator): the solver's
+// parameters. The layout of src/gpu/layout.rs `HardParams`.
+struct HardParams {
+    // Contact capacity C (the sections of `contacts` and `hard_words` hold C each).
+    capacity: u32,
+    // [contact] max_sweeps.
+    max_sweeps: u32,
+    // HARD_* bits.
+    flags: u32,
+    // Workgroups of the contact-count scan over n + 1 items.
+    scan_groups: u32,
+    // Time step h, error reduction ε, tolerance (m/s), Jacobi relaxation ω and the
+    // fixed margin (HARD_FIXED_MARGIN).
+    h: real,
+    eps: real,
+    tol: real,
+    relaxation: real,
+    margin: real,
+    pad0: real,
+    pad1: real,
+    pad2: real,
+}
+
+// One colour of the colored solver: hard_color_sweep is bound once per colour.
+struct HardColor {
+    color: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
 // The status words (STATUS_*), kernel error codes (ERR_*), particle flags (FLAG_*),
 // parameter flags (PARAM_*), integrator codes (INTEGRATOR_*) and NO_PARTNER are
 // constants of the generated header, from src/gpu/contract.rs.
@@ -257,6 +288,22 @@ struct HistRecord {
 @group(0) @binding(18) var<storage, read_write> grid_args: array<u32>;
 @group(0) @binding(19) var<storage, read_write> partials: array<real>;
 @group(0) @binding(20) var<storage, read_write> result: array<real>;
+
+// Hard contacts (shaders/hard.wgsl; sections H_*, W_*, A_*, ARG_* of src/gpu/hard.rs
+// HardSections in the generated header).
+@group(0) @binding(21) var<uniform> hard: HardParams;
+// contacts, vec4 per item: per contact its normal and gap term | impulse λ and μ | the
+// last change δ and residual | the warm-start impulse (world frame); per particle the
+// solver's v and 1/m | Ω and 1/J | speed, kinetic energies; per step of a submission
+// the solver.csv reals.
+@group(0) @binding(22) var<storage, read_write> contacts: array<vec4<real>>;
+// hard_words: offsets, keys, incidence lists, colour lists, solver.csv words, state.
+@group(0) @binding(23) var<storage, read_write> hard_words: array<u32>;
+// hard_atomic: each contact's colour, the colours' cursors, the solver's counters.
+@group(0) @binding(24) var<storage, read_write> hard_atomic: array<atomic<u32>>;
+// Indirect-dispatch triples of the hard kernels (ARG_*), zeroed once the solve is done.
+@group(0) @binding(25) var<storage, read_write> hard_args: array<u32>;
+@group(0) @binding(26) var<uniform> hard_color: HardColor;
 
 fn get_pos(i: u32) -> vec3<real> { return body[i].xyz; }
 // Positions are stored component by component: the radius in w stays, and commit_pos

@@ -75,7 +75,19 @@ impl Backend for GpuBackend {
         format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
     }
 
+    fn take_solver_rows(&mut self) -> Vec<crate::backend::SolverRow> {
+        self.hard
+            .as_mut()
+            .map_or_else(Vec::new, |h| std::mem::take(&mut h.rows))
+    }
+
     fn kernel_path(&self) -> Option<String> {
+        if let Some(h) = &self.hard {
+            return Some(format!(
+                "hard contacts, {} solver",
+                h.params.solver.name()
+            ));
+        }
         let mut parts = vec![if self.fuse {
             "fused steps"
         } else {
@@ -163,11 +175,14 @@ impl Backend for GpuBackend {
             bodies,
             body_compensation,
             body_device_position,
-            hard_impulses: Vec::new(),
+            hard_impulses: self.hard_impulses()?,
         })
     }
 
     fn advance(&mut self, n: u64) -> Result<()> {
+        if self.hard.is_some() {
+            return self.advance_hard(n);
+        }
         let mut left = n;
         while left > 0 {
             let batch = left.min(STEPS_PER_SUBMIT);
@@ -303,6 +318,74 @@ impl Backend for GpuBackend {
 }
 
 impl GpuBackend {
+    /// [`Backend::advance`] under hard contacts: batches of steps, each followed by
+    /// its `solver.csv` rows; an unconverged solve with `on_nonconvergence = "error"`
+    /// stops the run at its step (the rows before it kept).
+    fn advance_hard(&mut self, n: u64) -> Result<()> {
+        let Some(hard) = self.hard.take() else {
+            return Ok(());
+        };
+        let result = self.advance_hard_with(&hard, n);
+        let mut hard = hard;
+        let rows = result.as_ref().map(|r| r.0.clone()).unwrap_or_default();
+        hard.rows.extend(rows);
+        self.hard = Some(hard);
+        match result {
+            Ok((_, None)) => Ok(()),
+            Ok((_, Some(e))) | Err(e) => Err(e),
+        }
+    }
+
+    /// The batches of [`Self::advance_hard`]: the rows read back, and the error that
+    /// stopped the run.
+    fn advance_hard_with(
+        &mut self,
+        hard: &super::hard::HardGpu,
+        n: u64,
+    ) -> Result<(Vec<crate::backend::SolverRow>, Option<Error>)> {
+        let batch_max = u64::from(contract::HARD_ROWS).min(STEPS_PER_SUBMIT);
+        let mut rows = Vec::new();
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(batch_max);
+            let before = self.steps;
+            let mut encoder = self.encoder();
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("hard steps"),
+                    timestamp_writes: None,
+                });
+                for _ in 0..batch {
+                    self.encode_hard_step(&mut pass, hard);
+                }
+            }
+            self.submit(&format!("{batch} hard-contact steps"), encoder)?;
+            left -= batch;
+            let status = self.status()?;
+            let bits = status[STATUS_ERROR];
+            let no_convergence = 1 << contract::ERR_HARD_NO_CONVERGENCE;
+            if bits & no_convergence != 0 && bits.trailing_zeros() == contract::ERR_HARD_NO_CONVERGENCE {
+                let step = u64::from(status[STATUS_FIRST_INDEX + contract::ERR_HARD_NO_CONVERGENCE as usize]);
+                if step > before + 1 {
+                    rows.extend(self.read_hard_rows(&hard.sections, before + 1, step - 1)?);
+                }
+                self.steps = step;
+                let e = self.hard_no_convergence(hard, step)?;
+                return Ok((rows, Some(e)));
+            }
+            if let Err(e) = self.check_status() {
+                // The rows of the steps completed before the one that failed.
+                let done = self.steps.saturating_sub(1);
+                if done > before {
+                    rows.extend(self.read_hard_rows(&hard.sections, before + 1, done)?);
+                }
+                return Ok((rows, Some(e)));
+            }
+            rows.extend(self.read_hard_rows(&hard.sections, before + 1, self.steps)?);
+        }
+        Ok((rows, None))
+    }
+
     /// Every particle's state, a clump's spheres included.
     fn spheres(&mut self) -> Result<Particles> {
         let mut p = self.model.particles.clone();

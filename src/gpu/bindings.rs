@@ -46,8 +46,20 @@ pub const GRID_ARGS: u32 = 18;
 pub const PARTIALS: u32 = 19;
 /// `result`.
 pub const RESULT: u32 = 20;
+/// `hard` (uniform): the hard-contact solver's parameters.
+pub const HARD_PARAMS: u32 = 21;
+/// `contacts`: hard contacts' and solver bodies' reals (sections `H_*`).
+pub const CONTACTS: u32 = 22;
+/// `hard_words`: hard contacts' offsets, keys, lists and rows (sections `W_*`).
+pub const HARD_WORDS: u32 = 23;
+/// `hard_atomic`: colours, cursors and counters (sections `A_*`).
+pub const HARD_ATOMIC: u32 = 24;
+/// `hard_args`: indirect-dispatch triples of the hard kernels.
+pub const HARD_ARGS: u32 = 25;
+/// `hard_color` (uniform, one per colour).
+pub const HARD_COLOR: u32 = 26;
 /// Number of bindings.
-pub const COUNT: usize = 21;
+pub const COUNT: usize = 27;
 
 /// Every binding: its WGSL name and number.
 pub const TABLE: [(&str, u32); COUNT] = [
@@ -72,6 +84,12 @@ pub const TABLE: [(&str, u32); COUNT] = [
     ("grid_args", GRID_ARGS),
     ("partials", PARTIALS),
     ("result", RESULT),
+    ("hard", HARD_PARAMS),
+    ("contacts", CONTACTS),
+    ("hard_words", HARD_WORDS),
+    ("hard_atomic", HARD_ATOMIC),
+    ("hard_args", HARD_ARGS),
+    ("hard_color", HARD_COLOR),
 ];
 
 /// Bindings that differ per bond chunk.

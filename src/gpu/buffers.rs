@@ -43,6 +43,8 @@ pub(super) struct Buffers {
     pub row_chunks: Vec<Vec<wgpu::Buffer>>,
     /// Per row chunk, the `RowChunk` uniform of even and odd steps.
     pub row_uniforms: Vec<[wgpu::Buffer; 2]>,
+    /// Per colour, the `hard_color` uniform of `hard_color_sweep`.
+    pub hard_colors: Vec<wgpu::Buffer>,
 }
 
 impl Buffers {
@@ -57,9 +59,11 @@ impl Buffers {
     ) -> Result<Self> {
         let device = &ctx.device;
         let make = |b: u32, label: &str, data: &[u8]| -> wgpu::Buffer {
-            let usage = if b == bind::PARAMS || b == bind::CHUNK || b == bind::ROWS {
+            let usage = if [bind::PARAMS, bind::CHUNK, bind::ROWS, bind::HARD_PARAMS, bind::HARD_COLOR]
+                .contains(&b)
+            {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-            } else if b == bind::GRID_ARGS {
+            } else if b == bind::GRID_ARGS || b == bind::HARD_ARGS {
                 wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::INDIRECT
                     | wgpu::BufferUsages::COPY_DST
@@ -117,6 +121,17 @@ impl Buffers {
                 })
             })
             .collect();
+        let hard_colors = contents
+            .hard_colors
+            .iter()
+            .map(|u| {
+                make(
+                    bind::HARD_COLOR,
+                    &format!("hard_color[{}]", u.color),
+                    bytemuck::bytes_of(u),
+                )
+            })
+            .collect();
         if let Some(e) = pollster::block_on(out_of_memory.pop()) {
             return Err(Error::DeviceTooSmall(format!(
                 "allocating {:.1} MiB of buffers ({problem}) on adapter {} failed: {e}",
@@ -132,6 +147,7 @@ impl Buffers {
             bond_chunks,
             row_chunks,
             row_uniforms,
+            hard_colors,
         })
     }
 }

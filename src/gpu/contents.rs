@@ -39,9 +39,15 @@ impl<'a, R: Real> Tables<'a, R> {
     /// The tables of `model`, with the kinds of `compact` bonds.
     pub(super) fn new(model: &'a Model, compact: Option<&CompactBonds<R>>) -> Self {
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
         let granular = hertz || model.drag.is_some() || model.near_field.is_some();
-        let (pair_records, material): (Vec<PairRecord<R>>, &[u32]) = if granular {
-            let t = crate::physics::granular::PairTables::new(model);
+        let (pair_records, material): (Vec<PairRecord<R>>, &[u32]) = if granular || hard {
+            // Hard contacts read μ_s alone, of the friction tables the CPU uses.
+            let t = if hard {
+                crate::physics::granular::PairTables::friction(model)
+            } else {
+                crate::physics::granular::PairTables::new(model)
+            };
             (
                 t.pairs
                     .iter()
@@ -94,6 +100,9 @@ pub(super) struct Contents<R: Real> {
     pub row_chunks: Vec<Vec<Upload<String>>>,
     /// Per row chunk and step parity: the `RowChunk` uniform.
     pub row_uniforms: Vec<[RowChunk; 2]>,
+    /// Per colour of the colored hard-contact solver, its `hard_color` uniform (one
+    /// placeholder without hard contacts).
+    pub hard_colors: Vec<super::layout::HardColor>,
 }
 
 impl<R: Real> Contents<R> {
@@ -201,6 +210,24 @@ impl<R: Real> Contents<R> {
             u64::from(sections.tables_len) * 4 * rs
         );
         let (n_buckets, bucket_capacity) = (plan.n_buckets as u64, plan.bucket_capacity as u64);
+        let hard_params = match model.contact.map(|c| c.law) {
+            Some(ContactLaw::Hard(h)) => Some(super::hard::hard_params::<R>(
+                &h,
+                n,
+                dt,
+                plan.hard.capacity,
+            )),
+            _ => None,
+        };
+        let [hard_p, hard_contacts, hard_words, hard_atomic, hard_args] =
+            super::hard::initial_bytes(hard_params, &plan.hard);
+        let hard_colors = if hard_params.is_some() {
+            (0..super::contract::HARD_MAX_COLORS)
+                .map(|color| super::layout::HardColor { color, pad: [0; 3] })
+                .collect()
+        } else {
+            vec![super::layout::HardColor::default()]
+        };
         let shared: Vec<Upload<&'static str>> = vec![
             (bind::PARAMS, "params", bytemuck::bytes_of(&params).to_vec()),
             (
@@ -254,6 +281,12 @@ impl<R: Real> Contents<R> {
                 zeros(u64::from(Q_COUNT) * plan.n_partials as u64 * rs),
             ),
             (bind::RESULT, "result", zeros(u64::from(Q_COUNT) * rs)),
+            (bind::HARD_PARAMS, "hard", hard_p),
+            (bind::CONTACTS, "contacts", hard_contacts),
+            (bind::HARD_WORDS, "hard_words", hard_words),
+            (bind::HARD_ATOMIC, "hard_atomic", hard_atomic),
+            (bind::HARD_ARGS, "hard_args", hard_args),
+            (bind::HARD_COLOR, "hard_color (per colour)", Vec::new()),
         ];
         debug_assert!(shared.iter().enumerate().all(|(i, c)| c.0 as usize == i));
         debug_assert_eq!(shared.len(), bind::COUNT);
@@ -263,6 +296,7 @@ impl<R: Real> Contents<R> {
             bond_chunks: bond_chunks(model, plan, compact),
             row_chunks: row_chunks::<R>(plan, kahan),
             row_uniforms: row_uniforms(plan),
+            hard_colors,
         }
     }
 

@@ -23,7 +23,7 @@ pub const STATUS_AHEAD: u32 = 5;
 /// raised error `code`.
 pub const STATUS_FIRST_INDEX: u32 = 8;
 /// Number of status words.
-pub const STATUS_WORDS: u32 = 24;
+pub const STATUS_WORDS: u32 = 32;
 
 /// Kernel error: map (23)'s exact rotation update left its domain.
 pub const ERR_ROTATION_DOMAIN: u32 = 0;
@@ -53,8 +53,18 @@ pub const ERR_CLUMP_NO_CONVERGENCE: u32 = 10;
 pub const ERR_CLUMP_LEFT_DOMAIN: u32 = 11;
 /// Kernel error: a clump's state is not finite.
 pub const ERR_CLUMP_NON_FINITE: u32 = 12;
+/// Kernel error: the speculative margin of hard contacts exceeds the neighbour skin.
+pub const ERR_HARD_SKIN: u32 = 13;
+/// Kernel error: more hard contacts than the contact buffers hold (index: the count).
+pub const ERR_HARD_CAPACITY: u32 = 14;
+/// Kernel error: the colored solver's contact graph needs more than
+/// [`HARD_MAX_COLORS`] colours (index: a contact).
+pub const ERR_HARD_COLORS: u32 = 15;
+/// Kernel error: the hard-contact solve did not converge with `on_nonconvergence =
+/// "error"` (index: the step).
+pub const ERR_HARD_NO_CONVERGENCE: u32 = 16;
 /// Number of kernel error codes (the status words hold the first index of each).
-pub const ERR_COUNT: u32 = 13;
+pub const ERR_COUNT: u32 = 17;
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
 /// `index` the status words record; `bond_ends` names a bond's particles,
@@ -110,6 +120,13 @@ pub fn fault(
                 _ => ClumpFault::NonFinite,
             },
         },
+        ERR_HARD_SKIN => Fault::HardMarginBeyondSkin,
+        ERR_HARD_CAPACITY => Fault::HardContactCapacity {
+            contacts: index as usize,
+        },
+        ERR_HARD_COLORS => Fault::HardColors {
+            max: HARD_MAX_COLORS,
+        },
         _ => return None,
     })
 }
@@ -138,6 +155,73 @@ pub const PARAM_POS_DIRECT: u32 = 1024;
 pub const PARAM_INLINE_BONDS: u32 = 2048;
 /// `Params::flags`: bonds are compact records.
 pub const PARAM_COMPACT_BONDS: u32 = 4096;
+
+/// `HardParams::flags`: warm start from the last step's impulses.
+pub const HARD_WARM: u32 = 1;
+/// `HardParams::flags`: `[contact] margin` is set (otherwise `h(s_i + s_j)`).
+pub const HARD_FIXED_MARGIN: u32 = 2;
+/// `HardParams::flags`: `on_nonconvergence = "error"`.
+pub const HARD_ON_ERROR: u32 = 4;
+/// `HardParams::flags`: the `jacobi` solver.
+pub const HARD_JACOBI: u32 = 8;
+/// `HardParams::flags`: the `colored` solver.
+pub const HARD_COLORED: u32 = 16;
+/// Colours the GPU's `colored` solver encodes per sweep (more: [`ERR_HARD_COLORS`]).
+pub const HARD_MAX_COLORS: u32 = 32;
+/// Jones–Plassmann rounds encoded per step before the sequential rest.
+pub const HARD_ROUNDS: u32 = 24;
+/// `solver.csv` rows kept on the device: one per step of a submission.
+pub const HARD_ROWS: u32 = 64;
+/// Words per row in `hard_words` (the `ROW_*` fields).
+pub const HARD_ROW_WORDS: u32 = 8;
+/// Row word: sweeps.
+pub const ROW_SWEEPS: u32 = 0;
+/// Row word: converged (0/1).
+pub const ROW_CONVERGED: u32 = 1;
+/// Row word: contacts.
+pub const ROW_CONTACTS: u32 = 2;
+/// Row word: sticking contacts.
+pub const ROW_STICKING: u32 = 3;
+/// Row word: sliding contacts.
+pub const ROW_SLIDING: u32 = 4;
+/// Row word: separating contacts.
+pub const ROW_SEPARATING: u32 = 5;
+/// Row word: the step.
+pub const ROW_STEP: u32 = 6;
+/// Solver state word: the step's contacts.
+pub const S_TOTAL: u32 = 0;
+/// Solver state word: sweeps so far.
+pub const S_SWEEPS: u32 = 1;
+/// Solver state word: converged (0/1).
+pub const S_CONVERGED: u32 = 2;
+/// Solver state words.
+pub const S_LEN: u32 = 4;
+/// Solver counter: the largest speed's f32 bits (rounded up).
+pub const M_UMAX: u32 = 0;
+/// Solver counter: a residual of the sweep is above the tolerance.
+pub const M_FLAG: u32 = 1;
+/// Solver counter: contacts not yet coloured in a round.
+pub const M_LEFT: u32 = 2;
+/// Solver counter: sticking contacts.
+pub const M_STICKING: u32 = 3;
+/// Solver counter: sliding contacts.
+pub const M_SLIDING: u32 = 4;
+/// Solver counter: separating contacts.
+pub const M_SEPARATING: u32 = 5;
+/// Solver counters.
+pub const A_MISC_LEN: u32 = 6;
+/// `hard_args` entry: the step's contacts.
+pub const ARG_CONTACTS: u32 = 0;
+/// `hard_args` entry: a colouring round (zero once every contact has a colour).
+pub const ARG_ROUND: u32 = 1;
+/// `hard_args` entry: a Jacobi sweep's contacts (zero once solved).
+pub const ARG_SOLVE_CONTACTS: u32 = 2;
+/// `hard_args` entry: a Jacobi sweep's bodies (zero once solved).
+pub const ARG_SOLVE_BODIES: u32 = 3;
+/// `hard_args` entries: colour `k` of a colored sweep at `ARG_COLOR + k`.
+pub const ARG_COLOR: u32 = 4;
+/// `hard_args` entries.
+pub const ARG_COUNT: u32 = ARG_COLOR + HARD_MAX_COLORS;
 
 /// `Params::integrator`: map (25), `variational`.
 pub const INTEGRATOR_VARIATIONAL: u32 = 0;
@@ -224,7 +308,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 73] = [
+pub const CONSTANTS: [(&str, u32); 110] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -297,6 +381,43 @@ pub const CONSTANTS: [(&str, u32); 73] = [
     ("CLUMP_CSPIN", CLUMP_CSPIN),
     ("CLUMP_F", CLUMP_F),
     ("CLUMP_M", CLUMP_M),
+    ("ERR_HARD_SKIN", ERR_HARD_SKIN),
+    ("ERR_HARD_CAPACITY", ERR_HARD_CAPACITY),
+    ("ERR_HARD_COLORS", ERR_HARD_COLORS),
+    ("ERR_HARD_NO_CONVERGENCE", ERR_HARD_NO_CONVERGENCE),
+    ("HARD_WARM", HARD_WARM),
+    ("HARD_FIXED_MARGIN", HARD_FIXED_MARGIN),
+    ("HARD_ON_ERROR", HARD_ON_ERROR),
+    ("HARD_JACOBI", HARD_JACOBI),
+    ("HARD_COLORED", HARD_COLORED),
+    ("HARD_MAX_COLORS", HARD_MAX_COLORS),
+    ("HARD_ROUNDS", HARD_ROUNDS),
+    ("HARD_ROWS", HARD_ROWS),
+    ("HARD_ROW_WORDS", HARD_ROW_WORDS),
+    ("ROW_SWEEPS", ROW_SWEEPS),
+    ("ROW_CONVERGED", ROW_CONVERGED),
+    ("ROW_CONTACTS", ROW_CONTACTS),
+    ("ROW_STICKING", ROW_STICKING),
+    ("ROW_SLIDING", ROW_SLIDING),
+    ("ROW_SEPARATING", ROW_SEPARATING),
+    ("ROW_STEP", ROW_STEP),
+    ("S_TOTAL", S_TOTAL),
+    ("S_SWEEPS", S_SWEEPS),
+    ("S_CONVERGED", S_CONVERGED),
+    ("S_LEN", S_LEN),
+    ("M_UMAX", M_UMAX),
+    ("M_FLAG", M_FLAG),
+    ("M_LEFT", M_LEFT),
+    ("M_STICKING", M_STICKING),
+    ("M_SLIDING", M_SLIDING),
+    ("M_SEPARATING", M_SEPARATING),
+    ("A_MISC_LEN", A_MISC_LEN),
+    ("ARG_CONTACTS", ARG_CONTACTS),
+    ("ARG_ROUND", ARG_ROUND),
+    ("ARG_SOLVE_CONTACTS", ARG_SOLVE_CONTACTS),
+    ("ARG_SOLVE_BODIES", ARG_SOLVE_BODIES),
+    ("ARG_COLOR", ARG_COLOR),
+    ("ARG_COUNT", ARG_COUNT),
     ("Q_NEAR_FIELD", Q_NEAR_FIELD),
 ];
 
@@ -328,12 +449,18 @@ mod tests {
             "INTEGRATOR_",
             "Q_",
             "CLUMP_",
+            "HARD_",
+            "ROW_",
+            "S_",
+            "M_",
         ] {
             let mut v: Vec<u32> = CONSTANTS
                 .iter()
                 .filter(|c| c.0.starts_with(family) && !c.0.ends_with("_WORDS"))
                 .filter(|c| !c.0.ends_with("_COUNT") && c.0 != "STATUS_FIRST_INDEX")
                 .filter(|c| c.0 != "CLUMP_RECORD")
+                .filter(|c| !matches!(c.0, "HARD_MAX_COLORS" | "HARD_ROUNDS" | "HARD_ROWS"))
+                .filter(|c| !matches!(c.0, "HARD_ROW_WORDS" | "S_LEN"))
                 .filter(|c| !matches!(c.0, "Q_MOMENTUM" | "Q_ANGULAR_MOMENTUM"))
                 .map(|c| c.1)
                 .collect();

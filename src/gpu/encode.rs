@@ -81,20 +81,25 @@ impl GpuBackend {
         }
     }
 
+    /// The neighbour grid and lists, rebuilt when stale: `grid_gate` sets the grid
+    /// kernels' workgroup counts, zero unless stale.
+    pub(super) fn encode_grid(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.dispatch(pass, KernelId::GridGate, 1);
+        self.dispatch_grid(pass, KernelId::GridClear, 0, 0);
+        self.dispatch_grid(pass, KernelId::GridInsert, 0, 1);
+        for c in 0..self.rows.len() {
+            self.dispatch_grid(pass, KernelId::NeighborBuild, c, 2 + c);
+        }
+        self.dispatch(pass, KernelId::GridFinish, 1);
+    }
+
     /// Grid (when stale), bond forces and particle forces.
     /// `step` is the step count once this evaluation's step has begun: its parity picks
     /// the history copy granular_forces writes.
     /// `fuse`: end in `particle_forces_predict` instead of `particle_forces`.
     pub(super) fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64, fuse: bool) {
         if self.contact {
-            // grid_gate sets the grid kernels' workgroup counts: zero unless stale.
-            self.dispatch(pass, KernelId::GridGate, 1);
-            self.dispatch_grid(pass, KernelId::GridClear, 0, 0);
-            self.dispatch_grid(pass, KernelId::GridInsert, 0, 1);
-            for c in 0..self.rows.len() {
-                self.dispatch_grid(pass, KernelId::NeighborBuild, c, 2 + c);
-            }
-            self.dispatch(pass, KernelId::GridFinish, 1);
+            self.encode_grid(pass);
         }
         // A fused step's energies are never read (the host reads them after the last
         // step of an advance, which is not fused): its kernels do not store them.

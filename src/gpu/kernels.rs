@@ -57,11 +57,57 @@ pub enum KernelId {
     ClumpPose,
     /// `clump_gather`.
     ClumpGather,
+    /// `hard_begin`.
+    HardBegin,
+    /// `hard_free`.
+    HardFree,
+    /// `hard_skin`.
+    HardSkin,
+    /// `hard_count`.
+    HardCount,
+    /// `hard_scan_local`.
+    HardScanLocal,
+    /// `hard_scan_top`.
+    HardScanTop,
+    /// `hard_scan_add`.
+    HardScanAdd,
+    /// `hard_build`.
+    HardBuild,
+    /// `hard_incidence`.
+    HardIncidence,
+    /// `hard_color_round`.
+    HardColorRound,
+    /// `hard_color_gate`.
+    HardColorGate,
+    /// `hard_color_rest`.
+    HardColorRest,
+    /// `hard_color_count`.
+    HardColorCount,
+    /// `hard_color_finish`.
+    HardColorFinish,
+    /// `hard_color_place`.
+    HardColorPlace,
+    /// `hard_gather`.
+    HardGather,
+    /// `hard_update`.
+    HardUpdate,
+    /// `hard_color_sweep`.
+    HardColorSweep,
+    /// `hard_check`.
+    HardCheck,
+    /// `hard_solve_end`.
+    HardSolveEnd,
+    /// `hard_advance`.
+    HardAdvance,
+    /// `hard_save`.
+    HardSave,
+    /// `hard_row`.
+    HardRow,
 }
 
 impl KernelId {
     /// Every kernel.
-    pub const ALL: [KernelId; 21] = [
+    pub const ALL: [KernelId; 44] = [
         Self::StepBegin,
         Self::IntegratePredict,
         Self::CommitPos,
@@ -83,6 +129,29 @@ impl KernelId {
         Self::ClumpPredict,
         Self::ClumpPose,
         Self::ClumpGather,
+        Self::HardBegin,
+        Self::HardFree,
+        Self::HardSkin,
+        Self::HardCount,
+        Self::HardScanLocal,
+        Self::HardScanTop,
+        Self::HardScanAdd,
+        Self::HardBuild,
+        Self::HardIncidence,
+        Self::HardColorRound,
+        Self::HardColorGate,
+        Self::HardColorRest,
+        Self::HardColorCount,
+        Self::HardColorFinish,
+        Self::HardColorPlace,
+        Self::HardGather,
+        Self::HardUpdate,
+        Self::HardColorSweep,
+        Self::HardCheck,
+        Self::HardSolveEnd,
+        Self::HardAdvance,
+        Self::HardSave,
+        Self::HardRow,
     ];
 
     /// Its WGSL entry point.
@@ -109,6 +178,29 @@ impl KernelId {
             Self::ClumpPredict => "clump_predict",
             Self::ClumpPose => "clump_pose",
             Self::ClumpGather => "clump_gather",
+            Self::HardBegin => "hard_begin",
+            Self::HardFree => "hard_free",
+            Self::HardSkin => "hard_skin",
+            Self::HardCount => "hard_count",
+            Self::HardScanLocal => "hard_scan_local",
+            Self::HardScanTop => "hard_scan_top",
+            Self::HardScanAdd => "hard_scan_add",
+            Self::HardBuild => "hard_build",
+            Self::HardIncidence => "hard_incidence",
+            Self::HardColorRound => "hard_color_round",
+            Self::HardColorGate => "hard_color_gate",
+            Self::HardColorRest => "hard_color_rest",
+            Self::HardColorCount => "hard_color_count",
+            Self::HardColorFinish => "hard_color_finish",
+            Self::HardColorPlace => "hard_color_place",
+            Self::HardGather => "hard_gather",
+            Self::HardUpdate => "hard_update",
+            Self::HardColorSweep => "hard_color_sweep",
+            Self::HardCheck => "hard_check",
+            Self::HardSolveEnd => "hard_solve_end",
+            Self::HardAdvance => "hard_advance",
+            Self::HardSave => "hard_save",
+            Self::HardRow => "hard_row",
         }
     }
 
@@ -123,6 +215,17 @@ impl KernelId {
             self,
             Self::ClumpPredict | Self::ClumpPose | Self::ClumpGather
         )
+    }
+
+    /// A kernel of hard-contact scenes only (`shaders/hard.wgsl`), compiled only for
+    /// them.
+    pub fn hard_only(self) -> bool {
+        self.entry_point().starts_with("hard_")
+    }
+
+    /// Bound once per colour of the colored solver (its `hard_color` uniform).
+    pub fn by_color(self) -> bool {
+        self == Self::HardColorSweep
     }
 
     /// Bound and dispatched once per bond chunk.
@@ -149,6 +252,9 @@ impl KernelId {
                 | Self::GranularForcesNoEnergy
                 | Self::ParticleForces
                 | Self::ParticleForcesPredict
+                | Self::HardCount
+                | Self::HardBuild
+                | Self::HardIncidence
         )
     }
 
@@ -196,6 +302,7 @@ pub(super) fn compile(
     let mut kernels = BTreeMap::new();
     let device_limits = ctx.limits();
     let clumps = config.sections.bodies > 0;
+    let hard = config.hard.capacity > 0;
     for file in shaders::KERNEL_FILES {
         // The clump kernels are compiled for clump scenes only (a pipeline fewer to
         // build for every other scene).
@@ -204,6 +311,13 @@ pub(super) fn compile(
             .iter()
             .any(|ep| KernelId::from_entry_point(ep).is_some_and(KernelId::clumps_only));
         if clump_file && !clumps {
+            continue;
+        }
+        let hard_file = file
+            .entry_points
+            .iter()
+            .any(|ep| KernelId::from_entry_point(ep).is_some_and(KernelId::hard_only));
+        if hard_file && !hard {
             continue;
         }
         let source = shaders::compose(file.source, config);
@@ -300,13 +414,17 @@ pub(super) fn compile(
             // the per-chunk bindings, the shared ones (or the placeholder of a
             // problem without bonds) for the rest. `row`: the row chunk's index;
             // `odd`: its Rows uniform for an odd step (copy B written).
-            let group = |bond: Option<&Vec<wgpu::Buffer>>, row: Option<usize>, odd: bool| {
+            let group = |bond: Option<&Vec<wgpu::Buffer>>,
+                         row: Option<usize>,
+                         odd: bool,
+                         color: usize| {
                 let entries: Vec<wgpu::BindGroupEntry> = used
                     .iter()
                     .map(|&b| {
                         let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
                         let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
                         let buffer = match (bond, in_bond, row, in_row) {
+                            _ if b == super::bind::HARD_COLOR => &buffers.hard_colors[color],
                             (Some(c), Some(k), _, _) => &c[k],
                             (_, _, Some(r), Some(_)) if b == super::bind::ROWS => {
                                 &buffers.row_uniforms[r][usize::from(odd)]
@@ -342,16 +460,20 @@ pub(super) fn compile(
                     buffers
                         .bond_chunks
                         .iter()
-                        .map(|c| group(Some(c), None, false))
+                        .map(|c| group(Some(c), None, false, 0))
                         .collect()
                 } else if row_chunked {
                     parities
                         .iter()
                         .flat_map(|&odd| (0..row_count).map(move |r| (odd, r)))
-                        .map(|(odd, r)| group(last_bond, Some(r), odd))
+                        .map(|(odd, r)| group(last_bond, Some(r), odd, 0))
+                        .collect()
+                } else if id.by_color() {
+                    (0..buffers.hard_colors.len())
+                        .map(|k| group(None, None, false, k))
                         .collect()
                 } else {
-                    vec![group(None, None, false)]
+                    vec![group(None, None, false, 0)]
                 }
             })?;
             kernels.insert(
@@ -367,7 +489,9 @@ pub(super) fn compile(
     // not a panic at its first dispatch.
     if let Some(missing) = KernelId::ALL
         .into_iter()
-        .find(|k| !kernels.contains_key(k) && (clumps || !k.clumps_only()))
+        .find(|k| {
+            !kernels.contains_key(k) && (clumps || !k.clumps_only()) && (hard || !k.hard_only())
+        })
     {
         return Err(Error::Backend(format!(
             "no shader file defines kernel {}",

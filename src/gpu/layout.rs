@@ -380,6 +380,51 @@ impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
 // f32; HistRecord: three reals and one `u32`). The size assertions below check it for
 // both precisions, and tests/gpu_shaders.rs checks every offset against naga's layout
 // of the WGSL structs.
+/// `struct HardParams` (uniform): the hard-contact solver's parameters
+/// (`shaders/hard.wgsl`). 4 `u32` then 8 reals: 48 bytes in f32, 80 in f64.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HardParams<R: Real> {
+    /// Contact capacity.
+    pub capacity: u32,
+    /// `[contact] max_sweeps`.
+    pub max_sweeps: u32,
+    /// `HARD_*` bits of [`crate::gpu::contract`].
+    pub flags: u32,
+    /// Workgroups of the contact-count scan (over `n + 1` items).
+    pub scan_groups: u32,
+    /// Time step.
+    pub h: R,
+    /// Error reduction ε.
+    pub eps: R,
+    /// Velocity tolerance (m/s).
+    pub tol: R,
+    /// Jacobi relaxation ω.
+    pub relaxation: R,
+    /// The fixed margin (`HARD_FIXED_MARGIN`).
+    pub margin: R,
+    /// Padding.
+    pub pad0: R,
+    /// Padding.
+    pub pad1: R,
+    /// Padding.
+    pub pad2: R,
+}
+
+/// `struct HardColor` (uniform): the colour a `hard_color_sweep` bind group runs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct HardColor {
+    /// The colour.
+    pub color: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
+// SAFETY: no padding, every bit pattern valid (see above).
+unsafe impl<R: Real> Zeroable for HardParams<R> {}
+// SAFETY: as above.
+unsafe impl<R: Real> Pod for HardParams<R> {}
 // SAFETY: no padding, every bit pattern valid (see above).
 unsafe impl<R: Real> Zeroable for Params<R> {}
 // SAFETY: as above.
@@ -407,6 +452,8 @@ unsafe impl<R: Real> Pod for PairRecord<R> {}
 
 const _: () = {
     use std::mem::size_of;
+    assert!(size_of::<HardParams<f32>>() == 48);
+    assert!(size_of::<HardParams<f64>>() == 80);
     assert!(size_of::<Params<f32>>() == 48 + 24 * 4);
     assert!(size_of::<Params<f64>>() == 48 + 24 * 8);
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);

@@ -28,6 +28,7 @@ mod contents;
 pub mod context;
 pub mod contract;
 mod encode;
+pub mod hard;
 pub mod kernels;
 pub mod layout;
 pub mod limits;
@@ -128,6 +129,8 @@ pub struct GpuBackend {
     /// The clumps (issue 24): their types and, as last read back, their state; their
     /// spheres are the particles from `sections.free` on. `None` without clumps.
     bodies: Option<Bodies>,
+    /// Hard contacts (`shaders/hard.wgsl`): `None` under the other laws.
+    hard: Option<hard::HardGpu>,
 }
 
 impl GpuBackend {
@@ -201,6 +204,7 @@ impl GpuBackend {
             None => {}
         }
         backend.restore_bodies(snapshot)?;
+        backend.restore_hard_impulses(&snapshot.hard_impulses)?;
         Ok(backend)
     }
 
@@ -259,12 +263,16 @@ impl GpuBackend {
                 ctx.summary.name
             )));
         }
-        if integrator == IntegratorKind::ImpulseVelocity
-            || matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)))
-        {
-            return Err(Error::Backend(
-                "hard contacts (the impulse-velocity integrator) run on the CPU reference backend only so far; use --backend cpu".into(),
-            ));
+        match (integrator, model.contact.map(|c| c.law)) {
+            (IntegratorKind::ImpulseVelocity, Some(ContactLaw::Hard(h))) => {
+                hard::check_supported(&model, &h)?;
+            }
+            (IntegratorKind::ImpulseVelocity, _) | (_, Some(ContactLaw::Hard(_))) => {
+                return Err(Error::Backend(
+                    "hard contacts need the impulse-velocity integrator, and it needs them".into(),
+                ));
+            }
+            _ => {}
         }
         if integrator == IntegratorKind::CampelloTrapezoidal {
             return Err(Error::Backend(
@@ -365,12 +373,28 @@ impl GpuBackend {
         } else {
             Precision::F32
         };
+        if plan.hard.capacity > 0 && plan.row_chunks.len() > 1 {
+            return Err(Error::DeviceTooSmall(format!(
+                "{problem}: hard contacts on the GPU need every neighbour row in one storage binding ({} row chunks here)",
+                plan.row_chunks.len()
+            )));
+        }
         let config = ShaderConfig {
             precision,
             compact_bonds: compact.is_some(),
             sections: plan.sections,
+            hard: plan.hard,
         };
         let kernels = kernels::compile(&ctx, &config, &buffers)?;
+        let hard_state = match model.contact.map(|c| c.law) {
+            Some(ContactLaw::Hard(params)) => Some(hard::HardGpu {
+                params,
+                sections: plan.hard,
+                rows: Vec::new(),
+                colors: contract::HARD_MAX_COLORS,
+            }),
+            _ => None,
+        };
         let mut backend = Self {
             ctx,
             precision,
@@ -397,6 +421,7 @@ impl GpuBackend {
             max_neighbors: plan.max_neighbors,
             steps: 0,
             bodies: None,
+            hard: hard_state,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)
@@ -412,7 +437,11 @@ impl GpuBackend {
                 label: Some("init"),
                 timestamp_writes: None,
             });
-            self.encode_forces(&mut pass, start, false);
+            if self.hard.is_some() {
+                self.encode_hard_first(&mut pass);
+            } else {
+                self.encode_forces(&mut pass, start, false);
+            }
         }
         self.submit("the set-up force evaluation", encoder)?;
         let later = Params {

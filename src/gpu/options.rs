@@ -146,11 +146,14 @@ impl Paths {
     pub fn choose(model: &Model, options: &GpuOptions, bond_chunks: usize, software: bool) -> Self {
         let contact = model.contact.is_some();
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let granular = hertz || model.drag.is_some() || model.near_field.is_some();
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        let granular = !hard && (hertz || model.drag.is_some() || model.near_field.is_some());
         // Clump steps run clump_predict and clump_pose between the predict and the
-        // forces, and clump_gather after them: never fused.
+        // forces, and clump_gather after them: never fused; nor are hard-contact steps
+        // (shaders/hard.wgsl), which have no predict.
         let fuse = !model.domain.is_some_and(|d| d.remove)
             && model.clumps.is_empty()
+            && !hard
             && options.fused != Some(false);
         let hardware = !software;
         let want_merge = options.merge_contacts.unwrap_or(hardware);

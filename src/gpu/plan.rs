@@ -335,8 +335,11 @@ pub struct Plan {
     pub contact: bool,
     /// Hertz–Mindlin contacts (history slots).
     pub hertz: bool,
-    /// The granular kernel runs (Hertz law, drag or near field).
+    /// The granular kernel runs (Hertz law, drag or near field, but not hard contacts).
     pub granular: bool,
+    /// Hard contacts (`shaders/hard.wgsl`): their buffers' sections (capacity 0
+    /// without).
+    pub hard: crate::gpu::hard::HardSections,
     /// Contact-history slots per particle (0 without the Hertz law).
     pub max_contacts: u32,
     /// Neighbour-list capacity per particle.
@@ -382,7 +385,9 @@ impl Plan {
         let nb = model.bonds.len() as u32;
         let contact = model.contact.is_some();
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        let granular = hertz || model.drag.is_some() || model.near_field.is_some();
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        // Under hard contacts drag acts in the free velocities (shaders/hard.wgsl).
+        let granular = !hard && (hertz || model.drag.is_some() || model.near_field.is_some());
         let max_contacts = if hertz {
             model.contact.map_or(0, |c| c.max_contacts)
         } else {
@@ -420,7 +425,7 @@ impl Plan {
             pos_kahan: rs == 4,
             rot_next: paths.inline,
             motion: paths.merged && hertz,
-            material: granular,
+            material: granular || hard,
             pair_records: tables.pair_records,
             walls: tables.walls,
             bond_kinds: tables.bond_kinds,
@@ -456,7 +461,15 @@ impl Plan {
             row_vec: (2 * wall_stride + if granular { 3 } else { 0 }) * 4 * rs,
         };
         let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
+        let hard = if hard {
+            let max_contacts = model.contact.map_or(0, |c| c.max_contacts);
+            let capacity = crate::gpu::hard::HardSections::capacity(n, max_contacts);
+            crate::gpu::hard::HardSections::new(n, capacity)
+        } else {
+            crate::gpu::hard::HardSections::default()
+        };
         Ok(Self {
+            hard,
             n,
             nb,
             contact,

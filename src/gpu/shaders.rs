@@ -5,6 +5,7 @@
 //! alias `real` and the constants below) followed by the shared files of
 //! `shaders/common/`. Kernels are written once over `real` and built in `f32` and `f64`.
 
+use crate::gpu::hard::HardSections;
 use crate::gpu::plan::{SectionNeeds, Sections};
 use crate::gpu::Precision;
 
@@ -63,6 +64,8 @@ pub struct ShaderConfig {
     pub compact_bonds: bool,
     /// Section offsets of the packed buffers.
     pub sections: Sections,
+    /// Section offsets of the hard-contact buffers (all zero without hard contacts).
+    pub hard: HardSections,
 }
 
 impl ShaderConfig {
@@ -74,6 +77,7 @@ impl ShaderConfig {
             precision,
             compact_bonds,
             sections: Sections::new(&needs).unwrap_or_default(),
+            hard: HardSections::new(1024, HardSections::capacity(1024, 16)),
         }
     }
 }
@@ -90,7 +94,7 @@ pub struct KernelFile {
 }
 
 /// Every kernel family.
-pub const KERNEL_FILES: [KernelFile; 7] = [
+pub const KERNEL_FILES: [KernelFile; 8] = [
     KernelFile {
         name: "integrate.wgsl",
         source: include_str!("../../shaders/integrate.wgsl"),
@@ -132,6 +136,35 @@ pub const KERNEL_FILES: [KernelFile; 7] = [
         source: include_str!("../../shaders/clumps.wgsl"),
         entry_points: &["clump_predict", "clump_pose", "clump_gather"],
     },
+    KernelFile {
+        name: "hard.wgsl",
+        source: include_str!("../../shaders/hard.wgsl"),
+        entry_points: &[
+            "hard_begin",
+            "hard_free",
+            "hard_skin",
+            "hard_count",
+            "hard_scan_local",
+            "hard_scan_top",
+            "hard_scan_add",
+            "hard_build",
+            "hard_incidence",
+            "hard_color_round",
+            "hard_color_gate",
+            "hard_color_rest",
+            "hard_color_count",
+            "hard_color_finish",
+            "hard_color_place",
+            "hard_gather",
+            "hard_update",
+            "hard_color_sweep",
+            "hard_check",
+            "hard_solve_end",
+            "hard_advance",
+            "hard_save",
+            "hard_row",
+        ],
+    },
 ];
 
 /// Multipliers of the GPU grid's linear cell hash (`bucket_of` in `shaders/grid.wgsl`):
@@ -171,6 +204,7 @@ pub fn compose(file: &str, config: &ShaderConfig) -> String {
     let mut s = header(config.precision);
     s.push_str(&crate::gpu::contract::wgsl());
     s.push_str(&config.sections.wgsl_constants());
+    s.push_str(&config.hard.wgsl_constants());
     let bonds = BOND_RECORDS[usize::from(config.compact_bonds)];
     for (i, (name, src)) in COMMON.into_iter().enumerate() {
         s.push_str(&format!("// ---- {name}\n"));

@@ -1,0 +1,801 @@
+// Hard contacts (Preclik, Eibl & Rüde §3.1), the impulse-velocity step on the GPU for
+// spheres: the twin of src/cpu/hard.rs (step_hard) and src/cpu/kernels/hard.rs (the
+// solvers). One step, in the order src/gpu/hard.rs encodes it:
+//
+//   hard_begin, hard_free          free velocities v* = v + hF/m, Ω* (and each speed)
+//   hard_skin, grid kernels        the neighbour list, kept valid for the margin
+//   hard_count, hard_scan_*        each particle's contacts counted, offsets scanned
+//   hard_build, hard_incidence     contacts in the CPU's contact order; each body's
+//                                  incidence list in ascending contact order
+//   hard_color_* (colored)         Jones–Plassmann colouring, colour lists
+//   hard_gather                    the warm-start impulses applied
+//   sweeps                         jacobi: hard_update, hard_gather, hard_check;
+//                                  colored: hard_color_sweep per colour, hard_check
+//   hard_solve_end                 residual, convergence (and its error)
+//   hard_advance, hard_save        x' = x + hv', α' = α ⊕ hΩ'; warm starts and counts
+//   hard_row                       the step's solver.csv row
+//
+// No float atomics: sums over bodies follow each body's incidence list in ascending
+// contact order (the CPU's order of hard_apply), maxima and sums of a step are tree
+// reductions in one workgroup, counts are integer atomics. A contact's colour depends
+// only on the colours of its earlier neighbours (contact_priority), so the colouring is
+// the CPU's whatever order the rounds run in.
+
+const NONE: u32 = 0xffffffffu;
+const WALL: u32 = 0xffffffffu;
+
+fn h_normal(c: u32) -> vec4<real> { return contacts[H_NORMAL + c]; }
+fn h_impulse(c: u32) -> vec4<real> { return contacts[H_IMPULSE + c]; }
+fn h_delta(c: u32) -> vec4<real> { return contacts[H_DELTA + c]; }
+fn body_v(i: u32) -> vec4<real> { return contacts[H_BODY_V + i]; }
+fn body_w(i: u32) -> vec4<real> { return contacts[H_BODY_W + i]; }
+fn key_i(c: u32) -> u32 { return hard_words[W_KEY + 2u * c]; }
+fn key_j(c: u32) -> u32 { return hard_words[W_KEY + 2u * c + 1u]; }
+fn own_first(i: u32) -> u32 { return hard_words[W_OFF + i]; }
+fn inc_first(i: u32) -> u32 { return hard_words[W_INC + i]; }
+fn state(k: u32) -> u32 { return hard_words[W_STATE + k]; }
+fn set_state(k: u32, v: u32) { hard_words[W_STATE + k] = v; }
+fn set_args(entry: u32, groups: u32) {
+    hard_args[3u * entry] = groups;
+    hard_args[3u * entry + 1u] = 1u;
+    hard_args[3u * entry + 2u] = 1u;
+}
+fn groups_of(items: u32) -> u32 { return (items + WG - 1u) / WG; }
+fn flag(bit: u32) -> bool { return (hard.flags & bit) != 0u; }
+
+// The twin of cpu::kernels::hard::contact_priority.
+fn contact_priority(i: u32, j: u32) -> u32 {
+    var h = (i * 0x9E3779B1u) ^ (j * 0x85EBCA77u);
+    h ^= h >> 16u;
+    h *= 0x7FEB352Du;
+    h ^= h >> 15u;
+    h *= 0x846CA68Bu;
+    return h ^ (h >> 16u);
+}
+
+// The twin of physics::hard::contact_frame: t and o of the unit normal n.
+struct Frame { t: vec3<real>, o: vec3<real> }
+fn contact_frame(n: vec3<real>) -> Frame {
+    let sign = select(real(-1.0), real(1.0), n.z >= 0.0);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    let t = vec3<real>(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
+    let o = vec3<real>(b, sign + n.y * n.y * a, -n.y);
+    return Frame(t, o);
+}
+
+// The speculative margin of a pair with speeds si, sj (a wall: sj = 0): [contact]
+// margin, or h(s_i + s_j) (CpuBackend::build_contacts).
+fn pair_margin(si: real, sj: real) -> real {
+    if (flag(HARD_FIXED_MARGIN)) { return hard.margin; }
+    return hard.h * (si + sj);
+}
+
+fn speed_of(i: u32) -> real { return contacts[H_BODY_E + i].x; }
+fn inv_mass(i: u32) -> real { return body_v(i).w; }
+
+// A pair i < j: its gap and unit normal (from i to j; +z for coincident centres).
+struct PairGeometry { gap: real, n: vec3<real> }
+fn pair_geometry(i: u32, j: u32) -> PairGeometry {
+    let d = separation(get_pos(i), get_pos_kahan(i), get_pos(j), get_pos_kahan(j));
+    let dist = sqrt(dot(d, d));
+    let gap = dist - radius_of(i) - radius_of(j);
+    var n = vec3<real>(0.0, 0.0, 1.0);
+    if (dist > 0.0) { n = d / dist; }
+    return PairGeometry(gap, n);
+}
+
+// Whether pair i < j is a contact of the step: a gap below its margin, and a body that
+// can move.
+fn pair_active(i: u32, j: u32) -> bool {
+    let g = pair_geometry(i, j);
+    return g.gap < pair_margin(speed_of(i), speed_of(j)) && inv_mass(i) + inv_mass(j) > 0.0;
+}
+
+fn wall_gap(w: u32, i: u32) -> real {
+    let wall = wall_at(w);
+    let nrm = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
+    return dot(wall_offset(wall, get_pos(i), get_pos_kahan(i)), nrm) - radius_of(i);
+}
+
+fn wall_active(w: u32, i: u32) -> bool {
+    return wall_gap(w, i) < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(i) > 0.0;
+}
+
+fn neighbor_count(li: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u)]; }
+fn neighbor_at(li: u32, s: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u) + 1u + s]; }
+
+// One invocation: the step's counters and solver state start at zero.
+@compute @workgroup_size(1)
+fn hard_begin() {
+    if (failed()) { return; }
+    for (var k = 0u; k < A_MISC_LEN; k++) { atomicStore(&hard_atomic[A_MISC + k], 0u); }
+    // hard_color_place leaves the cursors at the colours' counts.
+    for (var k = 0u; k < HARD_MAX_COLORS; k++) { atomicStore(&hard_atomic[A_CURSOR + k], 0u); }
+    set_state(S_SWEEPS, 0u);
+    set_state(S_CONVERGED, 0u);
+}
+
+// The free velocities of CpuBackend::free_velocities: v* = v + (h/m)(m g + drag), Ω* =
+// Ω + (h/J)·0 (no moments act on a free sphere); held particles and locked rotations
+// get zero velocity and inverse mass. Also each particle's speed |v*| + |Ω*| r (an
+// upper bound of all of them in f32 bits, for the rebuild test), its kinetic energy at
+// v*, and the force of the state (the field's, which outputs show).
+@compute @workgroup_size(WG)
+fn hard_free(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    let flags = particle_flags[i];
+    let m = mass_of(i);
+    let jj = inertia_of(i);
+    let held = (flags & (FLAG_HELD | FLAG_REMOVED)) != 0u;
+    let locked = (flags & (FLAG_NO_ROTATION | FLAG_REMOVED)) != 0u;
+    let v0 = get_vel(i);
+    let w0 = get_omega(i);
+    let g = vec3<real>(0.0) + m * gravity();
+    set_force(i, g);
+    var force = g;
+    if ((params.flags & PARAM_DRAG) != 0u) {
+        let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
+        force = g + ((-params.drag_c) * (v0 - vf) + params.magnus * cross(w0, v0));
+    }
+    var v = vec3<real>(0.0);
+    var im = real(0.0);
+    if (!held) {
+        v = v0 + (hard.h / m) * force;
+        im = 1.0 / m;
+    }
+    var w = vec3<real>(0.0);
+    var ij = real(0.0);
+    if (!locked) {
+        w = w0 + (hard.h / jj) * vec3<real>(0.0);
+        ij = 1.0 / jj;
+    }
+    var s = real(0.0);
+    if ((flags & FLAG_REMOVED) == 0u) {
+        s = sqrt(dot(v, v)) + sqrt(dot(w, w)) * radius_of(i);
+    }
+    var e = real(0.0);
+    if (im > 0.0) { e += 0.5 * m * dot(v, v); }
+    if (ij > 0.0) { e += 0.5 * jj * dot(w, w); }
+    contacts[H_BODY_V + i] = vec4<real>(v, im);
+    contacts[H_BODY_W + i] = vec4<real>(w, ij);
+    contacts[H_BODY_E + i] = vec4<real>(s, e, 0.0, 0.0);
+    // The next f32 up bounds s from above; non-negative floats order as their bits.
+    if (s == s) {
+        atomicMax(&hard_atomic[A_MISC + M_UMAX], bitcast<u32>(f32(s)) + 1u);
+    } else {
+        raise(ERR_NON_FINITE, i);
+    }
+}
+
+// The rebuild test with the step's margin: the list holds every pair whose gap is
+// below the margin as long as no particle moved more than (skin − margin)/2 relative
+// to the common shift (NeighborList::update with `reserve`). A margin beyond the skin
+// cannot be kept by this list: an error naming the skin.
+@compute @workgroup_size(WG)
+fn hard_skin(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.n_particles || failed()) { return; }
+    var reserve = hard.margin;
+    if (!flag(HARD_FIXED_MARGIN)) {
+        let u = real(bitcast<f32>(atomicLoad(&hard_atomic[A_MISC + M_UMAX])));
+        // Rounding of 2hu in the kernel's precision, with room to spare.
+        reserve = 2.0 * hard.h * u * real(1.000001);
+    }
+    if (reserve > params.skin) {
+        raise(ERR_HARD_SKIN, 0u);
+        return;
+    }
+    let moved = (get_pos(i) - get_ref(i)) - get_skin_shift();
+    let half = 0.5 * (params.skin - reserve);
+    if (dot(moved, moved) > half * half) {
+        atomicOr(&status[STATUS_REBUILD], 1u);
+    }
+}
+
+// Per particle (one row chunk): its own contacts (higher-id neighbours, then walls)
+// into W_OFF, and its incidences (lower-id neighbours' contacts with it, then its own)
+// into W_INC, for the scan.
+@compute @workgroup_size(WG)
+fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
+    var own = 0u;
+    var upper = 0u;
+    for (var s = 0u; s < neighbor_count(li); s++) {
+        let j = neighbor_at(li, s);
+        if (j > i) {
+            if (pair_active(i, j)) { own++; }
+        } else if (pair_active(j, i)) {
+            upper++;
+        }
+    }
+    for (var w = 0u; w < params.n_walls; w++) {
+        if (wall_active(w, i)) { own++; }
+    }
+    hard_words[W_OFF + i] = own;
+    hard_words[W_INC + i] = own + upper;
+}
+
+var<workgroup> scan_rows: array<vec2<u32>, WG>;
+
+// Exclusive scan of the counts within each workgroup (items 0..=n; item n counts 0,
+// so its offset is the total), and each workgroup's sum.
+@compute @workgroup_size(WG)
+fn hard_scan_local(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+                   @builtin(workgroup_id) wid: vec3<u32>) {
+    let t = gid.x;
+    let n = params.n_particles;
+    var own = vec2<u32>(0u);
+    if (t < n) { own = vec2<u32>(hard_words[W_OFF + t], hard_words[W_INC + t]); }
+    scan_rows[lid.x] = own;
+    // Hillis–Steele inclusive scan (integers: exact).
+    for (var stride = 1u; stride < WG; stride = stride * 2u) {
+        workgroupBarrier();
+        var add = vec2<u32>(0u);
+        if (lid.x >= stride) { add = scan_rows[lid.x - stride]; }
+        workgroupBarrier();
+        scan_rows[lid.x] = scan_rows[lid.x] + add;
+    }
+    workgroupBarrier();
+    if (t <= n) {
+        let ex = scan_rows[lid.x] - own;
+        hard_words[W_OFF + t] = ex.x;
+        hard_words[W_INC + t] = ex.y;
+    }
+    if (lid.x == WG - 1u) {
+        hard_words[W_GROUPS + 2u * wid.x] = scan_rows[lid.x].x;
+        hard_words[W_GROUPS + 2u * wid.x + 1u] = scan_rows[lid.x].y;
+    }
+}
+
+// One invocation: the workgroups' offsets, the totals, the capacity check and the
+// dispatch sizes of the step's contact kernels.
+@compute @workgroup_size(1)
+fn hard_scan_top() {
+    if (failed()) { return; }
+    var acc = vec2<u32>(0u);
+    for (var g = 0u; g < hard.scan_groups; g++) {
+        let s = vec2<u32>(hard_words[W_GROUPS + 2u * g], hard_words[W_GROUPS + 2u * g + 1u]);
+        hard_words[W_GROUPS + 2u * g] = acc.x;
+        hard_words[W_GROUPS + 2u * g + 1u] = acc.y;
+        acc = acc + s;
+    }
+    let total = acc.x;
+    set_state(S_TOTAL, total);
+    if (total > hard.capacity || acc.y > 2u * hard.capacity) {
+        raise(ERR_HARD_CAPACITY, total);
+        return;
+    }
+    let live = total > 0u;
+    let jacobi = flag(HARD_JACOBI) && live;
+    set_args(ARG_CONTACTS, groups_of(total));
+    set_args(ARG_ROUND, select(0u, groups_of(total), flag(HARD_COLORED) && live));
+    set_args(ARG_SOLVE_CONTACTS, select(0u, groups_of(total), jacobi));
+    set_args(ARG_SOLVE_BODIES, select(0u, groups_of(params.n_particles), jacobi));
+    for (var k = 0u; k < HARD_MAX_COLORS; k++) { set_args(ARG_COLOR + k, 0u); }
+    // No contacts: solved without a sweep (hard_solve on the CPU).
+    if (!live) { set_state(S_CONVERGED, 1u); }
+}
+
+@compute @workgroup_size(WG)
+fn hard_scan_add(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let t = gid.x;
+    if (t > params.n_particles || failed()) { return; }
+    let g = t / WG;
+    hard_words[W_OFF + t] += hard_words[W_GROUPS + 2u * g];
+    hard_words[W_INC + t] += hard_words[W_GROUPS + 2u * g + 1u];
+}
+
+// The twin of physics::hard::project_cone (sqrt(t² + o²) for hypot).
+fn project_cone(x: vec3<real>, mu: real) -> vec3<real> {
+    let r = sqrt(x.y * x.y + x.z * x.z);
+    if (r <= mu * x.x) { return x; }
+    if (mu * r <= -x.x) { return vec3<real>(0.0); }
+    let xn = (x.x + mu * r) / (1.0 + mu * mu);
+    if (r == 0.0) { return vec3<real>(max(xn, 0.0), 0.0, 0.0); }
+    let k = mu * xn / r;
+    return vec3<real>(xn, k * x.y, k * x.z);
+}
+
+// Writes contact c of particle i with partner `partner` (a particle id, or n + wall):
+// key, normal and gap term, the warm-start impulse (also its first δ) and μ.
+fn write_contact(c: u32, i: u32, partner: u32, n: vec3<real>, gap: real, mu: real) {
+    hard_words[W_KEY + 2u * c] = i;
+    hard_words[W_KEY + 2u * c + 1u] = partner;
+    var gap_term = -hard.eps * gap / hard.h;
+    if (gap > 0.0) { gap_term = -gap / hard.h; }
+    contacts[H_NORMAL + c] = vec4<real>(n, gap_term);
+    var lam = vec3<real>(0.0);
+    if (flag(HARD_WARM)) {
+        let last = hard_words[W_WARM_OFF + i + 1u];
+        for (var k = hard_words[W_WARM_OFF + i]; k < last; k++) {
+            if (hard_words[W_WARM_KEY + k] == partner) {
+                let pw = contacts[H_WARM + k].xyz;
+                let f = contact_frame(n);
+                lam = project_cone(vec3<real>(dot(pw, n), dot(pw, f.t), dot(pw, f.o)), mu);
+                break;
+            }
+        }
+    }
+    contacts[H_IMPULSE + c] = vec4<real>(lam, mu);
+    contacts[H_DELTA + c] = vec4<real>(lam, 0.0);
+    atomicStore(&hard_atomic[A_COLOR + c], NONE);
+}
+
+// Per particle (one row chunk): its own contacts at its offset, in the CPU's contact
+// order (higher-id neighbours ascending, then walls), and their entries at the end of
+// its incidence list (after its lower-id neighbours' contacts, hard_incidence).
+@compute @workgroup_size(WG)
+fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let i = rows.first + li;
+    let first = own_first(i);
+    let own = own_first(i + 1u) - first;
+    let upper = (inc_first(i + 1u) - inc_first(i)) - own;
+    let list = inc_first(i) + upper;
+    let m = params.n_materials;
+    let mat_i = material_of(i);
+    var k = 0u;
+    for (var s = 0u; s < neighbor_count(li); s++) {
+        let j = neighbor_at(li, s);
+        if (j <= i || !pair_active(i, j)) { continue; }
+        let g = pair_geometry(i, j);
+        let c = first + k;
+        write_contact(c, i, j, g.n, g.gap, pair_mat(mat_i * m + material_of(j)).mu_s);
+        hard_words[W_LIST + list + k] = 2u * c;
+        k++;
+    }
+    for (var w = 0u; w < params.n_walls; w++) {
+        if (!wall_active(w, i)) { continue; }
+        let wall = wall_at(w);
+        let c = first + k;
+        write_contact(c, i, params.n_particles + w,
+                      vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z), wall_gap(w, i),
+                      pair_mat(m * m + w * m + mat_i).mu_s);
+        // Against a wall the particle is the side the normal points to.
+        hard_words[W_LIST + list + k] = 2u * c + 1u;
+        k++;
+    }
+}
+
+// Per particle (one row chunk): the head of its incidence list, its lower-id
+// neighbours' contacts with it in ascending neighbour id (so ascending contact id).
+@compute @workgroup_size(WG)
+fn hard_incidence(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let li = gid.x;
+    if (li >= rows.count || failed()) { return; }
+    let b = rows.first + li;
+    var u = inc_first(b);
+    for (var s = 0u; s < neighbor_count(li); s++) {
+        let j = neighbor_at(li, s);
+        if (j >= b) { break; }
+        let last = own_first(j + 1u);
+        for (var c = own_first(j); c < last; c++) {
+            if (key_j(c) == b) {
+                hard_words[W_LIST + u] = 2u * c + 1u;
+                u++;
+                break;
+            }
+        }
+    }
+}
+
+// The bodies [a, b] of contact c: b is the side n points to (the higher particle, or
+// the particle of a wall contact), a the other (WALL for a wall).
+fn contact_bodies(c: u32) -> vec2<u32> {
+    let i = key_i(c);
+    let j = key_j(c);
+    if (j >= params.n_particles) { return vec2<u32>(WALL, i); }
+    return vec2<u32>(i, j);
+}
+
+// Whether contact c2 (priority p2) comes before c (priority p) in the colouring.
+fn colored_first(p2: u32, c2: u32, p: u32, c: u32) -> bool {
+    return p2 > p || (p2 == p && c2 < c);
+}
+
+// The colours of c's earlier neighbours as a 64-bit set (x: 0..31, y: 32..63), or
+// ready = false when one of them has none yet.
+struct Taken { bits: vec2<u32>, ready: bool }
+fn earlier_colors(c: u32) -> Taken {
+    let p = contact_priority(key_i(c), key_j(c));
+    let ab = contact_bodies(c);
+    var out = Taken(vec2<u32>(0u), true);
+    for (var side = 0u; side < 2u; side++) {
+        let body = ab[side];
+        if (body == WALL) { continue; }
+        let last = inc_first(body + 1u);
+        for (var e = inc_first(body); e < last; e++) {
+            let c2 = hard_words[W_LIST + e] >> 1u;
+            if (c2 == c) { continue; }
+            if (!colored_first(contact_priority(key_i(c2), key_j(c2)), c2, p, c)) { continue; }
+            let col = atomicLoad(&hard_atomic[A_COLOR + c2]);
+            if (col == NONE) {
+                out.ready = false;
+                return out;
+            }
+            if (col < 32u) { out.bits.x |= 1u << col; } else if (col < 64u) { out.bits.y |= 1u << (col - 32u); }
+        }
+    }
+    return out;
+}
+
+// Colours c if all its earlier neighbours have colours: the lowest colour none of them
+// has. Returns whether c is coloured.
+fn color_one(c: u32) -> bool {
+    if (atomicLoad(&hard_atomic[A_COLOR + c]) != NONE) { return true; }
+    let t = earlier_colors(c);
+    if (!t.ready) { return false; }
+    var col = countTrailingZeros(~t.bits.x);
+    if (col == 32u) { col = 32u + countTrailingZeros(~t.bits.y); }
+    if (col >= HARD_MAX_COLORS) {
+        raise(ERR_HARD_COLORS, c);
+        col = HARD_MAX_COLORS - 1u;
+    }
+    atomicStore(&hard_atomic[A_COLOR + c], col);
+    return true;
+}
+
+// A Jones–Plassmann round over the uncoloured contacts. A contact that is not ready is
+// counted (M_LEFT) so that hard_color_gate can stop the rounds.
+@compute @workgroup_size(WG)
+fn hard_color_round(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.x;
+    if (c >= state(S_TOTAL) || failed()) { return; }
+    if (!color_one(c)) { atomicAdd(&hard_atomic[A_MISC + M_LEFT], 1u); }
+}
+
+// One invocation after each round: no contact left, no more rounds.
+@compute @workgroup_size(1)
+fn hard_color_gate() {
+    if (atomicLoad(&hard_atomic[A_MISC + M_LEFT]) == 0u) { set_args(ARG_ROUND, 0u); }
+    atomicStore(&hard_atomic[A_MISC + M_LEFT], 0u);
+}
+
+// One invocation after the last round: contacts still uncoloured (a long chain of
+// decreasing priorities) are coloured by the same rule, pass after pass.
+@compute @workgroup_size(1)
+fn hard_color_rest() {
+    if (failed() || hard_args[3u * ARG_ROUND] == 0u) { return; }
+    let total = state(S_TOTAL);
+    for (var round = 0u; round < total; round++) {
+        var left = false;
+        for (var c = 0u; c < total; c++) {
+            if (!color_one(c)) { left = true; }
+        }
+        if (!left) { break; }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn hard_color_count(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.x;
+    if (c >= state(S_TOTAL) || failed()) { return; }
+    atomicAdd(&hard_atomic[A_CURSOR + atomicLoad(&hard_atomic[A_COLOR + c])], 1u);
+}
+
+// One invocation: the colours' offsets and dispatch sizes; the cursors restart.
+@compute @workgroup_size(1)
+fn hard_color_finish() {
+    if (failed()) { return; }
+    var at = 0u;
+    for (var k = 0u; k < HARD_MAX_COLORS; k++) {
+        hard_words[W_COFF + k] = at;
+        let count = atomicLoad(&hard_atomic[A_CURSOR + k]);
+        atomicStore(&hard_atomic[A_CURSOR + k], 0u);
+        set_args(ARG_COLOR + k, groups_of(count));
+        at += count;
+    }
+    hard_words[W_COFF + HARD_MAX_COLORS] = at;
+}
+
+// Each contact into its colour's list (the order within a colour does not matter: its
+// contacts share no body).
+@compute @workgroup_size(WG)
+fn hard_color_place(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.x;
+    if (c >= state(S_TOTAL) || failed()) { return; }
+    let col = atomicLoad(&hard_atomic[A_COLOR + c]);
+    let s = atomicAdd(&hard_atomic[A_CURSOR + col], 1u);
+    hard_words[W_CLIST + hard_words[W_COFF + col] + s] = c;
+}
+
+// The impulse p (world frame) of a change d (contact frame) at normal n.
+fn world_of(d: vec3<real>, n: vec3<real>) -> vec3<real> {
+    let f = contact_frame(n);
+    return d.x * n + d.y * f.t + d.z * f.o;
+}
+
+// Kernel hard_gather (the bodies' side of hard_apply): body b adds its contacts' last
+// change δ in ascending contact order, +p on the side n points to, −p on the other:
+// v += p/m, Ω += (r × p)/J. Warm start (δ = λ) and every Jacobi sweep.
+@compute @workgroup_size(WG)
+fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let b = gid.x;
+    if (b >= params.n_particles || failed()) { return; }
+    let sv = body_v(b);
+    let sw = body_w(b);
+    var v = sv.xyz;
+    var w = sw.xyz;
+    let r = radius_of(b);
+    let last = inc_first(b + 1u);
+    for (var e = inc_first(b); e < last; e++) {
+        let entry = hard_words[W_LIST + e];
+        let c = entry >> 1u;
+        let n = h_normal(c).xyz;
+        let p = world_of(h_delta(c).xyz, n);
+        if ((entry & 1u) == 1u) {
+            let m = cross((-r) * n, p);
+            v = v + sv.w * p;
+            w = w + sw.w * m;
+        } else {
+            let m = cross(r * n, p);
+            v = v - sv.w * p;
+            w = w - sw.w * m;
+        }
+    }
+    contacts[H_BODY_V + b] = vec4<real>(v, sv.w);
+    contacts[H_BODY_W + b] = vec4<real>(w, sw.w);
+}
+
+// Velocity of body k at lever r, zero for a wall.
+fn point_velocity(k: u32, r: vec3<real>) -> vec3<real> {
+    if (k == WALL) { return vec3<real>(0.0); }
+    return body_v(k).xyz + cross(body_w(k).xyz, r);
+}
+
+// The twin of physics::hard::solve_sphere_contact: the impulse of block diag(a, c, c).
+fn solve_sphere_contact(a: real, c: real, b: vec3<real>, mu: real) -> vec3<real> {
+    if (b.x <= 0.0 || !finite3(b)) { return vec3<real>(0.0); }
+    let xn = b.x / a;
+    if (mu == 0.0) { return vec3<real>(xn, 0.0, 0.0); }
+    let xt = b.y / c;
+    let xo = b.z / c;
+    let norm = sqrt(xt * xt + xo * xo);
+    let limit = mu * xn;
+    if (norm <= limit) { return vec3<real>(xn, xt, xo); }
+    let s = limit / norm;
+    return vec3<real>(xn, s * xt, s * xo);
+}
+
+// A contact's update (the twin of hard_contact_update, sphere branch): the new impulse
+// from the bodies' current velocities and the residual ‖A(λ' − λ)‖.
+struct Update { x: vec3<real>, lam: vec3<real>, residual: real, n: vec3<real>, ra: vec3<real>, rb: vec3<real>, ab: vec2<u32> }
+fn contact_update(c: u32) -> Update {
+    let ab = contact_bodies(c);
+    let nv = h_normal(c);
+    let n = nv.xyz;
+    let f = contact_frame(n);
+    let li = h_impulse(c);
+    let lam = li.xyz;
+    let mu = li.w;
+    var ra = vec3<real>(0.0);
+    var ma = real(0.0);
+    var ja = real(0.0);
+    if (ab.x != WALL) {
+        ra = radius_of(ab.x) * n;
+        ma = inv_mass(ab.x);
+        ja = body_w(ab.x).w * dot(ra, ra);
+    }
+    let rb = (-radius_of(ab.y)) * n;
+    let mb = inv_mass(ab.y);
+    let jb = body_w(ab.y).w * dot(rb, rb);
+    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra);
+    let ba = ma + mb;
+    let bc = ba + ja + jb;
+    let rhs = vec3<real>(ba * lam.x - dot(u, n) + nv.w, bc * lam.y - dot(u, f.t), bc * lam.z - dot(u, f.o));
+    let x = solve_sphere_contact(ba, bc, rhs, mu);
+    let d = vec3<real>(ba * (x.x - lam.x), bc * (x.y - lam.y), bc * (x.z - lam.z));
+    let residual = sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+    return Update(x, lam, residual, n, ra, rb, ab);
+}
+
+fn note_residual(r: real) {
+    if (!(r <= hard.tol)) { atomicStore(&hard_atomic[A_MISC + M_FLAG], 1u); }
+}
+
+// Kernel hard_update (Jacobi): every contact from the sweep's starting velocities;
+// λ += ω(λ' − λ), whose change hard_gather then applies.
+@compute @workgroup_size(WG)
+fn hard_update(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.x;
+    if (c >= state(S_TOTAL) || failed()) { return; }
+    let up = contact_update(c);
+    let om = hard.relaxation;
+    let d = vec3<real>(om * (up.x.x - up.lam.x), om * (up.x.y - up.lam.y), om * (up.x.z - up.lam.z));
+    contacts[H_IMPULSE + c] = vec4<real>(up.lam + d, h_impulse(c).w);
+    contacts[H_DELTA + c] = vec4<real>(d, up.residual);
+    note_residual(up.residual);
+}
+
+// Kernel hard_color_sweep: the contacts of one colour (hard_color.color) updated from
+// the velocities at its start and applied at once to their bodies, which no other
+// contact of the colour touches (commit in cpu::kernels::hard).
+@compute @workgroup_size(WG)
+fn hard_color_sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = hard_color.color;
+    let t = gid.x;
+    let first = hard_words[W_COFF + k];
+    if (t >= hard_words[W_COFF + k + 1u] - first || failed()) { return; }
+    let c = hard_words[W_CLIST + first + t];
+    let up = contact_update(c);
+    let p = world_of(up.x - up.lam, up.n);
+    let b = up.ab.y;
+    let sv = body_v(b);
+    let sw = body_w(b);
+    contacts[H_BODY_V + b] = vec4<real>(sv.xyz + sv.w * p, sv.w);
+    contacts[H_BODY_W + b] = vec4<real>(sw.xyz + sw.w * cross(up.rb, p), sw.w);
+    let a = up.ab.x;
+    if (a != WALL) {
+        let av = body_v(a);
+        let aw = body_w(a);
+        contacts[H_BODY_V + a] = vec4<real>(av.xyz - av.w * p, av.w);
+        contacts[H_BODY_W + a] = vec4<real>(aw.xyz - aw.w * cross(up.ra, p), aw.w);
+    }
+    contacts[H_IMPULSE + c] = vec4<real>(up.x, h_impulse(c).w);
+    contacts[H_DELTA + c] = vec4<real>(up.x - up.lam, up.residual);
+    note_residual(up.residual);
+}
+
+// One invocation after each sweep: a sweep with no residual above the tolerance ends
+// the solve; the later sweeps' dispatches get zero workgroups.
+@compute @workgroup_size(1)
+fn hard_check() {
+    if (failed() || state(S_CONVERGED) != 0u) { return; }
+    set_state(S_SWEEPS, state(S_SWEEPS) + 1u);
+    if (atomicLoad(&hard_atomic[A_MISC + M_FLAG]) == 0u) {
+        set_state(S_CONVERGED, 1u);
+        set_args(ARG_SOLVE_CONTACTS, 0u);
+        set_args(ARG_SOLVE_BODIES, 0u);
+        for (var k = 0u; k < HARD_MAX_COLORS; k++) { set_args(ARG_COLOR + k, 0u); }
+    }
+    atomicStore(&hard_atomic[A_MISC + M_FLAG], 0u);
+}
+
+var<workgroup> reduce_rows: array<vec4<real>, WG>;
+
+// Tree over reduce_rows: sums in x, y and maxima in z, w. Fixed pairing order.
+fn reduce_tree(lid: u32) -> vec4<real> {
+    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (lid < stride) {
+            let a = reduce_rows[lid];
+            let b = reduce_rows[lid + stride];
+            reduce_rows[lid] = vec4<real>(a.x + b.x, a.y + b.y, max(a.z, b.z), max(a.w, b.w));
+        }
+    }
+    workgroupBarrier();
+    return reduce_rows[0];
+}
+
+fn row_slot() -> u32 { return (atomicLoad(&status[STATUS_STEP]) - 1u) % HARD_ROWS; }
+
+// One workgroup after the solve: the last sweep's largest residual, and the row's
+// solver words; with on_nonconvergence = "error" an unconverged solve stops the run
+// here, before the state moves.
+@compute @workgroup_size(WG)
+fn hard_solve_end(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let total = state(S_TOTAL);
+    var r = real(0.0);
+    for (var c = lid.x; c < total; c += WG) { r = max(r, h_delta(c).w); }
+    reduce_rows[lid.x] = vec4<real>(0.0, 0.0, r, 0.0);
+    let q = reduce_tree(lid.x);
+    if (lid.x != 0u || failed()) { return; }
+    let slot = row_slot();
+    let o = W_ROWS + HARD_ROW_WORDS * slot;
+    let converged = state(S_CONVERGED);
+    hard_words[o + ROW_SWEEPS] = state(S_SWEEPS);
+    hard_words[o + ROW_CONVERGED] = converged;
+    hard_words[o + ROW_CONTACTS] = total;
+    hard_words[o + ROW_STEP] = atomicLoad(&status[STATUS_STEP]);
+    contacts[H_ROWS + slot] = vec4<real>(q.z, 0.0, 0.0, 0.0);
+    if (converged == 0u && flag(HARD_ON_ERROR)) {
+        raise(ERR_HARD_NO_CONVERGENCE, atomicLoad(&status[STATUS_STEP]));
+    }
+}
+
+// x' = x + hv', α' = α ⊕ hΩ' (a locked rotation keeps α), with the domain and
+// half-turn checks of step_hard_with; the state's v and Ω become the solver's; the
+// kinetic energy after the solve; this step's contact offsets kept for the next warm
+// start.
+@compute @workgroup_size(WG)
+fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i > params.n_particles || failed()) { return; }
+    hard_words[W_WARM_OFF + i] = own_first(i);
+    if (i == params.n_particles) { return; }
+    let sv = body_v(i);
+    let sw = body_w(i);
+    let m = mass_of(i);
+    let jj = inertia_of(i);
+    let x = kahan_add(get_pos(i), hard.h * sv.xyz, get_pos_kahan(i));
+    var a = get_rot(i);
+    if (sw.w > 0.0) {
+        let c = try_compose(a, hard.h * sw.xyz);
+        if (!c.ok) {
+            raise(ERR_HALF_TURN, i);
+            return;
+        }
+        a = c.value;
+    }
+    if ((params.flags & PARAM_DOMAIN) != 0u && (particle_flags[i] & FLAG_REMOVED) == 0u) {
+        let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
+        let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
+        if (!(all(x.value >= lo) && all(x.value <= hi))) {
+            raise(ERR_LEFT_DOMAIN, i);
+            return;
+        }
+    }
+    if (!(finite3(x.value) && finite3(sv.xyz) && finite3(a) && finite3(sw.xyz))) {
+        raise(ERR_NON_FINITE, i);
+        return;
+    }
+    set_pos(i, x.value);
+    set_pos_kahan(i, x.kahan);
+    set_vel(i, sv.xyz, m);
+    set_omega(i, sw.xyz, jj);
+    set_rot(i, a);
+    var e = real(0.0);
+    if (sv.w > 0.0) { e += 0.5 * m * dot(sv.xyz, sv.xyz); }
+    if (sw.w > 0.0) { e += 0.5 * jj * dot(sw.xyz, sw.xyz); }
+    contacts[H_BODY_E + i].z = e;
+}
+
+// Per contact after the advance: the warm start of the next step (the impulse in the
+// world frame, under the partner's key), the branch counts by the impulse itself, and
+// the penetration at the new positions (solver_row).
+@compute @workgroup_size(WG)
+fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.x;
+    if (c >= state(S_TOTAL) || failed()) { return; }
+    let nv = h_normal(c);
+    let li = h_impulse(c);
+    let lam = li.xyz;
+    contacts[H_WARM + c] = vec4<real>(world_of(lam, nv.xyz), 0.0);
+    let i = key_i(c);
+    let j = key_j(c);
+    hard_words[W_WARM_KEY + c] = j;
+    let tangential = sqrt(lam.y * lam.y + lam.z * lam.z);
+    if (lam.x <= 0.0 && tangential == 0.0) {
+        atomicAdd(&hard_atomic[A_MISC + M_SEPARATING], 1u);
+    } else if (tangential < li.w * lam.x * (1.0 - 1e-9)) {
+        atomicAdd(&hard_atomic[A_MISC + M_STICKING], 1u);
+    } else {
+        atomicAdd(&hard_atomic[A_MISC + M_SLIDING], 1u);
+    }
+    var gap: real;
+    if (j >= params.n_particles) {
+        gap = wall_gap(j - params.n_particles, i);
+    } else {
+        gap = pair_geometry(i, j).gap;
+    }
+    contacts[H_NORMAL + c].w = -gap;
+}
+
+// One workgroup after hard_save: the row's energy lost in the solve (kinetic energy at
+// the free velocities minus after), largest penetration and branch counts.
+@compute @workgroup_size(WG)
+fn hard_row(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let total = state(S_TOTAL);
+    var q = vec4<real>(0.0);
+    for (var i = lid.x; i < params.n_particles; i += WG) {
+        let e = contacts[H_BODY_E + i];
+        q.x += e.y;
+        q.y += e.z;
+    }
+    for (var c = lid.x; c < total; c += WG) { q.w = max(q.w, contacts[H_NORMAL + c].w); }
+    reduce_rows[lid.x] = q;
+    let s = reduce_tree(lid.x);
+    if (lid.x != 0u || failed()) { return; }
+    let slot = row_slot();
+    let o = W_ROWS + HARD_ROW_WORDS * slot;
+    hard_words[o + ROW_STICKING] = atomicLoad(&hard_atomic[A_MISC + M_STICKING]);
+    hard_words[o + ROW_SLIDING] = atomicLoad(&hard_atomic[A_MISC + M_SLIDING]);
+    hard_words[o + ROW_SEPARATING] = atomicLoad(&hard_atomic[A_MISC + M_SEPARATING]);
+    contacts[H_ROWS + slot].y = s.w;
+    contacts[H_ROWS + slot].z = s.x - s.y;
+}
