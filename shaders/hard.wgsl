@@ -21,6 +21,25 @@
 // only on the colours of its earlier neighbours (contact_priority), so the colouring is
 // the CPU's whatever order the rounds run in.
 
+// The CPU's rounding. Drivers treat WGSL float arithmetic as free to contract and
+// reassociate (llvmpipe fuses a·b + c into one FMA and rewrites v + (p − q) as
+// (v + p) − q), which the CPU never does. A value multiplied by the uniform `one`
+// (1 at run time, unknown to the compiler) is rounded on its own before it meets the
+// next operation: fma(p, 1, c) = round(p + c), and no sum is reassociated across the
+// multiplication. `pm`/`pv` are such products, `o`/`o3` such values; every product
+// added to something and every sum on the right of another goes through them, so the
+// kernels keep the CPU's bits (tests/gpu_hard.rs compares them).
+fn o(x: real) -> real { return x * params.one; }
+fn o3(x: vec3<real>) -> vec3<real> { return x * params.one; }
+fn pm(a: real, b: real) -> real { return a * b * params.one; }
+fn pv(a: real, v: vec3<real>) -> vec3<real> { return a * v * params.one; }
+// glam's dot: (x x' + y y') + z z'.
+fn dot3(a: vec3<real>, b: vec3<real>) -> real { return o(o(pm(a.x, b.x) + pm(a.y, b.y)) + pm(a.z, b.z)); }
+// glam's cross: (y z' − y' z, z x' − z' x, x y' − x' y).
+fn cross3(a: vec3<real>, b: vec3<real>) -> vec3<real> {
+    return o3(vec3<real>(pm(a.y, b.z) - pm(b.y, a.z), pm(a.z, b.x) - pm(b.z, a.x), pm(a.x, b.y) - pm(b.x, a.y)));
+}
+
 const NONE: u32 = 0xffffffffu;
 const WALL: u32 = 0xffffffffu;
 
@@ -56,11 +75,13 @@ fn contact_priority(i: u32, j: u32) -> u32 {
 // The twin of physics::hard::contact_frame: t and o of the unit normal n.
 struct Frame { t: vec3<real>, o: vec3<real> }
 fn contact_frame(n: vec3<real>) -> Frame {
-    let sign = select(real(-1.0), real(1.0), n.z >= 0.0);
+    // copysign(1, n_z): −0 (the z of a normal −x̂, say) counts as negative.
+    let positive = n.z > 0.0 || (n.z == 0.0 && real(1.0) / n.z > 0.0);
+    let sign = select(real(-1.0), real(1.0), positive);
     let a = -1.0 / (sign + n.z);
-    let b = n.x * n.y * a;
-    let t = vec3<real>(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
-    let o = vec3<real>(b, sign + n.y * n.y * a, -n.y);
+    let b = pm(pm(n.x, n.y), a);
+    let t = vec3<real>(1.0 + pm(pm(sign * n.x, n.x), a), sign * b, -sign * n.x);
+    let o = vec3<real>(b, sign + pm(pm(n.y, n.y), a), -n.y);
     return Frame(t, o);
 }
 
@@ -78,8 +99,8 @@ fn inv_mass(i: u32) -> real { return body_v(i).w; }
 struct PairGeometry { gap: real, n: vec3<real> }
 fn pair_geometry(i: u32, j: u32) -> PairGeometry {
     let d = separation(get_pos(i), get_pos_kahan(i), get_pos(j), get_pos_kahan(j));
-    let dist = sqrt(dot(d, d));
-    let gap = dist - radius_of(i) - radius_of(j);
+    let dist = sqrt(dot3(d, d));
+    let gap = o(dist - radius_of(i)) - radius_of(j);
     var n = vec3<real>(0.0, 0.0, 1.0);
     if (dist > 0.0) { n = d / dist; }
     return PairGeometry(gap, n);
@@ -95,7 +116,7 @@ fn pair_active(i: u32, j: u32) -> bool {
 fn wall_gap(w: u32, i: u32) -> real {
     let wall = wall_at(w);
     let nrm = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
-    return dot(wall_offset(wall, get_pos(i), get_pos_kahan(i)), nrm) - radius_of(i);
+    return dot3(wall_offset(wall, get_pos(i), get_pos_kahan(i)), nrm) - radius_of(i);
 }
 
 fn wall_active(w: u32, i: u32) -> bool {
@@ -137,23 +158,23 @@ fn hard_free(@builtin(global_invocation_id) gid: vec3<u32>) {
     var force = g;
     if ((params.flags & PARAM_DRAG) != 0u) {
         let vf = vec3<real>(params.fluid_x, params.fluid_y, params.fluid_z);
-        force = g + ((-params.drag_c) * (v0 - vf) + params.magnus * cross(w0, v0));
+        force = g + o3(pv(-params.drag_c, v0 - vf) + pv(params.magnus, cross3(w0, v0)));
     }
     var v = vec3<real>(0.0);
     var im = real(0.0);
     if (!held) {
-        v = v0 + (hard.h / m) * force;
+        v = v0 + pv(hard.h / m, force);
         im = 1.0 / m;
     }
     var w = vec3<real>(0.0);
     var ij = real(0.0);
     if (!locked) {
-        w = w0 + (hard.h / jj) * vec3<real>(0.0);
+        w = w0 + pv(hard.h / jj, vec3<real>(0.0));
         ij = 1.0 / jj;
     }
     var s = real(0.0);
     if ((flags & FLAG_REMOVED) == 0u) {
-        s = sqrt(dot(v, v)) + sqrt(dot(w, w)) * radius_of(i);
+        s = sqrt(dot3(v, v)) + pm(sqrt(dot3(w, w)), radius_of(i));
     }
     var e = real(0.0);
     if (im > 0.0) { e += 0.5 * m * dot(v, v); }
@@ -291,10 +312,10 @@ fn hard_scan_add(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // The twin of physics::hard::project_cone (sqrt(t² + o²) for hypot).
 fn project_cone(x: vec3<real>, mu: real) -> vec3<real> {
-    let r = sqrt(x.y * x.y + x.z * x.z);
+    let r = sqrt(pm(x.y, x.y) + pm(x.z, x.z));
     if (r <= mu * x.x) { return x; }
     if (mu * r <= -x.x) { return vec3<real>(0.0); }
-    let xn = (x.x + mu * r) / (1.0 + mu * mu);
+    let xn = (x.x + pm(mu, r)) / (1.0 + pm(mu, mu));
     if (r == 0.0) { return vec3<real>(max(xn, 0.0), 0.0, 0.0); }
     let k = mu * xn / r;
     return vec3<real>(xn, k * x.y, k * x.z);
@@ -315,7 +336,7 @@ fn write_contact(c: u32, i: u32, partner: u32, n: vec3<real>, gap: real, mu: rea
             if (hard_words[W_WARM_KEY + k] == partner) {
                 let pw = contacts[H_WARM + k].xyz;
                 let f = contact_frame(n);
-                lam = project_cone(vec3<real>(dot(pw, n), dot(pw, f.t), dot(pw, f.o)), mu);
+                lam = project_cone(vec3<real>(dot3(pw, n), dot3(pw, f.t), dot3(pw, f.o)), mu);
                 break;
             }
         }
@@ -507,7 +528,7 @@ fn hard_color_place(@builtin(global_invocation_id) gid: vec3<u32>) {
 // The impulse p (world frame) of a change d (contact frame) at normal n.
 fn world_of(d: vec3<real>, n: vec3<real>) -> vec3<real> {
     let f = contact_frame(n);
-    return d.x * n + d.y * f.t + d.z * f.o;
+    return o3(o3(pv(d.x, n) + pv(d.y, f.t)) + pv(d.z, f.o));
 }
 
 // Kernel hard_gather (the bodies' side of hard_apply): body b adds its contacts' last
@@ -529,13 +550,13 @@ fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
         let n = h_normal(c).xyz;
         let p = world_of(h_delta(c).xyz, n);
         if ((entry & 1u) == 1u) {
-            let m = cross((-r) * n, p);
-            v = v + sv.w * p;
-            w = w + sw.w * m;
+            let m = cross3((-r) * n, p);
+            v = v + pv(sv.w, p);
+            w = w + pv(sw.w, m);
         } else {
-            let m = cross(r * n, p);
-            v = v - sv.w * p;
-            w = w - sw.w * m;
+            let m = cross3(r * n, p);
+            v = v - pv(sv.w, p);
+            w = w - pv(sw.w, m);
         }
     }
     contacts[H_BODY_V + b] = vec4<real>(v, sv.w);
@@ -545,7 +566,7 @@ fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
 // Velocity of body k at lever r, zero for a wall.
 fn point_velocity(k: u32, r: vec3<real>) -> vec3<real> {
     if (k == WALL) { return vec3<real>(0.0); }
-    return body_v(k).xyz + cross(body_w(k).xyz, r);
+    return o3(body_v(k).xyz + cross3(body_w(k).xyz, r));
 }
 
 // The twin of physics::hard::solve_sphere_contact: the impulse of block diag(a, c, c).
@@ -555,7 +576,7 @@ fn solve_sphere_contact(a: real, c: real, b: vec3<real>, mu: real) -> vec3<real>
     if (mu == 0.0) { return vec3<real>(xn, 0.0, 0.0); }
     let xt = b.y / c;
     let xo = b.z / c;
-    let norm = sqrt(xt * xt + xo * xo);
+    let norm = sqrt(pm(xt, xt) + pm(xo, xo));
     let limit = mu * xn;
     if (norm <= limit) { return vec3<real>(xn, xt, xo); }
     let s = limit / norm;
@@ -579,18 +600,18 @@ fn contact_update(c: u32) -> Update {
     if (ab.x != WALL) {
         ra = radius_of(ab.x) * n;
         ma = inv_mass(ab.x);
-        ja = body_w(ab.x).w * dot(ra, ra);
+        ja = pm(body_w(ab.x).w, dot3(ra, ra));
     }
     let rb = (-radius_of(ab.y)) * n;
     let mb = inv_mass(ab.y);
-    let jb = body_w(ab.y).w * dot(rb, rb);
+    let jb = pm(body_w(ab.y).w, dot3(rb, rb));
     let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra);
     let ba = ma + mb;
-    let bc = ba + ja + jb;
-    let rhs = vec3<real>(ba * lam.x - dot(u, n) + nv.w, bc * lam.y - dot(u, f.t), bc * lam.z - dot(u, f.o));
+    let bc = o(ba + ja) + jb;
+    let rhs = vec3<real>(o(pm(ba, lam.x) - dot3(u, n)) + nv.w, pm(bc, lam.y) - dot3(u, f.t), pm(bc, lam.z) - dot3(u, f.o));
     let x = solve_sphere_contact(ba, bc, rhs, mu);
     let d = vec3<real>(ba * (x.x - lam.x), bc * (x.y - lam.y), bc * (x.z - lam.z));
-    let residual = sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+    let residual = sqrt(o(pm(d.x, d.x) + pm(d.y, d.y)) + pm(d.z, d.z));
     return Update(x, lam, residual, n, ra, rb, ab);
 }
 
@@ -606,7 +627,7 @@ fn hard_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (c >= state(S_TOTAL) || failed()) { return; }
     let up = contact_update(c);
     let om = hard.relaxation;
-    let d = vec3<real>(om * (up.x.x - up.lam.x), om * (up.x.y - up.lam.y), om * (up.x.z - up.lam.z));
+    let d = vec3<real>(pm(om, up.x.x - up.lam.x), pm(om, up.x.y - up.lam.y), pm(om, up.x.z - up.lam.z));
     contacts[H_IMPULSE + c] = vec4<real>(up.lam + d, h_impulse(c).w);
     contacts[H_DELTA + c] = vec4<real>(d, up.residual);
     note_residual(up.residual);
@@ -627,14 +648,14 @@ fn hard_color_sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = up.ab.y;
     let sv = body_v(b);
     let sw = body_w(b);
-    contacts[H_BODY_V + b] = vec4<real>(sv.xyz + sv.w * p, sv.w);
-    contacts[H_BODY_W + b] = vec4<real>(sw.xyz + sw.w * cross(up.rb, p), sw.w);
+    contacts[H_BODY_V + b] = vec4<real>(sv.xyz + pv(sv.w, p), sv.w);
+    contacts[H_BODY_W + b] = vec4<real>(sw.xyz + pv(sw.w, cross3(up.rb, p)), sw.w);
     let a = up.ab.x;
     if (a != WALL) {
         let av = body_v(a);
         let aw = body_w(a);
-        contacts[H_BODY_V + a] = vec4<real>(av.xyz - av.w * p, av.w);
-        contacts[H_BODY_W + a] = vec4<real>(aw.xyz - aw.w * cross(up.ra, p), aw.w);
+        contacts[H_BODY_V + a] = vec4<real>(av.xyz - pv(av.w, p), av.w);
+        contacts[H_BODY_W + a] = vec4<real>(aw.xyz - pv(aw.w, cross3(up.ra, p)), aw.w);
     }
     contacts[H_IMPULSE + c] = vec4<real>(up.x, h_impulse(c).w);
     contacts[H_DELTA + c] = vec4<real>(up.x - up.lam, up.residual);
@@ -712,7 +733,7 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     let sw = body_w(i);
     let m = mass_of(i);
     let jj = inertia_of(i);
-    let x = kahan_add(get_pos(i), hard.h * sv.xyz, get_pos_kahan(i));
+    let x = kahan_add(get_pos(i), pv(hard.h, sv.xyz), get_pos_kahan(i));
     var a = get_rot(i);
     if (sw.w > 0.0) {
         let c = try_compose(a, hard.h * sw.xyz);
@@ -759,10 +780,10 @@ fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = key_i(c);
     let j = key_j(c);
     hard_words[W_WARM_KEY + c] = j;
-    let tangential = sqrt(lam.y * lam.y + lam.z * lam.z);
+    let tangential = sqrt(pm(lam.y, lam.y) + pm(lam.z, lam.z));
     if (lam.x <= 0.0 && tangential == 0.0) {
         atomicAdd(&hard_atomic[A_MISC + M_SEPARATING], 1u);
-    } else if (tangential < li.w * lam.x * (1.0 - 1e-9)) {
+    } else if (tangential < pm(pm(li.w, lam.x), 1.0 - 1e-9)) {
         atomicAdd(&hard_atomic[A_MISC + M_STICKING], 1u);
     } else {
         atomicAdd(&hard_atomic[A_MISC + M_SLIDING], 1u);

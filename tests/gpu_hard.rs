@@ -2,17 +2,17 @@
 //! against their CPU twins (`cpu::hard`, `cpu::kernels::hard`), on lavapipe.
 //!
 //! Tolerances:
-//! - f64, `jacobi` and `colored` on a 10³-sphere glass bed with speculative contacts,
-//!   walls and friction: ≤ 1e-10 relative per field (the bound). The kernels
-//!   do the CPU's arithmetic in the CPU's order (the same contacts in the same order,
-//!   each body's sums in ascending contact order, the same colouring), except the
-//!   warm start's cone projection (`sqrt` for `hypot`) and the energy sums of
-//!   `e_dissipated` (a tree) and what the driver contracts into FMAs, so the runs agree
-//!   to rounding (1e-13 after 10 steps here); sweeps and contacts of `solver.csv` must
-//!   be equal, and the branch counts may differ by the few contacts that sit on a
-//!   branch boundary (`b_n ≈ 0`, the cone's edge), which rounding moves either way.
-//! - f32: the same bed over more steps: statistics (mean height, kinetic energy,
-//!   sweeps per step) within a few per cent, not trajectories.
+//! - f64, `jacobi` and `colored` on a 10³-sphere glass bed (speculative contacts,
+//!   walls, μ = 0.5, 2000 contacts, solves that stop at `max_sweeps`): the CPU's bits
+//!   for positions, velocities and angular velocities, and for every `solver.csv`
+//!   column but `e_dissipated` (a tree sum on the GPU, 1e-12 relative). The kernels do
+//!   the CPU's operations in the CPU's order (the same contacts in the same order,
+//!   each body's sums in ascending contact order, the same colouring, every product
+//!   and partial sum made opaque to the driver's contraction and reassociation), so
+//!   any difference is a defect. Rotations go through the shared `try_compose`,
+//!   whose sums the driver may reassociate: 1e-14 relative.
+//! - f32: the same bed: statistics (mean height, kinetic energy, sweeps) close to the
+//!   CPU's f64 run, not trajectories.
 //! - the same run twice on one adapter: bitwise (no float atomics).
 //!
 //! Run: `cargo test --release --test gpu_hard` (lavapipe: about a minute).
@@ -80,42 +80,24 @@ fn rel(a: &[glam::DVec3], b: &[glam::DVec3]) -> f64 {
         / scale
 }
 
+/// Every column equal but `e_dissipated`, which the GPU sums as a tree.
 fn compare_rows(cpu: &[SolverRow], gpu: &[SolverRow], what: &str) {
     assert_eq!(cpu.len(), gpu.len(), "{what}: rows");
     for (c, g) in cpu.iter().zip(gpu) {
-        assert_eq!(
-            (c.step, c.sweeps, c.converged, c.contacts),
-            (g.step, g.sweeps, g.converged, g.contacts),
-            "{what}: {c:?} vs {g:?}"
-        );
-        // A contact on a branch boundary (b_n ≈ 0, or an impulse within 1e-9 of the
-        // cone's edge, where Jacobi's damped steps from edge to edge leave many sliding
-        // contacts) may fall on either side with rounding: at most 0.5 % of the
-        // contacts (each flip counts twice).
-        let flips = c.sticking.abs_diff(g.sticking)
-            + c.sliding.abs_diff(g.sliding)
-            + c.separating.abs_diff(g.separating);
+        let tree = (c.e_dissipated - g.e_dissipated).abs();
         assert!(
-            flips <= 2 * (c.contacts / 200 + 2),
-            "{what}: branch counts {c:?} vs {g:?}"
-        );
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * a.abs().max(b.abs()).max(1e-300);
-        assert!(
-            close(c.residual, g.residual) || c.residual.max(g.residual) < 1e-14,
-            "{what}: residual {c:?} vs {g:?}"
-        );
-        assert!(
-            (c.max_penetration - g.max_penetration).abs() <= 1e-15,
-            "{what}: penetration {c:?} vs {g:?}"
-        );
-        assert!(
-            (c.e_dissipated - g.e_dissipated).abs() <= 1e-10 * c.e_dissipated.abs() + 1e-18,
+            tree <= 1e-12 * c.e_dissipated.abs().max(1e-12),
             "{what}: e_dissipated {c:?} vs {g:?}"
         );
+        let same = SolverRow {
+            e_dissipated: c.e_dissipated,
+            ..*g
+        };
+        assert_eq!(*c, same, "{what}");
     }
 }
 
-/// The f64 GPU run against the CPU, step by step.
+/// The f64 GPU run against the CPU, every 10 steps.
 fn parity_f64(solver: HardSolver, n: usize, steps: u64) {
     let test = format!("gpu_hard parity_f64 {solver:?}");
     let scene = bed(n, solver);
@@ -123,31 +105,26 @@ fn parity_f64(solver: HardSolver, n: usize, steps: u64) {
         return;
     };
     let mut c = CpuBackend::new(&scene).unwrap();
-    let mut worst = 0f64;
-    for block in 0..steps / 10 {
+    let mut rotation = 0f64;
+    let mut contacts = 0;
+    for _ in 0..steps / 10 {
         c.advance(10).unwrap();
         g.advance(10).unwrap();
         let (pc, pg) = (c.particles().unwrap(), g.particles().unwrap());
-        let d = [
-            rel(&pc.position, &pg.position),
-            rel(&pc.velocity, &pg.velocity),
-            rel(&pc.rotation, &pg.rotation),
-            rel(&pc.angular_velocity, &pg.angular_velocity),
-        ];
+        assert_eq!(pc.position, pg.position, "{test}: positions");
+        assert_eq!(pc.velocity, pg.velocity, "{test}: velocities");
+        assert_eq!(pc.angular_velocity, pg.angular_velocity, "{test}: Ω");
+        rotation = rotation.max(rel(&pc.rotation, &pg.rotation));
+        assert!(rotation <= 1e-14, "{test}: rotations {rotation:e}");
         let rows = (c.take_solver_rows(), g.take_solver_rows());
-        println!(
-            "{test}: step {}: differences {:?}; sweeps {:?}",
-            (block + 1) * 10,
-            d.map(|x| format!("{x:.2e}")),
-            rows.1.iter().map(|r| r.sweeps).collect::<Vec<_>>()
-        );
+        contacts = contacts.max(rows.1.iter().map(|r| r.contacts).max().unwrap_or(0));
         compare_rows(&rows.0, &rows.1, &test);
-        for x in d {
-            worst = worst.max(x);
-        }
-        assert!(d.iter().all(|&x| x <= 1e-10), "{test}: {d:?}");
     }
-    println!("{test}: worst relative difference {worst:.2e}");
+    assert!(
+        contacts > 1500,
+        "{test}: {contacts} contacts: the bed is not packed"
+    );
+    println!("{test}: {steps} steps, up to {contacts} contacts: the CPU's bits; rotations {rotation:.1e}");
 }
 
 #[test]

@@ -83,10 +83,7 @@ impl Backend for GpuBackend {
 
     fn kernel_path(&self) -> Option<String> {
         if let Some(h) = &self.hard {
-            return Some(format!(
-                "hard contacts, {} solver",
-                h.params.solver.name()
-            ));
+            return Some(format!("hard contacts, {} solver", h.params.solver.name()));
         }
         let mut parts = vec![if self.fuse {
             "fused steps"
@@ -364,8 +361,12 @@ impl GpuBackend {
             let status = self.status()?;
             let bits = status[STATUS_ERROR];
             let no_convergence = 1 << contract::ERR_HARD_NO_CONVERGENCE;
-            if bits & no_convergence != 0 && bits.trailing_zeros() == contract::ERR_HARD_NO_CONVERGENCE {
-                let step = u64::from(status[STATUS_FIRST_INDEX + contract::ERR_HARD_NO_CONVERGENCE as usize]);
+            if bits & no_convergence != 0
+                && bits.trailing_zeros() == contract::ERR_HARD_NO_CONVERGENCE
+            {
+                let step = u64::from(
+                    status[STATUS_FIRST_INDEX + contract::ERR_HARD_NO_CONVERGENCE as usize],
+                );
                 if step > before + 1 {
                     rows.extend(self.read_hard_rows(&hard.sections, before + 1, step - 1)?);
                 }

@@ -59,8 +59,14 @@ impl Buffers {
     ) -> Result<Self> {
         let device = &ctx.device;
         let make = |b: u32, label: &str, data: &[u8]| -> wgpu::Buffer {
-            let usage = if [bind::PARAMS, bind::CHUNK, bind::ROWS, bind::HARD_PARAMS, bind::HARD_COLOR]
-                .contains(&b)
+            let usage = if [
+                bind::PARAMS,
+                bind::CHUNK,
+                bind::ROWS,
+                bind::HARD_PARAMS,
+                bind::HARD_COLOR,
+            ]
+            .contains(&b)
             {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
             } else if b == bind::GRID_ARGS || b == bind::HARD_ARGS {

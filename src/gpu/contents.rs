@@ -211,12 +211,9 @@ impl<R: Real> Contents<R> {
         );
         let (n_buckets, bucket_capacity) = (plan.n_buckets as u64, plan.bucket_capacity as u64);
         let hard_params = match model.contact.map(|c| c.law) {
-            Some(ContactLaw::Hard(h)) => Some(super::hard::hard_params::<R>(
-                &h,
-                n,
-                dt,
-                plan.hard.capacity,
-            )),
+            Some(ContactLaw::Hard(h)) => {
+                Some(super::hard::hard_params::<R>(&h, n, dt, plan.hard.capacity))
+            }
             _ => None,
         };
         let [hard_p, hard_contacts, hard_words, hard_atomic, hard_args] =

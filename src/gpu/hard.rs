@@ -7,10 +7,10 @@
 use glam::DVec3;
 
 use super::contract::{
-    A_MISC_LEN, ARG_COLOR, ARG_CONTACTS, ARG_COUNT, ARG_ROUND, ARG_SOLVE_BODIES,
-    ARG_SOLVE_CONTACTS, HARD_COLORED, HARD_FIXED_MARGIN, HARD_JACOBI, HARD_MAX_COLORS,
-    HARD_ON_ERROR, HARD_ROUNDS, HARD_ROWS, HARD_ROW_WORDS, HARD_WARM, ROW_CONTACTS,
-    ROW_CONVERGED, ROW_SEPARATING, ROW_SLIDING, ROW_STEP, ROW_STICKING, ROW_SWEEPS, S_LEN,
+    ARG_COLOR, ARG_CONTACTS, ARG_COUNT, ARG_ROUND, ARG_SOLVE_BODIES, ARG_SOLVE_CONTACTS,
+    A_MISC_LEN, HARD_COLORED, HARD_FIXED_MARGIN, HARD_JACOBI, HARD_MAX_COLORS, HARD_ON_ERROR,
+    HARD_ROUNDS, HARD_ROWS, HARD_ROW_WORDS, HARD_WARM, ROW_CONTACTS, ROW_CONVERGED, ROW_SEPARATING,
+    ROW_SLIDING, ROW_STEP, ROW_STICKING, ROW_SWEEPS, S_LEN,
 };
 use super::layout::{HardParams, Real};
 use super::plan::groups;
@@ -360,7 +360,11 @@ impl GpuBackend {
             4 * u64::from(s.row_words),
             4 * rows * u64::from(HARD_ROW_WORDS),
         )?);
-        let reals = self.read_reals_at(bind::CONTACTS, 4 * u64::from(s.rows), 4 * HARD_ROWS as usize)?;
+        let reals = self.read_reals_at(
+            bind::CONTACTS,
+            4 * u64::from(s.rows),
+            4 * HARD_ROWS as usize,
+        )?;
         let mut out = Vec::new();
         for step in first..=last {
             let slot = ((step - 1) % rows) as usize;
@@ -490,7 +494,11 @@ impl GpuBackend {
         let words = &self.buffers[bind::HARD_WORDS as usize];
         q.write_buffer(words, 4 * u64::from(s.warm_off), bytemuck::cast_slice(&off));
         if !keys.is_empty() {
-            q.write_buffer(words, 4 * u64::from(s.warm_key), bytemuck::cast_slice(&keys));
+            q.write_buffer(
+                words,
+                4 * u64::from(s.warm_key),
+                bytemuck::cast_slice(&keys),
+            );
             let bytes = self.real_bytes(&impulses);
             let rs = self.real_size() as u64;
             q.write_buffer(

@@ -414,36 +414,34 @@ pub(super) fn compile(
             // the per-chunk bindings, the shared ones (or the placeholder of a
             // problem without bonds) for the rest. `row`: the row chunk's index;
             // `odd`: its Rows uniform for an odd step (copy B written).
-            let group = |bond: Option<&Vec<wgpu::Buffer>>,
-                         row: Option<usize>,
-                         odd: bool,
-                         color: usize| {
-                let entries: Vec<wgpu::BindGroupEntry> = used
-                    .iter()
-                    .map(|&b| {
-                        let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
-                        let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
-                        let buffer = match (bond, in_bond, row, in_row) {
-                            _ if b == super::bind::HARD_COLOR => &buffers.hard_colors[color],
-                            (Some(c), Some(k), _, _) => &c[k],
-                            (_, _, Some(r), Some(_)) if b == super::bind::ROWS => {
-                                &buffers.row_uniforms[r][usize::from(odd)]
+            let group =
+                |bond: Option<&Vec<wgpu::Buffer>>, row: Option<usize>, odd: bool, color: usize| {
+                    let entries: Vec<wgpu::BindGroupEntry> = used
+                        .iter()
+                        .map(|&b| {
+                            let in_bond = CHUNK_BINDINGS.iter().position(|&x| x == b);
+                            let in_row = ROW_BINDINGS.iter().position(|&x| x == b);
+                            let buffer = match (bond, in_bond, row, in_row) {
+                                _ if b == super::bind::HARD_COLOR => &buffers.hard_colors[color],
+                                (Some(c), Some(k), _, _) => &c[k],
+                                (_, _, Some(r), Some(_)) if b == super::bind::ROWS => {
+                                    &buffers.row_uniforms[r][usize::from(odd)]
+                                }
+                                (_, _, Some(r), Some(k)) => &buffers.row_chunks[r][k],
+                                _ => &buffers.shared[b as usize],
+                            };
+                            wgpu::BindGroupEntry {
+                                binding: b,
+                                resource: buffer.as_entire_binding(),
                             }
-                            (_, _, Some(r), Some(k)) => &buffers.row_chunks[r][k],
-                            _ => &buffers.shared[b as usize],
-                        };
-                        wgpu::BindGroupEntry {
-                            binding: b,
-                            resource: buffer.as_entire_binding(),
-                        }
+                        })
+                        .collect();
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some(ep),
+                        layout: &layout,
+                        entries: &entries,
                     })
-                    .collect();
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(ep),
-                    layout: &layout,
-                    entries: &entries,
-                })
-            };
+                };
             let last_bond = if id.last_bond_chunk() {
                 buffers.bond_chunks.last()
             } else {
@@ -487,12 +485,9 @@ pub(super) fn compile(
     }
     // Every dispatch indexes this map: a kernel no shader file defines is an error here,
     // not a panic at its first dispatch.
-    if let Some(missing) = KernelId::ALL
-        .into_iter()
-        .find(|k| {
-            !kernels.contains_key(k) && (clumps || !k.clumps_only()) && (hard || !k.hard_only())
-        })
-    {
+    if let Some(missing) = KernelId::ALL.into_iter().find(|k| {
+        !kernels.contains_key(k) && (clumps || !k.clumps_only()) && (hard || !k.hard_only())
+    }) {
         return Err(Error::Backend(format!(
             "no shader file defines kernel {}",
             missing.entry_point()

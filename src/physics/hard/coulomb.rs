@@ -207,9 +207,12 @@ pub fn solve_contact_coulomb(a: [[f64; 3]; 3], b: [f64; 3], mu: f64) -> [f64; 3]
     solve_contact_coulomb_case(a, b, mu).0
 }
 
-/// Projection onto the friction cone `{‖x_to‖ ≤ μ x_n}`.
+/// Projection onto the friction cone `{‖x_to‖ ≤ μ x_n}`. `‖x_to‖` is `√(x_t² + x_o²)`
+/// rather than `hypot` (inputs here are impulses of moderate size): the same
+/// operations as its twin `project_cone` in `shaders/hard.wgsl`, which projects the
+/// warm starts on the GPU.
 pub fn project_cone(x: [f64; 3], mu: f64) -> [f64; 3] {
-    let r = x[1].hypot(x[2]);
+    let r = (x[1] * x[1] + x[2] * x[2]).sqrt();
     if r <= mu * x[0] {
         return x;
     }
