@@ -104,6 +104,20 @@ fn hard() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
+/// [`hard`] without its clumps, with the `colored` solver (what the GPU runs).
+fn hard_spheres() -> Scene {
+    let mut scene = hard();
+    let m = &mut scene.model;
+    m.clumps.clear();
+    m.clump_types.clear();
+    if let Some(c) = &mut m.contact {
+        if let varidem::model::ContactLaw::Hard(h) = &mut c.law {
+            h.solver = varidem::model::HardSolver::Colored;
+        }
+    }
+    scene
+}
+
 /// 18 clumps (dimers and trimers with full tensors, map 23's Newton increments) thrown
 /// into a walled corner under gravity: the bodies' state, their loads and their
 /// spheres' contact history are what a resume must carry (issue 24).
@@ -268,6 +282,14 @@ fn check_restart(
         assert!(
             read(&plain.join(file)) == read(&in_place.join(file)),
             "{test}: {file} of the run resumed in place differs"
+        );
+    }
+    // Hard contacts: solver.csv goes on as if the run had not stopped.
+    let solver = plain.join(varidem::io::SOLVER_CSV);
+    if solver.is_file() {
+        assert!(
+            read(&solver) == read(&in_place.join(varidem::io::SOLVER_CSV)),
+            "{test}: solver.csv of the run resumed in place differs"
         );
     }
     for &s in written.iter().filter(|&&s| s > resume_at) {
@@ -445,6 +467,7 @@ fn gpu_check(test: &str, precision: Precision) {
     check_restart(test, &cluster(), 200, 400, &fresh, &restore);
     check_restart(test, &granular(), 100, 200, &fresh, &restore);
     check_restart(test, &clumps(), 100, 200, &fresh, &restore);
+    check_restart(test, &hard_spheres(), 75, 150, &fresh, &restore);
     // 1000 m from the origin, where f32 coordinates are relative to a device origin
     // (gpu::placement) that the checkpoint carries.
     let far = |mut s: Scene| {

@@ -174,8 +174,14 @@ fn f32_follows_the_cpu_statistically() {
         let mean = |r: &[SolverRow], f: fn(&SolverRow) -> f64| {
             r.iter().map(f).sum::<f64>() / r.len() as f64
         };
-        let (sc, sg) = (mean(&rc, |r| r.sweeps.into()), mean(&rg, |r| r.sweeps.into()));
-        let (kc, kg) = (mean(&rc, |r| r.contacts.into()), mean(&rg, |r| r.contacts.into()));
+        let (sc, sg) = (
+            mean(&rc, |r| r.sweeps.into()),
+            mean(&rg, |r| r.sweeps.into()),
+        );
+        let (kc, kg) = (
+            mean(&rc, |r| r.contacts.into()),
+            mean(&rg, |r| r.contacts.into()),
+        );
         println!(
             "{test}: step {}: height {zc:.9e} / {zg:.9e}, kinetic {ec:.4e} / {eg:.4e}, contacts {kc:.0} / {kg:.0}, sweeps {sc:.1} / {sg:.1}",
             25 * (block + 1)

@@ -322,8 +322,8 @@ impl GpuBackend {
         let Some(hard) = self.hard.take() else {
             return Ok(());
         };
-        let result = self.advance_hard_with(&hard, n);
         let mut hard = hard;
+        let result = self.advance_hard_with(&mut hard, n);
         let rows = result.as_ref().map(|r| r.0.clone()).unwrap_or_default();
         hard.rows.extend(rows);
         self.hard = Some(hard);
@@ -337,7 +337,7 @@ impl GpuBackend {
     /// stopped the run.
     fn advance_hard_with(
         &mut self,
-        hard: &super::hard::HardGpu,
+        hard: &mut super::hard::HardGpu,
         n: u64,
     ) -> Result<(Vec<crate::backend::SolverRow>, Option<Error>)> {
         let batch_max = u64::from(contract::HARD_ROWS).min(STEPS_PER_SUBMIT);
@@ -360,6 +360,18 @@ impl GpuBackend {
             left -= batch;
             let status = self.status()?;
             let bits = status[STATUS_ERROR];
+            if bits == 1 << contract::ERR_HARD_SKIN {
+                // The margin outran the skin at this step, before anything moved: the
+                // skin grows and the step is taken again.
+                let step = u64::from(status[STATUS_STEP]);
+                if step > before + 1 {
+                    rows.extend(self.read_hard_rows(&hard.sections, before + 1, step - 1)?);
+                }
+                if self.grow_hard_skin(hard, step)? {
+                    left += before + batch - (step - 1);
+                    continue;
+                }
+            }
             let no_convergence = 1 << contract::ERR_HARD_NO_CONVERGENCE;
             if bits & no_convergence != 0
                 && bits.trailing_zeros() == contract::ERR_HARD_NO_CONVERGENCE

@@ -172,8 +172,14 @@ pub(super) struct HardGpu {
     pub sections: HardSections,
     /// `solver.csv` rows read back and not yet taken.
     pub rows: Vec<SolverRow>,
-    /// Per colour, the `hard_color` uniform of its `hard_color_sweep` bind group.
+    /// Colours encoded per sweep.
     pub colors: u32,
+    /// The neighbour list's skin now (it grows when the margin outruns it).
+    pub skin: f64,
+    /// The largest radius (the grid's cell edge is `2 r_max + skin`).
+    pub r_max: f64,
+    /// The time step.
+    pub dt: f64,
 }
 
 /// Whether the GPU runs `model`'s hard contacts; a named refusal otherwise (the caller
@@ -263,6 +269,70 @@ pub(super) fn initial_bytes<R: Real>(
 }
 
 impl GpuBackend {
+    /// After a step stopped at `hard_skin` (the margin outran the skin; nothing of the
+    /// state had moved): grows the skin to twice the margin, as the CPU does, with the
+    /// grid's cells to match, and rewinds the status words to the step before, with
+    /// the neighbour list stale. `Ok(false)` when the skin cannot grow (a margin that
+    /// does not fit even so).
+    pub(super) fn grow_hard_skin(&mut self, hard: &mut HardGpu, step: u64) -> Result<bool> {
+        let margin = match hard.params.margin {
+            Some(m) => m,
+            None => {
+                let bits = self.read_at(
+                    bind::HARD_ATOMIC,
+                    4 * u64::from(hard.sections.misc + super::contract::M_UMAX),
+                    4,
+                )?;
+                let u = f64::from(f32::from_bits(u32::from_le_bytes([
+                    bits[0], bits[1], bits[2], bits[3],
+                ])));
+                2.0 * hard.dt * u * 1.000001
+            }
+        };
+        let skin = 2.0 * margin;
+        if !(skin > hard.skin && skin.is_finite()) || step == 0 {
+            return Ok(false);
+        }
+        log::info!(
+            "step {step}: hard contacts' margin {margin:.3e} m outran the neighbour skin {:.3e} m; the GPU's skin grows to {skin:.3e} m",
+            hard.skin
+        );
+        hard.skin = skin;
+        let cell = 2.0 * hard.r_max + skin;
+        let rs = self.real_size();
+        let at = |field: usize| (48 + field * rs) as u64;
+        let q = &self.ctx.queue;
+        let params = &self.buffers[bind::PARAMS as usize];
+        // Params: 12 words, then dt, k_pp, skin, inv_cell.
+        q.write_buffer(params, at(2), &self.real_bytes(&[skin]));
+        q.write_buffer(params, at(3), &self.real_bytes(&[1.0 / cell]));
+        let status = &self.buffers[bind::STATUS as usize];
+        let word = |w: u32| 4 * u64::from(w);
+        let step_before = u32::try_from(step - 1).unwrap_or(u32::MAX);
+        q.write_buffer(
+            status,
+            word(super::contract::STATUS_STEP),
+            &step_before.to_le_bytes(),
+        );
+        q.write_buffer(
+            status,
+            word(super::contract::STATUS_ERROR),
+            &0u32.to_le_bytes(),
+        );
+        q.write_buffer(
+            status,
+            word(super::contract::STATUS_REBUILD),
+            &1u32.to_le_bytes(),
+        );
+        q.write_buffer(
+            status,
+            word(super::contract::STATUS_FIRST_INDEX + super::contract::ERR_HARD_SKIN),
+            &u32::MAX.to_le_bytes(),
+        );
+        self.steps = step - 1;
+        Ok(true)
+    }
+
     /// `bytes` of the buffer at `binding` from byte `offset`.
     fn read_at(&self, binding: u32, offset: u64, bytes: u64) -> Result<Vec<u8>> {
         self.read_buffer_at(&self.buffers[binding as usize], offset, bytes)

@@ -392,6 +392,9 @@ impl GpuBackend {
                 sections: plan.hard,
                 rows: Vec::new(),
                 colors: contract::HARD_MAX_COLORS,
+                skin: model.contact.map_or(0.0, |c| c.skin),
+                r_max: model.particles.max_radius(),
+                dt,
             }),
             _ => None,
         };
