@@ -382,7 +382,7 @@ pub(super) fn compile(
                     layout: None,
                     module: &module,
                     entry_point: Some(ep),
-                    // No zero-fill of workgroup memory: only reduce.wgsl has any
+                    // No zero-fill of workgroup memory: only reduce.wgsl and hard.wgsl have any
                     // (`scratch`), and each invocation writes its row before the first
                     // barrier (tests/gpu_shaders.rs checks no other file declares any).
                     // On OpenGL naga writes the fill as one invocation storing all 16
