@@ -2,18 +2,28 @@
 
 use super::*;
 
+/// Coulomb sliding solutions (at most eight) and how many were found.
+pub(super) struct Slides {
+    pub(super) x: [V3; 8],
+    pub(super) count: usize,
+}
+
 /// Coulomb sliding solutions `x = x_n (1, −μ cos θ, −μ sin θ)`, `u_n = 0`,
 /// `u_to = s (cos θ, sin θ)` with `s > 0`, `x_n = b_n / (A_nn − μ cᵀe) > 0`: the
 /// parallelism `e⊥ᵀu_to = 0`, multiplied by `A_nn − μcᵀe`, is again a degree-2
 /// trigonometric polynomial (the polynomial approach of Bonnefon et al. cited in §4.1),
-/// solved with the same quartic machinery.
-pub(super) fn coulomb_sliding(p: &Prep) -> Vec<V3> {
+/// solved with the same quartic machinery. In the order of the candidate directions.
+pub(super) fn coulomb_sliding(p: &Prep) -> Slides {
+    let mut out = Slides {
+        x: [[0.0; 3]; 8],
+        count: 0,
+    };
     let (ann, ant, ano) = (p.a[0][0], p.a[0][1], p.a[0][2]);
     let (att, ato, aoo) = (p.a[1][1], p.a[1][2], p.a[2][2]);
     let (bn, bt, bo) = (p.b[0], p.b[1], p.b[2]);
     let mu = p.mu;
     if mu == 0.0 || bn == 0.0 {
-        return Vec::new();
+        return out;
     }
     // h(θ) = b_n e⊥ᵀ(c − μA₂e) − (A_nn − μcᵀe) e⊥ᵀb_to, e = (cos θ, sin θ), e⊥ = (−sin θ, cos θ).
     let k0 = 0.5 * mu * (ant * bo - ano * bt);
@@ -26,29 +36,29 @@ pub(super) fn coulomb_sliding(p: &Prep) -> Vec<V3> {
         c1: Cx::new(k1c, -k1s),
         c2: Cx::new(k2c, -k2s),
     };
-    let mut sols: Vec<(f64, V3)> = Vec::new();
-    for th in h.root_angles() {
-        let (s, co) = th.sin_cos();
+    let an = p.a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let nb = p.b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    // A genuine sliding solution: on the cone, u_to ≠ 0 along −x_to (Newton could
+    // otherwise drift towards u = 0).
+    let valid = |x: &V3| {
+        let u = residual_velocity(&p.a, &p.b, x);
+        let r = (x[1] * x[1] + x[2] * x[2]).sqrt();
+        let scale = an * (x[0].abs() + r) + nb;
+        let along = -(u[1] * x[1] + u[2] * x[2]) / r;
+        let across = (u[1] * x[2] - u[2] * x[1]) / r;
+        x[0] > 0.0
+            && (r - mu * x[0]).abs() <= 1e-9 * r
+            && along > 0.0
+            && across.abs() <= 1e-8 * scale
+    };
+    for &e in h.root_dirs().as_slice() {
+        let (co, s) = (e.re, e.im);
         let d = ann - mu * (ant * co + ano * s);
         let xn = bn / d;
         if !(xn > 0.0 && xn.is_finite()) {
             continue;
         }
         let raw = [xn, -mu * xn * co, -mu * xn * s];
-        // Keep the polished impulse if it is still a genuine sliding solution (on the cone,
-        // u_to ≠ 0 along e); Newton could otherwise drift towards u = 0.
-        let valid = |x: &V3| {
-            let u = residual_velocity(&p.a, &p.b, x);
-            let r = x[1].hypot(x[2]);
-            let an = p.a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
-            let scale = an * (x[0].abs() + r) + p.b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let along = -(u[1] * x[1] + u[2] * x[2]) / r;
-            let across = (u[1] * x[2] - u[2] * x[1]) / r;
-            x[0] > 0.0
-                && (r - mu * x[0]).abs() <= 1e-9 * r
-                && along > 0.0
-                && across.abs() <= 1e-8 * scale
-        };
         let polished = coulomb_polish(p, raw);
         let x = if valid(&polished) {
             polished
@@ -59,13 +69,18 @@ pub(super) fn coulomb_sliding(p: &Prep) -> Vec<V3> {
         };
         // Distinct roots can polish to the same solution: deduplicate on the impulse.
         let nx = x[0].abs() + x[1].abs() + x[2].abs();
-        if sols.iter().all(|(_, y)| {
-            (x[0] - y[0]).abs() + (x[1] - y[1]).abs() + (x[2] - y[2]).abs() > 1e-9 * nx
-        }) {
-            sols.push((th, x));
+        let mut fresh = true;
+        for y in &out.x[..out.count] {
+            if (x[0] - y[0]).abs() + (x[1] - y[1]).abs() + (x[2] - y[2]).abs() <= 1e-9 * nx {
+                fresh = false;
+            }
+        }
+        if fresh {
+            out.x[out.count] = x;
+            out.count += 1;
         }
     }
-    sols.into_iter().map(|(_, x)| x).collect()
+    out
 }
 
 /// Cartesian Newton polish of a Coulomb sliding solution: `a_nᵀx = b_n`,
@@ -76,7 +91,7 @@ pub(super) fn coulomb_polish(p: &Prep, x: V3) -> V3 {
     let mu = p.mu;
     let sys = |x: V3| -> Option<(V3, M3, f64)> {
         let u = residual_velocity(&a, &b, &x);
-        let w = u[1].hypot(u[2]);
+        let w = (u[1] * u[1] + u[2] * u[2]).sqrt();
         if w == 0.0 || !w.is_finite() || x[0].is_nan() || x[0] <= 0.0 {
             return None;
         }
@@ -152,7 +167,8 @@ pub fn coulomb_solutions(a: [[f64; 3]; 3], b: [f64; 3], mu: f64) -> Vec<[f64; 3]
         if p.in_cone(x0) && p.b[0] >= 0.0 && x0 != [0.0; 3] {
             out.push(x0);
         }
-        let mut sl = coulomb_sliding(&p);
+        let found = coulomb_sliding(&p);
+        let mut sl = found.x[..found.count].to_vec();
         sl.sort_by(|x, y| objective(&p.a, &p.b, x).total_cmp(&objective(&p.a, &p.b, y)));
         out.extend(sl);
     }
@@ -190,11 +206,19 @@ pub fn solve_contact_coulomb_case(
         // x = 0 is a Coulomb solution (u = −b, u_n = 0); it is also the P2 answer.
         return ([0.0; 3], ContactCase::Grazing);
     }
+    // The first sliding solution of lowest objective.
     let sl = coulomb_sliding(&p);
-    let best = sl
-        .into_iter()
-        .min_by(|x, y| objective(&p.a, &p.b, x).total_cmp(&objective(&p.a, &p.b, y)));
-    let x = best.unwrap_or_else(|| sliding(&p));
+    let mut best: Option<(V3, f64)> = None;
+    for x in &sl.x[..sl.count] {
+        let f = objective(&p.a, &p.b, x);
+        if best.map_or(true, |(_, fb)| f < fb) {
+            best = Some((*x, f));
+        }
+    }
+    let x = match best {
+        Some((x, _)) => x,
+        None => sliding(&p),
+    };
     (p.unscale(x), ContactCase::Sliding)
 }
 

@@ -7,7 +7,7 @@ use super::*;
 /// `acos(A_nn / (μ‖c‖))` with `−c`.
 pub(super) fn wedge_edges(p: &Prep) -> [[f64; 2]; 2] {
     let c = p.c();
-    let nc = c[0].hypot(c[1]);
+    let nc = (c[0] * c[0] + c[1] * c[1]).sqrt();
     let u = [-c[0] / nc, -c[1] / nc]; // −ĉ: the degenerate parabola's ray (corrected sign)
     let ju = [-u[1], u[0]];
     let cb = (p.ann() / (p.mu * nc)).min(1.0);
@@ -33,7 +33,7 @@ pub(super) fn ray_min(p: &Prep, e: [f64; 2]) -> ([f64; 2], f64) {
 /// The `b_n = 0`, `x₀ ∉ cone` branch: `0` under `P2`, else the better of the two edges.
 pub(super) fn grazing(p: &Prep) -> V3 {
     let c = p.c();
-    let nc = c[0].hypot(c[1]);
+    let nc = (c[0] * c[0] + c[1] * c[1]).sqrt();
     if p.ann() > p.mu * nc {
         // P2: degenerate ellipse, the conic section is the single point 0.
         return [0.0; 3];
@@ -54,31 +54,38 @@ pub(super) fn grazing(p: &Prep) -> V3 {
 pub(super) fn sliding(p: &Prep) -> V3 {
     let c = p.c();
     let (mu, bn, ann) = (p.mu, p.b[0], p.ann());
-    let point = |al: f64| -> Option<([f64; 2], f64)> {
-        let (s, co) = al.sin_cos();
-        let fr = ann + mu * (c[0] * co + c[1] * s);
+    // The boundary point in the direction u = e^{iα}, or None for α ∉ 𝓘 (eq. (6): the
+    // other branch of the hyperbola).
+    let point = |u: Cx| -> Option<([f64; 2], f64)> {
+        let fr = ann + mu * (c[0] * u.re + c[1] * u.im);
         if fr <= 0.0 {
-            return None; // α ∉ 𝓘 (eq. (6)): the other branch of the hyperbola
+            return None;
         }
         let r = mu * bn / fr;
-        let y = [r * co, r * s];
+        let y = [r * u.re, r * u.im];
         let f = p.reduced_obj(y);
         f.is_finite().then_some((y, f))
     };
-    let pick = |angles: &mut dyn Iterator<Item = f64>| -> Option<([f64; 2], f64)> {
-        let mut best: Option<([f64; 2], f64)> = None;
-        for (y, f) in angles.filter_map(point) {
+    // The first candidate of lowest objective.
+    let mut best: Option<([f64; 2], f64)> = None;
+    for &u in p.appendix_a().root_dirs().as_slice() {
+        if let Some((y, f)) = point(u) {
             if best.map_or(true, |(_, fb)| f < fb) {
                 best = Some((y, f));
             }
         }
-        best
-    };
-    let best = pick(&mut p.appendix_a().root_angles().into_iter()).or_else(|| {
+    }
+    if best.is_none() {
         // g ≡ 0 or no valid root: a coarse scan. Reached in the tests only by garbage input
         // of extreme magnitudes (never by the random SPD / Delassus problems).
-        pick(&mut (0..256).map(|k| std::f64::consts::TAU * k as f64 / 256.0))
-    });
+        for k in 0..256 {
+            if let Some((y, f)) = point(scan_dir(k)) {
+                if best.map_or(true, |(_, fb)| f < fb) {
+                    best = Some((y, f));
+                }
+            }
+        }
+    }
     match best {
         Some((y, _)) => p.lift(kkt_polish(p, y)),
         None => [0.0; 3],
@@ -104,7 +111,7 @@ pub(super) fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
             ah[1] * y[0] + ah[2] * y[1] - bh[1],
         ]
     };
-    let r0 = y[0].hypot(y[1]);
+    let r0 = (y[0] * y[0] + y[1] * y[1]).sqrt();
     if r0 == 0.0 {
         return y;
     }
@@ -114,7 +121,7 @@ pub(super) fn kkt_polish(p: &Prep, y: [f64; 2]) -> [f64; 2] {
     let anorm = ah[0].abs() + ah[1].abs() + ah[2].abs();
     let sys = |z: V3| -> Option<(V3, M3, f64)> {
         let (y, lam) = ([z[0], z[1]], z[2]);
-        let r = y[0].hypot(y[1]);
+        let r = (y[0] * y[0] + y[1] * y[1]).sqrt();
         if r == 0.0 || !r.is_finite() || lam.is_nan() || lam < 0.0 {
             return None;
         }

@@ -112,7 +112,7 @@ impl Prep {
     }
 
     pub(super) fn in_cone(&self, x: V3) -> bool {
-        x[0] >= 0.0 && x[1].hypot(x[2]) <= self.mu * x[0]
+        x[0] >= 0.0 && (x[1] * x[1] + x[2] * x[2]).sqrt() <= self.mu * x[0]
     }
 
     pub(super) fn unscale(&self, x: V3) -> V3 {
