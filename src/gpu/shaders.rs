@@ -40,6 +40,14 @@ pub const COMMON: [(&str, &str); 5] = [
     ),
 ];
 
+/// The general single-contact solver of hard contacts (the twin of
+/// `physics::hard::{solve_contact, solve_contact_coulomb}`), placed before `hard.wgsl`'s
+/// kernels; it needs only the header.
+pub const HARD_SOLVE: (&str, &str) = (
+    "common/hard_solve.wgsl",
+    include_str!("../../shaders/common/hard_solve.wgsl"),
+);
+
 /// The two declarations of the bond records' binding: full records
 /// ([`crate::gpu::layout::BondRecord`]) or compact ones
 /// ([`crate::gpu::layout::BondCompact`]). One of them follows [`COMMON`]'s layout file.
@@ -188,12 +196,13 @@ pub fn bucket_of(c: [i32; 3], n_buckets: u32) -> u32 {
 /// The generated header: precision alias and constants.
 pub fn header(precision: Precision) -> String {
     // f32 builds compensate the state updates (see `kahan` in layout.wgsl).
-    let (ty, max, compensate) = match precision {
-        Precision::F32 => ("f32", "3.4028234663852886e38", true),
-        Precision::F64 => ("f64", "1.7976931348623157e308", false),
+    // TINY_REAL: a modulus below it counts as zero when dividing by it (hard_solve.wgsl).
+    let (ty, max, tiny, compensate) = match precision {
+        Precision::F32 => ("f32", "3.4028234663852886e38", "1e-30", true),
+        Precision::F64 => ("f64", "1.7976931348623157e308", "1e-300", false),
     };
     format!(
-        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\nconst COMPENSATE: bool = {compensate};\nconst HASH_P1: u32 = {}u;\nconst HASH_P2: u32 = {}u;\nconst HASH_P3: u32 = {}u;\n",
+        "alias real = {ty};\nconst WG: u32 = {WORKGROUP_SIZE}u;\nconst MAX_NEIGHBORS: u32 = {MAX_NEIGHBORS}u;\nconst MAX_REAL: real = {max};\nconst TINY_REAL: real = {tiny};\nconst COMPENSATE: bool = {compensate};\nconst HASH_P1: u32 = {}u;\nconst HASH_P2: u32 = {}u;\nconst HASH_P3: u32 = {}u;\n",
         HASH_PRIMES[0], HASH_PRIMES[1], HASH_PRIMES[2]
     )
 }

@@ -5,6 +5,7 @@
     reason = "shared by several test crates, each using a part of it"
 )]
 
+pub mod hard_problems;
 pub mod pour;
 
 use glam::DVec3;
