@@ -48,6 +48,11 @@ fn h_impulse(c: u32) -> vec4<real> { return contacts[H_IMPULSE + c]; }
 fn h_delta(c: u32) -> vec4<real> { return contacts[H_DELTA + c]; }
 fn body_v(i: u32) -> vec4<real> { return contacts[H_BODY_V + i]; }
 fn body_w(i: u32) -> vec4<real> { return contacts[H_BODY_W + i]; }
+// A clump body's inverse inertia tensor in the world frame at the step's start
+// (diagonal; xy, xz, yz), with its kinetic energy at the free velocities and after
+// the solve in the w's.
+fn body_inv_d(b: u32) -> vec4<real> { return contacts[H_BODY_I + 2u * b]; }
+fn body_inv_o(b: u32) -> vec4<real> { return contacts[H_BODY_I + 2u * b + 1u]; }
 fn key_i(c: u32) -> u32 { return hard_words[W_KEY + 2u * c]; }
 fn key_j(c: u32) -> u32 { return hard_words[W_KEY + 2u * c + 1u]; }
 fn own_first(i: u32) -> u32 { return hard_words[W_OFF + i]; }
@@ -93,7 +98,26 @@ fn pair_margin(si: real, sj: real) -> real {
 }
 
 fn speed_of(i: u32) -> real { return contacts[H_BODY_E + i].x; }
-fn inv_mass(i: u32) -> real { return body_v(i).w; }
+// 1/m of solver body b.
+fn inv_mass(b: u32) -> real { return body_v(b).w; }
+// The change of body b's angular velocity under the moment m: m/J for a free sphere,
+// I⁻¹m for a clump (SolverBodies::turn).
+fn turn(b: u32, m: vec3<real>) -> vec3<real> {
+    if (b < N_FREE) { return pv(body_w(b).w, m); }
+    return sym_mul(body_inv_d(b).xyz, body_inv_o(b).xyz, m);
+}
+// The solver bodies' particles: a free sphere itself, a clump its spheres.
+fn body_particles(b: u32) -> vec2<u32> {
+    if (b < N_FREE) { return vec2<u32>(b, 1u); }
+    return clump_info(b - N_FREE).xy;
+}
+// Particle i's offset from its body's centre of mass: 0 for a free sphere, R(α)ρ for a
+// clump's sphere at the step's start attitude.
+fn body_lever(i: u32) -> vec3<real> {
+    if (i < N_FREE) { return vec3<real>(0.0); }
+    let k = i - N_FREE;
+    return rotate(clump_get(particle_flags[O_MEMBER_BODY + k], CLUMP_A), member_offset(k));
+}
 
 // A pair i < j: its gap and unit normal (from i to j; +z for coincident centres).
 struct PairGeometry { gap: real, n: vec3<real> }
@@ -110,7 +134,7 @@ fn pair_geometry(i: u32, j: u32) -> PairGeometry {
 // can move.
 fn pair_active(i: u32, j: u32) -> bool {
     let g = pair_geometry(i, j);
-    return g.gap < pair_margin(speed_of(i), speed_of(j)) && inv_mass(i) + inv_mass(j) > 0.0;
+    return g.gap < pair_margin(speed_of(i), speed_of(j)) && inv_mass(solver_body(i)) + inv_mass(solver_body(j)) > 0.0;
 }
 
 fn wall_gap(w: u32, i: u32) -> real {
@@ -120,7 +144,7 @@ fn wall_gap(w: u32, i: u32) -> real {
 }
 
 fn wall_active(w: u32, i: u32) -> bool {
-    return wall_gap(w, i) < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(i) > 0.0;
+    return wall_gap(w, i) < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(solver_body(i)) > 0.0;
 }
 
 fn neighbor_count(li: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u)]; }
@@ -145,7 +169,20 @@ fn hard_begin() {
 @compute @workgroup_size(WG)
 fn hard_free(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.n_particles || failed()) { return; }
+    if (i >= params.n_particles + N_BODIES || failed()) { return; }
+    if (i >= params.n_particles) {
+        free_clump(i - params.n_particles);
+        return;
+    }
+    if (i >= N_FREE) {
+        // A clump's sphere: its body's speed with the body's reach; the field acts on
+        // the body.
+        let s = clump_free(particle_flags[O_MEMBER_BODY + i - N_FREE]).speed;
+        set_force(i, vec3<real>(0.0));
+        contacts[H_BODY_E + i] = vec4<real>(s, 0.0, 0.0, 0.0);
+        note_speed(i, s);
+        return;
+    }
     let flags = particle_flags[i];
     let m = mass_of(i);
     let jj = inertia_of(i);
@@ -182,12 +219,70 @@ fn hard_free(@builtin(global_invocation_id) gid: vec3<u32>) {
     contacts[H_BODY_V + i] = vec4<real>(v, im);
     contacts[H_BODY_W + i] = vec4<real>(w, ij);
     contacts[H_BODY_E + i] = vec4<real>(s, e, 0.0, 0.0);
-    // The next f32 up bounds s from above; non-negative floats order as their bits.
+    note_speed(i, s);
+}
+
+// The largest speed: the next f32 up bounds s from above; non-negative floats order as
+// their bits.
+fn note_speed(i: u32, s: real) {
     if (s == s) {
         atomicMax(&hard_atomic[A_MISC + M_UMAX], bitcast<u32>(f32(s)) + 1u);
     } else {
         raise(ERR_NON_FINITE, i);
     }
+}
+
+// A clump's free velocities (CpuBackend::free_velocities): v* = v + (h/M)F with its
+// load F = M g (its spheres carry no field force, and nothing else acts under hard
+// contacts), and Ω* = Ω for a scalar tensor, I(α)⁻¹π for a full one (τ = 0); its
+// inverse tensor in the world frame, its largest point speed |v*| + |Ω*| reach and
+// kinetic energy.
+struct ClumpFree { v: vec3<real>, w: vec3<real>, inv_d: vec3<real>, inv_o: vec3<real>, speed: real, e: real }
+fn clump_free(k: u32) -> ClumpFree {
+    let info = clump_info(k);
+    let t = clump_type(info.z);
+    let a = clump_get(k, CLUMP_A);
+    let v = clump_get(k, CLUMP_V) + (hard.h / t.mass) * (t.mass * gravity());
+    let spin = clump_get(k, CLUMP_SPIN);
+    var out: ClumpFree;
+    out.v = v;
+    var iw: vec3<real>;
+    if (t.scalar != 0.0) {
+        out.w = spin;
+        out.inv_d = vec3<real>(1.0 / t.scalar);
+        out.inv_o = vec3<real>(0.0);
+        iw = t.scalar * spin;
+    } else {
+        out.w = spatial_mul(a, t.inv_diag, t.inv_off, spin);
+        let c0 = spatial_mul(a, t.inv_diag, t.inv_off, vec3<real>(1.0, 0.0, 0.0));
+        let c1 = spatial_mul(a, t.inv_diag, t.inv_off, vec3<real>(0.0, 1.0, 0.0));
+        let c2 = spatial_mul(a, t.inv_diag, t.inv_off, vec3<real>(0.0, 0.0, 1.0));
+        out.inv_d = vec3<real>(c0.x, c1.y, c2.z);
+        out.inv_o = vec3<real>(c1.x, c2.x, c2.y);
+        iw = spin;
+    }
+    var reach = real(0.0);
+    for (var l = 0u; l < info.y; l++) {
+        let i = info.x + l;
+        reach = max(reach, length(member_offset(i - N_FREE)) + radius_of(i));
+    }
+    out.speed = length(out.v) + length(out.w) * reach;
+    out.e = 0.5 * t.mass * dot(v, v) + 0.5 * dot(out.w, iw);
+    return out;
+}
+
+// Per clump: its solver body N_FREE + k (velocities, 1/M, inverse tensor, energy) and
+// its load for the outputs.
+fn free_clump(k: u32) {
+    let f = clump_free(k);
+    let t = clump_type(clump_info(k).z);
+    let b = N_FREE + k;
+    contacts[H_BODY_V + b] = vec4<real>(f.v, 1.0 / t.mass);
+    contacts[H_BODY_W + b] = vec4<real>(f.w, 0.0);
+    contacts[H_BODY_I + 2u * b] = vec4<real>(f.inv_d, f.e);
+    contacts[H_BODY_I + 2u * b + 1u] = vec4<real>(f.inv_o, 0.0);
+    clump_set(k, CLUMP_F, t.mass * gravity());
+    clump_set(k, CLUMP_M, vec3<real>(0.0));
 }
 
 // The rebuild test with the step's margin: the list holds every pair whose gap is
@@ -410,8 +505,8 @@ fn hard_incidence(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn contact_bodies(c: u32) -> vec2<u32> {
     let i = key_i(c);
     let j = key_j(c);
-    if (j >= params.n_particles) { return vec2<u32>(WALL, i); }
-    return vec2<u32>(i, j);
+    if (j >= params.n_particles) { return vec2<u32>(WALL, solver_body(i)); }
+    return vec2<u32>(solver_body(i), solver_body(j));
 }
 
 // Whether contact c2 (priority p2) comes before c (priority p) in the colouring.
@@ -429,17 +524,20 @@ fn earlier_colors(c: u32) -> Taken {
     for (var side = 0u; side < 2u; side++) {
         let body = ab[side];
         if (body == WALL) { continue; }
-        let last = inc_first(body + 1u);
-        for (var e = inc_first(body); e < last; e++) {
-            let c2 = hard_words[W_LIST + e] >> 1u;
-            if (c2 == c) { continue; }
-            if (!colored_first(contact_priority(key_i(c2), key_j(c2)), c2, p, c)) { continue; }
-            let col = atomicLoad(&hard_atomic[A_COLOR + c2]);
-            if (col == NONE) {
-                out.ready = false;
-                return out;
+        let range = body_particles(body);
+        for (var q = range.x; q < range.x + range.y; q++) {
+            let last = inc_first(q + 1u);
+            for (var e = inc_first(q); e < last; e++) {
+                let c2 = hard_words[W_LIST + e] >> 1u;
+                if (c2 == c) { continue; }
+                if (!colored_first(contact_priority(key_i(c2), key_j(c2)), c2, p, c)) { continue; }
+                let col = atomicLoad(&hard_atomic[A_COLOR + c2]);
+                if (col == NONE) {
+                    out.ready = false;
+                    return out;
+                }
+                if (col < 32u) { out.bits.x |= 1u << col; } else if (col < 64u) { out.bits.y |= 1u << (col - 32u); }
             }
-            if (col < 32u) { out.bits.x |= 1u << col; } else if (col < 64u) { out.bits.y |= 1u << (col - 32u); }
         }
     }
     return out;
@@ -538,6 +636,10 @@ fn world_of(d: vec3<real>, n: vec3<real>) -> vec3<real> {
 fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x;
     if (b >= params.n_particles || failed()) { return; }
+    if (b >= N_FREE) {
+        if (b < N_FREE + N_BODIES) { gather_clump(b); }
+        return;
+    }
     let sv = body_v(b);
     let sw = body_w(b);
     var v = sv.xyz;
@@ -561,6 +663,36 @@ fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     contacts[H_BODY_V + b] = vec4<real>(v, sv.w);
     contacts[H_BODY_W + b] = vec4<real>(w, sw.w);
+}
+
+// hard_gather for clump body b: its spheres' contacts in sphere order, each sphere's in
+// ascending contact order; v += p/M per contact, Ω += I⁻¹ Σ(r × p) once (the CPU turns
+// per contact: the same sum up to rounding).
+fn gather_clump(b: u32) {
+    let sv = body_v(b);
+    var v = sv.xyz;
+    var mom = vec3<real>(0.0);
+    let range = body_particles(b);
+    for (var q = range.x; q < range.x + range.y; q++) {
+        let lever = body_lever(q);
+        let r = radius_of(q);
+        let last = inc_first(q + 1u);
+        for (var e = inc_first(q); e < last; e++) {
+            let entry = hard_words[W_LIST + e];
+            let c = entry >> 1u;
+            let n = h_normal(c).xyz;
+            let p = world_of(h_delta(c).xyz, n);
+            if ((entry & 1u) == 1u) {
+                v = v + pv(sv.w, p);
+                mom = mom + cross3(lever - r * n, p);
+            } else {
+                v = v - pv(sv.w, p);
+                mom = mom - cross3(lever + r * n, p);
+            }
+        }
+    }
+    contacts[H_BODY_V + b] = vec4<real>(v, sv.w);
+    contacts[H_BODY_W + b] = vec4<real>(body_w(b).xyz + turn(b, mom), 0.0);
 }
 
 // Velocity of body k at lever r, zero for a wall.
@@ -588,6 +720,7 @@ fn solve_sphere_contact(a: real, c: real, b: vec3<real>, mu: real) -> vec3<real>
 struct Update { x: vec3<real>, lam: vec3<real>, residual: real, n: vec3<real>, ra: vec3<real>, rb: vec3<real>, ab: vec2<u32> }
 fn contact_update(c: u32) -> Update {
     let ab = contact_bodies(c);
+    if (ab.y >= N_FREE || (ab.x != WALL && ab.x >= N_FREE)) { return general_update(c, ab); }
     let nv = h_normal(c);
     let n = nv.xyz;
     let f = contact_frame(n);
@@ -613,6 +746,64 @@ fn contact_update(c: u32) -> Update {
     let d = vec3<real>(ba * (x.x - lam.x), bc * (x.y - lam.y), bc * (x.z - lam.z));
     let residual = sqrt(o(pm(d.x, d.x) + pm(d.y, d.y)) + pm(d.z, d.z));
     return Update(x, lam, residual, n, ra, rb, ab);
+}
+
+// Body k's share of a Delassus block (physics::hard::delassus): m⁻¹ eᵢ·eⱼ +
+// (r × eᵢ)·I⁻¹(r × eⱼ) for the frame e = (n, t, o).
+fn delassus_add(a: ptr<function, array<vec3<real>, 3>>, k: u32, r: vec3<real>, e: array<vec3<real>, 3>) {
+    if (k == WALL) { return; }
+    let im = inv_mass(k);
+    var g: array<vec3<real>, 3>;
+    var ig: array<vec3<real>, 3>;
+    for (var j = 0u; j < 3u; j++) {
+        g[j] = cross(r, e[j]);
+        ig[j] = turn(k, g[j]);
+    }
+    for (var i = 0u; i < 3u; i++) {
+        for (var j = 0u; j < 3u; j++) {
+            var add = dot(g[i], ig[j]);
+            if (i == j) { add = add + im; }
+            (*a)[i][j] = (*a)[i][j] + add;
+        }
+    }
+}
+
+// A contact with a clump's sphere (the twin of hard_contact_update's general branch):
+// the block from the bodies' masses, inverse tensors and levers, b = Aλ − u + gap term,
+// the single-contact solver of the scene's friction model (common/hard_solve.wgsl).
+fn general_update(c: u32, ab: vec2<u32>) -> Update {
+    let i = key_i(c);
+    let j = key_j(c);
+    let nv = h_normal(c);
+    let n = nv.xyz;
+    let f = contact_frame(n);
+    let li = h_impulse(c);
+    let lam = li.xyz;
+    let mu = li.w;
+    var ra = vec3<real>(0.0);
+    var rb: vec3<real>;
+    if (ab.x == WALL) {
+        rb = body_lever(i) - radius_of(i) * n;
+    } else {
+        ra = body_lever(i) + radius_of(i) * n;
+        rb = body_lever(j) - radius_of(j) * n;
+    }
+    let e = array<vec3<real>, 3>(n, f.t, f.o);
+    var a = array<vec3<real>, 3>(vec3<real>(0.0), vec3<real>(0.0), vec3<real>(0.0));
+    delassus_add(&a, ab.x, ra, e);
+    delassus_add(&a, ab.y, rb, e);
+    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra);
+    let al = vec3<real>(dot(a[0], lam), dot(a[1], lam), dot(a[2], lam));
+    let rhs = vec3<real>(al.x - dot(u, n) + nv.w, al.y - dot(u, f.t), al.z - dot(u, f.o));
+    var x: vec3<real>;
+    if (flag(HARD_COULOMB)) {
+        x = solve_contact_coulomb(a, rhs, mu);
+    } else {
+        x = solve_contact_md(a, rhs, mu);
+    }
+    let dx = x - lam;
+    let d = vec3<real>(dot(a[0], dx), dot(a[1], dx), dot(a[2], dx));
+    return Update(x, lam, length(d), n, ra, rb, ab);
 }
 
 fn note_residual(r: real) {
@@ -649,13 +840,13 @@ fn hard_color_sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
     let sv = body_v(b);
     let sw = body_w(b);
     contacts[H_BODY_V + b] = vec4<real>(sv.xyz + pv(sv.w, p), sv.w);
-    contacts[H_BODY_W + b] = vec4<real>(sw.xyz + pv(sw.w, cross3(up.rb, p)), sw.w);
+    contacts[H_BODY_W + b] = vec4<real>(sw.xyz + turn(b, cross3(up.rb, p)), sw.w);
     let a = up.ab.x;
     if (a != WALL) {
         let av = body_v(a);
         let aw = body_w(a);
         contacts[H_BODY_V + a] = vec4<real>(av.xyz - pv(av.w, p), av.w);
-        contacts[H_BODY_W + a] = vec4<real>(aw.xyz - pv(aw.w, cross3(up.ra, p)), aw.w);
+        contacts[H_BODY_W + a] = vec4<real>(aw.xyz - turn(a, cross3(up.ra, p)), aw.w);
     }
     contacts[H_IMPULSE + c] = vec4<real>(up.x, h_impulse(c).w);
     contacts[H_DELTA + c] = vec4<real>(up.x - up.lam, up.residual);
@@ -728,7 +919,8 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i > params.n_particles || failed()) { return; }
     hard_words[W_WARM_OFF + i] = own_first(i);
-    if (i == params.n_particles) { return; }
+    // A clump's sphere follows its body (hard_advance_clumps, hard_follow).
+    if (i >= N_FREE) { return; }
     let sv = body_v(i);
     let sw = body_w(i);
     let m = mass_of(i);
@@ -764,6 +956,75 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (sv.w > 0.0) { e += 0.5 * m * dot(sv.xyz, sv.xyz); }
     if (sw.w > 0.0) { e += 0.5 * jj * dot(sw.xyz, sw.xyz); }
     contacts[H_BODY_E + i].z = e;
+}
+
+// Per clump after hard_advance: x' = x + hv', α' = α ⊕ hΩ' with the checks of
+// step_hard_with (errors name the clump); the spin variable π' = I(α)Ω' (π* plus the
+// angular impulse received, to rounding) or Ω' for a scalar tensor; the kinetic energy
+// after the solve at the step's start attitude, as the CPU's.
+@compute @workgroup_size(WG)
+fn hard_advance_clumps(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if (k >= N_BODIES || failed()) { return; }
+    let b = N_FREE + k;
+    let t = clump_type(clump_info(k).z);
+    let v = body_v(b).xyz;
+    let w = body_w(b).xyz;
+    let a0 = clump_get(k, CLUMP_A);
+    let x = kahan_add(clump_get(k, CLUMP_X), hard.h * v, clump_get(k, CLUMP_CX));
+    let c = try_compose(a0, hard.h * w);
+    if (!c.ok) {
+        raise(ERR_CLUMP_HALF_TURN, k);
+        return;
+    }
+    if ((params.flags & PARAM_DOMAIN) != 0u) {
+        let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
+        let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
+        if (!(all(x.value >= lo) && all(x.value <= hi))) {
+            raise(ERR_CLUMP_LEFT_DOMAIN, k);
+            return;
+        }
+    }
+    var spin = w;
+    var iw = t.scalar * w;
+    if (t.scalar == 0.0) {
+        spin = spatial_mul(a0, t.j_diag, t.j_off, w);
+        iw = spin;
+    }
+    if (!(finite3(x.value) && finite3(v) && finite3(c.value) && finite3(spin))) {
+        raise(ERR_CLUMP_NON_FINITE, k);
+        return;
+    }
+    clump_set(k, CLUMP_X, x.value);
+    clump_set(k, CLUMP_CX, x.kahan);
+    clump_set(k, CLUMP_V, v);
+    clump_set(k, CLUMP_CV, vec3<real>(0.0));
+    clump_set(k, CLUMP_A_OLD, a0);
+    clump_set(k, CLUMP_A, c.value);
+    clump_set(k, CLUMP_SPIN, spin);
+    clump_set(k, CLUMP_CSPIN, vec3<real>(0.0));
+    contacts[H_BODY_I + 2u * b + 1u].w = 0.5 * t.mass * dot(v, v) + 0.5 * dot(w, iw);
+}
+
+// Per clump sphere after hard_advance_clumps: placed and moving with its body at its
+// new pose (x_b + R(α')ρ, v_b + Ω × R(α')ρ, Ω at the new attitude), as step_hard_with
+// places them.
+@compute @workgroup_size(WG)
+fn hard_follow(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if (k >= params.n_particles - N_FREE || failed()) { return; }
+    let i = N_FREE + k;
+    let b = particle_flags[O_MEMBER_BODY + k];
+    let t = clump_type(clump_info(b).z);
+    let a = clump_get(b, CLUMP_A);
+    let lever = rotate(a, member_offset(k));
+    let x = kahan_add(clump_get(b, CLUMP_X), lever, clump_get(b, CLUMP_CX));
+    let w = clump_omega(t, a, clump_get(b, CLUMP_SPIN));
+    set_pos(i, x.value);
+    set_pos_kahan(i, x.kahan);
+    set_vel(i, clump_get(b, CLUMP_V) + cross(w, lever), mass_of(i));
+    set_rot(i, a);
+    set_omega(i, w, inertia_of(i));
 }
 
 // Per contact after the advance: the warm start of the next step (the impulse in the
@@ -807,6 +1068,10 @@ fn hard_row(@builtin(local_invocation_id) lid: vec3<u32>) {
         let e = contacts[H_BODY_E + i];
         q.x += e.y;
         q.y += e.z;
+    }
+    for (var k = lid.x; k < N_BODIES; k += WG) {
+        q.x += body_inv_d(N_FREE + k).w;
+        q.y += body_inv_o(N_FREE + k).w;
     }
     for (var c = lid.x; c < total; c += WG) { q.w = max(q.w, contacts[H_NORMAL + c].w); }
     reduce_rows[lid.x] = q;

@@ -104,12 +104,10 @@ fn hard() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
-/// [`hard`] without its clumps, with the `colored` solver (what the GPU runs).
-fn hard_spheres() -> Scene {
+/// [`hard`] with the `colored` solver (what the GPU runs).
+fn hard_colored() -> Scene {
     let mut scene = hard();
     let m = &mut scene.model;
-    m.clumps.clear();
-    m.clump_types.clear();
     if let Some(c) = &mut m.contact {
         if let varidem::model::ContactLaw::Hard(h) = &mut c.law {
             h.solver = varidem::model::HardSolver::Colored;
@@ -467,7 +465,7 @@ fn gpu_check(test: &str, precision: Precision) {
     check_restart(test, &cluster(), 200, 400, &fresh, &restore);
     check_restart(test, &granular(), 100, 200, &fresh, &restore);
     check_restart(test, &clumps(), 100, 200, &fresh, &restore);
-    check_restart(test, &hard_spheres(), 75, 150, &fresh, &restore);
+    check_restart(test, &hard_colored(), 75, 150, &fresh, &restore);
     // 1000 m from the origin, where f32 coordinates are relative to a device origin
     // (gpu::placement) that the checkpoint carries.
     let far = |mut s: Scene| {

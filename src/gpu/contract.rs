@@ -166,6 +166,9 @@ pub const HARD_ON_ERROR: u32 = 4;
 pub const HARD_JACOBI: u32 = 8;
 /// `HardParams::flags`: the `colored` solver.
 pub const HARD_COLORED: u32 = 16;
+/// `HardParams::flags`: `friction_model = "coulomb"` (clump contacts; spheres get the
+/// same impulse under both models).
+pub const HARD_COULOMB: u32 = 32;
 /// Colours the GPU's `colored` solver encodes per sweep (more: [`ERR_HARD_COLORS`]).
 pub const HARD_MAX_COLORS: u32 = 32;
 /// Jones–Plassmann rounds encoded per step before the sequential rest.
@@ -308,7 +311,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 110] = [
+pub const CONSTANTS: [(&str, u32); 111] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -390,6 +393,7 @@ pub const CONSTANTS: [(&str, u32); 110] = [
     ("HARD_ON_ERROR", HARD_ON_ERROR),
     ("HARD_JACOBI", HARD_JACOBI),
     ("HARD_COLORED", HARD_COLORED),
+    ("HARD_COULOMB", HARD_COULOMB),
     ("HARD_MAX_COLORS", HARD_MAX_COLORS),
     ("HARD_ROUNDS", HARD_ROUNDS),
     ("HARD_ROWS", HARD_ROWS),

@@ -1,16 +1,16 @@
 //! Hard contacts on the GPU (`shaders/hard.wgsl`): the sections of the hard-contact
 //! buffers ([`HardSections`]), their initial bytes, the step's dispatch sequence, and
-//! the `solver.csv` rows and warm-start impulses read back. Spheres only (a clump
-//! contact needs the general single-contact solver, which runs on the CPU), with the
-//! `jacobi` and `colored` solvers (`nbgs` is sequential by definition).
+//! the `solver.csv` rows and warm-start impulses read back. Spheres and clumps (a clump
+//! contact's block is general: `shaders/common/hard_solve.wgsl`), with the `jacobi`
+//! and `colored` solvers (`nbgs` is sequential by definition).
 
 use glam::DVec3;
 
 use super::contract::{
     ARG_COLOR, ARG_CONTACTS, ARG_COUNT, ARG_ROUND, ARG_SOLVE_BODIES, ARG_SOLVE_CONTACTS,
-    A_MISC_LEN, HARD_COLORED, HARD_FIXED_MARGIN, HARD_JACOBI, HARD_MAX_COLORS, HARD_ON_ERROR,
-    HARD_ROUNDS, HARD_ROWS, HARD_ROW_WORDS, HARD_WARM, ROW_CONTACTS, ROW_CONVERGED, ROW_SEPARATING,
-    ROW_SLIDING, ROW_STEP, ROW_STICKING, ROW_SWEEPS, S_LEN,
+    A_MISC_LEN, HARD_COLORED, HARD_COULOMB, HARD_FIXED_MARGIN, HARD_JACOBI, HARD_MAX_COLORS,
+    HARD_ON_ERROR, HARD_ROUNDS, HARD_ROWS, HARD_ROW_WORDS, HARD_WARM, ROW_CONTACTS, ROW_CONVERGED,
+    ROW_SEPARATING, ROW_SLIDING, ROW_STEP, ROW_STICKING, ROW_SWEEPS, S_LEN,
 };
 use super::layout::{HardParams, Real};
 use super::plan::groups;
@@ -41,6 +41,8 @@ pub struct HardSections {
     pub body_w: u32,
     /// `contacts`: speed and kinetic energies.
     pub body_e: u32,
+    /// `contacts`: a clump body's inverse inertia tensor (two per body) and energies.
+    pub body_i: u32,
     /// `contacts`: the rows' reals.
     pub rows: u32,
     /// `contacts` length (vec4).
@@ -84,7 +86,7 @@ impl HardSections {
     pub fn new(n: u32, capacity: u32) -> Self {
         let (n, c) = (u64::from(n), u64::from(capacity));
         let at = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-        let rows = 4 * c + 3 * n;
+        let rows = 4 * c + 5 * n;
         let scan_groups = u64::from(groups(n as u32 + 1));
         let key = 2 * (n + 1) + 2 * scan_groups;
         let list = key + 2 * c;
@@ -103,6 +105,7 @@ impl HardSections {
             body_v: at(4 * c),
             body_w: at(4 * c + n),
             body_e: at(4 * c + 2 * n),
+            body_i: at(4 * c + 3 * n),
             rows: at(rows),
             contacts_len: at(rows + u64::from(HARD_ROWS)),
             off: 0,
@@ -141,6 +144,7 @@ impl HardSections {
             ("H_BODY_V", self.body_v),
             ("H_BODY_W", self.body_w),
             ("H_BODY_E", self.body_e),
+            ("H_BODY_I", self.body_i),
             ("H_ROWS", self.rows),
             ("W_OFF", self.off),
             ("W_INC", self.inc),
@@ -195,9 +199,6 @@ pub(super) fn check_supported(model: &Model, params: &HardContact) -> Result<()>
             "the nbgs solver is sequential by definition: use solver = \"jacobi\" or \"colored\" on the GPU, or --backend cpu".into(),
         ));
     }
-    if !model.clumps.is_empty() {
-        return refuse("with clumps (the general single-contact solver)");
-    }
     if model
         .particles
         .flags
@@ -230,6 +231,9 @@ pub(super) fn hard_params<R: Real>(
         HardSolver::Jacobi => HARD_JACOBI,
         _ => HARD_COLORED,
     };
+    if params.friction_model == crate::model::FrictionModel::Coulomb {
+        flags |= HARD_COULOMB;
+    }
     HardParams {
         capacity,
         max_sweeps: params.max_sweeps,
@@ -360,7 +364,11 @@ impl GpuBackend {
     /// free velocities, unused) and the first neighbour list.
     pub(super) fn encode_hard_first(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.dispatch(pass, KernelId::HardBegin, 1);
-        self.dispatch(pass, KernelId::HardFree, groups(self.n));
+        self.dispatch(
+            pass,
+            KernelId::HardFree,
+            groups(self.n + self.sections.bodies),
+        );
         self.encode_grid(pass);
     }
 
@@ -370,7 +378,7 @@ impl GpuBackend {
         let p = &hard.params;
         self.dispatch(pass, KernelId::StepBegin, 1);
         self.dispatch(pass, KernelId::HardBegin, 1);
-        self.dispatch(pass, KernelId::HardFree, groups(n));
+        self.dispatch(pass, KernelId::HardFree, groups(n + self.sections.bodies));
         self.dispatch(pass, KernelId::HardSkin, groups(n));
         self.encode_grid(pass);
         self.dispatch_rows(pass, KernelId::HardCount);
@@ -412,6 +420,11 @@ impl GpuBackend {
         }
         self.dispatch(pass, KernelId::HardSolveEnd, 1);
         self.dispatch(pass, KernelId::HardAdvance, groups(n + 1));
+        let bodies = self.sections.bodies;
+        if bodies > 0 {
+            self.dispatch(pass, KernelId::HardAdvanceClumps, groups(bodies));
+            self.dispatch(pass, KernelId::HardFollow, groups(n - self.sections.free));
+        }
         self.dispatch_hard(pass, KernelId::HardSave, ARG_CONTACTS);
         self.dispatch(pass, KernelId::HardRow, 1);
     }

@@ -99,6 +99,10 @@ pub enum KernelId {
     HardSolveEnd,
     /// `hard_advance`.
     HardAdvance,
+    /// `hard_advance_clumps`.
+    HardAdvanceClumps,
+    /// `hard_follow`.
+    HardFollow,
     /// `hard_save`.
     HardSave,
     /// `hard_row`.
@@ -107,7 +111,7 @@ pub enum KernelId {
 
 impl KernelId {
     /// Every kernel.
-    pub const ALL: [KernelId; 44] = [
+    pub const ALL: [KernelId; 46] = [
         Self::StepBegin,
         Self::IntegratePredict,
         Self::CommitPos,
@@ -150,6 +154,8 @@ impl KernelId {
         Self::HardCheck,
         Self::HardSolveEnd,
         Self::HardAdvance,
+        Self::HardAdvanceClumps,
+        Self::HardFollow,
         Self::HardSave,
         Self::HardRow,
     ];
@@ -199,6 +205,8 @@ impl KernelId {
             Self::HardCheck => "hard_check",
             Self::HardSolveEnd => "hard_solve_end",
             Self::HardAdvance => "hard_advance",
+            Self::HardAdvanceClumps => "hard_advance_clumps",
+            Self::HardFollow => "hard_follow",
             Self::HardSave => "hard_save",
             Self::HardRow => "hard_row",
         }

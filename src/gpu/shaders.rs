@@ -17,7 +17,7 @@ pub const WORKGROUP_SIZE: u32 = 128;
 pub const MAX_NEIGHBORS: u32 = crate::model::MAX_NEIGHBORS;
 
 /// The shared files, in inclusion order.
-pub const COMMON: [(&str, &str); 5] = [
+pub const COMMON: [(&str, &str); 6] = [
     (
         "common/layout.wgsl",
         include_str!("../../shaders/common/layout.wgsl"),
@@ -37,6 +37,10 @@ pub const COMMON: [(&str, &str); 5] = [
     (
         "common/contact.wgsl",
         include_str!("../../shaders/common/contact.wgsl"),
+    ),
+    (
+        "common/clump_data.wgsl",
+        include_str!("../../shaders/common/clump_data.wgsl"),
     ),
 ];
 
@@ -146,7 +150,11 @@ pub const KERNEL_FILES: [KernelFile; 8] = [
     },
     KernelFile {
         name: "hard.wgsl",
-        source: include_str!("../../shaders/hard.wgsl"),
+        // The single-contact solver of clump contacts (HARD_SOLVE), then the kernels.
+        source: concat!(
+            include_str!("../../shaders/common/hard_solve.wgsl"),
+            include_str!("../../shaders/hard.wgsl")
+        ),
         entry_points: &[
             "hard_begin",
             "hard_free",
@@ -169,6 +177,8 @@ pub const KERNEL_FILES: [KernelFile; 8] = [
             "hard_check",
             "hard_solve_end",
             "hard_advance",
+            "hard_advance_clumps",
+            "hard_follow",
             "hard_save",
             "hard_row",
         ],
