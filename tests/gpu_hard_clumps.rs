@@ -24,9 +24,13 @@
 //!   Coulomb give different impulses: each model's state after the impact on the GPU
 //!   within 1e-10 of the CPU's (measured 4e-16), and the two models apart on the GPU
 //!   as on the CPU.
+//! - the Painlevé rod of §4.2 built as a clump (`tests/hard_clumps.rs`), both models:
+//!   above μ* the GPU's step jams the tip as the CPU's does (state within 1e-10, tip
+//!   speed below 1e-6 v₀), below μ* it leaves the rod's velocities untouched (bitwise).
 //!
 //! Run: `cargo test --release --test gpu_hard_clumps`.
 
+mod common;
 mod gpu_common;
 
 use glam::DVec3;
@@ -315,5 +319,44 @@ fn the_eccentric_dimer_matches_the_cpu_under_both_models() {
             cpu > 5e-3 && (gpu - cpu).abs() <= 1e-8 * cpu,
             "{cpu:e} {gpu:e}"
         );
+    }
+}
+
+/// The Painlevé rod on the GPU (f64, `colored`): one step at 1.01 μ* jams the tip,
+/// at 0.99 μ* no impulse acts; the state matches the CPU's to 1e-10.
+#[test]
+fn the_painleve_rod_jams_on_the_gpu() {
+    let test = "gpu_hard_clumps the_painleve_rod_jams_on_the_gpu";
+    let (_, l, v0, rs) = common::ROD;
+    let mu_star = common::rod_mu_star(common::rod_angle());
+    for model in ["max-dissipation", "coulomb"] {
+        for (mu, jams) in [(1.01 * mu_star, true), (0.99 * mu_star, false)] {
+            let scene = parse_scene(&common::painleve_rod(model, mu, "colored")).unwrap();
+            let Some(mut g) = gpu(&scene, Precision::F64, test) else {
+                return;
+            };
+            let mut c = CpuBackend::new(&scene).unwrap();
+            let before = g.particles().unwrap();
+            let k = before.len() - 1;
+            let (v, a0) = (before.velocity[k], before.rotation[k]);
+            c.advance(1).unwrap();
+            g.advance(1).unwrap();
+            let (pc, pg) = (c.particles().unwrap(), g.particles().unwrap());
+            let d = state_difference(&pc, &pg);
+            assert!(d.iter().all(|&x| x <= 1e-10), "{test}: {model}: {d:?}");
+            let (v1, w1) = (pg.velocity[k], pg.angular_velocity[k]);
+            let tip_lever = varidem::math::rodrigues::rotate(a0, DVec3::new(-0.5 * l, 0.0, -rs));
+            let tip = v1 + w1.cross(tip_lever);
+            println!(
+                "{test}: {model}, μ/μ* = {:.2}: tip speed {:.2e} m/s, differences {d:?}",
+                mu / mu_star,
+                tip.length()
+            );
+            if jams {
+                assert!(tip.length() < 1e-6 * v0, "{test}: {model}: the tip slides");
+            } else {
+                assert_eq!(v1, v, "{test}: {model}: no impulse below μ*");
+            }
+        }
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! Run: `cargo test --release --test hard_clumps`.
 
+mod common;
+
 use glam::{DMat3, DVec3};
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
@@ -132,37 +134,12 @@ fn an_eccentric_dimer_separates_max_dissipation_from_coulomb() {
 /// off the rod's axis by 1e-7 m (1.3e-7 of l/2); everything else is rounding.
 #[test]
 fn the_painleve_rod_jams_above_mu_star_and_slides_below() {
-    let (m, l, v0, rs) = (1.7, 0.8, 2.3, 1e-7);
-    let theta: f64 = 0.5 * (-0.6f64).acos();
-    let (s, c) = theta.sin_cos();
-    let mu_star = (c + 1.0 / (3.0 * c)) / s;
-    // Body x (the rod's axis) turned to (cos θ, 0, sin θ).
-    let alpha = 2.0 * (0.5 * theta).tan() * DVec3::new(0.0, -1.0, 0.0);
-    let centre = DVec3::new(0.5 * l * c, 0.0, 0.5 * l * s + rs - 1e-9);
+    let (m, l, v0, rs) = common::ROD;
+    let theta = common::rod_angle();
+    let mu_star = common::rod_mu_star(theta);
     for model in ["max-dissipation", "coulomb"] {
         for (mu, jams) in [(1.01 * mu_star, true), (0.99 * mu_star, false)] {
-            let text = format!(
-                "[simulation]\ndt = 1e-3\nsteps = 10\nintegrator = \"impulse-velocity\"\n\
-                 [contact]\nlaw = \"hard\"\nfriction_model = \"{model}\"\nerror_reduction = 0.0\n\
-                 tolerance = 1e-14\nmax_sweeps = 10\n\
-                 [[material]]\nname = \"rod\"\nyoung = 2e11\npoisson = 0.3\ndensity = 7800.0\n\
-                 restitution = 0.0\nfriction_static = {mu}\n\
-                 [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
-                 [[clump_type]]\nname = \"rod\"\nmaterial = \"rod\"\nmass = {m}\n\
-                 inertia = [{}, {}, {}]\n\
-                 spheres = [{{ position = [{}, 0.0, 0.0], radius = {rs:e} }}, \
-                            {{ position = [{}, 0.0, 0.0], radius = {rs:e} }}]\n\
-                 [[clump]]\ntype = \"rod\"\nposition = {:?}\nrotation = {:?}\n\
-                 velocity = [{}, 0.0, 0.0]\n",
-                m * l * l / 24.0,
-                m * l * l / 12.0,
-                m * l * l / 12.0,
-                -0.5 * l,
-                0.5 * l,
-                centre.to_array(),
-                alpha.to_array(),
-                -v0
-            );
+            let text = common::painleve_rod(model, mu, "nbgs");
             let scene = parse_scene(&text).unwrap();
             let mut b = CpuBackend::new(&scene).unwrap();
             let (_, v, a0, _) = body(&mut b);

@@ -248,3 +248,53 @@ pub fn clump_toml(kind: &str, x: DVec3, alpha: DVec3, v: DVec3, w: DVec3) -> Str
         w.to_array()
     )
 }
+
+/// The Painlevé rod of Preclik, Eibl & Rüde §4.2 as a clump (`tests/hard_clumps.rs`):
+/// mass [`ROD`]`.0`, length `.1`, end spheres of radius `.3`, its lower end on the floor
+/// at θ = ½ acos(−3/5) sliding at `.2` with no normal velocity, no gravity, ε = 0, under
+/// `friction_model`, `mu` and `solver`.
+pub fn painleve_rod(friction_model: &str, mu: f64, solver: &str) -> String {
+    let (m, l, v0, rs) = ROD;
+    let theta = rod_angle();
+    let (s, c) = theta.sin_cos();
+    // Body x (the rod's axis) turned to (cos θ, 0, sin θ); the tip 1e-9 m into the
+    // floor, so that the gap term is exactly 0.
+    let alpha = 2.0 * (0.5 * theta).tan() * DVec3::new(0.0, -1.0, 0.0);
+    let centre = DVec3::new(0.5 * l * c, 0.0, 0.5 * l * s + rs - 1e-9);
+    format!(
+        "[simulation]\ndt = 1e-3\nsteps = 10\nintegrator = \"impulse-velocity\"\n\
+         [contact]\nlaw = \"hard\"\nfriction_model = \"{friction_model}\"\nsolver = \"{solver}\"\n\
+         error_reduction = 0.0\ntolerance = 1e-14\nmax_sweeps = 10\n\
+         [[material]]\nname = \"rod\"\nyoung = 2e11\npoisson = 0.3\ndensity = 7800.0\n\
+         restitution = 0.0\nfriction_static = {mu}\n\
+         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
+         [[clump_type]]\nname = \"rod\"\nmaterial = \"rod\"\nmass = {m}\n\
+         inertia = [{}, {}, {}]\n\
+         spheres = [{{ position = [{}, 0.0, 0.0], radius = {rs:e} }}, \
+                    {{ position = [{}, 0.0, 0.0], radius = {rs:e} }}]\n\
+         [[clump]]\ntype = \"rod\"\nposition = {:?}\nrotation = {:?}\n\
+         velocity = [{}, 0.0, 0.0]\n",
+        m * l * l / 24.0,
+        m * l * l / 12.0,
+        m * l * l / 12.0,
+        -0.5 * l,
+        0.5 * l,
+        centre.to_array(),
+        alpha.to_array(),
+        -v0
+    )
+}
+
+/// The Painlevé rod's mass (kg), length (m), sliding speed (m/s) and end-sphere radius (m).
+pub const ROD: (f64, f64, f64, f64) = (1.7, 0.8, 2.3, 1e-7);
+
+/// The rod's angle θ = ½ acos(−3/5), where μ* is smallest (4/3).
+pub fn rod_angle() -> f64 {
+    0.5 * (-0.6f64).acos()
+}
+
+/// μ*(θ) = (cos θ + 1/(3 cos θ))/sin θ: the rod jams at or above it.
+pub fn rod_mu_star(theta: f64) -> f64 {
+    let (s, c) = theta.sin_cos();
+    (c + 1.0 / (3.0 * c)) / s
+}
