@@ -601,6 +601,16 @@ fn hard_color_count(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(1)
 fn hard_color_finish() {
     if (failed()) { return; }
+    // The colours are 0..used: more than the host encodes per sweep, and the step is
+    // taken again with more.
+    var used = 0u;
+    for (var k = 0u; k < HARD_MAX_COLORS; k++) {
+        if (atomicLoad(&hard_atomic[A_CURSOR + k]) > 0u) { used = k + 1u; }
+    }
+    if (used > state(S_COLOR_BUDGET)) {
+        raise(ERR_HARD_COLOR_BUDGET, used);
+        return;
+    }
     var at = 0u;
     for (var k = 0u; k < HARD_MAX_COLORS; k++) {
         hard_words[W_COFF + k] = at;
@@ -897,9 +907,15 @@ fn hard_solve_end(@builtin(local_invocation_id) lid: vec3<u32>) {
     reduce_rows[lid.x] = vec4<real>(0.0, 0.0, r, 0.0);
     let q = reduce_tree(lid.x);
     if (lid.x != 0u || failed()) { return; }
+    let converged = state(S_CONVERGED);
+    // Every encoded sweep used, fewer than max_sweeps: the host encodes more and takes
+    // the step again (nothing of the state has moved).
+    if (converged == 0u && state(S_SWEEPS) < hard.max_sweeps) {
+        raise(ERR_HARD_SWEEP_BUDGET, state(S_SWEEPS));
+        return;
+    }
     let slot = row_slot();
     let o = W_ROWS + HARD_ROW_WORDS * slot;
-    let converged = state(S_CONVERGED);
     hard_words[o + ROW_SWEEPS] = state(S_SWEEPS);
     hard_words[o + ROW_CONVERGED] = converged;
     hard_words[o + ROW_CONTACTS] = total;

@@ -372,6 +372,24 @@ impl GpuBackend {
                     continue;
                 }
             }
+            let budget = [
+                contract::ERR_HARD_SWEEP_BUDGET,
+                contract::ERR_HARD_COLOR_BUDGET,
+            ]
+            .into_iter()
+            .find(|&code| bits == 1 << code);
+            if let Some(code) = budget {
+                // The step needed more sweeps or colours than were encoded, before
+                // anything moved: more are encoded and the step is taken again.
+                let step = u64::from(status[STATUS_STEP]);
+                if step > before + 1 {
+                    rows.extend(self.read_hard_rows(&hard.sections, before + 1, step - 1)?);
+                }
+                let index = status[STATUS_FIRST_INDEX + code as usize];
+                self.grow_hard_budget(hard, step, code, index);
+                left += before + batch - (step - 1);
+                continue;
+            }
             let no_convergence = 1 << contract::ERR_HARD_NO_CONVERGENCE;
             if bits & no_convergence != 0
                 && bits.trailing_zeros() == contract::ERR_HARD_NO_CONVERGENCE

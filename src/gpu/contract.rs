@@ -63,8 +63,15 @@ pub const ERR_HARD_COLORS: u32 = 15;
 /// Kernel error: the hard-contact solve did not converge with `on_nonconvergence =
 /// "error"` (index: the step).
 pub const ERR_HARD_NO_CONVERGENCE: u32 = 16;
+/// Kernel error, internal: the hard-contact solve used every sweep encoded for the step
+/// (fewer than `max_sweeps`) without converging; the host encodes more and takes the
+/// step again (index: the sweeps).
+pub const ERR_HARD_SWEEP_BUDGET: u32 = 17;
+/// Kernel error, internal: the step's colouring needs more colours than are encoded
+/// per sweep; the host encodes more and takes the step again (index: the colours).
+pub const ERR_HARD_COLOR_BUDGET: u32 = 18;
 /// Number of kernel error codes (the status words hold the first index of each).
-pub const ERR_COUNT: u32 = 17;
+pub const ERR_COUNT: u32 = 19;
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
 /// `index` the status words record; `bond_ends` names a bond's particles,
@@ -197,6 +204,8 @@ pub const S_TOTAL: u32 = 0;
 pub const S_SWEEPS: u32 = 1;
 /// Solver state word: converged (0/1).
 pub const S_CONVERGED: u32 = 2;
+/// Solver state word: colours encoded per sweep (written by the host).
+pub const S_COLOR_BUDGET: u32 = 3;
 /// Solver state words.
 pub const S_LEN: u32 = 4;
 /// Solver counter: the largest speed's f32 bits (rounded up).
@@ -311,7 +320,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 111] = [
+pub const CONSTANTS: [(&str, u32); 114] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -388,6 +397,8 @@ pub const CONSTANTS: [(&str, u32); 111] = [
     ("ERR_HARD_CAPACITY", ERR_HARD_CAPACITY),
     ("ERR_HARD_COLORS", ERR_HARD_COLORS),
     ("ERR_HARD_NO_CONVERGENCE", ERR_HARD_NO_CONVERGENCE),
+    ("ERR_HARD_SWEEP_BUDGET", ERR_HARD_SWEEP_BUDGET),
+    ("ERR_HARD_COLOR_BUDGET", ERR_HARD_COLOR_BUDGET),
     ("HARD_WARM", HARD_WARM),
     ("HARD_FIXED_MARGIN", HARD_FIXED_MARGIN),
     ("HARD_ON_ERROR", HARD_ON_ERROR),
@@ -408,6 +419,7 @@ pub const CONSTANTS: [(&str, u32); 111] = [
     ("S_TOTAL", S_TOTAL),
     ("S_SWEEPS", S_SWEEPS),
     ("S_CONVERGED", S_CONVERGED),
+    ("S_COLOR_BUDGET", S_COLOR_BUDGET),
     ("S_LEN", S_LEN),
     ("M_UMAX", M_UMAX),
     ("M_FLAG", M_FLAG),

@@ -176,8 +176,12 @@ pub(super) struct HardGpu {
     pub sections: HardSections,
     /// `solver.csv` rows read back and not yet taken.
     pub rows: Vec<SolverRow>,
-    /// Colours encoded per sweep.
+    /// Colours encoded per sweep (grown when a step needs more; [`FIRST_COLORS`] at
+    /// first).
     pub colors: u32,
+    /// Sweeps encoded per step (grown up to `max_sweeps` when a step needs more;
+    /// [`FIRST_SWEEPS`] at first).
+    pub sweeps: u32,
     /// The neighbour list's skin now (it grows when the margin outruns it).
     pub skin: f64,
     /// The largest radius (the grid's cell edge is `2 r_max + skin`).
@@ -185,6 +189,15 @@ pub(super) struct HardGpu {
     /// The time step.
     pub dt: f64,
 }
+
+/// Colours encoded per sweep at first: a sphere pile needs 8–13, a loose one fewer.
+pub(super) const FIRST_COLORS: u32 = 12;
+/// Sweeps encoded per step at first (or `max_sweeps` if fewer). Every encoded sweep is
+/// `colours + 1` dispatches whether the solve still needs it or not (a converged
+/// solve zeroes their sizes, but they are encoded), so encoding `max_sweeps` of them
+/// costs ~10⁴ dispatches per step; a step that needs more than are encoded is taken
+/// again with twice as many (`ERR_HARD_SWEEP_BUDGET`), with the same result.
+pub(super) const FIRST_SWEEPS: u32 = 16;
 
 /// Whether the GPU runs `model`'s hard contacts; a named refusal otherwise (the caller
 /// falls back to the CPU).
@@ -258,6 +271,8 @@ pub(super) fn initial_bytes<R: Real>(
     let Some(p) = params else {
         return Default::default();
     };
+    let mut words = vec![0u32; s.words_len as usize];
+    words[(s.state + super::contract::S_COLOR_BUDGET) as usize] = FIRST_COLORS;
     let mut args = vec![0u32; 3 * ARG_COUNT as usize];
     for triple in args.chunks_exact_mut(3) {
         triple[1] = 1;
@@ -266,7 +281,7 @@ pub(super) fn initial_bytes<R: Real>(
     [
         bytemuck::bytes_of(&p).to_vec(),
         vec![0u8; 4 * rs * s.contacts_len as usize],
-        vec![0u8; 4 * s.words_len as usize],
+        bytemuck::cast_slice(&words).to_vec(),
         vec![0u8; 4 * s.atomic_len as usize],
         bytemuck::cast_slice(&args).to_vec(),
     ]
@@ -310,6 +325,45 @@ impl GpuBackend {
         // Params: 12 words, then dt, k_pp, skin, inv_cell.
         q.write_buffer(params, at(2), &self.real_bytes(&[skin]));
         q.write_buffer(params, at(3), &self.real_bytes(&[1.0 / cell]));
+        self.rewind_hard_step(step, super::contract::ERR_HARD_SKIN, true);
+        Ok(true)
+    }
+
+    /// After a step stopped at `hard_color_finish` or `hard_solve_end` because it
+    /// needed more colours or sweeps than were encoded (`code`, with `index` the
+    /// colours or sweeps; nothing of the state had moved): encodes more — the colours
+    /// it used, twice the sweeps, up to `max_sweeps` — and rewinds the status words to
+    /// the step before, so that the step is taken again with the same result.
+    pub(super) fn grow_hard_budget(
+        &mut self,
+        hard: &mut HardGpu,
+        step: u64,
+        code: u32,
+        index: u32,
+    ) {
+        if code == super::contract::ERR_HARD_COLOR_BUDGET {
+            hard.colors = index.clamp(hard.colors, super::contract::HARD_MAX_COLORS);
+            let word = 4 * u64::from(hard.sections.state + super::contract::S_COLOR_BUDGET);
+            self.ctx.queue.write_buffer(
+                &self.buffers[bind::HARD_WORDS as usize],
+                word,
+                &hard.colors.to_le_bytes(),
+            );
+        } else {
+            hard.sweeps = (2 * hard.sweeps).min(hard.params.max_sweeps);
+        }
+        log::debug!(
+            "step {step}: the hard-contact solve needs more than was encoded; now {} sweeps of {} colours per step",
+            hard.sweeps,
+            hard.colors
+        );
+        self.rewind_hard_step(step, code, false);
+    }
+
+    /// The status words as before `step`, its error `code` cleared (and a neighbour
+    /// rebuild requested when `rebuild`), so that the next submission takes it again.
+    fn rewind_hard_step(&mut self, step: u64, code: u32, rebuild: bool) {
+        let q = &self.ctx.queue;
         let status = &self.buffers[bind::STATUS as usize];
         let word = |w: u32| 4 * u64::from(w);
         let step_before = u32::try_from(step - 1).unwrap_or(u32::MAX);
@@ -323,18 +377,19 @@ impl GpuBackend {
             word(super::contract::STATUS_ERROR),
             &0u32.to_le_bytes(),
         );
+        if rebuild {
+            q.write_buffer(
+                status,
+                word(super::contract::STATUS_REBUILD),
+                &1u32.to_le_bytes(),
+            );
+        }
         q.write_buffer(
             status,
-            word(super::contract::STATUS_REBUILD),
-            &1u32.to_le_bytes(),
-        );
-        q.write_buffer(
-            status,
-            word(super::contract::STATUS_FIRST_INDEX + super::contract::ERR_HARD_SKIN),
+            word(super::contract::STATUS_FIRST_INDEX + code),
             &u32::MAX.to_le_bytes(),
         );
         self.steps = step - 1;
-        Ok(true)
     }
 
     /// `bytes` of the buffer at `binding` from byte `offset`.
@@ -401,7 +456,7 @@ impl GpuBackend {
         if p.warm_start {
             self.dispatch(pass, KernelId::HardGather, groups(n));
         }
-        for _ in 0..p.max_sweeps {
+        for _ in 0..hard.sweeps {
             if colored {
                 let k = &self.kernels[&KernelId::HardColorSweep];
                 pass.set_pipeline(&k.pipeline);
