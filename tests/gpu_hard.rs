@@ -21,7 +21,7 @@ mod gpu_common;
 
 use varidem::backend::{Backend, SolverRow};
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::gpu::{GpuBackend, Precision};
 use varidem::integrators::IntegratorKind;
 use varidem::model::generators::{glass_bed, HARD_BED_DT};
 use varidem::model::{ContactLaw, HardSolver, Model, RunLength, Scene, SimulationParams};
@@ -50,21 +50,7 @@ fn bed(n: usize, solver: HardSolver) -> Scene {
 }
 
 fn gpu(scene: &Scene, precision: Precision, test: &str) -> Option<GpuBackend> {
-    let ctx = gpu_common::context_for(test, precision)?;
-    let options = GpuOptions {
-        precision,
-        ..GpuOptions::default()
-    };
-    Some(
-        GpuBackend::with_context(
-            ctx,
-            scene.model.clone(),
-            scene.simulation.integrator,
-            scene.simulation.dt,
-            &options,
-        )
-        .unwrap_or_else(|e| panic!("{test}: {e}")),
-    )
+    gpu_common::backend(scene, precision, test)
 }
 
 /// Largest difference between two fields, relative to the larger field's magnitude.

@@ -38,7 +38,7 @@ mod gpu_common;
 use glam::DVec3;
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::gpu::{GpuBackend, Precision};
 use varidem::io::parse_scene;
 use varidem::model::Particles;
 use varidem::model::Scene;
@@ -130,45 +130,14 @@ seed = 3
 }
 
 fn gpu(scene: &Scene, precision: Precision, test: &str) -> Option<GpuBackend> {
-    let ctx = gpu_common::context_for(test, precision)?;
-    let options = GpuOptions {
-        precision,
-        ..GpuOptions::default()
-    };
-    Some(
-        GpuBackend::with_context(
-            ctx,
-            scene.model.clone(),
-            scene.simulation.integrator,
-            scene.simulation.dt,
-            &options,
-        )
-        .unwrap_or_else(|e| panic!("{test}: {e}")),
-    )
+    gpu_common::backend(scene, precision, test)
 }
 
-/// Largest difference between two fields, relative to the larger field's magnitude.
-fn rel(a: &[DVec3], b: &[DVec3]) -> f64 {
-    let scale = a
-        .iter()
-        .chain(b)
-        .fold(0f64, |m, v| m.max(v.abs().max_element()))
-        .max(f64::MIN_POSITIVE);
-    a.iter()
-        .zip(b)
-        .fold(0f64, |m, (x, y)| m.max((*x - *y).abs().max_element()))
-        / scale
-}
-
-/// The largest relative difference of the four fields.
+/// The largest difference of each field (position, velocity, rotation, angular
+/// velocity), relative to the field's largest magnitude.
 fn state_difference(c: &Particles, g: &Particles) -> [f64; 4] {
     assert_eq!(c.len(), g.len(), "rows");
-    [
-        rel(&c.position, &g.position),
-        rel(&c.velocity, &g.velocity),
-        rel(&c.rotation, &g.rotation),
-        rel(&c.angular_velocity, &g.angular_velocity),
-    ]
+    gpu_common::per_field(c, g)
 }
 
 /// The f64 GPU run of the pile against the CPU every 10 steps.

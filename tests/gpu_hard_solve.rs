@@ -92,7 +92,6 @@ fn gpu_solve(
     precision: Precision,
     problems: &[(M3, V3, f64, bool)],
 ) -> Vec<V3> {
-    use wgpu::util::DeviceExt;
     let mut input = Vec::with_capacity(STRIDE * problems.len());
     for (a, b, mu, coulomb) in problems {
         input.extend(a.iter().flatten());
@@ -107,66 +106,9 @@ fn gpu_solve(
             (bytemuck::cast_slice(&v).to_vec(), 4)
         }
     };
-    let device = &ctx.device;
     let src = format!("{}{}{}", header(precision), HARD_SOLVE.1, KERNEL);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("test_hard_solve"),
-        source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("test_hard_solve"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let xs = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("xs"),
-        contents: &bytes,
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let out_size = (3 * problems.len() * size) as u64;
-    let ys = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("ys"),
-        size: out_size,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size: out_size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("test_hard_solve"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: xs.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: ys.as_entire_binding(),
-            },
-        ],
-    });
-    let mut enc = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = enc.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups(problems.len().div_ceil(64) as u32, 1, 1);
-    }
-    enc.copy_buffer_to_buffer(&ys, 0, &staging, 0, out_size);
-    ctx.queue.submit([enc.finish()]);
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let raw = staging.slice(..).get_mapped_range().unwrap().to_vec();
+    let groups = problems.len().div_ceil(64) as u32;
+    let raw = gpu_common::run_kernel(ctx, &src, &bytes, 3 * problems.len() * size, groups);
     let reals: Vec<f64> = match precision {
         Precision::F64 => bytemuck::pod_collect_to_vec(&raw),
         Precision::F32 => bytemuck::pod_collect_to_vec::<u8, f32>(&raw)

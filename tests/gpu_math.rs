@@ -47,68 +47,10 @@ fn run_kernel_src(
     input: &[f64],
     outputs: usize,
 ) -> Vec<f64> {
-    use wgpu::util::DeviceExt;
-    let device = &ctx.device;
     let src = format!("{}{}{}", header(Precision::F64), COMMON[1].1, kernel);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("test_math"),
-        source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("test_math"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let xs = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("xs"),
-        contents: bytemuck::cast_slice(input),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let size = (outputs * 8) as u64;
-    let ys = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("ys"),
-        size,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("test_math"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: xs.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: ys.as_entire_binding(),
-            },
-        ],
-    });
-    let mut enc = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = enc.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups((input.len() / 7).div_ceil(64) as u32, 1, 1);
-    }
-    enc.copy_buffer_to_buffer(&ys, 0, &staging, 0, size);
-    ctx.queue.submit([enc.finish()]);
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let out = bytemuck::pod_collect_to_vec(&staging.slice(..).get_mapped_range().unwrap());
-    out
+    let groups = (input.len() / 7).div_ceil(64) as u32;
+    let out = gpu_common::run_kernel(ctx, &src, bytemuck::cast_slice(input), outputs * 8, groups);
+    bytemuck::pod_collect_to_vec(&out)
 }
 
 #[test]

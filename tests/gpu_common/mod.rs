@@ -80,3 +80,100 @@ pub fn per_field(a: &varidem::model::Particles, b: &varidem::model::Particles) -
             / scale
     })
 }
+
+/// A GPU backend of `scene` in `precision` with the default options on [`context_for`]'s
+/// device, or `None` where that skips.
+pub fn backend(
+    scene: &varidem::model::Scene,
+    precision: Precision,
+    test: &str,
+) -> Option<varidem::gpu::GpuBackend> {
+    let ctx = context_for(test, precision)?;
+    let options = varidem::gpu::GpuOptions {
+        precision,
+        ..varidem::gpu::GpuOptions::default()
+    };
+    Some(
+        varidem::gpu::GpuBackend::with_context(
+            ctx,
+            scene.model.clone(),
+            scene.simulation.integrator,
+            scene.simulation.dt,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("{test}: {e}")),
+    )
+}
+
+/// Runs the WGSL module `src` (entry point `main`, binding 0 the read-only `input`,
+/// binding 1 a read-write output of `output_bytes`) over `workgroups` workgroups and
+/// returns the output's bytes.
+pub fn run_kernel(
+    ctx: &GpuContext,
+    src: &str,
+    input: &[u8],
+    output_bytes: usize,
+    workgroups: u32,
+) -> Vec<u8> {
+    use wgpu::util::DeviceExt;
+    let device = &ctx.device;
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("test kernel"),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("test kernel"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let xs = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("input"),
+        contents: input,
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let size = output_bytes as u64;
+    let ys = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("output"),
+        size,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("staging"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("test kernel"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: xs.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: ys.as_entire_binding(),
+            },
+        ],
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(workgroups, 1, 1);
+    }
+    enc.copy_buffer_to_buffer(&ys, 0, &staging, 0, size);
+    ctx.queue.submit([enc.finish()]);
+    staging
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let out = staging.slice(..).get_mapped_range().unwrap().to_vec();
+    out
+}
