@@ -123,20 +123,6 @@ fn colored_f64_matches_the_cpu() {
     parity_f64(HardSolver::Colored, 1000, 30);
 }
 
-/// Mean height and kinetic energy of a state.
-fn stats(b: &mut dyn Backend) -> (f64, f64) {
-    let p = b.particles().unwrap();
-    let n = p.len() as f64;
-    let z = p.position.iter().map(|x| x.z).sum::<f64>() / n;
-    let e = p
-        .velocity
-        .iter()
-        .zip(&p.mass)
-        .map(|(v, m)| 0.5 * m * v.length_squared())
-        .sum::<f64>();
-    (z, e)
-}
-
 /// f32 on the GPU against the CPU's f64 on the settling bed over 100 steps, as
 /// statistics: f32 rounding (6e-8 relative per operation) in the unconverged solves
 /// moves individual beads apart from the f64 trajectories (1e-7 m after 100 steps),
@@ -154,8 +140,8 @@ fn f32_follows_the_cpu_statistically() {
     for block in 0..4 {
         c.advance(25).unwrap();
         g.advance(25).unwrap();
-        let (zc, ec) = stats(&mut c);
-        let (zg, eg) = stats(&mut g);
+        let (zc, ec) = gpu_common::height_and_kinetic(&c.particles().unwrap());
+        let (zg, eg) = gpu_common::height_and_kinetic(&g.particles().unwrap());
         let (rc, rg) = (c.take_solver_rows(), g.take_solver_rows());
         let mean = |r: &[SolverRow], f: fn(&SolverRow) -> f64| {
             r.iter().map(f).sum::<f64>() / r.len() as f64

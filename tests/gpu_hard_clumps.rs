@@ -186,19 +186,6 @@ fn jacobi_coulomb_f64_matches_the_cpu() {
     parity_f64("jacobi", "coulomb");
 }
 
-/// Mean height and kinetic energy of the bodies' and free spheres' rows.
-fn stats(p: &Particles) -> (f64, f64) {
-    let n = p.len() as f64;
-    let z = p.position.iter().map(|x| x.z).sum::<f64>() / n;
-    let e = p
-        .velocity
-        .iter()
-        .zip(&p.mass)
-        .map(|(v, m)| 0.5 * m * v.length_squared())
-        .sum::<f64>();
-    (z, e)
-}
-
 /// f32 against the CPU's f64 over 60 steps, as statistics (the bounds of
 /// `tests/gpu_hard.rs`): mean height to 1e-4 relative, kinetic energy within 5 %,
 /// contacts within 2 %.
@@ -213,8 +200,8 @@ fn f32_follows_the_cpu_statistically() {
     for block in 0..3 {
         c.advance(20).unwrap();
         g.advance(20).unwrap();
-        let (zc, ec) = stats(&c.particles().unwrap());
-        let (zg, eg) = stats(&g.particles().unwrap());
+        let (zc, ec) = gpu_common::height_and_kinetic(&c.particles().unwrap());
+        let (zg, eg) = gpu_common::height_and_kinetic(&g.particles().unwrap());
         let mean = |r: &[varidem::backend::SolverRow]| {
             r.iter().map(|r| f64::from(r.contacts)).sum::<f64>() / r.len() as f64
         };

@@ -177,3 +177,17 @@ pub fn run_kernel(
     let out = staging.slice(..).get_mapped_range().unwrap().to_vec();
     out
 }
+
+/// Mean height (z) and kinetic energy `Σ ½ m v²` of a state's rows: the statistics the
+/// f32 hard-contact tests compare with the CPU's.
+pub fn height_and_kinetic(p: &varidem::model::Particles) -> (f64, f64) {
+    let n = p.len() as f64;
+    let z = p.position.iter().map(|x| x.z).sum::<f64>() / n;
+    let e = p
+        .velocity
+        .iter()
+        .zip(&p.mass)
+        .map(|(v, m)| 0.5 * m * v.length_squared())
+        .sum::<f64>();
+    (z, e)
+}
