@@ -27,6 +27,7 @@ pub const RUN_RECORD: &str = "run.toml";
 pub mod csv;
 pub mod plot;
 pub mod scene;
+pub mod stl;
 pub mod vtk_reader;
 pub mod vtk_writer;
 

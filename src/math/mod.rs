@@ -4,6 +4,7 @@
 //! functions in `shaders/common/rodrigues.wgsl`.
 
 pub mod rodrigues;
+pub mod triangle;
 
 pub use rodrigues::{
     angle, compose, from_rotation_vector, inverse, relative, rotate, rotate_inverse,

@@ -12,6 +12,7 @@ mod inertia;
 mod integrator;
 pub mod mass_properties;
 mod materials;
+mod mesh;
 mod particles;
 mod precision;
 mod walls;
@@ -23,6 +24,7 @@ pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
+pub use mesh::{MeshError, TriangleMesh, DEGENERATE_AREA};
 pub use particles::{
     removed_ids, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM,
     FLAG_REMOVED,
