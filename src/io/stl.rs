@@ -35,11 +35,27 @@ pub enum ReadError {
     Mesh(#[from] crate::model::MeshError),
 }
 
-/// [`read_mesh`] from any seekable reader (`stl_io` probes ASCII, then binary).
-pub fn read_mesh_from<R: std::io::Read + std::io::Seek>(
+/// [`read_mesh`] from any reader. `stl_io` takes a file whose first line starts with
+/// `solid ` for ASCII, but some CAD exporters (SolidWorks among them) begin binary
+/// headers so: a file whose length is exactly a binary STL's for the triangle count
+/// in its header (84 + 50 n bytes) is read as binary whatever its first bytes say, and
+/// an ASCII file that starts with a bare `solid` line as ASCII.
+pub fn read_mesh_from<R: std::io::Read>(
     reader: &mut R,
 ) -> std::result::Result<TriangleMesh, ReadError> {
-    let mesh = stl_io::read_stl(reader)?;
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes)?;
+    if bytes.starts_with(b"solid ") && bytes.len() >= 84 {
+        let count = u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]);
+        if bytes.len() as u64 == 84 + 50 * u64::from(count) {
+            bytes[..6].fill(0);
+        }
+    }
+    // An ASCII file whose first line is a bare `solid` (no name) is ASCII too.
+    if bytes.starts_with(b"solid\n") || bytes.starts_with(b"solid\r\n") {
+        bytes.insert(5, b' ');
+    }
+    let mesh = stl_io::read_stl(&mut std::io::Cursor::new(bytes))?;
     let vertices = mesh
         .vertices
         .iter()
@@ -89,6 +105,9 @@ mod tests {
             facet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 1 0\n  vertex 0 1 0\n endloop\nendfacet\n\
             endsolid square\n";
         let a = read_mesh_from(&mut Cursor::new(ascii.as_bytes().to_vec())).unwrap();
+        let bare = ascii.replacen("solid square", "solid", 1);
+        let c = read_mesh_from(&mut Cursor::new(bare.into_bytes())).unwrap();
+        assert_eq!(c, a, "a bare `solid` line");
         for m in [&a, &b] {
             assert_eq!(m.vertices.len(), 4, "shared corners merged");
             assert_eq!(m.triangles.len(), 2);
@@ -114,6 +133,11 @@ mod tests {
         stl_io::write_stl(&mut out, t.iter()).unwrap();
         let e = read_mesh_from(&mut Cursor::new(out)).unwrap_err();
         assert!(e.to_string().starts_with("triangle 0 is degenerate"), "{e}");
+        // A binary file whose header starts like an ASCII one reads as binary.
+        let mut solid = square_binary();
+        solid[..12].copy_from_slice(b"solid square");
+        let m = read_mesh_from(&mut Cursor::new(solid)).unwrap();
+        assert_eq!(m.triangles.len(), 2);
         // A missing file names its path.
         let e = read_mesh(Path::new("/nonexistent/wall.stl")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/wall.stl"), "{e}");
