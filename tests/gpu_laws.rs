@@ -919,6 +919,7 @@ fn binder_contact_matches(test: &str, precision: Precision, tol: f64) {
             normal: v3(x, 12),
             stiffness: x[15],
             material: None,
+            motion: Default::default(),
         };
         let w = contact::binder_wall(&wall, x_i, r_i);
         if (1.0 - wall.distance(x_i) / r_i).abs() > band {

@@ -242,7 +242,7 @@ proptest! {
     #[test]
     fn wall_is_gradient(x in v3(0.1), n in v3(1.0), r in 0.12f64..0.3) {
         prop_assume!(n.length() > 0.1);
-        let wall = Wall { point: DVec3::ZERO, normal: n.normalize(), stiffness: 2100.0, material: None };
+        let wall = Wall { point: DVec3::ZERO, normal: n.normalize(), stiffness: 2100.0, material: None, motion: Default::default() };
         prop_assume!(wall.distance(x) < 0.95 * r);
         let u = |y: DVec3| contact::binder_wall(&wall, y, r).map_or(0.0, |q| q.0);
         let (_, f) = contact::binder_wall(&wall, x, r).unwrap();

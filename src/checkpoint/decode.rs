@@ -12,6 +12,7 @@ use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Domain, Inertia, Interaction,
     Material, Model, Particles, RunLength, Scene, ShearForm, SimulationParams, Wall,
 };
+use crate::model::{MeshWall, Motion, TriangleMesh};
 use crate::physics::granular::{Drag, NearField};
 use glam::DVec3;
 
@@ -323,6 +324,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
                 normal: r.vec3()?,
                 stiffness: r.f64()?,
                 material: r.opt_u32()?,
+                motion: Motion::default(),
             })
         })
         .collect::<Decoded<Vec<Wall>>>()?;
@@ -331,10 +333,20 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     } else {
         (Vec::new(), Vec::new())
     };
+    let mut walls = walls;
+    let meshes = if version >= 6 {
+        for wall in &mut walls {
+            wall.motion = decode_motion(r)?;
+        }
+        decode_meshes(r, materials.len())?
+    } else {
+        Vec::new()
+    };
     Ok(Model {
         particles,
         bonds,
         walls,
+        meshes,
         shear,
         contact,
         gravity,
@@ -351,6 +363,47 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
 /// The clump types and clumps of a format-4 model, checked as the scene loader checks
 /// them (positive radii and mass, finite values, a valid inertia tensor, known types
 /// and materials).
+fn decode_motion(r: &mut Reader<'_>) -> Decoded<Motion> {
+    Ok(Motion {
+        velocity: r.vec3()?,
+        angular_velocity: r.vec3()?,
+        axis_point: r.vec3()?,
+        start: r.f64()?,
+        stop: r.f64()?,
+    })
+}
+
+/// The mesh walls (format 6), each checked as a scene's ([`TriangleMesh::new`]).
+fn decode_meshes(r: &mut Reader<'_>, materials: usize) -> Decoded<Vec<MeshWall>> {
+    let nm = r.count("meshes", 4 + 8 + 8 + 5 + 8 + 88)?;
+    let mut meshes = Vec::with_capacity(nm);
+    for k in 0..nm {
+        let name = r.str()?;
+        let nv = r.count("mesh vertices", 24)?;
+        let vertices = r.vec3s(nv)?;
+        let nt = r.count("mesh triangles", 12)?;
+        let triangles = (0..nt)
+            .map(|_| Ok([r.u32()?, r.u32()?, r.u32()?]))
+            .collect::<Decoded<Vec<[u32; 3]>>>()?;
+        let mesh = TriangleMesh::new(vertices, triangles)
+            .map_err(|e| format!("mesh {k} ({name}): {e}"))?;
+        let material = r.opt_u32()?;
+        if let Some(m) = material.filter(|&m| m as usize >= materials) {
+            return Err(format!(
+                "mesh {k} ({name}) has material {m}, but there are {materials}"
+            ));
+        }
+        meshes.push(MeshWall {
+            name,
+            mesh,
+            material,
+            stiffness: r.f64()?,
+            motion: decode_motion(r)?,
+        });
+    }
+    Ok(meshes)
+}
+
 fn decode_clumps(r: &mut Reader<'_>, materials: usize) -> Decoded<(Vec<ClumpType>, Vec<Clump>)> {
     let nt = r.count("clump types", 4 + 4 + 24 + 4 + 8 + 72)?;
     let mut types = Vec::with_capacity(nt);

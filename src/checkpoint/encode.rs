@@ -11,6 +11,7 @@ use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Material, Model, Particles,
     RunLength, ShearForm, SimulationParams, Wall,
 };
+use crate::model::{MeshWall, Motion, TriangleMesh};
 use crate::physics::granular::{Drag, NearField};
 
 fn backend_code(k: BackendKind) -> u8 {
@@ -110,6 +111,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         particles,
         bonds,
         walls,
+        meshes,
         shear,
         contact,
         gravity,
@@ -287,6 +289,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             normal,
             stiffness,
             material,
+            motion: _,
         } = wall;
         w.vec3(*point);
         w.vec3(*normal);
@@ -331,6 +334,44 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             w.vec3(*v);
         }
     }
+    // Since version 6: the walls' motions, then the mesh walls.
+    walls.iter().for_each(|wall| encode_motion(w, &wall.motion));
+    w.len(meshes.len());
+    for m in meshes {
+        let MeshWall {
+            name,
+            mesh: TriangleMesh {
+                vertices,
+                triangles,
+            },
+            material,
+            stiffness,
+            motion,
+        } = m;
+        w.str(name);
+        w.len(vertices.len());
+        vertices.iter().for_each(|v| w.vec3(*v));
+        w.len(triangles.len());
+        triangles.iter().flatten().for_each(|k| w.u32(*k));
+        w.opt_u32(*material);
+        w.f64(*stiffness);
+        encode_motion(w, motion);
+    }
+}
+
+fn encode_motion(w: &mut Writer, m: &Motion) {
+    let Motion {
+        velocity,
+        angular_velocity,
+        axis_point,
+        start,
+        stop,
+    } = m;
+    for v in [velocity, angular_velocity, axis_point] {
+        w.vec3(*v);
+    }
+    w.f64(*start);
+    w.f64(*stop);
 }
 
 pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {

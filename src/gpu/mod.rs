@@ -274,6 +274,17 @@ impl GpuBackend {
             }
             _ => {}
         }
+        // Issue 26 builds mesh walls and wall motion on the CPU reference first.
+        if !model.meshes.is_empty() {
+            return Err(Error::Backend(
+                "mesh walls run on the CPU reference backend only so far; use --backend cpu".into(),
+            ));
+        }
+        if model.walls.iter().any(|w| !w.motion.is_static()) {
+            return Err(Error::Backend(
+                "moving walls run on the CPU reference backend only so far; use --backend cpu".into(),
+            ));
+        }
         if integrator == IntegratorKind::CampelloTrapezoidal {
             return Err(Error::Backend(
                 "the campello-trapezoidal integrator (implicit, fixed-point iterations) runs on the CPU reference backend only; use --backend cpu".into(),

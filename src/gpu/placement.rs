@@ -156,6 +156,7 @@ mod tests {
             normal: DVec3::Z,
             stiffness: 1.0,
             material: None,
+            motion: Default::default(),
         });
         m.domain = Some(Domain {
             min: DVec3::splat(90.0),

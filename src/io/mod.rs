@@ -35,5 +35,7 @@ pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
     SolverCsv, FINAL_CSV_HEADER,
 };
-pub use scene::{default_scene, load_scene, parse_scene, scene_to_toml, DEFAULT_SCENE};
+pub use scene::{
+    default_scene, load_scene, parse_scene, parse_scene_in, scene_to_toml, DEFAULT_SCENE,
+};
 pub use vtk_writer::{VtkSeries, PVD_FILE, VTK_DIR};

@@ -594,6 +594,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
             normal,
             stiffness: 0.0,
             material: None,
+            motion: Default::default(),
         });
     }
     model.gravity = DVec3::new(0.0, 0.0, -9.81);
@@ -634,6 +635,7 @@ fn on_a_floor(model: &mut Model, material: crate::model::Material, skin: f64, ma
         normal: DVec3::Z,
         stiffness: 0.0,
         material: Some(0),
+        motion: Default::default(),
     });
     model.gravity = DVec3::new(0.0, 0.0, -9.81);
     model.contact = Some(ContactParams {

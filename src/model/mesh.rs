@@ -9,6 +9,25 @@ use std::collections::BTreeMap;
 
 use glam::DVec3;
 
+use super::Motion;
+
+/// A triangle-mesh wall of a scene (`[[mesh]]`): the placed mesh at rest, what it is
+/// made of, and how it moves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshWall {
+    /// The name given in the scene (`name`), else the file's stem; names the wall in
+    /// errors and in `walls.csv`.
+    pub name: String,
+    /// The mesh, placed (scaled, turned, moved) at its rest pose.
+    pub mesh: TriangleMesh,
+    /// Material index under the Hertz law; `None`: rigid (`E, G → ∞`).
+    pub material: Option<u32>,
+    /// Contact stiffness `K^pp` against this mesh under the binder law (J).
+    pub stiffness: f64,
+    /// Prescribed motion (at rest by default).
+    pub motion: Motion,
+}
+
 /// Why a mesh was refused, naming the vertex or triangle.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MeshError {

@@ -13,6 +13,7 @@ mod integrator;
 pub mod mass_properties;
 mod materials;
 mod mesh;
+mod motion;
 mod particles;
 mod precision;
 mod walls;
@@ -24,7 +25,8 @@ pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
-pub use mesh::{MeshError, TriangleMesh, DEGENERATE_AREA};
+pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA};
+pub use motion::{Motion, Pose};
 pub use particles::{
     removed_ids, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM,
     FLAG_REMOVED,
@@ -131,6 +133,8 @@ pub struct Model {
     pub bonds: Vec<Bond>,
     /// Planar walls.
     pub walls: Vec<Wall>,
+    /// Triangle-mesh walls (`[[mesh]]`).
+    pub meshes: Vec<MeshWall>,
     /// Shear potential form for every bond.
     pub shear: ShearForm,
     /// Contact law, if any.

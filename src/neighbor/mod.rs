@@ -632,6 +632,7 @@ mod tests {
             normal: DVec3::X,
             stiffness: 1.0,
             material: None,
+            motion: Default::default(),
         };
         let mut list = NeighborList::new(0.05);
         list.build(&pos, &rad);

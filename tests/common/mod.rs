@@ -82,6 +82,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
             normal: DVec3::X,
             stiffness: 2100.0,
             material: None,
+            motion: Default::default(),
         });
     }
     m
@@ -169,6 +170,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         normal: DVec3::Z,
         stiffness: 50.0,
         material: None,
+        motion: Default::default(),
     });
     m
 }

@@ -4,25 +4,26 @@
 //! the same model bit for bit.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use super::checks::{
-    check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, nonzero_vec, plural,
-    scene_error, unit,
+    check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, plural, scene_error,
 };
 use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
 use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
     BlockSection, BondSection, CloudSection, ContactSection, DomainSection, InteractionSection,
-    ParticleSection, RingSection, SceneFile, WallSection,
+    ParticleSection, RingSection, SceneFile,
 };
 use super::sections::{
     binder, contact_law, drag, materials, near_field, particle, simulation, stiffness_from,
     BinderDefaults,
 };
+use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, Scene, Wall,
+    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, Scene,
     DEFAULT_MAX_CONTACTS,
 };
 
@@ -36,7 +37,7 @@ const DEFAULT_SKIN_FRACTION: f64 = 0.1;
 type Bonded = HashMap<(u32, u32), String>;
 
 /// The scene of `file`, every value checked; the first invalid one is the error.
-pub(super) fn build(file: &SceneFile) -> Result<Scene> {
+pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     let (simulation, gravity) = simulation(&file.simulation)?;
     let binder = binder(file.binder.as_ref())?;
     let law = file.contact.as_ref().map(contact_law).transpose()?;
@@ -71,6 +72,7 @@ pub(super) fn build(file: &SceneFile) -> Result<Scene> {
     }
     add_bonds(&mut model, &file.bonds, &binder, &mut bonded)?;
     add_walls(&mut model, &file.walls, law, &materials)?;
+    add_meshes(&mut model, &file.meshes, law, &materials, base)?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {
         model.contact = Some(contact_params(c, law, &model)?);
@@ -256,61 +258,6 @@ fn add_bonds(
             .map_err(|e| scene_error(format!("bond[{k}]: {e}")))?;
         model.bonds.push(bond);
         bonded.insert(pair, format!("bond[{k}]"));
-    }
-    Ok(())
-}
-
-/// The `[[wall]]`s: normals made unit, stiffnesses from the wall or the contact law.
-/// Walls need a contact law.
-fn add_walls(
-    model: &mut Model,
-    sections: &[WallSection],
-    law: Option<ContactLaw>,
-    materials: &[Material],
-) -> Result<()> {
-    if !sections.is_empty() && law.is_none() {
-        return Err(scene_error(
-            "wall[0]: walls act only through the contact law, but the scene has no [contact] section",
-        ));
-    }
-    for (k, w) in sections.iter().enumerate() {
-        let key = |field: &str| format!("wall[{k}].{field}");
-        let point = finite_vec(&key("point"), w.point)?;
-        let normal = unit(nonzero_vec(
-            &key("normal"),
-            w.normal,
-            "it points into the domain",
-        )?);
-        let stiffness = match (w.stiffness, law) {
-            (Some(s), Some(ContactLaw::Hard(_))) => {
-                return Err(scene_error(format!(
-                    "{} = {s}: only the \"binder\" law uses it; hard contacts have no stiffness",
-                    key("stiffness")
-                )))
-            }
-            (Some(s), Some(ContactLaw::Hertz)) => {
-                return Err(scene_error(format!(
-                    "{} = {s}: only the \"binder\" law uses it; under \"hertz\" give the wall a material (or none: rigid)",
-                    key("stiffness")
-                )))
-            }
-            (Some(s), _) => non_negative(&key("stiffness"), s)?,
-            (None, Some(ContactLaw::Binder { k_pp })) => k_pp,
-            // Hertz walls take their stiffness from the materials; walls without a
-            // contact law were rejected above.
-            (None, _) => 0.0,
-        };
-        let material = w
-            .material
-            .as_deref()
-            .map(|name| material_index(&key("material"), name, materials))
-            .transpose()?;
-        model.walls.push(Wall {
-            point,
-            normal,
-            stiffness,
-            material,
-        });
     }
     Ok(())
 }

@@ -91,6 +91,7 @@ mod schema;
 mod sections;
 #[cfg(test)]
 mod tests;
+mod walls;
 mod write;
 
 pub use generators::MAX_BOND_REACH;
@@ -125,9 +126,17 @@ fn toml_error(text: &str, e: &toml::de::Error) -> Error {
 /// Errors are [`Error::Scene`] with one line naming the problem: a TOML syntax or type
 /// error with its line and column (unknown keys included), or a value out of range
 /// with its key, e.g. `particle[3].mass = -1: must be > 0 and finite`.
+///
+/// Mesh files (`[[mesh]] file`) are read relative to the current directory; use
+/// [`parse_scene_in`] to give another.
 pub fn parse_scene(text: &str) -> Result<Scene> {
+    parse_scene_in(text, Path::new("."))
+}
+
+/// [`parse_scene`] with relative mesh files read from `base`.
+pub fn parse_scene_in(text: &str, base: &Path) -> Result<Scene> {
     let file: SceneFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
-    build(&file)
+    build(&file, base)
 }
 
 /// Reads, parses and validates the scene file at `path`.
@@ -136,7 +145,8 @@ pub fn parse_scene(text: &str) -> Result<Scene> {
 /// file cannot be read.
 pub fn load_scene(path: &Path) -> Result<Scene> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_scene(&text).map_err(|e| match e {
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse_scene_in(&text, base).map_err(|e| match e {
         Error::Scene(msg) => Error::Scene(format!("{}: {msg}", path.display())),
         other => other,
     })

@@ -21,6 +21,8 @@ pub(super) struct SceneFile {
     pub(super) bonds: Vec<BondSection>,
     #[serde(default, rename = "wall")]
     pub(super) walls: Vec<WallSection>,
+    #[serde(default, rename = "mesh")]
+    pub(super) meshes: Vec<MeshSection>,
     #[serde(default, rename = "ring")]
     pub(super) rings: Vec<RingSection>,
     #[serde(default, rename = "block")]
@@ -283,6 +285,52 @@ pub(super) struct WallSection {
     pub(super) stiffness: Option<f64>,
     #[serde(default)]
     pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) velocity: Option<Vec3>,
+    #[serde(default)]
+    pub(super) angular_velocity: Option<Vec3>,
+    #[serde(default)]
+    pub(super) axis_point: Option<Vec3>,
+    #[serde(default)]
+    pub(super) start: Option<f64>,
+    #[serde(default)]
+    pub(super) stop: Option<f64>,
+}
+
+/// `[[mesh]]`: a triangle-mesh wall from an STL file (`file`) or given inline
+/// (`vertices` and `triangles`, as `scene_to_toml` writes it back), placed by `scale`,
+/// then `rotate` (α), then `translate`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MeshSection {
+    #[serde(default)]
+    pub(super) name: Option<String>,
+    #[serde(default)]
+    pub(super) file: Option<String>,
+    #[serde(default)]
+    pub(super) vertices: Option<Vec<Vec3>>,
+    #[serde(default)]
+    pub(super) triangles: Option<Vec<[i64; 3]>>,
+    #[serde(default)]
+    pub(super) scale: Option<f64>,
+    #[serde(default)]
+    pub(super) translate: Vec3,
+    #[serde(default)]
+    pub(super) rotate: Vec3,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) stiffness: Option<f64>,
+    #[serde(default)]
+    pub(super) velocity: Option<Vec3>,
+    #[serde(default)]
+    pub(super) angular_velocity: Option<Vec3>,
+    #[serde(default)]
+    pub(super) axis_point: Option<Vec3>,
+    #[serde(default)]
+    pub(super) start: Option<f64>,
+    #[serde(default)]
+    pub(super) stop: Option<f64>,
 }
 
 fn default_true() -> bool {

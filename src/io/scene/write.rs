@@ -29,6 +29,27 @@ fn toml_vec(v: DVec3) -> String {
     )
 }
 
+/// The motion keys of a wall or mesh that differ from the defaults.
+fn write_motion(s: &mut String, m: &crate::model::Motion) {
+    use std::fmt::Write as _;
+    let d = crate::model::Motion::default();
+    for (key, v, dv) in [
+        ("velocity", m.velocity, d.velocity),
+        ("angular_velocity", m.angular_velocity, d.angular_velocity),
+        ("axis_point", m.axis_point, d.axis_point),
+    ] {
+        if v != dv {
+            let _ = writeln!(s, "{key} = {}", toml_vec(v));
+        }
+    }
+    if m.start != d.start {
+        let _ = writeln!(s, "start = {}", toml_float(m.start));
+    }
+    if m.stop != d.stop {
+        let _ = writeln!(s, "stop = {}", toml_float(m.stop));
+    }
+}
+
 /// Writes a resolved scene as TOML: `[simulation]`, `[binder]` (shear form only),
 /// `[contact]`, then every particle, bond and wall explicitly, with every default
 /// filled in. Floats use their shortest round-trip form, so
@@ -215,11 +236,37 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             Some(mat) => {
                 let _ = writeln!(s, "material = {:?}", mat.name);
             }
-            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz)) => {}
-            None => {
+            // Only the binder law takes a stiffness (hard and Hertz walls refuse one).
+            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Binder { .. })) => {
                 let _ = writeln!(s, "stiffness = {}", toml_float(w.stiffness));
             }
+            None => {}
         }
+        write_motion(&mut s, &w.motion);
+    }
+
+    // Meshes inline, as placed: the file is not needed to read the scene back.
+    for mw in &m.meshes {
+        let _ = writeln!(s, "\n[[mesh]]\nname = {:?}", mw.name);
+        let v: Vec<String> = mw.mesh.vertices.iter().map(|&v| toml_vec(v)).collect();
+        let _ = writeln!(s, "vertices = [{}]", v.join(", "));
+        let t: Vec<String> = mw
+            .mesh
+            .triangles
+            .iter()
+            .map(|t| format!("[{}, {}, {}]", t[0], t[1], t[2]))
+            .collect();
+        let _ = writeln!(s, "triangles = [{}]", t.join(", "));
+        match mw.material.and_then(|k| m.materials.get(k as usize)) {
+            Some(mat) => {
+                let _ = writeln!(s, "material = {:?}", mat.name);
+            }
+            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Binder { .. })) => {
+                let _ = writeln!(s, "stiffness = {}", toml_float(mw.stiffness));
+            }
+            None => {}
+        }
+        write_motion(&mut s, &mw.motion);
     }
 
     // Clump types with their spheres where they were written (centroid + offset) and
