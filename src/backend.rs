@@ -247,6 +247,11 @@ pub struct ContactState {
     pub moment: Vec<DVec3>,
     /// Per-particle energies `[contact, wall, near_field]` (J).
     pub energy: Vec<[f64; 3]>,
+    /// Mesh contact slots (CPU): each particle's touched mesh features' keys
+    /// (`physics::mesh`, `NO_PARTNER` unused), `N × MESH_SLOTS`; empty without meshes.
+    pub mesh_key: Vec<u32>,
+    /// The springs of `mesh_key`'s contacts.
+    pub mesh_spring: Vec<DVec3>,
 }
 
 impl StateSnapshot {

@@ -188,6 +188,16 @@ pub enum Fault {
         /// Slots per particle.
         capacity: usize,
     },
+    /// A particle touches more mesh features at once than its mesh slots hold.
+    #[error("particle {particle}: mesh-contact overflow: it touches {contacts} mesh faces, edges or corners at once, but a particle holds {capacity}; the mesh may be much finer than the particles, or the particle pressed deep into it (time step too large?)")]
+    MeshContactOverflow {
+        /// Particle.
+        particle: usize,
+        /// Mesh contacts found.
+        contacts: usize,
+        /// Slots per particle.
+        capacity: usize,
+    },
     /// The hard-contact solver stopped at `max_sweeps` above its tolerance, with
     /// `[contact] on_nonconvergence = "error"`.
     #[error("the hard-contact solver did not converge: velocity residual {residual:.3e} m/s > tolerance {tolerance:.3e} m/s after {sweeps} sweeps over {contacts} contacts (raise [contact] max_sweeps or tolerance, or set on_nonconvergence = \"warn\")")]

@@ -551,6 +551,13 @@ fn decode_state_arrays(
             let energy = (0..n)
                 .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
                 .collect::<Decoded<Vec<[f64; 3]>>>()?;
+            let (mesh_key, mesh_spring) = if version >= 6 {
+                let nk = r.count("mesh contact slots", 4 + 24)?;
+                let keys = (0..nk).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+                (keys, r.vec3s(nk)?)
+            } else {
+                (Vec::new(), Vec::new())
+            };
             Some(ContactState {
                 slots,
                 partner,
@@ -559,6 +566,8 @@ fn decode_state_arrays(
                 force,
                 moment,
                 energy,
+                mesh_key,
+                mesh_spring,
             })
         }
         c => return Err(format!("contact-state flag {c}")),

@@ -401,6 +401,10 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
             c.force.iter().for_each(|v| w.vec3(*v));
             c.moment.iter().for_each(|v| w.vec3(*v));
             c.energy.iter().flatten().for_each(|v| w.f64(*v));
+            // Since version 6: the mesh contact slots.
+            w.len(c.mesh_key.len());
+            c.mesh_key.iter().for_each(|v| w.u32(*v));
+            c.mesh_spring.iter().for_each(|v| w.vec3(*v));
         }
     }
     // Since version 4: the clumps' state.

@@ -25,6 +25,8 @@ pub struct ParticleForce {
     pub e_near: f64,
     /// Touching contacts beyond the history capacity (an error when > 0).
     pub overflow: u32,
+    /// Mesh contacts beyond [`MESH_SLOTS`](super::MESH_SLOTS) (an error when > 0).
+    pub mesh_overflow: u32,
 }
 
 /// Forces, moments and per-particle energies from one force evaluation, with the
@@ -49,6 +51,11 @@ pub(super) struct ForceState {
     pub(super) springs: Vec<PairSpring>,
     /// Scratch: one near-field slot per listed pair, with a near field.
     pub(super) near: Vec<NearSlot>,
+    /// Mesh contact slots after this evaluation: feature keys (`NO_PARTNER` unused)
+    /// and springs, `N × MESH_SLOTS` (empty without meshes under the Hertz law).
+    pub(super) mesh_key: Vec<u32>,
+    /// The springs of `mesh_key`'s contacts.
+    pub(super) mesh_spring: Vec<DVec3>,
 }
 
 impl ForceState {
@@ -58,7 +65,10 @@ impl ForceState {
         } else {
             0
         };
+        let mesh = mesh_slots(model) * n;
         Self {
+            mesh_key: vec![crate::physics::granular::NO_PARTNER; mesh],
+            mesh_spring: vec![DVec3::ZERO; mesh],
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
             wall_spring: vec![DVec3::ZERO; walls],
@@ -76,6 +86,15 @@ impl ForceState {
 pub(super) fn history_slots(model: &Model) -> usize {
     match model.contact {
         Some(c) if c.law == ContactLaw::Hertz => c.max_contacts as usize,
+        _ => 0,
+    }
+}
+
+/// Mesh contact slots per particle: [`MESH_SLOTS`](super::MESH_SLOTS) under the Hertz
+/// law with meshes, none otherwise.
+pub(super) fn mesh_slots(model: &Model) -> usize {
+    match model.contact {
+        Some(c) if c.law == ContactLaw::Hertz && !model.meshes.is_empty() => super::MESH_SLOTS,
         _ => 0,
     }
 }

@@ -24,6 +24,9 @@ mod kernels;
 mod pair_batch;
 mod parallel;
 mod trapezoidal;
+mod walls;
+
+pub use walls::MESH_SLOTS;
 
 pub use crate::physics::granular::PairTables;
 pub use contact_history::{History, NO_PARTNER};
@@ -71,6 +74,8 @@ pub struct CpuBackend {
     free: usize,
     /// Hard contacts' solver state (`[contact] law = "hard"`); `None` otherwise.
     hard: Option<hard::HardState>,
+    /// Moving and mesh walls (issue 26); `None` when every wall is a plane at rest.
+    walls: Option<walls::WallState>,
 }
 
 /// Particles plus walls: the bound of a hard-contact key's partner.
@@ -182,6 +187,15 @@ impl CpuBackend {
         };
         rows.to_pairs(&self.neighbors, &mut self.forces.springs);
         self.forces.wall_spring.clone_from(&c.wall_spring);
+        let slots = forces::mesh_slots(&self.model) * n;
+        if c.mesh_key.len() != slots || c.mesh_spring.len() != slots {
+            return Err(Error::Snapshot(format!(
+                "the contact state has {} mesh contact slots, but the scene needs {slots}",
+                c.mesh_key.len()
+            )));
+        }
+        self.forces.mesh_key.clone_from(&c.mesh_key);
+        self.forces.mesh_spring.clone_from(&c.mesh_spring);
         for (i, f) in self.forces.particles.iter_mut().enumerate() {
             f.force = c.force[i];
             f.moment = c.moment[i];
@@ -209,6 +223,8 @@ impl CpuBackend {
                 .iter()
                 .map(|f| [f.e_contact, f.e_wall, f.e_near])
                 .collect(),
+            mesh_key: self.forces.mesh_key.clone(),
+            mesh_spring: self.forces.mesh_spring.clone(),
         })
     }
 
@@ -343,8 +359,10 @@ impl CpuBackend {
             bodies,
             free,
             hard: None,
+            walls: None,
         };
         backend.hard = hard::HardState::new(&backend.model);
+        backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
         if let Some(b) = &backend.bodies {
             backend.neighbors.body = b.body_ids(n);
         }
@@ -361,6 +379,7 @@ impl CpuBackend {
                 &backend.model.particles.radius,
             );
         }
+        backend.place_walls(step);
         let mut f = std::mem::take(&mut backend.spare_forces);
         backend.evaluate_forces(&mut f, step, true, None, None)?;
         if let Some(b) = &mut backend.bodies {
@@ -402,7 +421,15 @@ impl CpuBackend {
         if self.model.contact.is_none() {
             return vec![0; p.len()];
         }
-        neighbor::contact_counts(&self.neighbors, &p.position, &p.radius, &self.model.walls)
+        let mut counts =
+            neighbor::contact_counts(&self.neighbors, &p.position, &p.radius, &self.model.walls);
+        if let Some(ws) = &self.walls {
+            for (i, c) in counts.iter_mut().enumerate() {
+                ws.surfaces
+                    .contacts(ws.list.of(i), p.position[i], p.radius[i], |_| *c += 1);
+            }
+        }
+        counts
     }
 
     /// Neighbours of particle `i` in the current contact list (ascending ids).
@@ -479,6 +506,7 @@ impl CpuBackend {
         if self.model.contact.is_some() && stale {
             self.rebuild_neighbors();
         }
+        self.place_walls(step);
         let mut f = std::mem::take(&mut self.spare_forces);
         // Kernel `integrate_correct` runs inside the force gather, on each particle as
         // soon as its force is complete: the velocities are lent to it (nothing in the
@@ -518,6 +546,17 @@ impl CpuBackend {
             p.velocity[i] = k.v;
             p.rotation[i] = k.alpha;
             p.angular_velocity[i] = k.omega;
+        }
+        self.place_walls(self.step);
+    }
+
+    /// Places moving walls and meshes at step `step` and brings the mesh candidate
+    /// lists up to date for the current positions.
+    fn place_walls(&mut self, step: u64) {
+        if let Some(ws) = &mut self.walls {
+            ws.place(&mut self.model.walls, step);
+            let p = &self.model.particles;
+            ws.update_list(&p.position, &p.radius);
         }
     }
 

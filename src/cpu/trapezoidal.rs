@@ -33,6 +33,7 @@ impl IterateForces for Iterates<'_> {
         if self.backend.model.contact.is_some() {
             // Against the current reference (an iterate may have rebuilt it).
             self.backend.update_neighbors(self.x0);
+            self.backend.place_walls(self.step);
         }
         self.backend
             .evaluate_forces(&mut self.forces, self.step, false, Some(increments), None)
@@ -95,6 +96,7 @@ impl CpuBackend {
             Err(e) => {
                 self.spare_forces = forces;
                 self.restore_from(&start);
+                self.place_walls(self.step);
                 Err(e)
             }
         }

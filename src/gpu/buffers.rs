@@ -483,6 +483,8 @@ impl GpuBackend {
             force: self.read_field(Field::Force)?,
             moment: self.read_field(Field::Moment)?,
             energy: energy.iter().map(|e| e.to_array()).collect(),
+            mesh_key: Vec::new(),
+            mesh_spring: Vec::new(),
         }))
     }
 

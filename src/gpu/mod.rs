@@ -282,7 +282,8 @@ impl GpuBackend {
         }
         if model.walls.iter().any(|w| !w.motion.is_static()) {
             return Err(Error::Backend(
-                "moving walls run on the CPU reference backend only so far; use --backend cpu".into(),
+                "moving walls run on the CPU reference backend only so far; use --backend cpu"
+                    .into(),
             ));
         }
         if integrator == IntegratorKind::CampelloTrapezoidal {

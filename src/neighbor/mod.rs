@@ -15,6 +15,10 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+mod mesh;
+
+pub use mesh::MeshList;
+
 use crate::model::Wall;
 
 /// A full (both directions) neighbour list in CSR form with its rebuild bookkeeping.

@@ -51,3 +51,13 @@ pub fn binder_wall(wall: &Wall, x: DVec3, r: f64) -> Option<(f64, DVec3)> {
         (wall.stiffness * s32 / r) * wall.normal,
     ))
 }
+
+/// Surface law (mesh walls): the wall law against the nearest point of a surface at
+/// `distance` from the centre along the unit `toward` (from the centre to the point),
+/// `R = r`: `(U, F)` with `F` along `−toward`. Only for `0 < distance < r`.
+#[inline]
+pub fn binder_surface(k: f64, distance: f64, toward: DVec3, r: f64) -> (f64, DVec3) {
+    let s = 1.0 - distance / r;
+    let s32 = s * s.sqrt();
+    (0.4 * k * s * s32, -(k * s32 / r) * toward)
+}

@@ -121,6 +121,8 @@ pub struct PairTables {
     pub pairs: Vec<PairMaterial>,
     /// Particle-wall properties `W × M`, `[w * M + m]`.
     pub walls: Vec<PairMaterial>,
+    /// Particle-mesh properties, one row of `M` per mesh wall.
+    pub meshes: Vec<PairMaterial>,
 }
 
 impl PairTables {
@@ -158,19 +160,27 @@ impl PairTables {
                 apply(&mut pairs[a * m + b], a as u32, Some(b as u32));
             }
         }
-        let mut walls = Vec::with_capacity(model.walls.len() * m);
-        for w in &model.walls {
-            let wm = w.material.map(|k| &mats[k as usize]);
+        let rows = |material: Option<u32>, out: &mut Vec<PairMaterial>| {
+            let wm = material.map(|k| &mats[k as usize]);
             for (k, a) in mats.iter().enumerate() {
                 let mut pm = PairMaterial::mix(a, wm, damping);
-                apply(&mut pm, k as u32, w.material);
-                walls.push(pm);
+                apply(&mut pm, k as u32, material);
+                out.push(pm);
             }
+        };
+        let mut walls = Vec::with_capacity(model.walls.len() * m);
+        for w in &model.walls {
+            rows(w.material, &mut walls);
+        }
+        let mut meshes = Vec::with_capacity(model.meshes.len() * m);
+        for w in &model.meshes {
+            rows(w.material, &mut meshes);
         }
         Self {
             materials: m,
             pairs,
             walls,
+            meshes,
         }
     }
 
@@ -178,6 +188,12 @@ impl PairTables {
     #[inline]
     pub fn pair(&self, a: u32, b: u32) -> &PairMaterial {
         &self.pairs[a as usize * self.materials + b as usize]
+    }
+
+    /// Properties of material `a` against mesh wall `w`.
+    #[inline]
+    pub fn mesh(&self, w: usize, a: u32) -> &PairMaterial {
+        &self.meshes[w * self.materials + a as usize]
     }
 
     /// Properties of material `a` against wall `w`.

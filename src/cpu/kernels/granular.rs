@@ -12,6 +12,7 @@ use crate::cpu::contact_history::{PairSpring, SLOT_ACTIVE};
 use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
 use crate::cpu::pair_batch::{PairBatch, LANES};
+use crate::cpu::walls::{carried_springs, WallState, MESH_SLOTS};
 use crate::cpu::parallel::{dispatch_into, MIN_CHUNK};
 use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
@@ -76,6 +77,8 @@ pub(in crate::cpu) struct GranularForce {
     pub e_near: f64,
     /// Touching contacts beyond the slot capacity (0 when all fit).
     pub overflow: u32,
+    /// Mesh contacts beyond [`MESH_SLOTS`] (0 when all fit).
+    pub mesh_overflow: u32,
 }
 
 /// What a granular force evaluation reads besides the model.
@@ -91,6 +94,12 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     pub old_walls: &'a [DVec3],
     /// Wall springs per particle.
     pub wall_stride: usize,
+    /// Moving and mesh walls, placed at this evaluation's time; `None`: every wall a
+    /// plane at rest.
+    pub walls: Option<&'a WallState>,
+    /// The previous evaluation's mesh contact slots: feature keys and springs,
+    /// `N × MESH_SLOTS` (empty without meshes).
+    pub old_mesh: (&'a [u32], &'a [DVec3]),
     /// History slots per particle: more touching contacts is an overflow.
     pub slots: usize,
     /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
@@ -108,6 +117,52 @@ pub(in crate::cpu) struct GranularInputs<'a> {
 }
 
 impl GranularInputs<'_> {
+    /// The Hertz contacts of particle `i` with the meshes, added to `out`, their springs
+    /// and keys written to `keys`, `springs` (the particle's [`MESH_SLOTS`]); returns
+    /// the contacts beyond the slots.
+    fn mesh_sum(
+        &self,
+        ws: &WallState,
+        i: usize,
+        side_i: &ContactSide,
+        (keys, springs): (&mut [u32], &mut [DVec3]),
+        out: &mut GranularForce,
+        removed: bool,
+    ) -> u32 {
+        keys.fill(crate::physics::granular::NO_PARTNER);
+        springs.fill(DVec3::ZERO);
+        if removed {
+            return 0;
+        }
+        let p = &self.model.particles;
+        let mut now = [None; MESH_SLOTS];
+        let count = ws.mesh_contacts(i, side_i.x, side_i.r, &mut now);
+        let row = i * MESH_SLOTS..(i + 1) * MESH_SLOTS;
+        let start = match (self.old_mesh.0.get(row.clone()), self.old_mesh.1.get(row)) {
+            (Some(k), Some(s)) => carried_springs(&ws.surfaces, &now, k, s),
+            _ => [DVec3::ZERO; MESH_SLOTS],
+        };
+        for (a, c) in now.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let (overlap, lever) = (side_i.r - c.distance, c.distance);
+            let pm = self.tables.mesh(c.mesh as usize, p.material[i]);
+            let g = ContactGeometry {
+                r_star: side_i.r,
+                m_star: p.mass[i],
+            };
+            let wall_side = ws.side(&ws.surfaces.poses[c.mesh as usize], c.point, self.first);
+            let r = hertz_contact(
+                pm, g, c.normal, overlap, lever, 0.0, side_i, &wall_side, start[a],
+            );
+            out.force += r.force;
+            out.moment += lever * c.normal.cross(r.friction);
+            out.e_wall += r.energy;
+            keys[a] = c.key;
+            springs[a] = r.spring;
+        }
+        count.saturating_sub(MESH_SLOTS) as u32
+    }
+
     /// Every particle's contact side and end-of-step angular velocity ([`Sides`]).
     pub(in crate::cpu) fn sides(&self, out: &mut Sides) {
         let p = &self.model.particles;
@@ -279,8 +334,9 @@ impl GranularInputs<'_> {
     /// neighbour, [`crate::neighbor::NeighborList::pair_index`]) of `pairs` and `near`:
     /// the contact and near-field results are summed in neighbour order, `i` taking a
     /// pair's force when it is the lower id and its exact negative otherwise (so
-    /// `f_ij = −f_ji` bitwise); then walls and drag. Writes `i`'s new wall springs;
-    /// touching pairs beyond [`GranularInputs::slots`] count as overflow.
+    /// `f_ij = −f_ji` bitwise); then walls, meshes and drag. Writes `i`'s new wall
+    /// springs and mesh slots; touching pairs beyond [`GranularInputs::slots`] count
+    /// as overflow.
     #[expect(
         clippy::too_many_arguments,
         reason = "the kernel twin's outputs are separate slices, as the shader's bindings"
@@ -293,6 +349,7 @@ impl GranularInputs<'_> {
         pairs: &[PairSlot],
         near: &[NearSlot],
         wall_spring: &mut [DVec3],
+        mesh_row: (&mut [u32], &mut [DVec3]),
         sides: &Sides,
     ) -> GranularForce {
         let m = self.model;
@@ -344,6 +401,11 @@ impl GranularInputs<'_> {
                         r_star: side_i.r,
                         m_star: p.mass[i],
                     };
+                    // A moving wall's contact point moves with it (`WallState::side`).
+                    let wall_side = match self.walls {
+                        Some(ws) => ws.side(&ws.plane_poses[w], side_i.x + lever * n, self.first),
+                        None => ContactSide::default(),
+                    };
                     let r = hertz_contact(
                         pm,
                         g,
@@ -352,7 +414,7 @@ impl GranularInputs<'_> {
                         lever,
                         0.0,
                         side_i,
-                        &ContactSide::default(),
+                        &wall_side,
                         self.old_walls[i * nw + w],
                     );
                     out.force += r.force;
@@ -362,6 +424,9 @@ impl GranularInputs<'_> {
                 }
             }
             wall_spring[w] = new;
+        }
+        if let (Some(ws), true) = (self.walls, hertz && !mesh_row.0.is_empty()) {
+            out.mesh_overflow = self.mesh_sum(ws, i, side_i, mesh_row, &mut out, removed(i));
         }
         if let Some(d) = &m.drag {
             out.force += d.force(side_i.v, sides.spin[i]);

@@ -9,7 +9,11 @@ use rayon::prelude::*;
 
 use super::granular::{GranularInputs, NearSlot, PairSlot};
 use crate::cpu::contact_history::PairSpring;
-use crate::cpu::forces::{history_slots, wall_stride, ForceState, ParticleForce};
+use crate::cpu::forces::{history_slots, mesh_slots, wall_stride, ForceState, ParticleForce};
+use crate::cpu::MESH_SLOTS;
+
+/// A chunk's wall springs and mesh slots (keys, springs).
+type WallRows<'a> = (&'a mut [DVec3], (&'a mut [u32], &'a mut [DVec3]));
 use crate::cpu::kernels::integrate::{body_of, integrate_correct};
 use crate::cpu::parallel::{
     prefetch_slots, row_chunks, run_chunks, CorrectChunk, RowChunk, MIN_CHUNK, PAR_THRESHOLD,
@@ -80,6 +84,8 @@ impl CpuBackend {
             old_springs: &self.forces.springs,
             old_walls: &self.forces.wall_spring,
             wall_stride: wall_stride(&self.model),
+            walls: self.walls.as_ref(),
+            old_mesh: (&self.forces.mesh_key, &self.forces.mesh_spring),
             slots: history_slots(&self.model),
             kind: self.integrator,
             h: self.dt,
@@ -120,6 +126,11 @@ impl CpuBackend {
         }
         let (pairs, near) = (&out.pairs, &out.near);
         let nw = wall_stride(&self.model);
+        let nm = mesh_slots(&self.model);
+        let (mut key_chunks, mut spring_chunks) = (
+            out.mesh_key.chunks_mut((MIN_CHUNK * nm).max(1)),
+            out.mesh_spring.chunks_mut((MIN_CHUNK * nm).max(1)),
+        );
         let chunks: Vec<_> = out
             .particles
             .chunks_mut(MIN_CHUNK)
@@ -127,9 +138,13 @@ impl CpuBackend {
             .enumerate()
             .map(|(c, (f, walls))| {
                 let (v, w) = (v_chunks.next(), w_chunks.next());
+                let mesh = (
+                    key_chunks.next().unwrap_or_default(),
+                    spring_chunks.next().unwrap_or_default(),
+                );
                 (
                     c * MIN_CHUNK,
-                    (f, walls),
+                    (f, (walls, mesh)),
                     v.unwrap_or_default(),
                     w.unwrap_or_default(),
                 )
@@ -137,7 +152,7 @@ impl CpuBackend {
             .collect();
         // Each chunk reports its first particle with more touching contacts than slots
         // (an error; the lowest over all chunks is named).
-        let kernel = |(lo, (f, walls), v, w): CorrectChunk<'_, &mut [DVec3]>| {
+        let kernel = |(lo, (f, (walls, (keys, springs))), v, w): CorrectChunk<'_, WallRows<'_>>| {
             let mut overflow = None;
             for (l, f) in f.iter_mut().enumerate() {
                 let i = lo + l;
@@ -152,16 +167,30 @@ impl CpuBackend {
                     (&[][..], &[][..])
                 };
                 let wall_spring = &mut walls[l * nw..(l + 1) * nw];
-                let g = inputs.granular_sum(i, neighbors, slots, pairs, near, wall_spring, sides);
+                let mesh_row = (
+                    keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                    springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                );
+                let g = inputs.granular_sum(
+                    i,
+                    neighbors,
+                    slots,
+                    pairs,
+                    near,
+                    wall_spring,
+                    mesh_row,
+                    sides,
+                );
                 pf.force += g.force;
                 pf.moment += g.moment;
                 pf.e_contact += g.e_contact;
                 pf.e_wall += g.e_wall;
                 pf.e_near = g.e_near;
                 pf.overflow = g.overflow;
+                pf.mesh_overflow = g.mesh_overflow;
                 *f = pf;
-                if f.overflow > 0 && overflow.is_none() {
-                    overflow = Some((i, f.overflow));
+                if (f.overflow > 0 || f.mesh_overflow > 0) && overflow.is_none() {
+                    overflow = Some((i, (f.overflow, f.mesh_overflow)));
                 }
                 if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
                     correct_one(i, f, v, w);
@@ -169,7 +198,17 @@ impl CpuBackend {
             }
             overflow
         };
-        if let Some((particle, over)) = run_chunks(chunks, p.len(), kernel) {
+        if let Some((particle, (over, mesh_over))) = run_chunks(chunks, p.len(), kernel) {
+            if over == 0 {
+                return Err(Error::fault(
+                    step,
+                    Fault::MeshContactOverflow {
+                        particle,
+                        contacts: MESH_SLOTS + mesh_over as usize,
+                        capacity: MESH_SLOTS,
+                    },
+                ));
+            }
             return Err(Error::fault(
                 step,
                 Fault::ContactOverflow {
@@ -245,6 +284,14 @@ impl CpuBackend {
                     force += fw;
                 }
             }
+            if let Some(ws) = &self.walls {
+                ws.surfaces.contacts(ws.list.of(i), x, rad, |c| {
+                    let k = m.meshes[c.mesh as usize].stiffness;
+                    let (e, f) = contact::binder_surface(k, c.distance, c.normal, rad);
+                    e_wall += e;
+                    force += f;
+                });
+            }
         }
         if p.flags[i] & FLAG_PENDULUM != 0 {
             let (_, ff, mf) =
@@ -262,6 +309,7 @@ impl CpuBackend {
             e_wall,
             e_near: 0.0,
             overflow: 0,
+            mesh_overflow: 0,
         }
     }
 
