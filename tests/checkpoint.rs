@@ -78,6 +78,27 @@ fn granular() -> Scene {
     varidem::io::parse_scene(text).unwrap()
 }
 
+/// The granular pour onto a turning two-triangle tray with a side wall closing in
+/// (issue 26): the walls' poses are functions of the step, and the mesh contact slots
+/// are history a resume must carry.
+fn moving_mesh() -> Scene {
+    let text = "[simulation]\ndt = 2e-5\nsteps = 400\noutput_every = 50\n\
+        gravity = [0.0, 0.0, -9.81]\n\
+        [contact]\nlaw = \"hertz\"\nskin = 0.001\nmax_contacts = 12\n\
+        [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+        restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
+        [[block]]\ncounts = [5, 4, 4]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
+        material = \"glass\"\norigin = [0.0, 0.0, 0.004995]\nseed = 5\n\
+        [[mesh]]\nname = \"tray\"\n\
+        vertices = [[-0.05, -0.05, 0.0], [0.1, -0.05, 0.0], [0.1, 0.1, 0.0], [-0.05, 0.1, 0.0]]\n\
+        triangles = [[0, 1, 2], [0, 2, 3]]\n\
+        angular_velocity = [0.0, 0.0, 5.0]\naxis_point = [0.02, 0.015, 0.0]\n\
+        velocity = [0.0, 0.0, 0.01]\nstop = 0.004\n\
+        [[wall]]\npoint = [0.045, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n\
+        velocity = [-0.5, 0.0, 0.0]\nstart = 0.002\n";
+    varidem::io::parse_scene(text).unwrap()
+}
+
 /// A hard-contact pile (issue 25): 36 spheres with jittered radii and two dimers
 /// dropped into a walled corner, NBGS with warm starts. The warm-start impulses are the
 /// state a resume must carry beyond the particles' and the bodies'.
@@ -337,6 +358,35 @@ fn cpu_granular_resume_is_bitwise() {
         "the history is in use at the checkpoint"
     );
     check_restart("cpu granular", &scene, 100, 200, &cpu_fresh, &cpu_restore);
+}
+
+/// The pour onto a moving mesh, resumed at step 200 (after the tray stopped rising
+/// at step 200, with the wall closing in).
+#[test]
+fn cpu_moving_mesh_resume_is_bitwise() {
+    let scene = moving_mesh();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(250).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    let c = snap.contacts.as_ref().unwrap();
+    let touching = c
+        .mesh_key
+        .iter()
+        .filter(|&&k| k != varidem::cpu::NO_PARTNER);
+    let touching = touching.count();
+    let e: f64 = c.energy.iter().map(|e| e[1]).sum();
+    assert!(
+        touching >= 1,
+        "the history is in use: {touching} mesh contacts, wall energy {e}"
+    );
+    check_restart(
+        "cpu moving mesh",
+        &scene,
+        125,
+        250,
+        &cpu_fresh,
+        &cpu_restore,
+    );
 }
 
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the

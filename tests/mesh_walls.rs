@@ -77,7 +77,10 @@ fn trajectory(text: &str, steps: usize) -> Vec<[DVec3; 4]> {
         out.push([
             p.position[0],
             p.velocity[0],
-            varidem::math::rodrigues::rotate(p.rotation[0], DVec3::new(1.0, 2.0, 3.0) / 14f64.sqrt()),
+            varidem::math::rodrigues::rotate(
+                p.rotation[0],
+                DVec3::new(1.0, 2.0, 3.0) / 14f64.sqrt(),
+            ),
             p.angular_velocity[0],
         ]);
     }
@@ -108,7 +111,10 @@ fn a_plane_and_the_same_plane_as_two_triangles_give_one_trajectory() {
         // The plane's distance (x − p)·n and the triangle's |x − q| round differently
         // (~1e-17 m per evaluation); over 3e5 steps of a contact that does not amplify
         // them (no collisions between bodies) they stay far below 1e-12.
-        println!("{law}: worst |Δx| {:.1e} m, |Δv| {:.1e} m/s, |Δα| {:.1e}, |ΔΩ| {:.1e} rad/s", worst[0], worst[1], worst[2], worst[3]);
+        println!(
+            "{law}: worst |Δx| {:.1e} m, |Δv| {:.1e} m/s, |Δα| {:.1e}, |ΔΩ| {:.1e} rad/s",
+            worst[0], worst[1], worst[2], worst[3]
+        );
         assert!(worst[0] <= 1e-12, "{law}: {worst:?}");
         assert!(worst[1] <= 1e-12, "{law}: {worst:?}");
         // Rotations compared as matrices (α = 2 tan(θ/2) e grows without bound near
@@ -197,13 +203,113 @@ fn elastic_impacts_on_a_face_an_edge_and_a_corner_conserve_energy_along_the_norm
         let mut errors = Vec::new();
         for dt in [2e-6, 1e-6] {
             let (during, after, out) = impact(q + 0.0201 * n, -v * n, dt);
-            println!("{what}, dt {dt:e}: |ΔE|/E worst {during:.2e}, after {after:.2e}, v out {out}");
+            println!(
+                "{what}, dt {dt:e}: |ΔE|/E worst {during:.2e}, after {after:.2e}, v out {out}"
+            );
             // Frictionless along the normal: it leaves along +n at the same speed.
             assert!((out - v * n).length() < 1e-6 * v, "{what}: {out}");
             errors.push(during);
         }
         // Störmer–Verlet: the energy error during the contact is second order.
         let order = (errors[0] / errors[1]).log2();
-        assert!((order - 2.0).abs() < 0.2, "{what}: order {order:.2} ({errors:?})");
+        assert!(
+            (order - 2.0).abs() < 0.2,
+            "{what}: order {order:.2} ({errors:?})"
+        );
     }
+}
+
+/// A bead at rest on a plate that moves at `V` along x (a plane or a two-triangle
+/// mesh), under gravity.
+fn plate_scene(floor: &str) -> String {
+    format!(
+        r#"
+[simulation]
+dt = 1e-5
+steps = 1
+gravity = [0.0, 0.0, -9.81]
+[contact]
+law = "hertz"
+skin = 0.002
+{}
+[[particle]]
+position = [0.0, 0.0, 0.02]
+radius = 0.02
+material = "glass"
+{floor}
+"#,
+        material(0.5)
+    )
+}
+
+#[test]
+fn a_sliding_plate_drags_a_bead_to_rolling_at_two_sevenths_of_its_speed() {
+    let speed = 0.2;
+    let motion = format!("velocity = [{speed:?}, 0.0, 0.0]\n");
+    for floor in [format!("{PLANE}{motion}"), format!("{SQUARE_MESH}{motion}")] {
+        let scene = parse_scene(&plate_scene(&floor)).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        // Sliding lasts 2V/(7 μ_d g) = 19 ms; then the bead rolls, and the undamped
+        // Mindlin spring, released at μ_d f_n when the slip stops, rings at
+        // √(k_t/(2m/7)) ≈ 1.9e3 rad/s with a velocity amplitude μ_d g/ω ≈ 1.5e-3 m/s
+        // (0.8 % of V). Averaged over 0.05 s (15 periods) from t = 0.05 s:
+        let (mut v, mut contact) = (DVec3::ZERO, DVec3::ZERO);
+        let samples = 5_000;
+        for k in 0..2 * samples {
+            b.step().unwrap();
+            if k >= samples {
+                let p = &b.model().particles;
+                let (vk, w, r) = (p.velocity[0], p.angular_velocity[0], p.radius[0]);
+                v += vk / samples as f64;
+                // The contact point (at −r ẑ) moves with the plate: v + Ω × (−r ẑ) = V x̂.
+                contact += (vk + w.cross(-r * DVec3::Z)) / samples as f64;
+            }
+        }
+        println!("plate: mean v {v}, mean contact point {contact}");
+        // Angular momentum about the contact line gives v = 2V/7 for a solid sphere;
+        // what the average leaves of the ringing is ~1e-4 of V.
+        assert!(
+            (contact - speed * DVec3::X).length() < 1e-3 * speed,
+            "{contact}"
+        );
+        assert!((v.x - 2.0 * speed / 7.0).abs() < 1e-3 * speed, "{v}");
+    }
+}
+
+#[test]
+fn a_turning_plate_drags_a_bead_at_its_surface_speed() {
+    let omega = 2.0;
+    let floor = format!("{SQUARE_MESH}angular_velocity = [0.0, 0.0, {omega:?}]\n");
+    let text = plate_scene(&floor).replace("[0.0, 0.0, 0.02]", "[0.3, 0.0, 0.02]");
+    let scene = parse_scene(&text).unwrap();
+    let mut b = CpuBackend::new(&scene).unwrap();
+    // Past the slip (as on the sliding plate), averaged over 0.05 s of the ringing.
+    let samples = 5_000;
+    let (mut slip, mut surface_speed, mut speed) = (DVec3::ZERO, 0.0, 0.0);
+    for k in 0..3 * samples {
+        b.step().unwrap();
+        if k >= 2 * samples {
+            let p = &b.model().particles;
+            let (x, v, w, r) = (
+                p.position[0],
+                p.velocity[0],
+                p.angular_velocity[0],
+                p.radius[0],
+            );
+            let q = x - r * DVec3::Z;
+            let surface = DVec3::new(0.0, 0.0, omega).cross(q);
+            slip += (v + w.cross(q - x) - surface) / samples as f64;
+            surface_speed += surface.length() / samples as f64;
+            speed += v.length() / samples as f64;
+        }
+    }
+    println!("turntable: mean slip {slip}, plate speed {surface_speed}, bead speed {speed}");
+    // Rolling without slip on the turntable: the contact point moves with the plate
+    // (the bead itself circles at 2/7 of the plate's rate; only the no-slip condition
+    // is checked here).
+    assert!(
+        slip.length() < 2e-3 * surface_speed,
+        "{slip} vs {surface_speed}"
+    );
+    assert!(speed > 0.1 * surface_speed, "the bead is dragged along");
 }

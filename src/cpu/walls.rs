@@ -107,13 +107,12 @@ impl WallState {
         out: &mut [Option<MeshContact>; MESH_SLOTS],
     ) -> usize {
         let mut count = 0;
-        self.surfaces
-            .contacts(self.list.of(i), x, reach, |c| {
-                if let Some(slot) = out.get_mut(count) {
-                    *slot = Some(c);
-                }
-                count += 1;
-            });
+        self.surfaces.contacts(self.list.of(i), x, reach, |c| {
+            if let Some(slot) = out.get_mut(count) {
+                *slot = Some(c);
+            }
+            count += 1;
+        });
         count
     }
 }

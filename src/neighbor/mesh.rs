@@ -72,7 +72,7 @@ impl MeshList {
         let moved = max_disp(position, &self.reference)
             + max_disp(&surfaces.vertices, &self.vertex_reference);
         // NaN positions fail `<` and rebuild; the force check then names them.
-        !(moved < self.skin - self.reserve)
+        moved.is_nan() || moved >= self.skin - self.reserve
     }
 
     /// Rebuilds the list when stale ([`MeshList::is_stale`]); returns whether it did.

@@ -208,7 +208,7 @@ impl MeshSurfaces {
         for &t in candidates {
             let (q, f) = closest_point(x, self.corners(t));
             let d2 = (q - x).length_squared();
-            if !(d2 < reach2) || d2 == 0.0 {
+            if d2 >= reach2 || d2.is_nan() || d2 == 0.0 {
                 continue;
             }
             let key = self.key_of(t, f);
@@ -223,7 +223,7 @@ impl MeshSurfaces {
             };
             let d = point - x;
             let d2 = d.length_squared();
-            if !(d2 < reach2) || d2 == 0.0 {
+            if d2 >= reach2 || d2.is_nan() || d2 == 0.0 {
                 continue;
             }
             let distance = d2.sqrt();

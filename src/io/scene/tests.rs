@@ -546,3 +546,84 @@ fn load_scene_names_the_file() {
         .to_string();
     assert!(msg.contains("missing.toml"), "{msg}");
 }
+
+/// A Hertz scene with a moving plane and a mesh from `file` (relative to the scene).
+fn mesh_scene(mesh: &str) -> String {
+    format!(
+        "[simulation]\ndt = 1e-5\nsteps = 10\n[contact]\nlaw = \"hertz\"\n\
+         [[material]]\nname = \"glass\"\ndensity = 2500.0\nyoung = 1e8\npoisson = 0.25\n\
+         restitution = 0.5\nfriction_static = 0.4\nfriction_dynamic = 0.3\n\
+         [[particle]]\nposition = [0.0, 0.0, 0.5]\nradius = 0.1\nmaterial = \"glass\"\n\
+         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n\
+         velocity = [0.1, 0.0, 0.0]\nangular_velocity = [0.0, 0.0, 1.5]\naxis_point = [0.5, 0.0, 0.0]\nstop = 2.0\n\
+         [[mesh]]\n{mesh}\n"
+    )
+}
+
+#[test]
+fn meshes_read_from_stl_place_and_write_back_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    let tri = |a: [f32; 3], b: [f32; 3], c: [f32; 3]| stl_io::Triangle {
+        normal: stl_io::Normal::new([0.0, 0.0, 1.0]),
+        vertices: [a, b, c].map(stl_io::Vertex::new),
+    };
+    let t = [
+        tri([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]),
+        tri([0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]),
+    ];
+    let mut file = std::fs::File::create(dir.path().join("square.stl")).unwrap();
+    stl_io::write_stl(&mut file, t.iter()).unwrap();
+    let text = mesh_scene(
+        "file = \"square.stl\"\nscale = 2.0\nrotate = [0.0, 0.0, 2.0]\ntranslate = [0.0, 0.0, 1.0]\nmaterial = \"glass\"\nangular_velocity = [0.0, 0.0, 3.0]\nstart = 0.5",
+    );
+    let scene = parse_scene_in(&text, dir.path()).unwrap();
+    let m = &scene.model.meshes[0];
+    assert_eq!(m.name, "square", "the file's stem names it");
+    assert_eq!(m.mesh.triangles.len(), 2);
+    // α = 2 ẑ is a quarter turn (2 tan(θ/2) = 2): (1, 0, 0) ↦ 2 (0, 1, 0) + ẑ.
+    assert!(m
+        .mesh
+        .vertices
+        .iter()
+        .any(|v| (*v - DVec3::new(0.0, 2.0, 1.0)).length() < 1e-12));
+    assert_eq!(m.motion.angular_velocity, DVec3::new(0.0, 0.0, 3.0));
+    assert_eq!(m.motion.start, 0.5);
+    assert_eq!(scene.model.walls[0].motion.stop, 2.0);
+    // Relative to the scene: not found from elsewhere, and the error names the key.
+    let e = parse_scene(&text).unwrap_err().to_string();
+    assert!(e.contains("square.stl"), "{e}");
+    // run.toml: inline, the same scene back.
+    let back = parse_scene(&scene_to_toml(&scene)).unwrap();
+    assert_eq!(back, scene);
+}
+
+#[test]
+fn bad_meshes_and_motions_are_named_errors() {
+    let ok =
+        "vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\ntriangles = [[0, 1, 2]]";
+    for (mesh, want) in [
+        ("name = \"m\"", "mesh[0]: give either file"),
+        (
+            "vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]\ntriangles = [[0, 1, 2]]",
+            "mesh[0]: triangle 0 is degenerate",
+        ),
+        (
+            "vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\ntriangles = [[0, 1, 3]]",
+            "mesh[0].triangles[0][2] = 3: must name a vertex",
+        ),
+        (
+            "vertices = [[0.0, 0.0, nan], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\ntriangles = [[0, 1, 2]]",
+            "mesh[0].vertices[0]",
+        ),
+        (&format!("{ok}\nscale = -1.0"), "mesh[0].scale = -1"),
+        (&format!("{ok}\nstart = 2.0\nstop = 1.0"), "mesh[0].stop = 1: must be later than start = 2"),
+        (&format!("{ok}\nstiffness = 5.0"), "mesh[0].stiffness = 5: only the \"binder\" law"),
+        (&format!("{ok}\nmaterial = \"steel\""), "mesh[0].material"),
+        ("file = \"missing.stl\"", "missing.stl"),
+    ] {
+        let e = error_of(&mesh_scene(mesh));
+        assert!(e.contains(want), "{mesh}: {e}");
+    }
+    let two = mesh_scene(&format!("{ok}\nname = \"a\"\n[[mesh]]\n{ok}\nname = \"a\""));
+    assert!(error_of(&two).contains("mesh[1].name = \"a\": mesh[0] has that name"));
+}
