@@ -180,6 +180,33 @@ pub struct SolverRow {
     pub e_dissipated: f64,
 }
 
+/// The force and moment the particles exert on one wall (a row of `walls.csv`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WallLoad {
+    /// The wall: `wall[k]` for the `k`-th plane, a mesh's name.
+    pub wall: String,
+    /// Force on the wall (N): minus the sum of its contact forces on the particles.
+    pub force: DVec3,
+    /// Moment on the wall (N m) about its axis point (`axis_point`, the origin by
+    /// default; it travels with the wall's translation), from each contact force
+    /// applied at its contact point.
+    pub moment: DVec3,
+}
+
+impl WallLoad {
+    /// The header of `walls.csv`.
+    pub const CSV_HEADER: &'static str = "step,t,wall,fx,fy,fz,mx,my,mz";
+
+    /// The row of this load at `step` and time `t`, reals in `{:.16e}`.
+    pub fn csv_row(&self, step: u64, t: f64) -> String {
+        let (f, m) = (self.force, self.moment);
+        format!(
+            "{step},{t:.16e},{},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e}",
+            self.wall, f.x, f.y, f.z, m.x, m.y, m.z
+        )
+    }
+}
+
 impl SolverRow {
     /// The header of `solver.csv`.
     pub const CSV_HEADER: &'static str =
@@ -362,6 +389,12 @@ pub trait Backend {
     /// last call, oldest first; empty without hard contacts.
     fn take_solver_rows(&mut self) -> Vec<SolverRow> {
         Vec::new()
+    }
+    /// The load the particles put on each plane wall and mesh at the current state
+    /// (`walls.csv`), planes first, in scene order; `None` when this backend does not
+    /// compute them (the GPU backend, so far).
+    fn wall_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
+        Ok(None)
     }
     /// The kernel path this backend chose for the problem (`None` when it has one):
     /// printed by `bench`, since the figures depend on it.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
-use crate::io::{write_final_csv, EnergyCsv, SolverCsv, VtkSeries};
+use crate::io::{write_final_csv, EnergyCsv, SolverCsv, VtkSeries, WallsCsv};
 use crate::model::Scene;
 
 pub use crate::io::{ENERGY_CSV, FINAL_CSV, RUN_RECORD};
@@ -342,9 +342,39 @@ fn step_loop(
     } else {
         None
     };
+    // Scenes with walls: walls.csv, one row per wall at each output step (where the
+    // backend computes the loads).
+    let mut walls = if scene.model.walls.is_empty() && scene.model.meshes.is_empty() {
+        None
+    } else {
+        let path = energy_path.with_file_name(crate::io::WALLS_CSV);
+        Some(if first == 0 {
+            WallsCsv::create(&path)?
+        } else {
+            WallsCsv::resume(&path, first)?
+        })
+    };
+    let mut write_walls = |backend: &mut dyn Backend, step: u64| -> Result<()> {
+        let Some(log) = &mut walls else {
+            return Ok(());
+        };
+        match backend.wall_loads()? {
+            Some(loads) => log.write(step, step as f64 * sim.dt, &loads),
+            None => {
+                log::warn!(
+                    "the {} backend does not compute wall loads yet: {} stays empty",
+                    backend.name(),
+                    log.path().display()
+                );
+                walls = None;
+                Ok(())
+            }
+        }
+    };
     let d = backend.diagnostics()?;
     if is_output(first) {
         energy.write(&d)?;
+        write_walls(backend, first)?;
         if let Some(v) = vtk.as_deref_mut() {
             v.write(&backend.frame()?)?;
         }
@@ -402,6 +432,7 @@ fn step_loop(
         if is_output(step) {
             let d = backend.diagnostics()?;
             energy.write(&d)?;
+            write_walls(backend, step)?;
             if scale0 > 0.0 && d.e_total() - e0 > BLOW_UP_FACTOR * scale0 {
                 let p = backend.particles()?;
                 let particle = (0..p.len())

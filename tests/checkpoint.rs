@@ -311,6 +311,18 @@ fn check_restart(
             "{test}: solver.csv of the run resumed in place differs"
         );
     }
+    // Scenes with walls: walls.csv too.
+    let walls = plain.join(varidem::io::WALLS_CSV);
+    if walls.is_file() {
+        assert!(
+            read(&walls) == read(&ck.join(varidem::io::WALLS_CSV)),
+            "{test}: walls.csv differs with checkpoints on"
+        );
+        assert!(
+            read(&walls) == read(&in_place.join(varidem::io::WALLS_CSV)),
+            "{test}: walls.csv of the run resumed in place differs"
+        );
+    }
     for &s in written.iter().filter(|&&s| s > resume_at) {
         assert!(
             read(&checkpoint_path(&ck, s)) == read(&checkpoint_path(&in_place, s)),

@@ -313,3 +313,102 @@ fn a_turning_plate_drags_a_bead_at_its_surface_speed() {
     );
     assert!(speed > 0.1 * surface_speed, "the bead is dragged along");
 }
+
+/// A bead at rest on a floor at 0.3 m from the origin: the floor (plane or mesh)
+/// carries its weight, and its moment about the origin is x × F.
+#[test]
+fn walls_csv_carries_the_weight_of_a_resting_bead() {
+    let dir = tempfile::tempdir().unwrap();
+    for (law, floor) in [
+        ("hertz", PLANE),
+        ("hertz", SQUARE_MESH),
+        ("binder", PLANE),
+        ("binder", SQUARE_MESH),
+    ] {
+        let contact = match law {
+            "hertz" => "[contact]\nlaw = \"hertz\"\nskin = 0.002\n".to_owned() + &material(0.1),
+            _ => "[contact]\nlaw = \"binder\"\nk_pp = 50.0\nskin = 0.002\n".to_owned(),
+        };
+        let bead = if law == "hertz" {
+            "material = \"glass\""
+        } else {
+            "mass = 0.01"
+        };
+        // The binder law has no damping: start the bead at its equilibrium overlap
+        // (K s^{3/2} = m g r, s = (m g r/K)^{2/3}) so it stays at rest.
+        let z = if law == "hertz" {
+            0.0199
+        } else {
+            0.02 * (1.0 - (0.01 * 9.81 * 0.02 / 50.0f64).powf(2.0 / 3.0))
+        };
+        let text = format!(
+            "[simulation]\ndt = 1e-5\nsteps = 20000\noutput_every = 10000\ngravity = [0.0, 0.0, -9.81]\n\
+             {contact}\n[[particle]]\nposition = [0.3, 0.0, {z:?}]\nradius = 0.02\n{bead}\n{floor}"
+        );
+        let scene = parse_scene(&text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        let out = dir
+            .path()
+            .join(format!("{law}-{}", scene.model.meshes.len()));
+        varidem::run::run(&scene, &mut b, &out).unwrap();
+        let csv = std::fs::read_to_string(out.join("walls.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("step,t,wall,fx,fy,fz,mx,my,mz"));
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(
+            rows.len(),
+            3,
+            "{law}: rows at steps 0, 10000, 20000:\n{csv}"
+        );
+        let last = &rows[2];
+        assert_eq!(last[0], "20000");
+        let name = if scene.model.meshes.is_empty() {
+            "wall[0]"
+        } else {
+            "floor"
+        };
+        assert_eq!(last[2], name);
+        let v: Vec<f64> = last[3..].iter().map(|x| x.parse().unwrap()).collect();
+        let weight = b.model().particles.mass[0] * 9.81;
+        println!("{law} {name}: F = ({:.3e}, {:.3e}, {:.6e}), M = ({:.3e}, {:.6e}, {:.3e}), weight {weight:.6e}", v[0], v[1], v[2], v[3], v[4], v[5]);
+        // At rest after 0.2 s (Hertz: damped to rest; binder: started at rest): the
+        // floor carries the weight, to 1e-6 of it (what remains of the settling).
+        assert!((v[2] + weight).abs() < 1e-6 * weight, "{law} {name}: {v:?}");
+        assert!(v[0].abs() < 1e-9 * weight && v[1].abs() < 1e-9 * weight);
+        // Moment about the origin of −m g ẑ at (0.3, 0, 0): (0, 0.3 m g, 0).
+        assert!(
+            (v[4] - 0.3 * weight).abs() < 1e-6 * weight,
+            "{law} {name}: {v:?}"
+        );
+    }
+}
+
+/// Hard contacts: the floor's load is the contact impulse over the step, the weight.
+#[test]
+fn walls_csv_of_hard_contacts_is_the_impulse_over_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[simulation]\ndt = 1e-3\nsteps = 200\noutput_every = 100\ngravity = [0.0, 0.0, -9.81]\n\
+         integrator = \"impulse-velocity\"\n[contact]\nlaw = \"hard\"\n{}\n\
+         [[particle]]\nposition = [0.3, 0.0, 0.02]\nradius = 0.02\nmaterial = \"glass\"\n{PLANE}",
+        material(0.0)
+    );
+    let scene = parse_scene(&text).unwrap();
+    let mut b = CpuBackend::new(&scene).unwrap();
+    let out = dir.path().join("hard");
+    varidem::run::run(&scene, &mut b, &out).unwrap();
+    let csv = std::fs::read_to_string(out.join("walls.csv")).unwrap();
+    let last: Vec<f64> = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .skip(3)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let weight = b.model().particles.mass[0] * 9.81;
+    println!("hard: {last:?}, weight {weight}");
+    // The resting bead's impulse is m g h each step, to the solver's tolerance.
+    assert!((last[2] + weight).abs() < 1e-6 * weight, "{last:?}");
+    assert!((last[4] - 0.3 * weight).abs() < 1e-6 * weight, "{last:?}");
+}

@@ -56,6 +56,10 @@ pub(super) struct ForceState {
     pub(super) mesh_key: Vec<u32>,
     /// The springs of `mesh_key`'s contacts.
     pub(super) mesh_spring: Vec<DVec3>,
+    /// Loads `[force, moment]` on every plane then mesh, summed per chunk of
+    /// `MIN_CHUNK` particles (`chunks × (walls + meshes)`; chunk sums are added in
+    /// chunk order, so the total does not depend on the threads).
+    pub(super) wall_loads: Vec<[DVec3; 2]>,
 }
 
 impl ForceState {
@@ -66,7 +70,10 @@ impl ForceState {
             0
         };
         let mesh = mesh_slots(model) * n;
+        let loads =
+            n.div_ceil(super::parallel::MIN_CHUNK) * (model.walls.len() + model.meshes.len());
         Self {
+            wall_loads: vec![[DVec3::ZERO; 2]; loads],
             mesh_key: vec![crate::physics::granular::NO_PARTNER; mesh],
             mesh_spring: vec![DVec3::ZERO; mesh],
             particles: vec![ParticleForce::default(); n],

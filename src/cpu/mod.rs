@@ -612,6 +612,10 @@ impl Backend for CpuBackend {
         self.step
     }
 
+    fn wall_loads(&mut self) -> Result<Option<Vec<crate::backend::WallLoad>>> {
+        Ok(Some(self.compute_wall_loads()))
+    }
+
     fn take_solver_rows(&mut self) -> Vec<crate::backend::SolverRow> {
         self.hard
             .as_mut()

@@ -10,8 +10,11 @@
 
 use glam::DVec3;
 
-use crate::model::{Model, Pose, Wall};
+use crate::backend::WallLoad;
+use crate::cpu::kernels::granular::add_load;
+use crate::model::{ContactLaw, Model, Pose, Wall, FLAG_REMOVED};
 use crate::neighbor::MeshList;
+use crate::physics::contact;
 use crate::physics::granular::{ContactSide, NO_PARTNER};
 use crate::physics::mesh::{MeshContact, MeshSurfaces};
 
@@ -154,4 +157,94 @@ pub(in crate::cpu) fn carried_springs(
         }
     }
     out
+}
+
+impl crate::cpu::CpuBackend {
+    /// The axis point of plane `w` now.
+    fn plane_axis_now(&self, w: usize) -> DVec3 {
+        match &self.walls {
+            Some(ws) => ws.plane_poses[w].axis(),
+            None => self.model.walls[w].motion.axis_point,
+        }
+    }
+
+    /// The loads on every plane then mesh at the current state ([`WallLoad`]): under
+    /// Hertz the sums the last evaluation made (per chunk, added in chunk order);
+    /// under the binder law recomputed from the positions (the law depends on nothing
+    /// else); under hard contacts the last step's impulses over `h`, applied at the
+    /// contact points at the end of the step.
+    pub(in crate::cpu) fn compute_wall_loads(&self) -> Vec<WallLoad> {
+        let m = &self.model;
+        let nw = m.walls.len();
+        let nl = nw + m.meshes.len();
+        let mut total = vec![[DVec3::ZERO; 2]; nl];
+        let p = &m.particles;
+        match m.contact.map(|c| c.law) {
+            Some(ContactLaw::Hertz) if nl > 0 => {
+                for chunk in self.forces.wall_loads.chunks(nl) {
+                    for (t, c) in total.iter_mut().zip(chunk) {
+                        t[0] += c[0];
+                        t[1] += c[1];
+                    }
+                }
+            }
+            Some(ContactLaw::Binder { .. }) => {
+                for i in 0..p.len() {
+                    if p.flags[i] & FLAG_REMOVED != 0 {
+                        continue;
+                    }
+                    let (x, r) = (p.position[i], p.radius[i]);
+                    for (w, wall) in m.walls.iter().enumerate() {
+                        if let Some((_, f)) = contact::binder_wall(wall, x, r) {
+                            let q = x - wall.distance(x) * wall.normal;
+                            add_load(&mut total[w], self.plane_axis_now(w), q, -f);
+                        }
+                    }
+                    if let Some(ws) = &self.walls {
+                        ws.surfaces.contacts(ws.list.of(i), x, r, |c| {
+                            let k = m.meshes[c.mesh as usize].stiffness;
+                            let (_, f) = contact::binder_surface(k, c.distance, c.normal, r);
+                            let axis = ws.surfaces.poses[c.mesh as usize].axis();
+                            add_load(&mut total[nw + c.mesh as usize], axis, c.point, -f);
+                        });
+                    }
+                }
+            }
+            Some(ContactLaw::Hard(_)) => {
+                if let Some(h) = &self.hard {
+                    let c = &h.contacts;
+                    let n = p.len();
+                    for k in 0..c.len() {
+                        let [i, j] = c.key[k].map(|x| x as usize);
+                        if j < n || j - n >= nw {
+                            continue;
+                        }
+                        let [nn, t, o] = c.frame[k];
+                        let [ln, lt, lo] = c.impulse[k];
+                        // The particle (body b) takes +Λ along the wall's normal.
+                        let impulse = ln * nn + lt * t + lo * o;
+                        let q = p.position[i] - p.radius[i] * nn;
+                        add_load(
+                            &mut total[j - n],
+                            self.plane_axis_now(j - n),
+                            q,
+                            -impulse / self.dt,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        let names = (0..nw)
+            .map(|w| format!("wall[{w}]"))
+            .chain(m.meshes.iter().map(|w| w.name.clone()));
+        names
+            .zip(total)
+            .map(|(wall, [force, moment])| WallLoad {
+                wall,
+                force,
+                moment,
+            })
+            .collect()
+    }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
-use crate::backend::SolverRow;
+use crate::backend::{SolverRow, WallLoad};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::model::Particles;
@@ -289,6 +289,37 @@ impl SolverCsv {
     /// Appends `rows`, flushing after each.
     pub fn write(&mut self, rows: &[SolverRow]) -> Result<()> {
         rows.iter().try_for_each(|r| self.0.line(&r.csv_row()))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+}
+
+/// A `walls.csv` being written: [`WallLoad::CSV_HEADER`], then one row per wall at
+/// each output step, flushed at once.
+#[derive(Debug)]
+pub struct WallsCsv(StepCsv);
+
+impl WallsCsv {
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, WallLoad::CSV_HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step`: keeps the header
+    /// and the rows of earlier steps, removes the rest (the resumed run writes the rows
+    /// of `step` again).
+    pub fn resume(path: &Path, step: u64) -> Result<Self> {
+        StepCsv::resume(path, step, WallLoad::CSV_HEADER).map(|(w, _)| Self(w))
+    }
+
+    /// Appends one row per load at `step` and time `t`.
+    pub fn write(&mut self, step: u64, t: f64, loads: &[WallLoad]) -> Result<()> {
+        loads
+            .iter()
+            .try_for_each(|l| self.0.line(&l.csv_row(step, t)))
     }
 
     /// The file's path.

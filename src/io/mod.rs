@@ -9,7 +9,8 @@
 //!   row per output step; `final.csv` ([`write_final_csv`], [`read_final_csv`]) the final
 //!   state of every particle, in a format that round-trips every `f64` bit for bit;
 //!   `solver.csv` ([`SolverCsv`]) the hard-contact solver's sweeps, residual and contact
-//!   counts of every step (hard-contact scenes only).
+//!   counts of every step (hard-contact scenes only); `walls.csv` ([`WallsCsv`]) the
+//!   force and moment on every wall at each output step (scenes with walls).
 //! * the ParaView output ([`vtk_writer`]): one VTK XML PolyData file per output step in `vtk/`
 //!   and the `particles.pvd` collection ([`VtkSeries`]); [`vtk_reader`] reads the frames back.
 //! * [`plot`]: PNG plots of a run's `energy.csv` (`varidem plot`).
@@ -19,6 +20,9 @@ pub const ENERGY_CSV: &str = "energy.csv";
 /// File name of the hard-contact solver's per-step record in the output directory
 /// (`[contact] law = "hard"` only).
 pub const SOLVER_CSV: &str = "solver.csv";
+/// File name of the wall loads (force and moment on every plane and mesh at each
+/// output step) in the output directory (scenes with walls).
+pub const WALLS_CSV: &str = "walls.csv";
 /// File name of the final particle state in the output directory.
 pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
@@ -33,7 +37,7 @@ pub mod vtk_writer;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
-    SolverCsv, FINAL_CSV_HEADER,
+    SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
 pub use scene::{
     default_scene, load_scene, parse_scene, parse_scene_in, scene_to_toml, DEFAULT_SCENE,

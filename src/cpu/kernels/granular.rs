@@ -116,7 +116,23 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     pub old_forces: &'a [ParticleForce],
 }
 
+/// Adds force `f` on a wall, applied at `q`, to its load `[force, moment about axis]`.
+#[inline]
+pub(in crate::cpu) fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
+    load[0] += f;
+    load[1] += (q - axis).cross(f);
+}
+
 impl GranularInputs<'_> {
+    /// The axis point of plane `w` now (moment loads are taken about it).
+    #[inline]
+    fn plane_axis(&self, w: usize) -> DVec3 {
+        match self.walls {
+            Some(ws) => ws.plane_poses[w].axis(),
+            None => self.model.walls[w].motion.axis_point,
+        }
+    }
+
     /// The Hertz contacts of particle `i` with the meshes, added to `out`, their springs
     /// and keys written to `keys`, `springs` (the particle's [`MESH_SLOTS`]); returns
     /// the contacts beyond the slots.
@@ -125,7 +141,7 @@ impl GranularInputs<'_> {
         ws: &WallState,
         i: usize,
         side_i: &ContactSide,
-        (keys, springs): (&mut [u32], &mut [DVec3]),
+        (keys, springs, loads): (&mut [u32], &mut [DVec3], &mut [[DVec3; 2]]),
         out: &mut GranularForce,
         removed: bool,
     ) -> u32 {
@@ -159,6 +175,14 @@ impl GranularInputs<'_> {
             out.e_wall += r.energy;
             keys[a] = c.key;
             springs[a] = r.spring;
+            if let Some(l) = loads.get_mut(c.mesh as usize) {
+                add_load(
+                    l,
+                    ws.surfaces.poses[c.mesh as usize].axis(),
+                    c.point,
+                    -r.force,
+                );
+            }
         }
         count.saturating_sub(MESH_SLOTS) as u32
     }
@@ -350,6 +374,7 @@ impl GranularInputs<'_> {
         near: &[NearSlot],
         wall_spring: &mut [DVec3],
         mesh_row: (&mut [u32], &mut [DVec3]),
+        loads: &mut [[DVec3; 2]],
         sides: &Sides,
     ) -> GranularForce {
         let m = self.model;
@@ -421,12 +446,24 @@ impl GranularInputs<'_> {
                     out.moment += lever * n.cross(r.friction);
                     out.e_wall += r.energy;
                     new = r.spring;
+                    if let Some(l) = loads.get_mut(w) {
+                        let q = side_i.x + lever * n;
+                        add_load(l, self.plane_axis(w), q, -r.force);
+                    }
                 }
             }
             wall_spring[w] = new;
         }
         if let (Some(ws), true) = (self.walls, hertz && !mesh_row.0.is_empty()) {
-            out.mesh_overflow = self.mesh_sum(ws, i, side_i, mesh_row, &mut out, removed(i));
+            let mesh_loads = loads.get_mut(m.walls.len()..).unwrap_or_default();
+            out.mesh_overflow = self.mesh_sum(
+                ws,
+                i,
+                side_i,
+                (mesh_row.0, mesh_row.1, mesh_loads),
+                &mut out,
+                removed(i),
+            );
         }
         if let Some(d) = &m.drag {
             out.force += d.force(side_i.v, sides.spin[i]);

@@ -12,8 +12,12 @@ use crate::cpu::contact_history::PairSpring;
 use crate::cpu::forces::{history_slots, mesh_slots, wall_stride, ForceState, ParticleForce};
 use crate::cpu::MESH_SLOTS;
 
-/// A chunk's wall springs and mesh slots (keys, springs).
-type WallRows<'a> = (&'a mut [DVec3], (&'a mut [u32], &'a mut [DVec3]));
+/// A chunk's wall springs, mesh slots (keys, springs) and wall loads.
+type WallRows<'a> = (
+    &'a mut [DVec3],
+    (&'a mut [u32], &'a mut [DVec3]),
+    &'a mut [[DVec3; 2]],
+);
 use crate::cpu::kernels::integrate::{body_of, integrate_correct};
 use crate::cpu::parallel::{
     prefetch_slots, row_chunks, run_chunks, CorrectChunk, RowChunk, MIN_CHUNK, PAR_THRESHOLD,
@@ -131,6 +135,9 @@ impl CpuBackend {
             out.mesh_key.chunks_mut((MIN_CHUNK * nm).max(1)),
             out.mesh_spring.chunks_mut((MIN_CHUNK * nm).max(1)),
         );
+        let n_loads = self.model.walls.len() + self.model.meshes.len();
+        out.wall_loads.fill([DVec3::ZERO; 2]);
+        let mut load_chunks = out.wall_loads.chunks_mut(n_loads.max(1));
         let chunks: Vec<_> = out
             .particles
             .chunks_mut(MIN_CHUNK)
@@ -144,7 +151,7 @@ impl CpuBackend {
                 );
                 (
                     c * MIN_CHUNK,
-                    (f, (walls, mesh)),
+                    (f, (walls, mesh, load_chunks.next().unwrap_or_default())),
                     v.unwrap_or_default(),
                     w.unwrap_or_default(),
                 )
@@ -152,52 +159,54 @@ impl CpuBackend {
             .collect();
         // Each chunk reports its first particle with more touching contacts than slots
         // (an error; the lowest over all chunks is named).
-        let kernel = |(lo, (f, (walls, (keys, springs))), v, w): CorrectChunk<'_, WallRows<'_>>| {
-            let mut overflow = None;
-            for (l, f) in f.iter_mut().enumerate() {
-                let i = lo + l;
-                if contacts {
-                    prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
+        let kernel =
+            |(lo, (f, (walls, (keys, springs), loads)), v, w): CorrectChunk<'_, WallRows<'_>>| {
+                let mut overflow = None;
+                for (l, f) in f.iter_mut().enumerate() {
+                    let i = lo + l;
+                    if contacts {
+                        prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
+                    }
+                    let mut pf = self.particle_force(bonds, i);
+                    let (neighbors, slots) = if contacts {
+                        let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+                        (&list.neighbors[r.clone()], &list.pair_index[r])
+                    } else {
+                        (&[][..], &[][..])
+                    };
+                    let wall_spring = &mut walls[l * nw..(l + 1) * nw];
+                    let mesh_row = (
+                        keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                        springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                    );
+                    let g = inputs.granular_sum(
+                        i,
+                        neighbors,
+                        slots,
+                        pairs,
+                        near,
+                        wall_spring,
+                        mesh_row,
+                        loads,
+                        sides,
+                    );
+                    pf.force += g.force;
+                    pf.moment += g.moment;
+                    pf.e_contact += g.e_contact;
+                    pf.e_wall += g.e_wall;
+                    pf.e_near = g.e_near;
+                    pf.overflow = g.overflow;
+                    pf.mesh_overflow = g.mesh_overflow;
+                    *f = pf;
+                    if (f.overflow > 0 || f.mesh_overflow > 0) && overflow.is_none() {
+                        overflow = Some((i, (f.overflow, f.mesh_overflow)));
+                    }
+                    if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                        correct_one(i, f, v, w);
+                    }
                 }
-                let mut pf = self.particle_force(bonds, i);
-                let (neighbors, slots) = if contacts {
-                    let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
-                    (&list.neighbors[r.clone()], &list.pair_index[r])
-                } else {
-                    (&[][..], &[][..])
-                };
-                let wall_spring = &mut walls[l * nw..(l + 1) * nw];
-                let mesh_row = (
-                    keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
-                    springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
-                );
-                let g = inputs.granular_sum(
-                    i,
-                    neighbors,
-                    slots,
-                    pairs,
-                    near,
-                    wall_spring,
-                    mesh_row,
-                    sides,
-                );
-                pf.force += g.force;
-                pf.moment += g.moment;
-                pf.e_contact += g.e_contact;
-                pf.e_wall += g.e_wall;
-                pf.e_near = g.e_near;
-                pf.overflow = g.overflow;
-                pf.mesh_overflow = g.mesh_overflow;
-                *f = pf;
-                if (f.overflow > 0 || f.mesh_overflow > 0) && overflow.is_none() {
-                    overflow = Some((i, (f.overflow, f.mesh_overflow)));
-                }
-                if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
-                    correct_one(i, f, v, w);
-                }
-            }
-            overflow
-        };
+                overflow
+            };
         if let Some((particle, (over, mesh_over))) = run_chunks(chunks, p.len(), kernel) {
             if over == 0 {
                 return Err(Error::fault(
