@@ -103,6 +103,10 @@ fn moving_mesh() -> Scene {
 /// dropped into a walled corner, NBGS with warm starts. The warm-start impulses are the
 /// state a resume must carry beyond the particles' and the bodies'.
 fn hard() -> Scene {
+    varidem::io::parse_scene(&hard_text()).unwrap()
+}
+
+fn hard_text() -> String {
     let text = "[simulation]\ndt = 1e-3\nsteps = 300\noutput_every = 50\n\
         integrator = \"impulse-velocity\"\ngravity = [0.0, 0.0, -9.81]\n\
         [contact]\nlaw = \"hard\"\ntolerance = 1e-6\nmax_sweeps = 60\n\
@@ -122,7 +126,33 @@ fn hard() -> Scene {
         rotation = [0.1, 0.3, 0.0]\nangular_velocity = [0.0, 5.0, 2.0]\n\
         [[clump]]\ntype = \"dimer\"\nposition = [0.025, 0.01, 0.075]\n\
         rotation = [0.0, -0.2, 0.4]\nvelocity = [-0.1, 0.0, 0.0]\n";
-    varidem::io::parse_scene(text).unwrap()
+    text.to_owned()
+}
+
+/// [`hard`] on a floor of two triangles that turns slowly, with the far side wall
+/// closing in: the warm-start keys name mesh features, and the walls' poses are
+/// functions of the step.
+fn hard_mesh() -> Scene {
+    let mut text = String::new();
+    for line in hard_text().lines() {
+        if line == "[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]" {
+            continue;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    let text = text.replace(
+        "[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n",
+        "[[mesh]]\nname = \"floor\"\n\
+         vertices = [[-0.05, -0.05, 0.0], [0.1, -0.05, 0.0], [0.1, 0.1, 0.0], [-0.05, 0.1, 0.0]]\n\
+         triangles = [[0, 1, 2], [0, 2, 3]]\nangular_velocity = [0.0, 0.0, 0.5]\naxis_point = [0.02, 0.02, 0.0]\n",
+    );
+    let text = text.replace(
+        "[[wall]]\npoint = [0.04, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n",
+        "[[wall]]\npoint = [0.04, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\nvelocity = [-0.01, 0.0, 0.0]\nstop = 0.2\n",
+    );
+    assert!(text.contains("[[mesh]]") && text.contains("stop = 0.2"));
+    varidem::io::parse_scene(&text).unwrap()
 }
 
 /// [`hard`] with the `colored` solver (what the GPU runs).
@@ -439,6 +469,22 @@ fn cpu_clump_resume_is_bitwise() {
 
 /// A hard-contact pile resumed at step 150 (issue 25): the warm-start impulses in the
 /// checkpoint (format 5) make the continuation bitwise, `solver.csv` included.
+/// The hard pile on a turning mesh floor with a wall closing in, resumed at 150.
+#[test]
+fn cpu_hard_mesh_resume_is_bitwise() {
+    let scene = hard_mesh();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(150).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    let n = scene.model.sphere_count() as u32 + 3;
+    let on_mesh = snap.hard_impulses.iter().filter(|h| h.key[1] >= n).count();
+    assert!(
+        on_mesh >= 5,
+        "the pile rests on the mesh ({on_mesh} mesh impulses)"
+    );
+    check_restart("cpu hard mesh", &scene, 75, 150, &cpu_fresh, &cpu_restore);
+}
+
 #[test]
 fn cpu_hard_resume_is_bitwise() {
     let scene = hard();

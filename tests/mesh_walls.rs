@@ -412,3 +412,68 @@ fn walls_csv_of_hard_contacts_is_the_impulse_over_the_step() {
     assert!((last[2] + weight).abs() < 1e-6 * weight, "{last:?}");
     assert!((last[4] - 0.3 * weight).abs() < 1e-6 * weight, "{last:?}");
 }
+
+/// A hard-contact bead (restitution 0) on a floor: `floor` with extra keys.
+fn hard_bead(floor: &str, steps: u64) -> String {
+    format!(
+        "[simulation]\ndt = 1e-4\nsteps = {steps}\ngravity = [0.0, 0.0, -9.81]\n\
+         integrator = \"impulse-velocity\"\n[contact]\nlaw = \"hard\"\n{}\n\
+         [[particle]]\nposition = [-0.3, 0.2, 0.0201]\nvelocity = [0.8, -0.9, 0.0]\n\
+         angular_velocity = [30.0, 10.0, 5.0]\nradius = 0.02\nmaterial = \"glass\"\n{floor}",
+        material(0.0)
+    )
+}
+
+#[test]
+fn hard_contacts_on_a_plane_and_on_two_triangles_agree() {
+    let steps = 6000;
+    let a = trajectory(&hard_bead(PLANE, steps), steps as usize);
+    let b = trajectory(&hard_bead(SQUARE_MESH, steps), steps as usize);
+    assert!(crosses(&a), "the run crosses the diagonal");
+    let mut worst = [0.0f64; 4];
+    for (x, y) in a.iter().zip(&b) {
+        for k in 0..4 {
+            worst[k] = worst[k].max((x[k] - y[k]).length());
+        }
+    }
+    println!(
+        "hard: worst |Δx| {:.1e} m, |Δv| {:.1e} m/s, rotation {:.1e}, |ΔΩ| {:.1e} rad/s",
+        worst[0], worst[1], worst[2], worst[3]
+    );
+    // Rounding of the plane's and the triangle's distance, as under Hertz.
+    assert!(
+        worst[0] <= 1e-12 && worst[1] <= 1e-12 && worst[2] <= 1e-12,
+        "{worst:?}"
+    );
+    assert!(worst[3] <= 3e-11, "{worst:?}");
+}
+
+#[test]
+fn a_sliding_plate_drags_a_hard_contact_bead_to_two_sevenths() {
+    let speed = 0.2;
+    let motion = format!("velocity = [{speed:?}, 0.0, 0.0]\n");
+    for floor in [format!("{PLANE}{motion}"), format!("{SQUARE_MESH}{motion}")] {
+        let text = hard_bead(&floor, 1).replace(
+            "velocity = [0.8, -0.9, 0.0]\nangular_velocity = [30.0, 10.0, 5.0]",
+            "velocity = [0.0, 0.0, 0.0]",
+        );
+        let text = text.replace("[-0.3, 0.2, 0.0201]", "[0.0, 0.0, 0.02]");
+        let scene = parse_scene(&text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        // Hard contacts take μ_s = 0.4: sliding lasts 2V/(7 μ_s g) = 15 ms; 0.1 s
+        // is well past it.
+        for _ in 0..1000 {
+            b.step().unwrap();
+        }
+        let p = &b.model().particles;
+        let (v, w, r) = (p.velocity[0], p.angular_velocity[0], p.radius[0]);
+        let contact = v + w.cross(-r * DVec3::Z);
+        println!("hard plate: v {v}, contact point {contact}");
+        // Hard friction sticks exactly once the slip stops (no spring to ring).
+        assert!(
+            (contact - speed * DVec3::X).length() < 1e-6 * speed,
+            "{contact}"
+        );
+        assert!((v.x - 2.0 * speed / 7.0).abs() < 1e-6 * speed, "{v}");
+    }
+}

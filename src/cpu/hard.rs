@@ -113,6 +113,8 @@ impl CpuBackend {
             .ok_or_else(|| Error::Backend("hard-contact state missing".into()))?;
         let result = self.step_hard_with(&mut hard, step, h);
         self.hard = Some(hard);
+        // The walls where the step leaves them (as a resume at this step places them).
+        self.place_walls(if result.is_ok() { step } else { self.step });
         let row = result?;
         if let Some(hs) = &mut self.hard {
             hs.rows.push(row);
@@ -211,6 +213,18 @@ impl CpuBackend {
         let skin = hard.base_skin.max(2.0 * margin);
         let x0 = self.model.particles.position.first().copied();
         self.neighbors.reserve = margin;
+        // Walls at the step's start; a moving wall closes gaps at its surface speed
+        // too, so the mesh list keeps that much more of its skin.
+        if let Some(ws) = &mut self.walls {
+            let p = &self.model.particles;
+            let wall_margin = hard
+                .params
+                .margin
+                .unwrap_or(2.0 * h * (u_max + ws.max_surface_speed(&p.position)));
+            ws.list.reserve = wall_margin;
+            ws.list.skin = hard.base_skin.max(2.0 * wall_margin);
+        }
+        self.place_walls(self.step);
         if skin > self.neighbors.skin {
             self.neighbors.skin = skin;
             self.rebuild_neighbors();
@@ -400,6 +414,9 @@ impl CpuBackend {
         let pair_margin = |i: usize, j: Option<usize>| {
             fixed.unwrap_or_else(|| h * (speed[i] + j.map_or(0.0, |j| speed[j])))
         };
+        // A wall's margin adds its surface speed at the particle (zero at rest).
+        let wall_margin =
+            |i: usize, vw: DVec3| fixed.unwrap_or_else(|| h * (speed[i] + vw.length()));
         let n = p.len();
         let eps = hard.params.error_reduction;
         let gap_term = |xi: f64| if xi > 0.0 { -xi / h } else { -eps * xi / h };
@@ -431,7 +448,13 @@ impl CpuBackend {
                 (bodies.inv_mass[k], bodies.inv_tensor[k - bodies.free])
             }
         };
-        let mut push = |body: [u32; 2], key: [u32; 2], nrm: DVec3, lever: [DVec3; 2], xi, mu| {
+        let mut push = |body: [u32; 2],
+                        key: [u32; 2],
+                        nrm: DVec3,
+                        lever: [DVec3; 2],
+                        xi,
+                        mu,
+                        wall_velocity: DVec3| {
             let [a, b] = body;
             let sphere = [a, b]
                 .iter()
@@ -479,6 +502,7 @@ impl CpuBackend {
             c.gap.push(xi);
             c.mu.push(mu);
             c.impulse.push([0.0; 3]);
+            c.wall_velocity.push(wall_velocity);
             c.case.push(ContactCase::Separating);
         };
         for i in 0..n {
@@ -513,11 +537,24 @@ impl CpuBackend {
                     (p.position[j] - cj) - p.radius[j] * nrm
                 };
                 let mu = tables.pair(p.material[i], p.material[j]).mu_s;
-                push([bi, bj], [i as u32, j as u32], nrm, [ra, rb], gap, mu);
+                push(
+                    [bi, bj],
+                    [i as u32, j as u32],
+                    nrm,
+                    [ra, rb],
+                    gap,
+                    mu,
+                    DVec3::ZERO,
+                );
             }
             for (w, wall) in self.model.walls.iter().enumerate() {
-                let gap = wall.distance(xi_pos) - ri;
-                if gap >= pair_margin(i, None) {
+                let dist = wall.distance(xi_pos);
+                let gap = dist - ri;
+                let vw = match &self.walls {
+                    Some(ws) => ws.plane_poses[w].surface_velocity(xi_pos - dist * wall.normal),
+                    None => DVec3::ZERO,
+                };
+                if gap >= wall_margin(i, vw) {
                     continue;
                 }
                 let nrm = wall.normal;
@@ -534,7 +571,39 @@ impl CpuBackend {
                     [DVec3::ZERO, rb],
                     gap,
                     mu,
+                    vw,
                 );
+            }
+            // Mesh features: keys N + walls + feature key (ascending in candidate
+            // order: a feature is emitted by its own triangle).
+            if let Some(ws) = &self.walls {
+                let nw = self.model.walls.len();
+                // The list's reserve bounds every wall contact's margin.
+                let reach = ri + ws.list.reserve;
+                ws.surfaces.contacts(ws.list.of(i), xi_pos, reach, |mc| {
+                    let gap = mc.distance - ri;
+                    let vw = ws.surfaces.poses[mc.mesh as usize].surface_velocity(mc.point);
+                    if gap >= wall_margin(i, vw) {
+                        return;
+                    }
+                    // From the wall into the particle.
+                    let nrm = -mc.normal;
+                    let rb = if i < self.free {
+                        -ri * nrm
+                    } else {
+                        (xi_pos - ci) - ri * nrm
+                    };
+                    let mu = tables.mesh(mc.mesh as usize, p.material[i]).mu_s;
+                    push(
+                        [WALL, bi],
+                        [i as u32, (n + nw) as u32 + mc.key],
+                        nrm,
+                        [DVec3::ZERO, rb],
+                        gap,
+                        mu,
+                        vw,
+                    );
+                });
             }
         }
         if hard.params.warm_start {
@@ -589,7 +658,15 @@ impl CpuBackend {
             // The pair's particles (not its solver bodies: a clump is one body).
             let [i, j] = c.key[k].map(|x| x as usize);
             let (xi, ri) = (p.position[i], p.radius[i]);
-            let gap = if j >= n {
+            let nw = self.model.walls.len();
+            let gap = if j >= n + nw {
+                match &self.walls {
+                    Some(ws) => {
+                        (ws.surfaces.feature_point((j - n - nw) as u32, xi) - xi).length() - ri
+                    }
+                    None => 0.0,
+                }
+            } else if j >= n {
                 self.model.walls[j - n].distance(xi) - ri
             } else {
                 (p.position[j] - xi).length() - ri - p.radius[j]

@@ -78,9 +78,11 @@ pub struct CpuBackend {
     walls: Option<walls::WallState>,
 }
 
-/// Particles plus walls: the bound of a hard-contact key's partner.
+/// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
+/// partner.
 fn n_particles_plus_walls(model: &Model) -> usize {
-    model.particles.len() + model.walls.len()
+    let triangles: usize = model.meshes.iter().map(|m| m.mesh.triangles.len()).sum();
+    model.particles.len() + model.walls.len() + 8 * triangles
 }
 
 impl CpuBackend {
@@ -363,6 +365,12 @@ impl CpuBackend {
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
+        if n_particles_plus_walls(&backend.model) > u32::MAX as usize {
+            return Err(Error::Backend(format!(
+                "{} particles, walls and mesh features (8 per triangle) do not fit the 32-bit contact keys",
+                n_particles_plus_walls(&backend.model)
+            )));
+        }
         if let Some(b) = &backend.bodies {
             backend.neighbors.body = b.body_ids(n);
         }

@@ -79,6 +79,26 @@ impl WallState {
         self.list.update(&self.surfaces, position, radius);
     }
 
+    /// The largest surface speed a moving plane or mesh has at any of `position`
+    /// (`|v| + |ω| d`, `d` the distance from its axis); 0 when none moves.
+    pub(in crate::cpu) fn max_surface_speed(&self, position: &[DVec3]) -> f64 {
+        let poses = self.plane_poses.iter().chain(&self.surfaces.poses);
+        let mut speed = 0f64;
+        for pose in poses.filter(|p| !p.is_rest()) {
+            let w = pose.angular_velocity.length();
+            let reach = if w > 0.0 {
+                position
+                    .iter()
+                    .map(|x| (*x - pose.axis()).length())
+                    .fold(0.0, f64::max)
+            } else {
+                0.0
+            };
+            speed = speed.max(pose.velocity.length() + w * reach);
+        }
+        speed
+    }
+
     /// The wall side of a contact at `q` on a body at `pose` (at rest: all zero, the
     /// bits of a static wall).
     #[inline]
@@ -171,8 +191,8 @@ impl crate::cpu::CpuBackend {
     /// The loads on every plane then mesh at the current state ([`WallLoad`]): under
     /// Hertz the sums the last evaluation made (per chunk, added in chunk order);
     /// under the binder law recomputed from the positions (the law depends on nothing
-    /// else); under hard contacts the last step's impulses over `h`, applied at the
-    /// contact points at the end of the step.
+    /// else); under hard contacts the last step's impulses over `h` (those kept for
+    /// the warm start), applied at the contact points at the end of the step.
     pub(in crate::cpu) fn compute_wall_loads(&self) -> Vec<WallLoad> {
         let m = &self.model;
         let nw = m.walls.len();
@@ -211,25 +231,30 @@ impl crate::cpu::CpuBackend {
                 }
             }
             Some(ContactLaw::Hard(_)) => {
+                // The step's impulses as kept for the warm start (world frame: the
+                // same bits after a resume), at the contact points now.
                 if let Some(h) = &self.hard {
-                    let c = &h.contacts;
                     let n = p.len();
-                    for k in 0..c.len() {
-                        let [i, j] = c.key[k].map(|x| x as usize);
-                        if j < n || j - n >= nw {
+                    for &([i, j], impulse) in &h.warm {
+                        let (i, j) = (i as usize, j as usize);
+                        if j < n {
                             continue;
                         }
-                        let [nn, t, o] = c.frame[k];
-                        let [ln, lt, lo] = c.impulse[k];
-                        // The particle (body b) takes +Λ along the wall's normal.
-                        let impulse = ln * nn + lt * t + lo * o;
-                        let q = p.position[i] - p.radius[i] * nn;
-                        add_load(
-                            &mut total[j - n],
-                            self.plane_axis_now(j - n),
-                            q,
-                            -impulse / self.dt,
-                        );
+                        let x = p.position[i];
+                        // Planes, then mesh features by their triangle's mesh; `nn`
+                        // from the wall to the particle.
+                        let (wall, axis, nn) = if j - n < nw {
+                            let w = j - n;
+                            (w, self.plane_axis_now(w), m.walls[w].normal)
+                        } else {
+                            let Some(ws) = &self.walls else { continue };
+                            let key = (j - n - nw) as u32;
+                            let mesh = ws.surfaces.mesh_of[(key / 8) as usize] as usize;
+                            let nn = (x - ws.surfaces.feature_point(key, x)).normalize_or_zero();
+                            (nw + mesh, ws.surfaces.poses[mesh].axis(), nn)
+                        };
+                        let q = x - p.radius[i] * nn;
+                        add_load(&mut total[wall], axis, q, -impulse / self.dt);
                     }
                 }
             }

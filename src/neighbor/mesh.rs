@@ -32,6 +32,8 @@ pub struct MeshList {
     vertex_reference: Vec<DVec3>,
     /// Number of builds so far.
     pub builds: u64,
+    /// The skin of the last build (the list holds what was nearer than it).
+    built_skin: f64,
 }
 
 impl MeshList {
@@ -72,7 +74,7 @@ impl MeshList {
         let moved = max_disp(position, &self.reference)
             + max_disp(&surfaces.vertices, &self.vertex_reference);
         // NaN positions fail `<` and rebuild; the force check then names them.
-        moved.is_nan() || moved >= self.skin - self.reserve
+        moved.is_nan() || moved >= self.built_skin - self.reserve
     }
 
     /// Rebuilds the list when stale ([`MeshList::is_stale`]); returns whether it did.
@@ -91,6 +93,7 @@ impl MeshList {
         self.reference = position.to_vec();
         self.vertex_reference.clone_from(&surfaces.vertices);
         self.builds += 1;
+        self.built_skin = self.skin;
         let r_max = radius.iter().copied().fold(0.0, f64::max);
         let reach = r_max + self.skin;
         let grid = TriangleGrid::new(surfaces, position, reach);

@@ -251,11 +251,14 @@ impl MeshSurfaces {
         })
     }
 
-    /// The closest point to `x` of edge or corner `key`, from the feature alone (the
-    /// same bits whichever triangle found it): a corner itself, or the projection on
-    /// the edge from its lower-numbered vertex.
-    fn feature_point(&self, key: u32, x: DVec3) -> DVec3 {
+    /// The closest point to `x` of feature `key`, from the feature alone (the same bits
+    /// whichever triangle found it): a corner itself, the projection on an edge from
+    /// its lower-numbered vertex, or the closest point of a face's triangle.
+    pub fn feature_point(&self, key: u32, x: DVec3) -> DVec3 {
         let (v, n) = self.feature_vertices(key);
+        if n == 3 {
+            return closest_point(x, self.corners(key / 8)).0;
+        }
         if n == 1 {
             return self.vertices[v[0] as usize];
         }

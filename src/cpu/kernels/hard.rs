@@ -61,6 +61,9 @@ pub(in crate::cpu) struct Contacts {
     pub mu: Vec<f64>,
     /// Impulse `λ = (λ_n, λ_t, λ_o)` in the contact frame.
     pub impulse: Vec<[f64; 3]>,
+    /// Velocity of a moving wall's surface at the contact point (body `a` is
+    /// [`WALL`]); zero otherwise.
+    pub wall_velocity: Vec<DVec3>,
     /// Branch of the last update of each contact.
     pub case: Vec<ContactCase>,
 }
@@ -83,6 +86,7 @@ impl Contacts {
         self.gap.clear();
         self.mu.clear();
         self.impulse.clear();
+        self.wall_velocity.clear();
         self.case.clear();
     }
 }
@@ -156,7 +160,9 @@ pub(in crate::cpu) fn hard_contact_update(
     let [ra, rb] = contacts.lever[c];
     let [n, t, o] = contacts.frame[c];
     let lam = contacts.impulse[c];
-    let u = point_velocity(bodies, b, rb) - point_velocity(bodies, a, ra);
+    // A wall's surface velocity is zero unless it moves (and `x − 0` is `x`).
+    let u =
+        point_velocity(bodies, b, rb) - point_velocity(bodies, a, ra) - contacts.wall_velocity[c];
     let mu = contacts.mu[c];
     if contacts.sphere[c] {
         let blk = &contacts.block[c];

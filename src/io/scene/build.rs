@@ -404,16 +404,6 @@ fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result
             "interaction[{k}].restitution = {e}: hard contacts are purely inelastic; set it to 0 or leave it out"
         )));
     }
-    if !model.meshes.is_empty() {
-        return Err(scene_error(
-            "mesh[0]: hard contacts against mesh walls are not supported yet; use law = \"hertz\" or \"binder\" with meshes",
-        ));
-    }
-    if let Some(k) = model.walls.iter().position(|w| !w.motion.is_static()) {
-        return Err(scene_error(format!(
-            "wall[{k}]: moving walls under hard contacts are not supported yet; use law = \"hertz\" or \"binder\", or a wall at rest"
-        )));
-    }
     if !model.bonds.is_empty() {
         return Err(scene_error(format!(
             "the scene has {} binder bonds: bonds are elastic springs and cannot be combined with hard contacts; use law = \"hertz\" or \"binder\"",
