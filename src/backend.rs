@@ -279,6 +279,9 @@ pub struct ContactState {
     pub mesh_key: Vec<u32>,
     /// The springs of `mesh_key`'s contacts.
     pub mesh_spring: Vec<DVec3>,
+    /// The loads on every plane then mesh at the snapshot's state, force and moment
+    /// each (`walls.csv`; the Hertz law computes them with the forces).
+    pub wall_load: Vec<[DVec3; 2]>,
 }
 
 impl StateSnapshot {

@@ -119,9 +119,10 @@ pub fn run_with(
     let total = sim.steps();
     let n = scene.model.sphere_count();
     log::info!(
-        "running {n} particle(s), {} bond(s), {} wall(s) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
+        "running {n} particle(s), {} bond(s), {} wall(s), {} mesh(es) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
         scene.model.bonds.len(),
         scene.model.walls.len(),
+        scene.model.meshes.len(),
         backend.name(),
         total,
         sim.dt,

@@ -259,7 +259,7 @@ fn describe(scene: &Scene) -> String {
         RunLength::EndTime(t) => format!("{} steps (t_end = {t} s)", sim.steps()),
     };
     format!(
-        "{}{}, {}, {}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
+        "{}{}, {}, {}{}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
         plural(m.particles.len(), "particle"),
         if m.clumps.is_empty() {
             String::new()
@@ -268,6 +268,16 @@ fn describe(scene: &Scene) -> String {
         },
         plural(m.bonds.len(), "bond"),
         plural(m.walls.len(), "wall"),
+        if m.meshes.is_empty() {
+            String::new()
+        } else {
+            let triangles: usize = m.meshes.iter().map(|w| w.mesh.triangles.len()).sum();
+            let meshes = match m.meshes.len() {
+                1 => "1 mesh".to_owned(),
+                k => format!("{k} meshes"),
+            };
+            format!(", {meshes} ({})", plural(triangles, "triangle"))
+        },
         if m.contact.is_some() { "on" } else { "off" },
         sim.dt,
         sim.integrator,

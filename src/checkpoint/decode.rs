@@ -551,12 +551,17 @@ fn decode_state_arrays(
             let energy = (0..n)
                 .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
                 .collect::<Decoded<Vec<[f64; 3]>>>()?;
-            let (mesh_key, mesh_spring) = if version >= 6 {
+            let (mesh_key, mesh_spring, wall_load) = if version >= 6 {
                 let nk = r.count("mesh contact slots", 4 + 24)?;
                 let keys = (0..nk).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
-                (keys, r.vec3s(nk)?)
+                let springs = r.vec3s(nk)?;
+                let nl = r.count("wall loads", 48)?;
+                let loads = (0..nl)
+                    .map(|_| Ok([r.vec3()?, r.vec3()?]))
+                    .collect::<Decoded<Vec<[DVec3; 2]>>>()?;
+                (keys, springs, loads)
             } else {
-                (Vec::new(), Vec::new())
+                (Vec::new(), Vec::new(), Vec::new())
             };
             Some(ContactState {
                 slots,
@@ -568,6 +573,7 @@ fn decode_state_arrays(
                 energy,
                 mesh_key,
                 mesh_spring,
+                wall_load,
             })
         }
         c => return Err(format!("contact-state flag {c}")),

@@ -405,6 +405,8 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
             w.len(c.mesh_key.len());
             c.mesh_key.iter().for_each(|v| w.u32(*v));
             c.mesh_spring.iter().for_each(|v| w.vec3(*v));
+            w.len(c.wall_load.len());
+            c.wall_load.iter().flatten().for_each(|v| w.vec3(*v));
         }
     }
     // Since version 4: the clumps' state.

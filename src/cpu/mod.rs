@@ -198,6 +198,18 @@ impl CpuBackend {
         }
         self.forces.mesh_key.clone_from(&c.mesh_key);
         self.forces.mesh_spring.clone_from(&c.mesh_spring);
+        // The loads as totals in the first chunk (the sum over chunks adds zeros).
+        let nl = self.model.walls.len() + self.model.meshes.len();
+        if !c.wall_load.is_empty() && c.wall_load.len() != nl {
+            return Err(Error::Snapshot(format!(
+                "the contact state has loads of {} walls, but the scene has {nl}",
+                c.wall_load.len()
+            )));
+        }
+        self.forces.wall_loads.fill([DVec3::ZERO; 2]);
+        if let Some(first) = self.forces.wall_loads.get_mut(..c.wall_load.len()) {
+            first.copy_from_slice(&c.wall_load);
+        }
         for (i, f) in self.forces.particles.iter_mut().enumerate() {
             f.force = c.force[i];
             f.moment = c.moment[i];
@@ -227,6 +239,11 @@ impl CpuBackend {
                 .collect(),
             mesh_key: self.forces.mesh_key.clone(),
             mesh_spring: self.forces.mesh_spring.clone(),
+            wall_load: self
+                .compute_wall_loads()
+                .iter()
+                .map(|l| [l.force, l.moment])
+                .collect(),
         })
     }
 

@@ -485,6 +485,7 @@ impl GpuBackend {
             energy: energy.iter().map(|e| e.to_array()).collect(),
             mesh_key: Vec::new(),
             mesh_spring: Vec::new(),
+            wall_load: Vec::new(),
         }))
     }
 
