@@ -83,3 +83,32 @@ fn fs_main(in: VsOut) -> FsOut {
     out.depth = depth_of(in.z_radius.x - in.z_radius.y * nz);
     return out;
 }
+
+// Mesh walls: flat-shaded triangles drawn translucent over the spheres (so a closed
+// container does not hide its contents), depth-tested against them but not writing
+// depth. Colours are computed per triangle on the host (two-sided Lambert).
+
+struct MeshVertex {
+    // Position in view space.
+    @location(0) position: vec3<f32>,
+    // Linear RGB and opacity.
+    @location(1) color: vec4<f32>,
+};
+
+struct MeshOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) @interpolate(flat) color: vec4<f32>,
+};
+
+@vertex
+fn vs_mesh(v: MeshVertex) -> MeshOut {
+    var out: MeshOut;
+    out.clip = vec4<f32>(v.position.xy * camera.scale, depth_of(v.position.z), 1.0);
+    out.color = v.color;
+    return out;
+}
+
+@fragment
+fn fs_mesh(in: MeshOut) -> @location(0) vec4<f32> {
+    return in.color;
+}

@@ -316,6 +316,55 @@ fn render_draws_each_particle_in_its_colormap_colour() {
     }
 }
 
+/// Mesh walls are drawn over the particles, translucent: a triangle covering half the
+/// picture in front of the particles tints what it covers and leaves the rest alone,
+/// and the framing grows to hold it.
+#[test]
+fn render_draws_mesh_walls_translucent_over_the_particles() {
+    let Some(ctx) = gpu_common::context("render_draws_mesh_walls_translucent_over_the_particles")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    make_run(dir.path(), true);
+    let frame = load_frame(dir.path(), Some(4)).unwrap();
+    let options = RenderOptions {
+        width: 320,
+        height: 200,
+        color: ColorField::Speed,
+        view: View::Z,
+        adapter: None,
+    };
+    let plain = render_frame_on(&ctx, &frame, &options).unwrap();
+    // A big triangle in a plane parallel to the particles' (z = 0), its corners
+    // beyond them: it covers the lower-left half of the framed region.
+    let (lo, hi) = frame.position.iter().fold(
+        (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY),
+        |(a, b), p| (a.min(*p), b.max(*p)),
+    );
+    let span = (hi - lo).max_element();
+    let z = hi.z + span;
+    let tri = [
+        glam::DVec3::new(lo.x - span, lo.y - span, z),
+        glam::DVec3::new(hi.x + span, lo.y - span, z),
+        glam::DVec3::new(lo.x - span, hi.y + span, z),
+    ];
+    let with = varidem::render::render_scene_on(&ctx, &frame, &[tri], &options).unwrap();
+    let (a, b) = (&plain.image, &with.image);
+    let changed = (0..a.width * a.height)
+        .filter(|&k| a.pixel(k % a.width, k / a.width) != b.pixel(k % b.width, k / b.width))
+        .count();
+    let total = (a.width * a.height) as usize;
+    // The framing changed (it holds the triangle), and the triangle covers part of the
+    // picture: some pixels differ, and the background far from it stays background.
+    assert!(changed > total / 10, "{changed} of {total} pixels changed");
+    assert_eq!(
+        b.pixel(b.width - 1, 0),
+        BACKGROUND,
+        "the corner away from the triangle"
+    );
+}
+
 #[test]
 fn render_cli_writes_the_same_png_every_time() {
     if gpu_common::context("render_cli_writes_the_same_png_every_time").is_none() {

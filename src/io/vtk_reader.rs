@@ -481,7 +481,8 @@ fn last_row(dir: &Path) -> Option<(u64, f64)> {
     (step >= 0.0).then_some((step as u64, time))
 }
 
-fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
+/// The scene of the run in `dir`, from its `run.toml`.
+pub fn run_scene(dir: &Path) -> Result<crate::model::Scene> {
     let record = dir.join(super::RUN_RECORD);
     let text = std::fs::read_to_string(&record).map_err(|e| Error::io(&record, e))?;
     // run.toml is a scene file with a [run] table in front.
@@ -490,7 +491,29 @@ fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
     doc.remove("run");
     let scene_text =
         toml::to_string(&doc).map_err(|e| bad(&record, format!("cannot re-serialise: {e}")))?;
-    let scene = super::parse_scene(&scene_text).map_err(|e| bad(&record, e.to_string()))?;
+    super::parse_scene(&scene_text).map_err(|e| bad(&record, e.to_string()))
+}
+
+/// The mesh walls of the run in `dir` as triangles placed at time `time` (at rest
+/// when unknown); none when the run has no `run.toml` or no mesh.
+pub fn mesh_triangles(dir: &Path, time: Option<f64>) -> Result<Vec<[DVec3; 3]>> {
+    if !dir.join(super::RUN_RECORD).is_file() {
+        return Ok(Vec::new());
+    }
+    let scene = run_scene(dir)?;
+    let mut out = Vec::new();
+    for m in &scene.model.meshes {
+        let pose = m.motion.pose(time.unwrap_or(0.0));
+        for t in 0..m.mesh.triangles.len() {
+            out.push(m.mesh.corners(t).map(|x| pose.place(x)));
+        }
+    }
+    Ok(out)
+}
+
+fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
+    let record = dir.join(super::RUN_RECORD);
+    let scene = run_scene(dir)?;
     let path = dir.join(super::FINAL_CSV);
     let rows = super::read_final_csv(&path)?;
     let radius = &scene.model.particles.radius;

@@ -22,6 +22,6 @@ pub use camera::{Camera, View};
 pub use colormap::{colormap, field_values, lit_center_color, ColorField, AMBIENT};
 pub use image::Image;
 pub use pipeline::{
-    render_frame, render_frame_on, render_run, RenderOptions, RenderSummary, Rendered, BACKGROUND,
-    SHADER,
+    render_frame, render_frame_on, render_run, render_scene_on, RenderOptions, RenderSummary,
+    Rendered, BACKGROUND, SHADER,
 };

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
 
 use super::camera::{Camera, View};
 use super::colormap::{colormap, field_values, light_dir, to_linear, ColorField, AMBIENT};
@@ -90,7 +91,9 @@ pub fn render_run(
     options: &RenderOptions,
 ) -> Result<RenderSummary> {
     let frame = load_frame(dir, step)?;
-    let rendered = render_frame(&frame, options)?;
+    let triangles = crate::io::vtk_reader::mesh_triangles(dir, frame.time)?;
+    let ctx = GpuContext::new(options.adapter.as_deref())?;
+    let rendered = render_scene_on(&ctx, &frame, &triangles, options)?;
     let out = out.map_or_else(
         || {
             dir.join(crate::io::plot::PLOTS_DIR)
@@ -130,6 +133,21 @@ struct CameraUniform {
     light: [f32; 4],
 }
 
+/// One vertex of a mesh triangle (`MeshVertex` in `render.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct MeshVertexData {
+    position: [f32; 3],
+    color: [f32; 4],
+}
+
+/// The vertex attributes of a [`MeshVertexData`].
+const MESH_ATTRIBUTES: [wgpu::VertexAttribute; 2] =
+    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4];
+
+/// Opacity of mesh walls over the particles.
+const MESH_OPACITY: f32 = 0.2;
+
 /// One instance of `render.wgsl` (`Instance` there).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -153,6 +171,17 @@ pub fn render_frame_on(
     frame: &ParticleFrame,
     options: &RenderOptions,
 ) -> Result<Rendered> {
+    render_scene_on(ctx, frame, &[], options)
+}
+
+/// Renders `frame` with the mesh-wall `triangles` (drawn translucent, flat-shaded,
+/// and framed with the particles) on `ctx`'s device.
+pub fn render_scene_on(
+    ctx: &GpuContext,
+    frame: &ParticleFrame,
+    triangles: &[[DVec3; 3]],
+    options: &RenderOptions,
+) -> Result<Rendered> {
     let (width, height) = (options.width, options.height);
     let max_dim = ctx.device.limits().max_texture_dimension_2d;
     if width == 0 || height == 0 || width > max_dim || height > max_dim {
@@ -165,7 +194,14 @@ pub fn render_frame_on(
     } else {
         1
     };
-    let camera = Camera::framing(&frame.position, &frame.radius, options.view, width, height)?;
+    // The framing holds the meshes' corners too (as points of no radius).
+    let mut points = frame.position.clone();
+    let mut radii = frame.radius.clone();
+    for t in triangles {
+        points.extend_from_slice(t);
+        radii.extend_from_slice(&[0.0; 3]);
+    }
+    let camera = Camera::framing(&points, &radii, options.view, width, height)?;
     let values = field_values(frame, options.color)?;
     let range = values
         .iter()
@@ -210,7 +246,22 @@ pub fn render_frame_on(
             AMBIENT as f32,
         ],
     };
-    let big = draw(ctx, &uniform, &instances, width * ss, height * ss)?;
+    // Two-sided Lambert per triangle, in view space.
+    let base = to_linear(170) as f32;
+    let mesh: Vec<MeshVertexData> = triangles
+        .iter()
+        .flat_map(|t| {
+            let v = t.map(|x| camera.to_view(x));
+            let n = (v[1] - v[0]).cross(v[2] - v[0]).normalize_or_zero();
+            let lambert = n.dot(light).abs();
+            let shade = base * (AMBIENT + (1.0 - AMBIENT) * lambert) as f32;
+            v.map(|p| MeshVertexData {
+                position: p.as_vec3().to_array(),
+                color: [shade, shade, shade, MESH_OPACITY],
+            })
+        })
+        .collect();
+    let big = draw(ctx, &uniform, &instances, &mesh, width * ss, height * ss)?;
     Ok(Rendered {
         image: downsample(&big, ss),
         camera,
@@ -226,11 +277,12 @@ fn draw(
     ctx: &GpuContext,
     uniform: &CameraUniform,
     instances: &[InstanceData],
+    mesh: &[MeshVertexData],
     width: u32,
     height: u32,
 ) -> Result<Image> {
     ctx.scoped(&format!("rendering a {width} × {height} picture"), || {
-        draw_unscoped(ctx, uniform, instances, width, height)
+        draw_unscoped(ctx, uniform, instances, mesh, width, height)
     })?
 }
 
@@ -239,6 +291,7 @@ fn draw_unscoped(
     ctx: &GpuContext,
     uniform: &CameraUniform,
     instances: &[InstanceData],
+    mesh: &[MeshVertexData],
     width: u32,
     height: u32,
 ) -> Result<Image> {
@@ -302,6 +355,49 @@ fn draw_unscoped(
         }),
         multiview_mask: None,
         cache: None,
+    });
+    // Mesh walls after the spheres: blended, depth-tested, not writing depth.
+    let mesh_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("render meshes"),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs_mesh"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<MeshVertexData>() as wgpu::BufferAddress,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &MESH_ATTRIBUTES,
+            })],
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: depth_format,
+            depth_write_enabled: Some(false),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: wgpu::StencilState::default(),
+            bias: wgpu::DepthBiasState::default(),
+        }),
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs_mesh"),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: color_format,
+                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let mesh_buffer = (!mesh.is_empty()).then(|| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("render mesh vertices"),
+            contents: bytemuck::cast_slice(mesh),
+            usage: wgpu::BufferUsages::VERTEX,
+        })
     });
     let camera_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("render camera"),
@@ -395,6 +491,13 @@ fn draw_unscoped(
         let n = u32::try_from(instances.len())
             .map_err(|_| Error::Render("too many particles for one draw".into()))?;
         pass.draw(0..6, 0..n);
+        if let Some(buffer) = &mesh_buffer {
+            let vertices = u32::try_from(mesh.len())
+                .map_err(|_| Error::Render("too many mesh triangles for one draw".into()))?;
+            pass.set_pipeline(&mesh_pipeline);
+            pass.set_vertex_buffer(0, buffer.slice(..));
+            pass.draw(0..vertices, 0..1);
+        }
     }
     encoder.copy_texture_to_buffer(
         wgpu::TexelCopyTextureInfo {
