@@ -34,7 +34,7 @@ use varidem::gpu::Precision;
 use varidem::integrators::IntegratorKind;
 use varidem::io::{default_scene, load_scene};
 use varidem::model::generators::{
-    bonded_block, clump_bed, glass_bed, settling_bed, HARD_BED_DT, SETTLING_BED_DT,
+    bonded_block, clump_bed, glass_bed, mesh_floor_bed, settling_bed, HARD_BED_DT, SETTLING_BED_DT,
 };
 use varidem::model::{RunLength, Scene, SimulationParams};
 use varidem::physics::granular::time_step_advice;
@@ -473,6 +473,9 @@ enum Workload {
     BondedBlock,
     /// The granular settling bed (`settling_bed`).
     SettlingBed,
+    /// The settling bed on a floor of about `--n` triangles instead of a plane
+    /// (`mesh_floor_bed`): the mesh walls' cost against `settling-bed`.
+    MeshBed,
     /// A bed of dimers and trimers (`clump_bed`; `--n` counts spheres).
     ClumpBed,
     /// Glass beads in a box of 8 × 8 columns with hard contacts (`glass_bed`; `--n`
@@ -543,6 +546,7 @@ fn bench_scene(
                 Workload::BondedBlock => (bonded_block(n)?, BENCH_DT, None),
                 // Dense bed: more particles share a hashed grid bucket than in the block.
                 Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT, Some(32)),
+                Workload::MeshBed => (mesh_floor_bed(n, n), SETTLING_BED_DT, Some(32)),
                 Workload::ClumpBed => (clump_bed(n), SETTLING_BED_DT, Some(32)),
                 Workload::HardBed => (glass_bed(n, true), HARD_BED_DT, Some(32)),
                 Workload::GlassBed => {

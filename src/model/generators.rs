@@ -480,6 +480,58 @@ pub fn settling_bed(n: usize) -> Model {
     model
 }
 
+/// [`settling_bed`] on a floor that is a triangle mesh instead of a plane (issue 26):
+/// the bed's footprint, with a margin of 5 mm, split into a grid of about `triangles`
+/// right triangles (two per square cell), in the floor's material. The mesh's
+/// candidate lists and feature contacts are what this bed measures against the
+/// plane's.
+pub fn mesh_floor_bed(n: usize, triangles: usize) -> Model {
+    use crate::model::{MeshWall, TriangleMesh};
+    let mut model = settling_bed(n);
+    let floor = model.walls.remove(0);
+    let (lo, hi) = model
+        .particles
+        .position
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(a, b), x| {
+            (a.min(*x), b.max(*x))
+        });
+    let margin = 5e-3;
+    let (x0, y0) = (lo.x - margin, lo.y - margin);
+    let (wx, wy) = (hi.x - lo.x + 2.0 * margin, hi.y - lo.y + 2.0 * margin);
+    // Square-ish cells: k × k cells of two triangles each.
+    let k = ((triangles as f64 / 2.0).sqrt().round() as usize).max(1);
+    let mut vertices = Vec::with_capacity((k + 1) * (k + 1));
+    for j in 0..=k {
+        for i in 0..=k {
+            vertices.push(DVec3::new(
+                x0 + wx * i as f64 / k as f64,
+                y0 + wy * j as f64 / k as f64,
+                0.0,
+            ));
+        }
+    }
+    let mut tris = Vec::with_capacity(2 * k * k);
+    for j in 0..k {
+        for i in 0..k {
+            let a = (j * (k + 1) + i) as u32;
+            let (b, c, d) = (a + 1, a + k as u32 + 2, a + k as u32 + 1);
+            tris.push([a, b, c]);
+            tris.push([a, c, d]);
+        }
+    }
+    if let Ok(mesh) = TriangleMesh::new(vertices, tris) {
+        model.meshes.push(MeshWall {
+            name: "floor".into(),
+            mesh,
+            material: floor.material,
+            stiffness: 0.0,
+            motion: floor.motion,
+        });
+    }
+    model
+}
+
 /// A settled-looking bed of `n` spheres in clumps (issue 24), the clump counterpart
 /// of [`settling_bed`]: the dimers of `scenes/clump-pour.toml` (spheres of 1 and
 /// 0.8 mm, a full inertia tensor) on a lattice of 2.82 × 1.9 × 1.9 mm, their axes along
