@@ -87,6 +87,17 @@ fn trajectory(text: &str, steps: usize) -> Vec<[DVec3; 4]> {
     out
 }
 
+/// The largest difference of each of the four fields between two trajectories.
+fn worst_difference(a: &[[DVec3; 4]], b: &[[DVec3; 4]]) -> [f64; 4] {
+    let mut worst = [0.0f64; 4];
+    for (x, y) in a.iter().zip(b) {
+        for k in 0..4 {
+            worst[k] = worst[k].max((x[k] - y[k]).length());
+        }
+    }
+    worst
+}
+
 /// The sphere crosses `y = x` during the run: it starts at y − x = 0.5 and ends below.
 fn crosses(t: &[[DVec3; 4]]) -> bool {
     let d = |x: DVec3| x.y - x.x;
@@ -102,12 +113,7 @@ fn a_plane_and_the_same_plane_as_two_triangles_give_one_trajectory() {
         let a = trajectory(&bead_scene(PLANE, law, steps as u64), steps);
         let b = trajectory(&bead_scene(SQUARE_MESH, law, steps as u64), steps);
         assert!(crosses(&a), "{law}: the run crosses the diagonal");
-        let mut worst = [0.0f64; 4];
-        for (x, y) in a.iter().zip(&b) {
-            for k in 0..4 {
-                worst[k] = worst[k].max((x[k] - y[k]).length());
-            }
-        }
+        let worst = worst_difference(&a, &b);
         // The plane's distance (x − p)·n and the triangle's |x − q| round differently
         // (~1e-17 m per evaluation); over 3e5 steps of a contact that does not amplify
         // them (no collisions between bodies) they stay far below 1e-12.
@@ -430,12 +436,7 @@ fn hard_contacts_on_a_plane_and_on_two_triangles_agree() {
     let a = trajectory(&hard_bead(PLANE, steps), steps as usize);
     let b = trajectory(&hard_bead(SQUARE_MESH, steps), steps as usize);
     assert!(crosses(&a), "the run crosses the diagonal");
-    let mut worst = [0.0f64; 4];
-    for (x, y) in a.iter().zip(&b) {
-        for k in 0..4 {
-            worst[k] = worst[k].max((x[k] - y[k]).length());
-        }
-    }
+    let worst = worst_difference(&a, &b);
     println!(
         "hard: worst |Δx| {:.1e} m, |Δv| {:.1e} m/s, rotation {:.1e}, |ΔΩ| {:.1e} rad/s",
         worst[0], worst[1], worst[2], worst[3]

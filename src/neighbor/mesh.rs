@@ -71,8 +71,13 @@ impl MeshList {
                 .reduce(|| 0.0, f64::max)
                 .sqrt()
         };
-        let moved = max_disp(position, &self.reference)
-            + max_disp(&surfaces.vertices, &self.vertex_reference);
+        // Meshes at rest keep their vertices (no pass over them).
+        let walls = if surfaces.moving() {
+            max_disp(&surfaces.vertices, &self.vertex_reference)
+        } else {
+            0.0
+        };
+        let moved = max_disp(position, &self.reference) + walls;
         // NaN positions fail `<` and rebuild; the force check then names them.
         moved.is_nan() || moved >= self.built_skin - self.reserve
     }

@@ -29,6 +29,28 @@ fn toml_vec(v: DVec3) -> String {
     )
 }
 
+/// A wall's or mesh's `material` (or, under the binder law, `stiffness`: the other laws
+/// refuse one) and motion keys.
+fn write_wall_keys(
+    s: &mut String,
+    m: &crate::model::Model,
+    material: Option<u32>,
+    stiffness: f64,
+    motion: &crate::model::Motion,
+) {
+    use std::fmt::Write as _;
+    match material.and_then(|k| m.materials.get(k as usize)) {
+        Some(mat) => {
+            let _ = writeln!(s, "material = {:?}", mat.name);
+        }
+        None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Binder { .. })) => {
+            let _ = writeln!(s, "stiffness = {}", toml_float(stiffness));
+        }
+        None => {}
+    }
+    write_motion(s, motion);
+}
+
 /// The motion keys of a wall or mesh that differ from the defaults.
 fn write_motion(s: &mut String, m: &crate::model::Motion) {
     use std::fmt::Write as _;
@@ -232,17 +254,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         let _ = writeln!(s, "\n[[wall]]");
         let _ = writeln!(s, "point = {}", toml_vec(w.point));
         let _ = writeln!(s, "normal = {}", toml_vec(w.normal));
-        match w.material.and_then(|k| m.materials.get(k as usize)) {
-            Some(mat) => {
-                let _ = writeln!(s, "material = {:?}", mat.name);
-            }
-            // Only the binder law takes a stiffness (hard and Hertz walls refuse one).
-            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Binder { .. })) => {
-                let _ = writeln!(s, "stiffness = {}", toml_float(w.stiffness));
-            }
-            None => {}
-        }
-        write_motion(&mut s, &w.motion);
+        write_wall_keys(&mut s, m, w.material, w.stiffness, &w.motion);
     }
 
     // Meshes inline, as placed: the file is not needed to read the scene back.
@@ -257,16 +269,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             .map(|t| format!("[{}, {}, {}]", t[0], t[1], t[2]))
             .collect();
         let _ = writeln!(s, "triangles = [{}]", t.join(", "));
-        match mw.material.and_then(|k| m.materials.get(k as usize)) {
-            Some(mat) => {
-                let _ = writeln!(s, "material = {:?}", mat.name);
-            }
-            None if matches!(m.contact.map(|c| c.law), Some(ContactLaw::Binder { .. })) => {
-                let _ = writeln!(s, "stiffness = {}", toml_float(mw.stiffness));
-            }
-            None => {}
-        }
-        write_motion(&mut s, &mw.motion);
+        write_wall_keys(&mut s, m, mw.material, mw.stiffness, &mw.motion);
     }
 
     // Clump types with their spheres where they were written (centroid + offset) and
