@@ -267,17 +267,31 @@ impl CpuBackend {
     /// discounting particle 0's displacement from `x0`, [`NeighborList::shift`]); on a
     /// rebuild the pair springs of the current forces move to the new list's slots.
     fn update_neighbors(&mut self, x0: DVec3) {
-        let shift = self.neighbors.shift(x0);
+        let shift = self.list_shift(x0);
         let p = &self.model.particles;
         if self.neighbors.is_stale(&p.position, shift) {
             self.rebuild_neighbors();
         }
     }
 
+    /// The common displacement the rebuild test discounts: particle 0's
+    /// ([`NeighborList::shift`]), or none with meshes at rest, whose candidate lists
+    /// are rebuilt with the pair list and hold while no particle has moved `skin/2`
+    /// from where it was (a translation of the whole bed moves it towards the mesh).
+    fn list_shift(&self, x0: DVec3) -> DVec3 {
+        match &self.walls {
+            Some(ws) if ws.static_meshes() => DVec3::ZERO,
+            _ => self.neighbors.shift(x0),
+        }
+    }
+
     /// Rebuilds the neighbour list at the current positions, moving the pair springs
-    /// of the current forces to the new list's slots.
+    /// of the current forces to the new list's slots (and the mesh candidate lists).
     fn rebuild_neighbors(&mut self) {
         let p = &self.model.particles;
+        if let Some(ws) = &mut self.walls {
+            ws.rebuild_list(&p.position, &p.radius);
+        }
         let old = self.tables.is_some().then(|| self.neighbors.clone());
         self.neighbors.build(&p.position, &p.radius);
         if let Some(old) = old {
@@ -488,7 +502,7 @@ impl CpuBackend {
         // Particle 0's position before the step: the rebuild test discounts its
         // displacement (NeighborList::shift), as the GPU's check_skin does.
         let x0 = self.model.particles.position.first().copied();
-        let shift = self.neighbors.shift(x0.unwrap_or_default());
+        let shift = self.list_shift(x0.unwrap_or_default());
         // Predict also runs the rebuild test (NeighborList::is_stale's, particle by
         // particle, while it holds the new positions): one pass fewer.
         let mut stale = self.integrate_predict(step, shift)?;

@@ -71,12 +71,30 @@ impl WallState {
         self.surfaces.place(t);
     }
 
-    /// Rebuilds the mesh candidate lists if the particles or meshes moved too far.
+    /// Whether there are meshes and none moves: their candidate lists are then rebuilt
+    /// with the pair list (`CpuBackend::rebuild_neighbors`), whose unshifted rebuild
+    /// test (no particle has moved `(skin − reserve)/2`) keeps them valid.
+    pub(in crate::cpu) fn static_meshes(&self) -> bool {
+        !self.surfaces.triangles.is_empty() && !self.surfaces.moving()
+    }
+
+    /// Rebuilds the mesh candidate lists if there are meshes.
+    pub(in crate::cpu) fn rebuild_list(&mut self, position: &[DVec3], radius: &[f64]) {
+        if !self.surfaces.triangles.is_empty() {
+            self.list.build(&self.surfaces, position, radius);
+        }
+    }
+
+    /// Brings the mesh candidate lists up to date: moving meshes test the particles'
+    /// and the vertices' displacements; meshes at rest are built once here and then
+    /// with the pair list.
     pub(in crate::cpu) fn update_list(&mut self, position: &[DVec3], radius: &[f64]) {
         if self.surfaces.triangles.is_empty() {
             return;
         }
-        self.list.update(&self.surfaces, position, radius);
+        if self.surfaces.moving() || self.list.offsets.len() != position.len() + 1 {
+            self.list.update(&self.surfaces, position, radius);
+        }
     }
 
     /// The largest surface speed a moving plane or mesh has at any of `position`

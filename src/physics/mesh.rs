@@ -49,6 +49,58 @@ pub struct MeshContact {
     pub normal: DVec3,
 }
 
+/// A triangle's plane `n·x = d` (unit `n`) and, for each edge `k`, its in-plane
+/// outward unit normal `m_k` and offset `o_k` (`m_k·x − o_k` is the signed distance
+/// of `x`'s projection beyond the edge). `|n·x − d|² + max(0, max_k(m_k·x − o_k))²` is a
+/// lower bound on the squared distance from `x` to the triangle: exact over the face
+/// and beside an edge, smaller near a corner.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Planes {
+    n: DVec3,
+    d: f64,
+    m: [DVec3; 3],
+    o: [f64; 3],
+}
+
+impl Planes {
+    fn new([a, b, c]: [DVec3; 3]) -> Self {
+        let n = (b - a).cross(c - a).normalize();
+        let corner = [a, b, c];
+        let mut m = [DVec3::ZERO; 3];
+        let mut o = [0.0; 3];
+        for k in 0..3 {
+            let (p, q) = (corner[k], corner[(k + 1) % 3]);
+            // (q − p) × n points out of a right-handed triangle.
+            m[k] = (q - p).cross(n).normalize();
+            o[k] = m[k].dot(p);
+        }
+        Self {
+            n,
+            d: n.dot(a),
+            m,
+            o,
+        }
+    }
+
+    /// The height of `x` above the plane and how far its projection lies beyond the
+    /// farthest edge line (≤ 0 inside the triangle).
+    #[inline]
+    fn height_and_outside(&self, x: DVec3) -> (f64, f64) {
+        let h = self.n.dot(x) - self.d;
+        let out = (0..3)
+            .map(|k| self.m[k].dot(x) - self.o[k])
+            .fold(f64::NEG_INFINITY, f64::max);
+        (h, out)
+    }
+
+    /// The lower bound on the squared distance from `x`.
+    #[inline]
+    fn lower_bound2(&self, x: DVec3) -> f64 {
+        let (h, out) = self.height_and_outside(x);
+        h * h + out.max(0.0) * out.max(0.0)
+    }
+}
+
 /// Every mesh of a model in one triangle list, placed at one time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshSurfaces {
@@ -58,6 +110,12 @@ pub struct MeshSurfaces {
     pub vertices: Vec<DVec3>,
     /// Triangles, as indices into `vertices`.
     pub triangles: Vec<[u32; 3]>,
+    /// Each triangle's corners now (a copy of `vertices` by triangle: the contact
+    /// loop reads one record per triangle instead of three scattered vertices).
+    corner: Vec<[DVec3; 3]>,
+    /// Each triangle's plane and edge lines now, for a cheap lower bound on the
+    /// distance ([`Planes`]).
+    planes: Vec<Planes>,
     /// The mesh of each triangle.
     pub mesh_of: Vec<u32>,
     /// Keys of each triangle's edges (0–2) and corners (3–5), named by their owners.
@@ -91,6 +149,7 @@ impl MeshSurfaces {
         }
         s.first_vertex.push(s.rest.len() as u32);
         s.vertices.clone_from(&s.rest);
+        s.update_corners();
         // Owners: the lowest triangle with each edge and each corner.
         let mut vertex_owner = vec![u32::MAX; s.rest.len()];
         let mut edge_owner = std::collections::HashMap::new();
@@ -137,8 +196,20 @@ impl MeshSurfaces {
         self.motions.iter().any(|m| !m.is_static())
     }
 
+    /// Copies the vertices into the per-triangle corners.
+    fn update_corners(&mut self) {
+        let v = &self.vertices;
+        self.corner = self
+            .triangles
+            .iter()
+            .map(|t| t.map(|k| v[k as usize]))
+            .collect();
+        self.planes = self.corner.iter().map(|c| Planes::new(*c)).collect();
+    }
+
     /// Places every moving mesh at time `t` (static meshes stay at rest).
     pub fn place(&mut self, t: f64) {
+        let mut moved = false;
         for (m, motion) in self.motions.iter().enumerate() {
             if motion.is_static() {
                 continue;
@@ -149,13 +220,17 @@ impl MeshSurfaces {
             for (v, x) in self.vertices[r.clone()].iter_mut().zip(&self.rest[r]) {
                 *v = pose.place(*x);
             }
+            moved = true;
+        }
+        if moved {
+            self.update_corners();
         }
     }
 
     /// The corners of triangle `t` now.
     #[inline]
     pub fn corners(&self, t: u32) -> [DVec3; 3] {
-        self.triangles[t as usize].map(|k| self.vertices[k as usize])
+        self.corner[t as usize]
     }
 
     /// The vertices of the feature `key`, and how many (3 for a face, 2 for an edge, 1
@@ -205,8 +280,14 @@ impl MeshSurfaces {
         mut visit: impl FnMut(MeshContact),
     ) {
         let reach2 = reach * reach;
+        // The bound is exact to rounding where it matters (over a face or beside an
+        // edge); the slack keeps rounding from refusing a contact the exact test takes.
+        let far2 = reach2 * (1.0 + 1e-9);
         for &t in candidates {
-            let (q, f) = closest_point(x, self.corners(t));
+            if self.planes[t as usize].lower_bound2(x) > far2 {
+                continue;
+            }
+            let (q, f) = self.closest(t, x);
             let d2 = (q - x).length_squared();
             if d2 >= reach2 || d2.is_nan() || d2 == 0.0 {
                 continue;
@@ -237,6 +318,23 @@ impl MeshSurfaces {
         }
     }
 
+    /// The closest point of triangle `t` to `x` and its feature: the projection on the
+    /// plane when it falls strictly inside the triangle (its edge lines), else
+    /// [`closest_point`]'s. The one classification every test here uses, so a
+    /// triangle's feature is the same whichever loop asks.
+    #[inline]
+    fn closest(&self, t: u32, x: DVec3) -> (DVec3, Feature) {
+        let pl = &self.planes[t as usize];
+        let (h, out) = pl.height_and_outside(x);
+        // Strictly inside: a point on an edge line goes to `closest_point`, which gives
+        // it to the edge (or corner), so the two faces of a shared edge never both
+        // claim it.
+        if out < 0.0 {
+            return (x - h * pl.n, Feature::Face);
+        }
+        closest_point(x, self.corners(t))
+    }
+
     /// Whether every candidate other than `t` that contains the edge or corner `key`
     /// finds its closest point to `x` on it.
     fn all_agree(&self, candidates: &[u32], x: DVec3, t: u32, key: u32) -> bool {
@@ -246,7 +344,7 @@ impl MeshSurfaces {
             if !v[..n].iter().all(|k| tri.contains(k)) {
                 return true;
             }
-            let (_, f) = closest_point(x, self.corners(o));
+            let (_, f) = self.closest(o, x);
             self.key_of(o, f) == key
         })
     }
@@ -257,7 +355,7 @@ impl MeshSurfaces {
     pub fn feature_point(&self, key: u32, x: DVec3) -> DVec3 {
         let (v, n) = self.feature_vertices(key);
         if n == 3 {
-            return closest_point(x, self.corners(key / 8)).0;
+            return self.closest(key / 8, x).0;
         }
         if n == 1 {
             return self.vertices[v[0] as usize];
@@ -365,6 +463,27 @@ mod tests {
         assert_eq!(s.keys[1][0], s.keys[0][2]);
         assert!(s.adjacent(feature_key(0, 0), feature_key(3, 0)));
         assert!(!s.adjacent(feature_key(0, 2), feature_key(3, 2)));
+    }
+
+    #[test]
+    fn the_plane_bound_never_exceeds_the_distance() {
+        let s = fan(7);
+        let mut rng = 99u64;
+        let mut next = || {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for _ in 0..20_000 {
+            let x = DVec3::new(3.0 * next(), 3.0 * next(), next());
+            for t in 0..7u32 {
+                let (q, _) = closest_point(x, s.corners(t));
+                let d2 = (q - x).length_squared();
+                let lb = s.planes[t as usize].lower_bound2(x);
+                assert!(lb <= d2 * (1.0 + 1e-12) + 1e-30, "{x} {t}: {lb} > {d2}");
+            }
+        }
     }
 
     #[test]

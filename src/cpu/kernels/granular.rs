@@ -145,14 +145,24 @@ impl GranularInputs<'_> {
         out: &mut GranularForce,
         removed: bool,
     ) -> u32 {
-        keys.fill(crate::physics::granular::NO_PARTNER);
-        springs.fill(DVec3::ZERO);
-        if removed {
+        // Rows fill from slot 0 and end at the first unused key: clearing the used
+        // prefix clears the row (most particles touch no mesh: nothing to write).
+        for (k, s) in keys.iter_mut().zip(springs.iter_mut()) {
+            if *k == crate::physics::granular::NO_PARTNER {
+                break;
+            }
+            *k = crate::physics::granular::NO_PARTNER;
+            *s = DVec3::ZERO;
+        }
+        if removed || ws.list.of(i).is_empty() {
             return 0;
         }
         let p = &self.model.particles;
         let mut now = [None; MESH_SLOTS];
         let count = ws.mesh_contacts(i, side_i.x, side_i.r, &mut now);
+        if count == 0 {
+            return 0;
+        }
         let row = i * MESH_SLOTS..(i + 1) * MESH_SLOTS;
         let start = match (self.old_mesh.0.get(row.clone()), self.old_mesh.1.get(row)) {
             (Some(k), Some(s)) => carried_springs(&ws.surfaces, &now, k, s),
