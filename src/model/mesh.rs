@@ -52,6 +52,17 @@ pub enum MeshError {
         /// The vertices there are.
         count: usize,
     },
+    /// A triangle with the same three corners as an earlier one (a sphere touching
+    /// it would be pushed twice).
+    #[error("triangle {triangle} repeats triangle {first} (corners {corners:?})")]
+    Duplicate {
+        /// The repeat.
+        triangle: usize,
+        /// The earlier one.
+        first: usize,
+        /// Their corner indices.
+        corners: [u32; 3],
+    },
     /// A triangle of (nearly) zero area: repeated or collinear corners.
     #[error(
         "triangle {triangle} is degenerate: area {area:.3e} m² for its longest edge of {edge:.3e} m (corners {corners:?})"
@@ -84,7 +95,8 @@ pub struct TriangleMesh {
 
 impl TriangleMesh {
     /// The mesh of `vertices` and `triangles`, checked: at least one triangle, finite
-    /// vertices, indices in range, no degenerate triangle ([`DEGENERATE_AREA`]).
+    /// vertices, indices in range, no triangle twice (in any corner order), no
+    /// degenerate triangle ([`DEGENERATE_AREA`]).
     pub fn new(vertices: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Result<Self, MeshError> {
         if triangles.is_empty() {
             return Err(MeshError::Empty);
@@ -99,7 +111,18 @@ impl TriangleMesh {
             vertices,
             triangles,
         };
+        let mut seen = std::collections::HashMap::with_capacity(mesh.triangles.len());
         for (triangle, t) in mesh.triangles.iter().enumerate() {
+            let mut sorted = *t;
+            sorted.sort_unstable();
+            if let Some(&first) = seen.get(&sorted) {
+                return Err(MeshError::Duplicate {
+                    triangle,
+                    first,
+                    corners: *t,
+                });
+            }
+            seen.insert(sorted, triangle);
             if let Some(&vertex) = t.iter().find(|&&k| k as usize >= mesh.vertices.len()) {
                 return Err(MeshError::BadIndex {
                     triangle,
@@ -202,8 +225,11 @@ mod tests {
             matches!(e, MeshError::Degenerate { triangle: 0, .. }),
             "{e}"
         );
-        let e = TriangleMesh::new(v, vec![[0, 1, 2], [0, 3, 3]]).unwrap_err();
+        let e = TriangleMesh::new(v.clone(), vec![[0, 1, 2], [0, 3, 3]]).unwrap_err();
         assert!(e.to_string().starts_with("triangle 1 is degenerate"), "{e}");
+        // The same corners in another order (the other side of the same face).
+        let e = TriangleMesh::new(v, vec![[0, 1, 2], [0, 2, 3], [2, 1, 0]]).unwrap_err();
+        assert_eq!(e.to_string(), "triangle 2 repeats triangle 0 (corners [2, 1, 0])");
     }
 
     #[test]
