@@ -229,7 +229,10 @@ mod tests {
         assert!(e.to_string().starts_with("triangle 1 is degenerate"), "{e}");
         // The same corners in another order (the other side of the same face).
         let e = TriangleMesh::new(v, vec![[0, 1, 2], [0, 2, 3], [2, 1, 0]]).unwrap_err();
-        assert_eq!(e.to_string(), "triangle 2 repeats triangle 0 (corners [2, 1, 0])");
+        assert_eq!(
+            e.to_string(),
+            "triangle 2 repeats triangle 0 (corners [2, 1, 0])"
+        );
     }
 
     #[test]

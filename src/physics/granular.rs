@@ -598,8 +598,9 @@ pub struct TimeStepAdvice {
 ///
 /// The relative speed is the larger of twice the fastest particle's speed (a head-on
 /// collision of two such) and the fastest speed plus the speed of a fall from the
-/// highest particle onto a wall facing the field, `√(2|g|H)`. The duration is taken
-/// for the smallest particle of each material, against each material and each wall:
+/// highest particle onto a wall facing the field (or down to a mesh's lowest point),
+/// `√(2|g|H)`. The duration is taken for the smallest particle of each material,
+/// against each material and each wall and mesh:
 /// `t ∝ (m*²/r*)^{1/5} ∝ r`, so small particles collide fastest. A clump's spheres
 /// count with their body's mass and the speed bound `|v| + |Ω| reach` (issue 24).
 pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
@@ -639,6 +640,18 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
                 fall = fall.max(h);
             }
         }
+        // A mesh: a fall down to its lowest point (a bound: the sphere may land higher).
+        for m in &model.meshes {
+            let low = m
+                .mesh
+                .vertices
+                .iter()
+                .map(|v| v.dot(down))
+                .fold(f64::NEG_INFINITY, f64::max);
+            for &(x, r, ..) in &spheres {
+                fall = fall.max((low - x.dot(down) - r).max(0.0));
+            }
+        }
     }
     let v_rel = (2.0 * v_max).max(v_max + (2.0 * g * fall).sqrt());
     if v_rel <= 0.0 {
@@ -666,8 +679,9 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
             let t = collision_duration(ma * mb / (ma + mb), ra * rb / (ra + rb), pm.e_star, v_rel);
             t_min = t_min.min(t);
         }
-        for w in &model.walls {
-            let pm = PairMaterial::new(mat_a, w.material.map(|k| &model.materials[k as usize]));
+        let walls = model.walls.iter().map(|w| w.material);
+        for material in walls.chain(model.meshes.iter().map(|m| m.material)) {
+            let pm = PairMaterial::new(mat_a, material.map(|k| &model.materials[k as usize]));
             t_min = t_min.min(collision_duration(ma, ra, pm.e_star, v_rel));
         }
     }
