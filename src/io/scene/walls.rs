@@ -18,6 +18,28 @@ struct MotionKeys {
     stop: Option<f64>,
 }
 
+/// The motion of section `$s` (a `[[wall]]` or `[[mesh]]`, which share the keys).
+macro_rules! motion_of {
+    ($who:expr, $s:expr) => {
+        motion(
+            $who,
+            MotionKeys {
+                velocity: $s.velocity,
+                angular_velocity: $s.angular_velocity,
+                axis_point: $s.axis_point,
+                start: $s.start,
+                stop: $s.stop,
+            },
+        )
+    };
+}
+
+/// The material index named at `key`, if any.
+fn wall_material(key: &str, name: Option<&str>, materials: &[Material]) -> Result<Option<u32>> {
+    name.map(|name| material_index(key, name, materials))
+        .transpose()
+}
+
 /// The prescribed motion of `who` (`wall[k]`, `mesh[k]`): finite velocities, a finite
 /// axis point (default the origin), `0 ≤ start < stop` (default 0 and never).
 fn motion(who: &str, m: MotionKeys) -> Result<Motion> {
@@ -93,26 +115,13 @@ pub(super) fn add_walls(
             w.normal,
             "it points into the domain",
         )?);
-        let material = w
-            .material
-            .as_deref()
-            .map(|name| material_index(&key("material"), name, materials))
-            .transpose()?;
+        let material = wall_material(&key("material"), w.material.as_deref(), materials)?;
         model.walls.push(Wall {
             point,
             normal,
             stiffness: stiffness(&who, w.stiffness, law)?,
             material,
-            motion: motion(
-                &who,
-                MotionKeys {
-                    velocity: w.velocity,
-                    angular_velocity: w.angular_velocity,
-                    axis_point: w.axis_point,
-                    start: w.start,
-                    stop: w.stop,
-                },
-            )?,
+            motion: motion_of!(&who, w)?,
         });
     }
     Ok(())
@@ -177,26 +186,13 @@ pub(super) fn add_meshes(
                 key("name")
             )));
         }
-        let material = m
-            .material
-            .as_deref()
-            .map(|name| material_index(&key("material"), name, materials))
-            .transpose()?;
+        let material = wall_material(&key("material"), m.material.as_deref(), materials)?;
         model.meshes.push(MeshWall {
             name,
             mesh,
             material,
             stiffness: stiffness(&who, m.stiffness, law)?,
-            motion: motion(
-                &who,
-                MotionKeys {
-                    velocity: m.velocity,
-                    angular_velocity: m.angular_velocity,
-                    axis_point: m.axis_point,
-                    start: m.start,
-                    stop: m.stop,
-                },
-            )?,
+            motion: motion_of!(&who, m)?,
         });
     }
     Ok(())
