@@ -42,6 +42,8 @@ fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.n_particles || !rebuilding()) { return; }
+    // Dormant particles (reserved by an inserter) are in no bucket (NeighborList::absent).
+    if ((particle_flags[i] & FLAG_DORMANT) != 0u) { return; }
     let b = bucket_of(cell_of(get_pos(i)));
     let slot = atomicAdd(&bucket_count[b], 1u);
     if (slot < params.bucket_capacity) {
@@ -65,7 +67,9 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     var list: array<u32, MAX_NEIGHBORS>;
     var n = 0u;
     var overflow = false;
-    for (var dz = -1; dz <= 1; dz++) {
+    // A dormant particle's row stays empty.
+    let dormant = (particle_flags[i] & FLAG_DORMANT) != 0u;
+    for (var dz = select(-1, 2, dormant); dz <= 1; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dx = -1; dx <= 1; dx++) {
                 let b = bucket_of(c + vec3<i32>(dx, dy, dz));

@@ -67,6 +67,50 @@ pub struct Frame {
     pub body_id: Vec<u32>,
 }
 
+impl Frame {
+    /// The frame without its dormant particles (reserved by an inserter, not yet
+    /// inserted), and the ids of the particles kept; `None` when there are none.
+    pub fn without_dormant(&self) -> Option<(Frame, Vec<u32>)> {
+        let flags = &self.particles.flags;
+        if !flags.iter().any(|&f| crate::model::is_dormant(f)) {
+            return None;
+        }
+        let keep: Vec<u32> = (0..flags.len() as u32)
+            .filter(|&i| !crate::model::is_dormant(flags[i as usize]))
+            .collect();
+        let pick3 = |v: &[DVec3]| -> Vec<DVec3> {
+            if v.len() == flags.len() {
+                keep.iter().map(|&i| v[i as usize]).collect()
+            } else {
+                v.to_vec()
+            }
+        };
+        let pick_u32 = |v: &[u32]| -> Vec<u32> {
+            if v.len() == flags.len() {
+                keep.iter().map(|&i| v[i as usize]).collect()
+            } else {
+                v.to_vec()
+            }
+        };
+        let mut particles = Particles::default();
+        for &i in &keep {
+            particles.push(self.particles.get(i as usize));
+            *particles.flags.last_mut().expect("just pushed") = flags[i as usize];
+        }
+        let frame = Frame {
+            step: self.step,
+            time: self.time,
+            particles,
+            force: pick3(&self.force),
+            moment: pick3(&self.moment),
+            contact_count: pick_u32(&self.contact_count),
+            bond_energy: self.bond_energy.clone(),
+            body_id: pick_u32(&self.body_id),
+        };
+        Some((frame, keep))
+    }
+}
+
 /// The dynamic state of a backend between two steps: with the model (particles'
 /// constant properties, bonds with their rest states, walls, laws), everything the next
 /// step depends on. A checkpoint ([`crate::checkpoint`]) stores one.
@@ -126,6 +170,9 @@ pub struct StateSnapshot {
     pub contacts: Option<ContactState>,
     /// Particles removed so far for leaving the domain, ascending.
     pub removed: Vec<u32>,
+    /// What each `[[inserter]]` has inserted and skipped so far (empty without
+    /// inserters): its reserved particles `first .. first + inserted` are awake.
+    pub inserted: Vec<crate::neighbor::InsertCount>,
     /// The clumps' state (issue 24; empty without clumps), in `[[clump]]` order. Their
     /// spheres are particles of the arrays above (after the free ones).
     pub bodies: Vec<BodyState>,
@@ -398,6 +445,11 @@ pub trait Backend {
     /// compute them (the GPU backend, so far).
     fn wall_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
         Ok(None)
+    }
+    /// What each `[[inserter]]` has inserted and skipped so far, in scene order
+    /// (empty without inserters).
+    fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
+        Vec::new()
     }
     /// The kernel path this backend chose for the problem (`None` when it has one):
     /// printed by `bench`, since the figures depend on it.

@@ -113,8 +113,9 @@ pub fn kinematic(particles: &Particles, gravity: DVec3) -> (f64, f64, DVec3, DVe
     let mut l = DVec3::ZERO;
     let mut e_field = 0.0;
     for i in 0..particles.len() {
-        // A clump's sphere counts in its body (the backend adds the bodies).
-        if particles.flags[i] & crate::model::FLAG_MEMBER != 0 {
+        // A clump's sphere counts in its body (the backend adds the bodies); a dormant
+        // particle is not yet in the system.
+        if particles.flags[i] & (crate::model::FLAG_MEMBER | crate::model::FLAG_DORMANT) != 0 {
             continue;
         }
         let (m, j) = (particles.mass[i], particles.inertia[i]);

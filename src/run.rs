@@ -118,8 +118,19 @@ pub fn run_with(
     let sim = &scene.simulation;
     let total = sim.steps();
     let n = scene.model.sphere_count();
+    let reserved: u64 = scene
+        .model
+        .inserters
+        .iter()
+        .map(|i| u64::from(i.capacity))
+        .sum();
+    let count = if reserved > 0 {
+        format!("{n} (of which {reserved} reserved by inserters)")
+    } else {
+        n.to_string()
+    };
     log::info!(
-        "running {n} particle(s), {} bond(s), {} wall(s), {} mesh(es) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
+        "running {count} particle(s), {} bond(s), {} wall(s), {} mesh(es) on the {} backend: {} steps of dt = {} s ({}), energy row every {} steps",
         scene.model.bonds.len(),
         scene.model.walls.len(),
         scene.model.meshes.len(),
@@ -209,6 +220,19 @@ pub fn run_with(
         seconds,
         summary.particle_steps_per_second
     );
+    for (q, c) in backend.insertion_counts().iter().enumerate() {
+        let level = if c.skipped > 0 {
+            log::Level::Warn
+        } else {
+            log::Level::Info
+        };
+        log::log!(
+            level,
+            "inserter[{q}]: {} particles inserted, {} skipped (no free spot, or the capacity used up)",
+            c.inserted,
+            c.skipped
+        );
+    }
     Ok(summary)
 }
 
@@ -387,14 +411,19 @@ fn step_loop(
         }
     }
     let e0 = d.e_total();
-    // Walls that move do work on the particles: the energy may grow without a fault,
-    // so the blow-up check (which assumes it cannot) is off.
+    // Walls that move do work on the particles, and inserted particles bring their
+    // energy: the energy may grow without a fault, so the blow-up check (which assumes
+    // it cannot) is off.
     let m = &scene.model;
-    let driven = m.walls.iter().any(|w| !w.motion.is_static())
+    let moving = m.walls.iter().any(|w| !w.motion.is_static())
         || m.meshes.iter().any(|w| !w.motion.is_static());
-    if driven {
+    if moving {
         log::info!("moving walls do work on the particles: the energy blow-up check is off");
     }
+    if !m.inserters.is_empty() {
+        log::info!("inserters add particles and their energy: the energy blow-up check is off");
+    }
+    let driven = moving || !m.inserters.is_empty();
     let scale0 = if driven { 0.0 } else { energy_scale(&d) };
     log::info!("step {first}: t = {:.6} s, E = {:.9e} J", d.time, e0);
     *last_good = backend.checkpoint_state().ok();

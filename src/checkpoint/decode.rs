@@ -8,11 +8,12 @@ use super::Checkpoint;
 use crate::backend::{BackendKind, BodyState, ContactState, HardImpulse, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
+use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
 use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Domain, Inertia, Interaction,
     Material, Model, Particles, RunLength, Scene, ShearForm, SimulationParams, Wall,
 };
-use crate::model::{MeshWall, Motion, TriangleMesh};
+use crate::neighbor::InsertCount;
 use crate::physics::granular::{Drag, NearField};
 use glam::DVec3;
 
@@ -342,7 +343,13 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     } else {
         Vec::new()
     };
+    let inserters = if version >= 7 {
+        decode_inserters(r, particles.len())?
+    } else {
+        Vec::new()
+    };
     Ok(Model {
+        inserters,
         particles,
         bonds,
         walls,
@@ -358,6 +365,61 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
         clump_types,
         clumps,
     })
+}
+
+/// The inserters of a format-7 model, their reserved particles within the model's `n`.
+fn decode_inserters(r: &mut Reader<'_>, n: usize) -> Decoded<Vec<Inserter>> {
+    let ni = r.count("inserters", 1 + 48 + 9 + 24 + 24 + 8 + 12 + 32 + 4)?;
+    let mut out = Vec::with_capacity(ni);
+    for k in 0..ni {
+        let region = match r.u8()? {
+            0 => Region::Box {
+                min: r.vec3()?,
+                max: r.vec3()?,
+            },
+            1 => Region::Disc {
+                center: r.vec3()?,
+                normal: r.vec3()?,
+                radius: r.f64()?,
+            },
+            c => return Err(format!("inserter {k}: unknown region code {c}")),
+        };
+        let batch = match r.u8()? {
+            0 => Batch::Rate(r.f64()?),
+            1 => Batch::Count(r.u64()?),
+            c => return Err(format!("inserter {k}: unknown batch code {c}")),
+        };
+        let ins = Inserter {
+            region,
+            batch,
+            interval: r.f64()?,
+            start: r.f64()?,
+            stop: r.f64()?,
+            velocity: r.vec3()?,
+            seed: r.u64()?,
+            first: r.u32()?,
+            capacity: r.u32()?,
+            attempts: r.u32()?,
+            max_radius: r.f64()?,
+            radius: r.f64()?,
+            radius_jitter: r.f64()?,
+            density: r.f64()?,
+            material: r.u32()?,
+        };
+        if ins.first as usize + ins.capacity as usize > n
+            || ins.interval.is_nan()
+            || ins.interval <= 0.0
+        {
+            return Err(format!(
+                "inserter {k}: reserved particles {}..{} of {n}, interval {}",
+                ins.first,
+                ins.first as u64 + u64::from(ins.capacity),
+                ins.interval
+            ));
+        }
+        out.push(ins);
+    }
+    Ok(out)
 }
 
 /// The clump types and clumps of a format-4 model, checked as the scene loader checks
@@ -632,7 +694,21 @@ fn decode_state_arrays(
     } else {
         Vec::new()
     };
+    let inserted = if version >= 7 {
+        let ni = r.count("insertion counts", 16)?;
+        (0..ni)
+            .map(|_| {
+                Ok(InsertCount {
+                    inserted: r.u64()?,
+                    skipped: r.u64()?,
+                })
+            })
+            .collect::<Decoded<Vec<InsertCount>>>()?
+    } else {
+        Vec::new()
+    };
     let state = StateSnapshot {
+        inserted,
         hard_impulses,
         contacts,
         removed,

@@ -7,11 +7,11 @@ use super::bytes::Writer;
 use crate::backend::{BackendKind, BodyState, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::Precision;
+use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
 use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Material, Model, Particles,
     RunLength, ShearForm, SimulationParams, Wall,
 };
-use crate::model::{MeshWall, Motion, TriangleMesh};
 use crate::physics::granular::{Drag, NearField};
 
 fn backend_code(k: BackendKind) -> u8 {
@@ -64,6 +64,7 @@ pub(super) fn encode_state_header(
         body_compensation: _,
         body_device_position: _,
         hard_impulses: _,
+        inserted: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -122,6 +123,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         domain,
         clump_types,
         clumps,
+        inserters,
     } = m;
     w.vec3(*gravity);
     w.u8(match shear {
@@ -357,6 +359,70 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
         w.f64(*stiffness);
         encode_motion(w, motion);
     }
+    // Since version 7: the inserters.
+    w.len(inserters.len());
+    for ins in inserters {
+        encode_inserter(w, ins);
+    }
+}
+
+fn encode_inserter(w: &mut Writer, ins: &Inserter) {
+    let Inserter {
+        region,
+        batch,
+        interval,
+        start,
+        stop,
+        velocity,
+        seed,
+        first,
+        capacity,
+        attempts,
+        max_radius,
+        radius,
+        radius_jitter,
+        density,
+        material,
+    } = ins;
+    match *region {
+        Region::Box { min, max } => {
+            w.u8(0);
+            w.vec3(min);
+            w.vec3(max);
+        }
+        Region::Disc {
+            center,
+            normal,
+            radius,
+        } => {
+            w.u8(1);
+            w.vec3(center);
+            w.vec3(normal);
+            w.f64(radius);
+        }
+    }
+    match *batch {
+        Batch::Rate(rate) => {
+            w.u8(0);
+            w.f64(rate);
+        }
+        Batch::Count(count) => {
+            w.u8(1);
+            w.u64(count);
+        }
+    }
+    for v in [interval, start, stop] {
+        w.f64(*v);
+    }
+    w.vec3(*velocity);
+    w.u64(*seed);
+    w.u32(*first);
+    w.u32(*capacity);
+    w.u32(*attempts);
+    for v in [max_radius, radius, radius_jitter, density] {
+        w.f64(*v);
+    }
+    w.u32(*material);
 }
 
 fn encode_motion(w: &mut Writer, m: &Motion) {
@@ -434,6 +500,12 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
         w.u32(h.key[0]);
         w.u32(h.key[1]);
         w.vec3(h.impulse);
+    }
+    // Since version 7: the inserters' counts.
+    w.len(s.inserted.len());
+    for c in &s.inserted {
+        w.u64(c.inserted);
+        w.u64(c.skipped);
     }
 }
 

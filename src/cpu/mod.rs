@@ -40,7 +40,7 @@ use crate::diagnostics::{self, Diagnostics};
 use crate::error::{Error, Fault, Result};
 use crate::integrators::{IntegratorKind, Kinematics, Trapezoidal};
 use crate::model::Precision;
-use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_PENDULUM};
+use crate::model::{is_dormant, ContactLaw, Incidence, Model, Particles, Scene, FLAG_PENDULUM};
 use crate::neighbor;
 use crate::neighbor::NeighborList;
 use crate::physics::BondResult;
@@ -76,6 +76,8 @@ pub struct CpuBackend {
     hard: Option<hard::HardState>,
     /// Moving and mesh walls (issue 26); `None` when every wall is a plane at rest.
     walls: Option<walls::WallState>,
+    /// Particle insertion (`[[inserter]]`); `None` without inserters.
+    insertion: Option<neighbor::Insertion>,
 }
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
@@ -364,6 +366,21 @@ impl CpuBackend {
         if let Some(s) = snapshot {
             s.apply_to(&mut model.particles)?;
         }
+        // A restored run's inserted particles wake as its counts say; a new run's
+        // events at step 0 happen before the first force evaluation.
+        let mut insertion = neighbor::Insertion::new(&model, dt);
+        if let Some(ins) = &mut insertion {
+            match snapshot {
+                Some(s) => ins
+                    .restore(&s.inserted, &mut model.particles)
+                    .map_err(Error::Snapshot)?,
+                None if ins.due(step) => {
+                    let placed = ins.insert(step, &model.particles);
+                    neighbor::wake(&placed, &mut model.particles);
+                }
+                None => {}
+            }
+        }
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(
@@ -393,6 +410,7 @@ impl CpuBackend {
             free,
             hard: None,
             walls: None,
+            insertion,
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
@@ -405,6 +423,7 @@ impl CpuBackend {
         if let Some(b) = &backend.bodies {
             backend.neighbors.body = b.body_ids(n);
         }
+        backend.mark_absent();
         let p = &backend.model.particles;
         backend.field_only = backend.model.bonds.is_empty()
             && !matches!(
@@ -490,14 +509,57 @@ impl CpuBackend {
         self.dt
     }
 
-    /// Advances one step.
+    /// Advances one step, then runs the insertion events due at its end.
     pub fn step(&mut self) -> Result<()> {
-        if self.integrator == IntegratorKind::CampelloTrapezoidal {
-            return self.step_trapezoidal();
+        match self.integrator {
+            IntegratorKind::CampelloTrapezoidal => self.step_trapezoidal()?,
+            IntegratorKind::ImpulseVelocity => self.step_hard()?,
+            _ => self.step_explicit()?,
         }
-        if self.integrator == IntegratorKind::ImpulseVelocity {
-            return self.step_hard();
+        self.insert_due();
+        Ok(())
+    }
+
+    /// The neighbour list's absent particles: the dormant ones (none without
+    /// inserters).
+    fn mark_absent(&mut self) {
+        if self.insertion.is_some() {
+            let flags = &self.model.particles.flags;
+            self.neighbors.absent = flags.iter().map(|&f| is_dormant(f)).collect();
         }
+    }
+
+    /// Runs the insertion events due at the end of the current step: the placed
+    /// particles wake with the field's force (they touch nothing), and the neighbour
+    /// lists are rebuilt with them.
+    fn insert_due(&mut self) {
+        let Some(ins) = &mut self.insertion else {
+            return;
+        };
+        if !ins.due(self.step) {
+            return;
+        }
+        let placed = ins.insert(self.step, &self.model.particles);
+        if placed.is_empty() {
+            return;
+        }
+        let p = &mut self.model.particles;
+        neighbor::wake(&placed, p);
+        for q in &placed {
+            let i = q.id as usize;
+            self.forces.particles[i] = ParticleForce {
+                force: p.mass[i] * self.model.gravity,
+                ..ParticleForce::default()
+            };
+        }
+        self.mark_absent();
+        if self.model.contact.is_some() {
+            self.rebuild_neighbors();
+        }
+    }
+
+    /// One step of the explicit integrators.
+    fn step_explicit(&mut self) -> Result<()> {
         let step = self.step + 1;
         // Particle 0's position before the step: the rebuild test discounts its
         // displacement (NeighborList::shift), as the GPU's check_skin does.
@@ -643,6 +705,12 @@ impl Backend for CpuBackend {
         }))
     }
 
+    fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
+        self.insertion
+            .as_ref()
+            .map_or_else(Vec::new, |i| i.counts.clone())
+    }
+
     fn name(&self) -> String {
         "cpu".into()
     }
@@ -702,6 +770,10 @@ impl Backend for CpuBackend {
             device_position: Vec::new(),
             contacts: self.contact_state(),
             removed: crate::model::removed_ids(&p.flags),
+            inserted: self
+                .insertion
+                .as_ref()
+                .map_or_else(Vec::new, |i| i.counts.clone()),
             bodies: self.bodies.as_ref().map_or_else(Vec::new, |b| b.snapshot()),
             body_compensation: Vec::new(),
             body_device_position: Vec::new(),

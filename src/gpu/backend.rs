@@ -71,6 +71,12 @@ impl Backend for GpuBackend {
         Ok(Some(words.chunks_exact(row).map(|r| u64::from(r[0])).sum()))
     }
 
+    fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
+        self.insertion
+            .as_ref()
+            .map_or_else(Vec::new, |i| i.counts.clone())
+    }
+
     fn name(&self) -> String {
         format!("gpu ({}, {})", self.ctx.summary.name, self.precision)
     }
@@ -173,42 +179,39 @@ impl Backend for GpuBackend {
             body_compensation,
             body_device_position,
             hard_impulses: self.hard_impulses()?,
+            inserted: self
+                .insertion
+                .as_ref()
+                .map_or_else(Vec::new, |i| i.counts.clone()),
         })
     }
 
+    /// Advances in runs of steps between insertion events, each event run at the end
+    /// of its step (`insert_due`).
     fn advance(&mut self, n: u64) -> Result<()> {
-        if self.hard.is_some() {
-            return self.advance_hard(n);
+        let end = self.steps + n;
+        while self.steps < end {
+            let next = self
+                .insertion
+                .as_ref()
+                .and_then(|ins| ins.next_event(self.steps))
+                .map_or(end, |s| s.min(end));
+            self.advance_steps(next - self.steps)?;
+            self.insert_due()?;
         }
-        let mut left = n;
-        while left > 0 {
-            let batch = left.min(STEPS_PER_SUBMIT);
-            let mut encoder = self.encoder();
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("steps"),
-                    timestamp_writes: None,
-                });
-                // Step numbers as step_begin counts them (an error stops the count, and
-                // every later kernel with it, so a stale parity is never used).
-                let done = n - left;
-                for k in 0..batch {
-                    let index = done + k;
-                    self.encode_step(
-                        &mut pass,
-                        self.steps + index + 1,
-                        self.fuse && index > 0,
-                        self.fuse && index + 1 < n,
-                    );
-                }
-            }
-            self.submit(&format!("{batch} steps"), encoder)?;
-            left -= batch;
-        }
-        self.check_status()
+        Ok(())
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
+        // The reduction skips dormant particles: so does the field energy's origin term.
+        let mut masses = self.model.particles.mass[..self.sections.free as usize].to_vec();
+        if self.insertion.is_some() {
+            for (m, &f) in masses.iter_mut().zip(&self.read_flags()?) {
+                if crate::model::is_dormant(f) {
+                    *m = 0.0;
+                }
+            }
+        }
         let mut encoder = self.encoder();
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -229,7 +232,6 @@ impl Backend for GpuBackend {
         let (o, g) = (self.origin, self.model.gravity);
         // The reduction skips clump spheres: their bodies count here, in absolute
         // coordinates (the CPU adds them the same way).
-        let free = self.sections.free as usize;
         let (k, r, p, l, f) = self
             .read_bodies()?
             .map_or((0.0, 0.0, DVec3::ZERO, DVec3::ZERO, 0.0), |b| {
@@ -247,12 +249,7 @@ impl Backend for GpuBackend {
                 o,
             ) + l,
             potentials: Potentials {
-                field: placement::absolute_field_energy(
-                    at(contract::Q_FIELD),
-                    &self.model.particles.mass[..free],
-                    g,
-                    o,
-                ) + f,
+                field: placement::absolute_field_energy(at(contract::Q_FIELD), &masses, g, o) + f,
                 contact: at(contract::Q_CONTACT),
                 wall: at(contract::Q_WALL),
                 bend: at(contract::Q_BEND),
@@ -288,6 +285,11 @@ impl Backend for GpuBackend {
             if let Some(b) = &self.bodies {
                 list.body = b.body_ids(particles.len());
             }
+            list.absent = particles
+                .flags
+                .iter()
+                .map(|&f| crate::model::is_dormant(f))
+                .collect();
             list.build(&particles.position, &particles.radius);
             contact_counts(
                 &list,
@@ -315,6 +317,39 @@ impl Backend for GpuBackend {
 }
 
 impl GpuBackend {
+    /// Advances `n` steps in batches of [`STEPS_PER_SUBMIT`] (or under hard contacts).
+    fn advance_steps(&mut self, n: u64) -> Result<()> {
+        if self.hard.is_some() {
+            return self.advance_hard(n);
+        }
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(STEPS_PER_SUBMIT);
+            let mut encoder = self.encoder();
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("steps"),
+                    timestamp_writes: None,
+                });
+                // Step numbers as step_begin counts them (an error stops the count, and
+                // every later kernel with it, so a stale parity is never used).
+                let done = n - left;
+                for k in 0..batch {
+                    let index = done + k;
+                    self.encode_step(
+                        &mut pass,
+                        self.steps + index + 1,
+                        self.fuse && index > 0,
+                        self.fuse && index + 1 < n,
+                    );
+                }
+            }
+            self.submit(&format!("{batch} steps"), encoder)?;
+            left -= batch;
+        }
+        self.check_status()
+    }
+
     /// [`Backend::advance`] under hard contacts: batches of steps, each followed by
     /// its `solver.csv` rows; an unconverged solve with `on_nonconvergence = "error"`
     /// stops the run at its step (the rows before it kept).
@@ -418,13 +453,13 @@ impl GpuBackend {
     }
 
     /// Every particle's state, a clump's spheres included.
-    fn spheres(&mut self) -> Result<Particles> {
+    pub(super) fn spheres(&mut self) -> Result<Particles> {
         let mut p = self.model.particles.clone();
         p.position = self.positions()?;
         p.velocity = self.read_field(Field::Vel)?;
         p.rotation = self.read_field(Field::Rot)?;
         p.angular_velocity = self.read_field(Field::Omega)?;
-        if self.model.domain.is_some_and(|d| d.remove) {
+        if self.model.domain.is_some_and(|d| d.remove) || self.insertion.is_some() {
             p.flags = self.read_flags()?;
         }
         Ok(p)

@@ -4,7 +4,9 @@
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
 use crate::error::{ClumpFault, Fault};
-use crate::model::{FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED};
+use crate::model::{
+    FLAG_DORMANT, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
+};
 
 /// Status word: steps completed (`step_begin` counts; an error stops the count).
 pub const STATUS_STEP: u32 = 0;
@@ -320,7 +322,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 114] = [
+pub const CONSTANTS: [(&str, u32); 115] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -348,6 +350,7 @@ pub const CONSTANTS: [(&str, u32); 114] = [
     ("FLAG_NO_ROTATION", FLAG_NO_ROTATION),
     ("FLAG_REMOVED", FLAG_REMOVED),
     ("FLAG_MEMBER", FLAG_MEMBER),
+    ("FLAG_DORMANT", FLAG_DORMANT),
     ("PARAM_CONTACT", PARAM_CONTACT),
     ("PARAM_PRINTED_SHEAR", PARAM_PRINTED_SHEAR),
     ("PARAM_HERTZ", PARAM_HERTZ),

@@ -29,6 +29,7 @@ pub mod context;
 pub mod contract;
 mod encode;
 pub mod hard;
+mod insert;
 pub mod kernels;
 pub mod layout;
 pub mod limits;
@@ -131,6 +132,8 @@ pub struct GpuBackend {
     bodies: Option<Bodies>,
     /// Hard contacts (`shaders/hard.wgsl`): `None` under the other laws.
     hard: Option<hard::HardGpu>,
+    /// Particle insertion (`[[inserter]]`); `None` without inserters.
+    insertion: Option<crate::neighbor::Insertion>,
 }
 
 impl GpuBackend {
@@ -292,6 +295,21 @@ impl GpuBackend {
             ));
         }
 
+        // A restored run's inserted particles wake as its counts say; a new run's
+        // events at step 0 happen before the upload.
+        let mut insertion = crate::neighbor::Insertion::new(&model, dt);
+        if let Some(ins) = &mut insertion {
+            match snapshot {
+                Some(s) => ins
+                    .restore(&s.inserted, &mut model.particles)
+                    .map_err(Error::Snapshot)?,
+                None if ins.due(step) => {
+                    let placed = ins.insert(step, &model.particles);
+                    crate::neighbor::wake(&placed, &mut model.particles);
+                }
+                None => {}
+            }
+        }
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"
@@ -306,6 +324,7 @@ impl GpuBackend {
             }
         }?;
         backend.bodies = bodies;
+        backend.insertion = insertion;
         Ok(backend)
     }
 
@@ -438,6 +457,7 @@ impl GpuBackend {
             steps: 0,
             bodies: None,
             hard: hard_state,
+            insertion: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

@@ -48,13 +48,16 @@ fn create(path: &Path) -> Result<BufWriter<File>> {
 }
 
 /// Writes `final.csv` at `path`: [`FINAL_CSV_HEADER`], then one row per particle in id
-/// order.
+/// order. Dormant particles (reserved by an inserter, not yet inserted) have no row.
 pub fn write_final_csv(path: &Path, particles: &Particles) -> Result<()> {
     let mut w = create(path)?;
     let mut text = String::with_capacity(64 + particles.len() * 13 * 24);
     text.push_str(FINAL_CSV_HEADER);
     text.push('\n');
     for i in 0..particles.len() {
+        if crate::model::is_dormant(particles.flags[i]) {
+            continue;
+        }
         text.push_str(&i.to_string());
         for v in [
             particles.position[i],

@@ -177,7 +177,24 @@ pub fn write_pvd(path: &Path, entries: &[PvdEntry]) -> Result<()> {
 /// Writes one frame as VTK XML PolyData (see the [module docs](self) for the arrays).
 /// `bonds` are the `(i, j)` ends of every bond, in bond order; `frame.bond_energy` must
 /// have one entry per bond and the per-particle vectors one per particle.
+///
+/// Dormant particles (reserved by an inserter, not yet inserted) are left out; `id`
+/// keeps every particle's own id. (Bonds join particles numbered before any reserved
+/// one, so their ends are unchanged.)
 pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()> {
+    match frame.without_dormant() {
+        Some((awake, ids)) => write_points(path, &awake, bonds, Some(&ids)),
+        None => write_points(path, frame, bonds, None),
+    }
+}
+
+/// [`write_vtp`] of a frame whose particles have ids `ids` (`None`: their indices).
+fn write_points(
+    path: &Path,
+    frame: &Frame,
+    bonds: &[(u32, u32)],
+    ids: Option<&[u32]>,
+) -> Result<()> {
     let p = &frame.particles;
     let n = p.len();
     let nb = bonds.len();
@@ -236,7 +253,10 @@ pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()>
     data_array(&mut x, "contact_count", 1, &Values::I32(&counts));
     let material: Vec<i32> = frame.particles.material.iter().map(|&m| m as i32).collect();
     data_array(&mut x, "material_id", 1, &Values::I32(&material));
-    let ids: Vec<i32> = (0..n).map(index_i32).collect();
+    let ids: Vec<i32> = match ids {
+        Some(ids) => ids.iter().map(|&i| index_i32(i as usize)).collect(),
+        None => (0..n).map(index_i32).collect(),
+    };
     data_array(&mut x, "id", 1, &Values::I32(&ids));
     // The body of each sphere (a clump's spheres share their clump's row in final.csv).
     let bodies: Vec<i32> = if frame.body_id.len() == n {

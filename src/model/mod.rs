@@ -9,6 +9,7 @@ mod fields;
 pub mod generators;
 mod hard;
 mod inertia;
+mod inserter;
 mod integrator;
 pub mod mass_properties;
 mod materials;
@@ -23,13 +24,14 @@ pub use clumps::{Clump, ClumpSphere, ClumpType, ClumpTypeError};
 pub use fields::{Drag, NearField};
 pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
+pub use inserter::{Batch, Inserter, Region, DEFAULT_ATTEMPTS, DEFAULT_RATE_INTERVAL};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
 pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA};
 pub use motion::{Motion, Pose};
 pub use particles::{
-    removed_ids, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM,
-    FLAG_REMOVED,
+    is_dormant, removed_ids, Particle, Particles, FLAG_DORMANT, FLAG_HELD, FLAG_MEMBER,
+    FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
 };
 pub use precision::Precision;
 pub use walls::Wall;
@@ -156,6 +158,9 @@ pub struct Model {
     pub clump_types: Vec<ClumpType>,
     /// Clumps (`[[clump]]` and clump clouds), after the particles in output order.
     pub clumps: Vec<Clump>,
+    /// Particle inserters (`[[inserter]]`), whose reserved particles are the last of
+    /// [`Model::particles`], dormant until inserted.
+    pub inserters: Vec<Inserter>,
 }
 
 impl Model {

@@ -22,13 +22,23 @@ pub const FLAG_REMOVED: u32 = 8;
 /// per-particle integrator holds it, with `FLAG_HELD` and `FLAG_NO_ROTATION`), the
 /// field acts on the body, not on it, and its contact loads are gathered to the body.
 pub const FLAG_MEMBER: u32 = 16;
+/// Bit in [`Particles::flags`]: a particle an `[[inserter]]` has reserved and not yet
+/// inserted. It carries [`FLAG_REMOVED`] too, so it is frozen and out of every contact;
+/// besides, it is in no neighbour grid, no diagnostic and no output.
+pub const FLAG_DORMANT: u32 = 32;
 
-/// Ids of the particles flagged [`FLAG_REMOVED`] in `flags`, ascending (what a
-/// checkpoint stores of removals).
+/// Ids of the particles flagged [`FLAG_REMOVED`] in `flags` but not dormant, ascending
+/// (what a checkpoint stores of removals).
 pub fn removed_ids(flags: &[u32]) -> Vec<u32> {
     (0..flags.len() as u32)
-        .filter(|&i| flags[i as usize] & FLAG_REMOVED != 0)
+        .filter(|&i| flags[i as usize] & (FLAG_REMOVED | FLAG_DORMANT) == FLAG_REMOVED)
         .collect()
+}
+
+/// Whether flags `f` mark a dormant particle ([`FLAG_DORMANT`]).
+#[inline]
+pub fn is_dormant(f: u32) -> bool {
+    f & FLAG_DORMANT != 0
 }
 
 /// The particle set: state (position, velocity, rotation, spatial angular velocity) and

@@ -15,8 +15,10 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+mod insert;
 mod mesh;
 
+pub use insert::{wake, InsertCount, Insertion, Placed};
 pub use mesh::MeshList;
 
 use crate::model::Wall;
@@ -54,6 +56,9 @@ pub struct NeighborList {
     /// each particle `(skin − reserve)/2` of motion instead of `skin/2`, so every pair
     /// whose gap is below `reserve` is listed. 0 for soft contacts.
     pub reserve: f64,
+    /// Particles left out of the grid, with empty rows: the dormant particles of
+    /// inserters ([`crate::model::FLAG_DORMANT`]). Empty: none.
+    pub absent: Vec<bool>,
 }
 
 /// Hash of integer cell coordinates (three large odd multipliers, as in Teschner et al.
@@ -98,13 +103,15 @@ impl Grid {
     /// Most cells per particle for which the dense grid is used.
     const DENSE_CELLS_PER_PARTICLE: u64 = 4;
 
-    fn new(position: &[DVec3], inv: f64) -> Self {
+    fn new(position: &[DVec3], absent: &[bool], inv: f64) -> Self {
         let n = position.len();
         let (lo, hi) = position
             .par_iter()
+            .enumerate()
+            .filter(|(i, _)| absent.is_empty() || !absent[*i])
             .fold(
                 || (DVec3::INFINITY, DVec3::NEG_INFINITY),
-                |(lo, hi), x| (lo.min(*x), hi.max(*x)),
+                |(lo, hi), (_, x)| (lo.min(*x), hi.max(*x)),
             )
             .reduce(
                 || (DVec3::INFINITY, DVec3::NEG_INFINITY),
@@ -286,15 +293,28 @@ impl NeighborList {
         let n = position.len();
         let r_max = radius.iter().copied().fold(0.0, f64::max);
         let cell = (2.0 * r_max).max(self.min_reach) + self.skin;
-        let grid = Grid::new(position, 1.0 / cell);
+        let absent = &self.absent;
+        let is_absent = |i: usize| !absent.is_empty() && absent[i];
+        let grid = Grid::new(position, absent, 1.0 / cell);
 
-        // Counting sort of particle ids by cell (stable: ids ascending per cell).
-        let keys: Vec<u32> = position.par_iter().map(|x| grid.key(*x)).collect();
-        let mut start = vec![0u32; grid.cells() + 1];
+        // Counting sort of particle ids by cell (stable: ids ascending per cell). Absent
+        // particles go to an extra cell past the last, which no search visits.
+        let keys: Vec<u32> = position
+            .par_iter()
+            .enumerate()
+            .map(|(i, x)| {
+                if is_absent(i) {
+                    grid.cells() as u32
+                } else {
+                    grid.key(*x)
+                }
+            })
+            .collect();
+        let mut start = vec![0u32; grid.cells() + 2];
         for &k in &keys {
             start[k as usize + 1] += 1;
         }
-        for b in 0..grid.cells() {
+        for b in 0..=grid.cells() {
             start[b + 1] += start[b];
         }
         let mut cursor = start.clone();
@@ -318,6 +338,10 @@ impl NeighborList {
                 for i in ids {
                     let xi = position[i];
                     let first = flat.len();
+                    if is_absent(i) {
+                        counts.push(0);
+                        continue;
+                    }
                     grid.candidates(xi, &start, |range| {
                         for &j in &sorted[range] {
                             let reach = (radius[i] + radius[j as usize]).max(min_reach) + skin;
@@ -511,7 +535,7 @@ mod tests {
                 pos[n / 2] = DVec3::new(1e6, -2e6, 3e5);
             }
             let rad: Vec<f64> = (0..n).map(|_| 0.05 + 0.05 * rnd()).collect();
-            let grid = Grid::new(&pos, 1.0 / 0.22);
+            let grid = Grid::new(&pos, &[], 1.0 / 0.22);
             assert_eq!(matches!(grid, Grid::Hashed { .. }), far, "{grid:?}");
             brute_force_check(&pos, &rad);
         }

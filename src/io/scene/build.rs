@@ -11,6 +11,7 @@ use super::checks::{
 };
 use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
+use super::inserters::{add_inserters, check_in_domain};
 use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
     BlockSection, BondSection, CloudSection, ContactSection, DomainSection, InteractionSection,
@@ -23,8 +24,8 @@ use super::sections::{
 use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
 use crate::model::{
-    Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles, Scene,
-    DEFAULT_MAX_CONTACTS,
+    is_dormant, Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles,
+    Scene, DEFAULT_MAX_CONTACTS,
 };
 
 /// Largest `[contact] max_contacts`.
@@ -65,14 +66,16 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     model.clump_types = clump_types(&file.clump_types, &materials, hertz)?;
     add_clumps(&mut model, &file.clumps)?;
     add_clouds(&mut model, &file.clouds, &materials, hertz)?;
-    if model.particles.is_empty() && model.clumps.is_empty() {
+    if model.particles.is_empty() && model.clumps.is_empty() && file.inserters.is_empty() {
         return Err(scene_error(
-            "the scene has no particles; add a [[particle]], [[ring]] or [[block]] (or a [[cloud]] or [[clump]])",
+            "the scene has no particles; add a [[particle]], [[ring]] or [[block]] (or a [[cloud]], [[clump]] or [[inserter]])",
         ));
     }
     add_bonds(&mut model, &file.bonds, &binder, &mut bonded)?;
     add_walls(&mut model, &file.walls, law, &materials)?;
     add_meshes(&mut model, &file.meshes, law, &materials, base)?;
+    let end = simulation.steps() as f64 * simulation.dt;
+    add_inserters(&mut model, &file.inserters, &materials, hertz, end)?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {
         model.contact = Some(contact_params(c, law, &model)?);
@@ -89,7 +92,9 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
         }
     }
     if let Some(d) = &file.domain {
-        model.domain = Some(domain(d, &model.particles)?);
+        let domain = domain(d, &model.particles)?;
+        check_in_domain(&model, &domain)?;
+        model.domain = Some(domain);
         check_clumps_in_domain(&model)?;
     }
     if let Some(c) = &file.contact {
@@ -307,7 +312,10 @@ fn domain(d: &DomainSection, particles: &Particles) -> Result<Domain> {
         }
     };
     let domain = Domain { min, max, remove };
-    if let Some(i) = (0..particles.len()).find(|&i| !domain.contains(particles.position[i])) {
+    // Dormant particles wait at their inserter's region, checked apart.
+    if let Some(i) = (0..particles.len())
+        .find(|&i| !is_dormant(particles.flags[i]) && !domain.contains(particles.position[i]))
+    {
         return Err(scene_error(format!(
             "particle {i} at {:?} starts outside the domain {}..{}",
             particles.position[i].to_array(),

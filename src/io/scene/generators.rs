@@ -142,7 +142,7 @@ pub(super) fn block(
 }
 
 /// A generator's density: its own, else its named material's.
-fn density_of(
+pub(super) fn density_of(
     who: &str,
     density: Option<f64>,
     material: u32,

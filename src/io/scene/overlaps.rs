@@ -53,6 +53,11 @@ pub(super) fn worst_initial_overlap(
         .map(|b| (b.i.min(b.j), b.i.max(b.j)))
         .collect();
     let mut list = crate::neighbor::NeighborList::new(0.0);
+    // Dormant particles (an inserter's, all at its region's centre) are not there yet.
+    let flags = &model.particles.flags;
+    list.absent = (0..spheres.len())
+        .map(|i| i < flags.len() && crate::model::is_dormant(flags[i]))
+        .collect();
     list.build(&position, &radius);
     let mut worst: Option<(f64, usize, usize, f64)> = None;
     for i in 0..spheres.len() {

@@ -43,6 +43,63 @@ pub(super) struct SceneFile {
     pub(super) clump_types: Vec<ClumpTypeSection>,
     #[serde(default, rename = "clump")]
     pub(super) clumps: Vec<ClumpSection>,
+    #[serde(default, rename = "inserter")]
+    pub(super) inserters: Vec<InserterSection>,
+}
+
+/// `[[inserter]]`: particles added over time in a box or disc region.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InserterSection {
+    #[serde(default, rename = "box")]
+    pub(super) box_region: Option<BoxRegion>,
+    #[serde(default)]
+    pub(super) disc: Option<DiscRegion>,
+    #[serde(default)]
+    pub(super) rate: Option<f64>,
+    #[serde(default)]
+    pub(super) count: Option<i64>,
+    #[serde(default)]
+    pub(super) interval: Option<f64>,
+    #[serde(default)]
+    pub(super) start: Option<f64>,
+    #[serde(default)]
+    pub(super) stop: Option<f64>,
+    #[serde(default)]
+    pub(super) material: Option<String>,
+    #[serde(default)]
+    pub(super) clump_type: Option<String>,
+    #[serde(default)]
+    pub(super) radius: Option<f64>,
+    #[serde(default)]
+    pub(super) radius_jitter: f64,
+    #[serde(default)]
+    pub(super) density: Option<f64>,
+    #[serde(default)]
+    pub(super) velocity: Vec3,
+    #[serde(default)]
+    pub(super) seed: i64,
+    #[serde(default)]
+    pub(super) capacity: Option<i64>,
+    #[serde(default)]
+    pub(super) attempts: Option<i64>,
+}
+
+/// `box = { min, max }` of an inserter.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BoxRegion {
+    pub(super) min: Vec3,
+    pub(super) max: Vec3,
+}
+
+/// `disc = { center, normal, radius }` of an inserter.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DiscRegion {
+    pub(super) center: Vec3,
+    pub(super) normal: Vec3,
+    pub(super) radius: f64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -208,7 +208,8 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     }
 
     let p = &m.particles;
-    for i in 0..p.len() {
+    // Inserters' reserved particles are written as their [[inserter]]s.
+    for i in (0..p.len()).filter(|&i| !crate::model::is_dormant(p.flags[i])) {
         let q = p.get(i);
         let _ = writeln!(s, "\n[[particle]]");
         let _ = writeln!(s, "position = {}", toml_vec(q.position));
@@ -272,6 +273,10 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         write_wall_keys(&mut s, m, mw.material, mw.stiffness, &mw.motion);
     }
 
+    for ins in &m.inserters {
+        write_inserter(&mut s, m, ins);
+    }
+
     // Clump types with their spheres where they were written (centroid + offset) and
     // the mass and tensor stated, so that reading them back does not depend on the
     // quadrature; then the clumps.
@@ -311,6 +316,61 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         let _ = writeln!(s, "angular_velocity = {}", toml_vec(c.angular_velocity));
     }
     s
+}
+
+/// An `[[inserter]]` with every key written.
+fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::Inserter) {
+    use crate::model::{Batch, Region};
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "\n[[inserter]]");
+    match ins.region {
+        Region::Box { min, max } => {
+            let _ = writeln!(
+                s,
+                "box = {{ min = {}, max = {} }}",
+                toml_vec(min),
+                toml_vec(max)
+            );
+        }
+        Region::Disc {
+            center,
+            normal,
+            radius,
+        } => {
+            let _ = writeln!(
+                s,
+                "disc = {{ center = {}, normal = {}, radius = {} }}",
+                toml_vec(center),
+                toml_vec(normal),
+                toml_float(radius)
+            );
+        }
+    }
+    match ins.batch {
+        Batch::Rate(rate) => {
+            let _ = writeln!(s, "rate = {}", toml_float(rate));
+        }
+        Batch::Count(count) => {
+            let _ = writeln!(s, "count = {count}");
+        }
+    }
+    for (k, v) in [
+        ("interval", ins.interval),
+        ("start", ins.start),
+        ("stop", ins.stop),
+        ("radius", ins.radius),
+        ("radius_jitter", ins.radius_jitter),
+        ("density", ins.density),
+    ] {
+        let _ = writeln!(s, "{k} = {}", toml_float(v));
+    }
+    if let Some(mat) = m.materials.get(ins.material as usize) {
+        let _ = writeln!(s, "material = {:?}", mat.name);
+    }
+    let _ = writeln!(s, "velocity = {}", toml_vec(ins.velocity));
+    let _ = writeln!(s, "seed = {}", ins.seed);
+    let _ = writeln!(s, "capacity = {}", ins.capacity);
+    let _ = writeln!(s, "attempts = {}", ins.attempts);
 }
 
 /// The `[contact]` keys of the hard-contact law, every one written (so the file does not

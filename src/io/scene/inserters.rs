@@ -1,0 +1,262 @@
+//! `[[inserter]]`s: particle insertion over time. Each inserter's particles are
+//! reserved here, after every other particle, dormant at the region's centre, with their
+//! radii drawn once from the seed, so that every backend sizes its buffers once.
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::checks::{
+    check_capacity, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive,
+    scene_error, seed, sphere_sizes, unit,
+};
+use super::generators::density_of;
+use super::schema::InserterSection;
+use crate::error::Result;
+use crate::model::{
+    Batch, Domain, Inserter, Material, Model, Particle, Region, DEFAULT_ATTEMPTS,
+    DEFAULT_RATE_INTERVAL, FLAG_DORMANT, FLAG_REMOVED,
+};
+
+/// Adds the inserters of `sections` to `model` with their reserved particles; `end` is
+/// the run's end time (s), the default `stop`.
+pub(super) fn add_inserters(
+    model: &mut Model,
+    sections: &[InserterSection],
+    materials: &[Material],
+    hertz: bool,
+    end: f64,
+) -> Result<()> {
+    for (k, s) in sections.iter().enumerate() {
+        let who = format!("inserter[{k}]");
+        let key = |field: &str| format!("{who}.{field}");
+        if let Some(name) = &s.clump_type {
+            return Err(scene_error(format!(
+                "{} = {name:?}: inserting clumps is not supported yet; insert spheres (radius, material) or pour clumps with a [[cloud]]",
+                key("clump_type")
+            )));
+        }
+        let material = material_of(&who, s.material.as_deref(), materials, hertz)?;
+        if !(0.0..1.0).contains(&s.radius_jitter) {
+            return Err(scene_error(format!(
+                "{} = {}: must be >= 0 and < 1",
+                key("radius_jitter"),
+                s.radius_jitter
+            )));
+        }
+        let radius = positive(
+            &key("radius"),
+            s.radius
+                .ok_or_else(|| scene_error(format!("{}: missing", key("radius"))))?,
+        )?;
+        let density = density_of(
+            &who,
+            s.density,
+            material,
+            s.material.is_some() || hertz,
+            materials,
+        )?;
+        sphere_sizes(&who, radius, s.radius_jitter, density)?;
+        let max_radius = radius * (1.0 + s.radius_jitter);
+        let region = region(&who, s, max_radius)?;
+        let (batch, interval) = batch(&who, s)?;
+        let start = non_negative(&key("start"), s.start.unwrap_or(0.0))?;
+        let stop = match s.stop {
+            Some(t) if t.is_nan() || t < start => {
+                return Err(scene_error(format!(
+                    "{} = {t}: must be >= start = {start}",
+                    key("stop")
+                )))
+            }
+            Some(t) => t,
+            None if end >= start => end,
+            None => {
+                return Err(scene_error(format!(
+                    "{} = {start}: after the run's end ({end} s), so nothing would be inserted",
+                    key("start")
+                )))
+            }
+        };
+        let attempts = match s.attempts {
+            None => DEFAULT_ATTEMPTS,
+            Some(a) => u32::try_from(a)
+                .ok()
+                .filter(|&a| a >= 1)
+                .ok_or_else(|| scene_error(format!("{} = {a}: must be >= 1", key("attempts"))))?,
+        };
+        let mut ins = Inserter {
+            region,
+            batch,
+            interval,
+            start,
+            stop,
+            velocity: finite_vec(&key("velocity"), s.velocity)?,
+            seed: seed(&key("seed"), s.seed)?,
+            first: model.particles.len() as u32,
+            capacity: 0,
+            attempts,
+            max_radius,
+            radius,
+            radius_jitter: s.radius_jitter,
+            density,
+            material,
+        };
+        let capacity = match s.capacity {
+            Some(c) => u32::try_from(c)
+                .ok()
+                .filter(|&c| c >= 1)
+                .ok_or_else(|| {
+                    scene_error(format!("{} = {c}: must be >= 1", key("capacity")))
+                })?,
+            None => match ins.total() {
+                0 => {
+                    return Err(scene_error(format!(
+                        "{who}: its events from t = {start} to {stop} s insert no particle; raise rate or count, or give capacity"
+                    )))
+                }
+                t => u32::try_from(t).map_err(|_| {
+                    scene_error(format!(
+                        "{who}: {t} particles to insert exceed the limit of {} particles",
+                        u32::MAX
+                    ))
+                })?,
+            },
+        };
+        check_capacity(&who, model.particles.len(), capacity as usize)?;
+        ins.capacity = capacity;
+        reserve(model, &ins);
+        model.inserters.push(ins);
+    }
+    Ok(())
+}
+
+/// The reserved particles of `ins`: radii `r (1 ± jitter)` from stream 0 of its seed,
+/// mass `ρ 4/3 π r³`, dormant at the region's centre.
+fn reserve(model: &mut Model, ins: &Inserter) {
+    let (radius, jitter, density) = (ins.radius, ins.radius_jitter, ins.density);
+    let mut rng = ChaCha8Rng::seed_from_u64(ins.seed);
+    for _ in 0..ins.capacity {
+        let r = if jitter > 0.0 {
+            radius * (1.0 + rng.random_range(-jitter..=jitter))
+        } else {
+            radius
+        };
+        let mass = density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+        let id = model.particles.push(Particle {
+            material: ins.material,
+            ..Particle::at_rest(ins.region.center(), mass, r)
+        });
+        model.particles.flags[id as usize] |= FLAG_DORMANT | FLAG_REMOVED;
+    }
+}
+
+/// The region of inserter `who`: exactly one of `box` and `disc`, large enough for a
+/// sphere of radius `r_max`.
+fn region(who: &str, s: &InserterSection, r_max: f64) -> Result<Region> {
+    let key = |field: &str| format!("{who}.{field}");
+    match (&s.box_region, &s.disc) {
+        (Some(b), None) => {
+            let min = finite_vec(&key("box.min"), b.min)?;
+            let max = finite_vec(&key("box.max"), b.max)?;
+            let span = max - min;
+            // An axis of zero extent holds the centres on its plane; the others must
+            // hold a sphere.
+            if (0..3).any(|a| span[a] != 0.0 && span[a] < 2.0 * r_max) {
+                return Err(scene_error(format!(
+                    "{} = {}: from box.min = {}, the box must be at least one sphere wide ({:e} m, radius × (1 + radius_jitter) × 2) or flat along each axis",
+                    key("box.max"),
+                    fmt_vec(b.max),
+                    fmt_vec(b.min),
+                    2.0 * r_max
+                )));
+            }
+            Ok(Region::Box { min, max })
+        }
+        (None, Some(d)) => {
+            let center = finite_vec(&key("disc.center"), d.center)?;
+            let normal = unit(nonzero_vec(&key("disc.normal"), d.normal, "the disc's normal")?);
+            let radius = positive(&key("disc.radius"), d.radius)?;
+            if radius < r_max {
+                return Err(scene_error(format!(
+                    "{} = {radius:e}: smaller than the largest sphere ({r_max:e} m)",
+                    key("disc.radius")
+                )));
+            }
+            Ok(Region::Disc {
+                center,
+                normal,
+                radius,
+            })
+        }
+        _ => Err(scene_error(format!(
+            "{who}: give exactly one region, box = {{ min = [...], max = [...] }} or disc = {{ center = [...], normal = [...], radius = ... }}"
+        ))),
+    }
+}
+
+/// The batch and interval of inserter `who`: `rate` (interval default
+/// [`DEFAULT_RATE_INTERVAL`]) or `count` with `interval`.
+fn batch(who: &str, s: &InserterSection) -> Result<(Batch, f64)> {
+    let key = |field: &str| format!("{who}.{field}");
+    let interval = s
+        .interval
+        .map(|t| positive(&key("interval"), t))
+        .transpose()?;
+    match (s.rate, s.count) {
+        (Some(rate), None) => Ok((
+            Batch::Rate(positive(&key("rate"), rate)?),
+            interval.unwrap_or(DEFAULT_RATE_INTERVAL),
+        )),
+        (None, Some(count)) => {
+            let count = u64::try_from(count)
+                .ok()
+                .filter(|&c| c >= 1)
+                .ok_or_else(|| scene_error(format!("{} = {count}: must be >= 1", key("count"))))?;
+            let interval = interval.ok_or_else(|| {
+                scene_error(format!(
+                    "{}: missing (count is the number inserted every interval seconds)",
+                    key("interval")
+                ))
+            })?;
+            Ok((Batch::Count(count), interval))
+        }
+        _ => Err(scene_error(format!(
+            "{who}: give exactly one of rate (particles per second) and count (per interval)"
+        ))),
+    }
+}
+
+/// Checks every inserter's region lies in the domain.
+pub(super) fn check_in_domain(model: &Model, domain: &Domain) -> Result<()> {
+    for (k, ins) in model.inserters.iter().enumerate() {
+        let (lo, hi) = ins.region.bounds(0.0);
+        let (lo, hi) = match ins.region {
+            Region::Box { .. } => (lo, hi),
+            // The disc's own extent, not its bounding cube's.
+            Region::Disc {
+                center,
+                normal,
+                radius,
+            } => {
+                let e = DVec3::ONE - normal * normal;
+                let e = radius
+                    * DVec3::new(
+                        e.x.max(0.0).sqrt(),
+                        e.y.max(0.0).sqrt(),
+                        e.z.max(0.0).sqrt(),
+                    );
+                (center - e, center + e)
+            }
+        };
+        if !(domain.contains(lo) && domain.contains(hi)) {
+            return Err(scene_error(format!(
+                "inserter[{k}]: its region {:?}..{:?} is not inside the domain {:?}..{:?}",
+                lo.to_array(),
+                hi.to_array(),
+                domain.min.to_array(),
+                domain.max.to_array()
+            )));
+        }
+    }
+    Ok(())
+}

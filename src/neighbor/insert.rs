@@ -1,0 +1,300 @@
+//! Particle insertion at run time (`[[inserter]]`, issue 26): at each event, the
+//! reserved particles next in line are placed at random spots of the inserter's region
+//! where they overlap no particle, plane or mesh, and wake up.
+//!
+//! Both backends call the same code with the state they hold, so insertion is the same
+//! on both. Every event draws its random numbers from its own ChaCha stream (the seed
+//! and the event's index), so a resumed run needs only the counts of inserted and
+//! skipped particles ([`InsertCount`], in the checkpoint) to go on as if it had not
+//! stopped. A particle that finds no free spot in [`Inserter::attempts`] tries is
+//! skipped, counted and reported; its reserved particle waits for the next event.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::math::triangle::closest_point;
+use crate::model::{Inserter, Model, Particles, Wall, FLAG_DORMANT, FLAG_REMOVED};
+use crate::physics::mesh::MeshSurfaces;
+
+/// What one inserter has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InsertCount {
+    /// Particles inserted (the reserved particles `first .. first + inserted` are
+    /// awake).
+    pub inserted: u64,
+    /// Particles that found no free spot, or no reserved particle left.
+    pub skipped: u64,
+}
+
+/// One particle an event inserts: its id and initial state (at rest in rotation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Placed {
+    /// The reserved particle's id.
+    pub id: u32,
+    /// Centre (m).
+    pub position: DVec3,
+    /// Velocity (m/s).
+    pub velocity: DVec3,
+}
+
+/// The insertion state of a run: the inserters, their counts, and the walls and
+/// meshes placements are tested against.
+#[derive(Clone, Debug)]
+pub struct Insertion {
+    inserters: Vec<Inserter>,
+    /// Counts per inserter.
+    pub counts: Vec<InsertCount>,
+    walls: Vec<Wall>,
+    surfaces: Option<MeshSurfaces>,
+    dt: f64,
+}
+
+impl Insertion {
+    /// The insertion state of `model`'s inserters at the start of a run with time step
+    /// `dt`; `None` without inserters.
+    pub fn new(model: &Model, dt: f64) -> Option<Self> {
+        (!model.inserters.is_empty()).then(|| Self {
+            inserters: model.inserters.clone(),
+            counts: vec![InsertCount::default(); model.inserters.len()],
+            walls: model.walls.clone(),
+            surfaces: (!model.meshes.is_empty()).then(|| MeshSurfaces::new(&model.meshes)),
+            dt,
+        })
+    }
+
+    /// Sets the counts of a restored run and wakes the particles they say were
+    /// inserted in `particles` (a model's, all reserved ones dormant). A count beyond an
+    /// inserter's capacity is an error naming it.
+    pub fn restore(
+        &mut self,
+        counts: &[InsertCount],
+        particles: &mut Particles,
+    ) -> Result<(), String> {
+        if counts.len() != self.inserters.len() {
+            return Err(format!(
+                "{} insertion counts for {} inserters",
+                counts.len(),
+                self.inserters.len()
+            ));
+        }
+        for (q, (ins, c)) in self.inserters.iter().zip(counts).enumerate() {
+            if c.inserted > u64::from(ins.capacity) {
+                return Err(format!(
+                    "inserter[{q}]: {} inserted, more than its capacity {}",
+                    c.inserted, ins.capacity
+                ));
+            }
+            for i in ins.first as usize..ins.first as usize + c.inserted as usize {
+                particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+            }
+        }
+        self.counts = counts.to_vec();
+        Ok(())
+    }
+
+    /// Whether an event happens at the end of step `step` (at step 0: before the
+    /// first step).
+    pub fn due(&self, step: u64) -> bool {
+        self.inserters.iter().any(|ins| {
+            let before = if step == 0 {
+                0
+            } else {
+                ins.events_by(step - 1, self.dt)
+            };
+            ins.events_by(step, self.dt) > before
+        })
+    }
+
+    /// The first step after `step` at whose end an event happens.
+    pub fn next_event(&self, step: u64) -> Option<u64> {
+        self.inserters
+            .iter()
+            .filter_map(|ins| {
+                let k = ins.events_by(step, self.dt);
+                (k < ins.events()).then(|| ins.event_step(k, self.dt))
+            })
+            .min()
+    }
+
+    /// Runs the events due at the end of step `step` on the state `particles` (flags
+    /// as on the device: removals and dormancy), returning the particles to wake, in
+    /// inserter then id order. The counts are updated; skipped particles are logged.
+    pub fn insert(&mut self, step: u64, particles: &Particles) -> Vec<Placed> {
+        let t = step as f64 * self.dt;
+        let walls: Vec<Wall> = self
+            .walls
+            .iter()
+            .map(|w| w.placed(&w.motion.pose(t)))
+            .collect();
+        if let Some(s) = &mut self.surfaces {
+            s.place(t);
+        }
+        let mut placed = Vec::new();
+        for q in 0..self.inserters.len() {
+            let ins = &self.inserters[q];
+            let first = if step == 0 {
+                0
+            } else {
+                ins.events_by(step - 1, self.dt)
+            };
+            let last = ins.events_by(step, self.dt);
+            if first == last {
+                continue;
+            }
+            let mut free = FreeSpace::new(ins, particles, &walls, self.surfaces.as_ref());
+            for k in first..last {
+                let count = &mut self.counts[q];
+                let (wanted, before) = (ins.batch_size(k), placed.len());
+                // Stream 0 is the seed's; event k draws from stream k + 1.
+                let mut rng = ChaCha8Rng::seed_from_u64(ins.seed);
+                rng.set_stream(k + 1);
+                let mut skipped = 0;
+                for _ in 0..wanted {
+                    if count.inserted >= u64::from(ins.capacity) {
+                        skipped += 1;
+                        continue;
+                    }
+                    let id = ins.first + count.inserted as u32;
+                    let r = particles.radius[id as usize];
+                    let spot = (0..ins.attempts)
+                        .map(|_| ins.region.sample(r, rng.random()))
+                        .find(|&x| free.is_free(x, r));
+                    match spot {
+                        Some(x) => {
+                            free.add(x, r);
+                            placed.push(Placed {
+                                id,
+                                position: x,
+                                velocity: ins.velocity,
+                            });
+                            count.inserted += 1;
+                        }
+                        None => skipped += 1,
+                    }
+                }
+                count.skipped += skipped;
+                if skipped > 0 {
+                    log::warn!(
+                        "inserter[{q}] at step {step} (t = {t:.6e} s): {} of {wanted} particles inserted, {skipped} skipped ({})",
+                        placed.len() - before,
+                        if count.inserted >= u64::from(ins.capacity) {
+                            "its capacity is used up"
+                        } else {
+                            "no free spot in the region"
+                        }
+                    );
+                }
+            }
+        }
+        placed
+    }
+}
+
+/// Wakes the `placed` particles in `particles`: their state, and no longer dormant.
+pub fn wake(placed: &[Placed], particles: &mut Particles) {
+    for p in placed {
+        let i = p.id as usize;
+        particles.position[i] = p.position;
+        particles.velocity[i] = p.velocity;
+        particles.rotation[i] = DVec3::ZERO;
+        particles.angular_velocity[i] = DVec3::ZERO;
+        particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+    }
+}
+
+/// What an inserter's region may collide with: the particles, planes and mesh
+/// triangles near it, with a hash grid over the particles.
+struct FreeSpace<'a> {
+    cell: f64,
+    grid: HashMap<[i64; 3], Vec<(DVec3, f64)>>,
+    walls: &'a [Wall],
+    triangles: Vec<[DVec3; 3]>,
+}
+
+impl<'a> FreeSpace<'a> {
+    fn new(
+        ins: &Inserter,
+        particles: &Particles,
+        walls: &'a [Wall],
+        surfaces: Option<&MeshSurfaces>,
+    ) -> Self {
+        let r_ins = ins.max_radius;
+        let awake = |i: usize| particles.flags[i] & FLAG_REMOVED == 0;
+        let r_other = (0..particles.len())
+            .filter(|&i| awake(i))
+            .map(|i| particles.radius[i])
+            .fold(r_ins, f64::max);
+        let (lo, hi) = ins.region.bounds(r_ins);
+        let near = |x: DVec3, r: f64| {
+            let pad = DVec3::splat(r + r_ins);
+            x.cmpge(lo - pad).all() && x.cmple(hi + pad).all()
+        };
+        let mut space = Self {
+            cell: r_ins + r_other,
+            grid: HashMap::new(),
+            walls,
+            triangles: Vec::new(),
+        };
+        for i in (0..particles.len()).filter(|&i| awake(i)) {
+            let (x, r) = (particles.position[i], particles.radius[i]);
+            if near(x, r) {
+                space.add(x, r);
+            }
+        }
+        if let Some(s) = surfaces {
+            let pad = DVec3::splat(r_ins);
+            space.triangles = (0..s.triangles.len() as u32)
+                .map(|t| s.corners(t))
+                .filter(|c| {
+                    let (a, b) = (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2]));
+                    a.cmple(hi + pad).all() && b.cmpge(lo - pad).all()
+                })
+                .collect();
+        }
+        space
+    }
+
+    fn key(&self, x: DVec3) -> [i64; 3] {
+        (x / self.cell).floor().as_i64vec3().to_array()
+    }
+
+    fn add(&mut self, x: DVec3, r: f64) {
+        let k = self.key(x);
+        self.grid.entry(k).or_default().push((x, r));
+    }
+
+    /// Whether a sphere at `x` of radius `r` touches nothing: every particle at least
+    /// `r + r_j` away, every plane at least `r` on its inner side, every triangle at
+    /// least `r` away.
+    fn is_free(&self, x: DVec3, r: f64) -> bool {
+        if self.walls.iter().any(|w| w.distance(x) < r) {
+            return false;
+        }
+        if self
+            .triangles
+            .iter()
+            .any(|&c| closest_point(x, c).0.distance_squared(x) < r * r)
+        {
+            return false;
+        }
+        let k = self.key(x);
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let c = [k[0] + dx, k[1] + dy, k[2] + dz];
+                    if let Some(v) = self.grid.get(&c) {
+                        if v.iter()
+                            .any(|&(y, s)| y.distance_squared(x) < (r + s) * (r + s))
+                        {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+}
