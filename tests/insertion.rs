@@ -1,0 +1,374 @@
+//! Particle insertion (`[[inserter]]`, issue 26 item 3): the schedule, placements that
+//! overlap nothing, skipped particles counted, outputs without the dormant ones,
+//! determinism, checkpoints that resume bit for bit, and the GPU against the CPU.
+
+#![allow(missing_docs, reason = "test crate")]
+
+mod gpu_common;
+
+use std::path::Path;
+
+use glam::DVec3;
+use varidem::backend::Backend;
+use varidem::checkpoint::Checkpoint;
+use varidem::cpu::CpuBackend;
+use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::io::parse_scene;
+use varidem::model::{is_dormant, Scene};
+use varidem::physics::mesh::MeshSurfaces;
+
+/// A box of five glass planes, 6 × 6 cm, with an inserter raining beads of 2 mm ± 10 %
+/// from a slab 5–6 cm up at `rate` beads/s in events every 20 ms, for `t_end` seconds.
+/// `extra` is appended (a mesh, other keys).
+fn pour(rate: f64, t_end: f64, extra: &str) -> String {
+    format!(
+        r#"
+[simulation]
+dt = 2e-5
+t_end = {t_end}
+output_every = 500
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+law = "hertz"
+
+[[material]]
+name = "glass"
+young = 1e7
+poisson = 0.3
+density = 2500.0
+restitution = 0.3
+friction_static = 0.5
+friction_dynamic = 0.4
+
+[[inserter]]
+box = {{ min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }}
+rate = {rate}
+interval = 0.02
+radius = 0.002
+radius_jitter = 0.1
+material = "glass"
+velocity = [0.0, 0.0, -0.5]
+seed = 3
+{extra}
+[[wall]]
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass"
+[[wall]]
+point = [-0.03, 0.0, 0.0]
+normal = [1.0, 0.0, 0.0]
+material = "glass"
+[[wall]]
+point = [0.03, 0.0, 0.0]
+normal = [-1.0, 0.0, 0.0]
+material = "glass"
+[[wall]]
+point = [0.0, -0.03, 0.0]
+normal = [0.0, 1.0, 0.0]
+material = "glass"
+[[wall]]
+point = [0.0, 0.03, 0.0]
+normal = [0.0, -1.0, 0.0]
+material = "glass"
+"#
+    )
+}
+
+fn scene(text: &str) -> Scene {
+    parse_scene(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn awake(p: &varidem::model::Particles) -> usize {
+    p.flags.iter().filter(|&&f| !is_dormant(f)).count()
+}
+
+/// The schedule as documented: events at 0, 20, 40 ... ms (the one at t = 0 before the
+/// first step), each adding `rate × interval` beads, none early and none late; every
+/// bead lands where it overlaps no other bead and no wall.
+#[test]
+fn events_insert_on_schedule_without_overlap() {
+    let s = scene(&pour(2000.0, 0.1, ""));
+    // 6 events (0 to 0.1 s) of 40: the capacity is computed from the schedule.
+    assert_eq!(s.model.inserters[0].capacity, 240);
+    assert_eq!(s.model.particles.len(), 240);
+    let mut cpu = CpuBackend::new(&s).unwrap();
+    assert_eq!(awake(&cpu.model().particles), 40, "the event at t = 0");
+    let walls = s.model.walls.clone();
+    for step in 1..=5000u64 {
+        let before: Vec<bool> = cpu
+            .model()
+            .particles
+            .flags
+            .iter()
+            .map(|&f| is_dormant(f))
+            .collect();
+        cpu.step().unwrap();
+        let p = &cpu.model().particles;
+        let expected = 40 * (1 + step as usize / 1000);
+        assert_eq!(awake(p), expected, "after step {step}");
+        // The beads that woke at this step touch nothing.
+        for i in (0..p.len()).filter(|&i| before[i] && !is_dormant(p.flags[i])) {
+            for w in &walls {
+                assert!(w.distance(p.position[i]) >= p.radius[i], "bead {i} in a wall");
+            }
+            for j in (0..p.len()).filter(|&j| j != i && !is_dormant(p.flags[j])) {
+                let gap = p.position[i].distance(p.position[j]) - p.radius[i] - p.radius[j];
+                assert!(gap >= 0.0, "bead {i} inserted into bead {j} (gap {gap:e})");
+            }
+        }
+    }
+    assert_eq!(cpu.insertion_counts()[0].inserted, 240);
+    assert_eq!(cpu.insertion_counts()[0].skipped, 0);
+}
+
+/// Outputs hold the inserted beads only: final.csv rows, VTK points and the energy
+/// (a dormant bead's weight at its waiting place is not in the field energy).
+#[test]
+fn outputs_leave_dormant_particles_out() {
+    let s = scene(&pour(2000.0, 0.03, ""));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = CpuBackend::new(&s).unwrap();
+    varidem::run::run(&s, &mut cpu, dir.path()).unwrap();
+    let rows = varidem::io::read_final_csv(&dir.path().join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 80, "two events by t = 0.03 s");
+    let first = dir
+        .path()
+        .join(varidem::io::VTK_DIR)
+        .join(varidem::io::vtk_writer::frame_file_name(0));
+    let vtk = std::fs::read_to_string(first).unwrap();
+    assert!(
+        vtk.contains("NumberOfPoints=\"40\""),
+        "the first frame has the 40 beads of the first event"
+    );
+    // Field energy at step 0: the 40 awake beads only (they start at rest in height
+    // between 5 and 6 cm; all 240 reserved would count 6 times as much).
+    let d = cpu.diagnostics().unwrap();
+    let p = &cpu.model().particles;
+    let expected: f64 = (0..p.len())
+        .filter(|&i| !is_dormant(p.flags[i]))
+        .map(|i| p.mass[i] * 9.81 * p.position[i].z)
+        .sum();
+    assert!((d.potentials.field - expected).abs() <= 1e-12 * expected);
+}
+
+/// A region too small for a batch: the beads that find no free spot are skipped and
+/// counted, and the capacity caps the total (the rest skipped too).
+#[test]
+fn full_regions_and_capacity_skip_and_count() {
+    // A 1 cm cube holds a handful of 4 mm beads, never 40.
+    let text = pour(2000.0, 0.04, "").replace(
+        "box = { min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }",
+        "box = { min = [0.0, 0.0, 0.05], max = [0.01, 0.01, 0.06] }\ncapacity = 30",
+    );
+    let s = scene(&text);
+    assert_eq!(s.model.inserters[0].capacity, 30);
+    let mut cpu = CpuBackend::new(&s).unwrap();
+    cpu.advance(2000).unwrap();
+    let c = cpu.insertion_counts()[0];
+    // Three events of 40 asked for 120 beads.
+    assert_eq!(c.inserted + c.skipped, 120, "{c:?}");
+    assert!(c.inserted >= 1 && c.inserted <= 30, "{c:?}");
+    assert!(c.skipped >= 90, "{c:?}");
+    assert_eq!(awake(&cpu.model().particles) as u64, c.inserted);
+}
+
+/// The same scene twice gives the same bits, and a run stopped at a checkpoint between
+/// two events (and one stopped exactly at an event's step) resumes to the same bits as
+/// the run that did not stop.
+#[test]
+fn runs_are_deterministic_and_resume_bitwise() {
+    let s = scene(&pour(2000.0, 0.08, ""));
+    let straight = |n: u64| {
+        let mut b = CpuBackend::new(&s).unwrap();
+        b.advance(n).unwrap();
+        b.checkpoint_state().unwrap()
+    };
+    let a = straight(4000);
+    assert_eq!(a, straight(4000));
+    for stop in [1500u64, 2000] {
+        let mut b = CpuBackend::new(&s).unwrap();
+        b.advance(stop).unwrap();
+        let bytes = Checkpoint::take(&s, &mut b, None).unwrap().to_bytes();
+        let back = Checkpoint::from_bytes(&bytes, Path::new("x.vdc")).unwrap();
+        assert_eq!(back.state.inserted, b.insertion_counts());
+        let mut r = CpuBackend::from_snapshot(back.scene.model.clone(), &back.state).unwrap();
+        r.advance(4000 - stop).unwrap();
+        assert_eq!(r.checkpoint_state().unwrap(), a, "resumed at step {stop}");
+    }
+}
+
+/// A disc region (a pipe's outlet): every bead's centre in the disc's plane, within
+/// `R − r` of its centre.
+#[test]
+fn disc_regions_place_in_the_disc() {
+    let text = pour(1000.0, 0.02, "").replace(
+        "box = { min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }",
+        "disc = { center = [0.0, 0.0, 0.05], normal = [0.0, 0.0, -1.0], radius = 0.02 }",
+    );
+    let s = scene(&text);
+    let cpu = CpuBackend::new(&s).unwrap();
+    let p = &cpu.model().particles;
+    assert_eq!(awake(p), 20);
+    for i in (0..p.len()).filter(|&i| !is_dormant(p.flags[i])) {
+        let x = p.position[i];
+        assert_eq!(x.z, 0.05);
+        assert!(x.truncate().length() <= 0.02 - p.radius[i] + 1e-15);
+    }
+}
+
+/// Placements keep clear of mesh walls: an inserter whose region a tilted mesh plate
+/// cuts places every bead at least its radius from every triangle.
+#[test]
+fn placements_keep_clear_of_meshes() {
+    let mesh = r#"
+[[mesh]]
+name = "plate"
+vertices = [[-0.03, -0.03, 0.05], [0.03, -0.03, 0.06], [0.03, 0.03, 0.06], [-0.03, 0.03, 0.05]]
+triangles = [[0, 1, 2], [0, 2, 3]]
+material = "glass"
+"#;
+    let s = scene(&pour(3000.0, 0.001, mesh));
+    let cpu = CpuBackend::new(&s).unwrap();
+    let p = &cpu.model().particles;
+    let placed: Vec<usize> = (0..p.len()).filter(|&i| !is_dormant(p.flags[i])).collect();
+    assert!(placed.len() >= 30, "{} placed", placed.len());
+    let surfaces = MeshSurfaces::new(&s.model.meshes);
+    for &i in &placed {
+        for t in 0..2 {
+            let (q, _) = varidem::math::triangle::closest_point(p.position[i], surfaces.corners(t));
+            assert!(q.distance(p.position[i]) >= p.radius[i], "bead {i} cuts the plate");
+        }
+    }
+}
+
+/// A scene written back to TOML keeps its inserter and reads back to the same model
+/// (the reserved beads re-drawn from the seed).
+#[test]
+fn scenes_with_inserters_round_trip() {
+    let s = scene(&pour(2000.0, 0.1, ""));
+    let back = scene(&varidem::io::scene_to_toml(&s));
+    assert_eq!(back.model, s.model);
+}
+
+/// Bad inserters are named errors.
+#[test]
+fn bad_inserters_are_named_errors() {
+    let base = pour(2000.0, 0.1, "");
+    let cases = [
+        ("rate = 2000", "count = 5\nrate = 2000", "exactly one of rate"),
+        ("interval = 0.02\n", "", ""),
+        (
+            "rate = 2000\ninterval = 0.02",
+            "count = 5",
+            "inserter[0].interval: missing",
+        ),
+        (
+            "box = { min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }",
+            "",
+            "give exactly one region",
+        ),
+        (
+            "box = { min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }",
+            "box = { min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.052] }",
+            "inserter[0].box.max",
+        ),
+        ("radius = 0.002", "radius = -1.0", "inserter[0].radius"),
+        ("seed = 3", "seed = 3\nclump_type = \"rod\"", "inserting clumps is not supported"),
+        ("seed = 3", "seed = 3\nstart = 1.0", "after the run's end"),
+        ("seed = 3", "seed = 3\ncapacity = 0", "inserter[0].capacity = 0"),
+        ("seed = 3", "seed = 3\nshape = 1", "unknown field"),
+    ];
+    for (from, to, message) in cases {
+        if message.is_empty() {
+            // Rate without interval is fine (the default interval).
+            scene(&base.replace(from, to));
+            continue;
+        }
+        let err = parse_scene(&base.replace(from, to)).unwrap_err().to_string();
+        assert!(err.contains(message), "{to:?}: {err}");
+    }
+}
+
+/// The GPU in f64 against the CPU over 200 steps of a pour whose inserter fires at
+/// steps 0, 100 and 200 (every 2 ms) into a box of planes, within 1e-9 m and 1e-9 m/s:
+/// both backends place the beads with the same host code from states that agree to
+/// rounding, and the f64 kernels follow the CPU's arithmetic (measured: bitwise).
+#[test]
+fn gpu_f64_matches_cpu_in_a_pour_with_an_inserter() {
+    let Some(ctx) = gpu_common::context_for("insertion_gpu_f64", Precision::F64) else {
+        return;
+    };
+    let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
+    let s = scene(&text);
+    let mut cpu = CpuBackend::new(&s).unwrap();
+    let options = GpuOptions {
+        precision: Precision::F64,
+        ..GpuOptions::default()
+    };
+    let mut gpu = GpuBackend::with_context(
+        ctx,
+        s.model.clone(),
+        s.simulation.integrator,
+        s.simulation.dt,
+        &options,
+    )
+    .unwrap();
+    // In uneven runs, across the events.
+    for n in [37u64, 63, 1, 99] {
+        cpu.advance(n).unwrap();
+        gpu.advance(n).unwrap();
+    }
+    let (a, b) = (cpu.particles().unwrap(), gpu.particles().unwrap());
+    // Events of 40 beads 2 ms apart: the region is still crowded by the last batch,
+    // so some are skipped (counted), the same ones on both backends.
+    let counts = cpu.insertion_counts();
+    assert_eq!(awake(&a) as u64, counts[0].inserted);
+    assert!(counts[0].inserted >= 100, "{counts:?}");
+    assert_eq!(a.flags, b.flags);
+    let worst = |u: &[DVec3], v: &[DVec3]| {
+        u.iter()
+            .zip(v)
+            .map(|(x, y)| (*x - *y).abs().max_element())
+            .fold(0.0, f64::max)
+    };
+    assert!(worst(&a.position, &b.position) <= 1e-9);
+    assert!(worst(&a.velocity, &b.velocity) <= 1e-9);
+    assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
+}
+
+/// The GPU in f32: the same run twice gives the same bits, and a checkpoint taken
+/// between events resumes to the same bits (the woken beads' flags live in the Kahan
+/// terms' w there too).
+#[test]
+fn gpu_f32_insertion_is_deterministic_and_resumes_bitwise() {
+    let test = "insertion_gpu_f32";
+    let Some(ctx) = gpu_common::context(test) else {
+        return;
+    };
+    let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
+    let s = scene(&text);
+    let options = GpuOptions::default();
+    let make = |ctx| {
+        GpuBackend::with_context(
+            ctx,
+            s.model.clone(),
+            s.simulation.integrator,
+            s.simulation.dt,
+            &options,
+        )
+        .unwrap()
+    };
+    let mut a = make(ctx);
+    a.advance(150).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    a.advance(150).unwrap();
+    let end = a.checkpoint_state().unwrap();
+    let mut b = make(gpu_common::context(test).unwrap());
+    b.advance(300).unwrap();
+    assert_eq!(b.checkpoint_state().unwrap(), end);
+    let ctx = gpu_common::context(test).unwrap();
+    let mut r = GpuBackend::restore(ctx, s.model.clone(), &snap, &options).unwrap();
+    r.advance(150).unwrap();
+    assert_eq!(r.checkpoint_state().unwrap(), end);
+}
