@@ -1,87 +1,20 @@
 //! Particle insertion (`[[inserter]]`, issue 26 item 3): the schedule, placements that
 //! overlap nothing, skipped particles counted, outputs without the dormant ones,
-//! determinism, checkpoints that resume bit for bit, and the GPU against the CPU.
+//! determinism and checkpoints that resume bit for bit (on the GPU: gpu_insertion.rs).
 
 #![allow(missing_docs, reason = "test crate")]
 
-mod gpu_common;
+mod common;
 
 use std::path::Path;
 
-use glam::DVec3;
+use common::inserter::{awake, pour, scene};
 use varidem::backend::Backend;
 use varidem::checkpoint::Checkpoint;
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 use varidem::io::parse_scene;
-use varidem::model::{is_dormant, Scene};
+use varidem::model::is_dormant;
 use varidem::physics::mesh::MeshSurfaces;
-
-/// A box of five glass planes, 6 × 6 cm, with an inserter raining beads of 2 mm ± 10 %
-/// from a slab 5–6 cm up at `rate` beads/s in events every 20 ms, for `t_end` seconds.
-/// `extra` is appended (a mesh, other keys).
-fn pour(rate: f64, t_end: f64, extra: &str) -> String {
-    format!(
-        r#"
-[simulation]
-dt = 2e-5
-t_end = {t_end}
-output_every = 500
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-law = "hertz"
-
-[[material]]
-name = "glass"
-young = 1e7
-poisson = 0.3
-density = 2500.0
-restitution = 0.3
-friction_static = 0.5
-friction_dynamic = 0.4
-
-[[inserter]]
-box = {{ min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }}
-rate = {rate}
-interval = 0.02
-radius = 0.002
-radius_jitter = 0.1
-material = "glass"
-velocity = [0.0, 0.0, -0.5]
-seed = 3
-{extra}
-[[wall]]
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-material = "glass"
-[[wall]]
-point = [-0.03, 0.0, 0.0]
-normal = [1.0, 0.0, 0.0]
-material = "glass"
-[[wall]]
-point = [0.03, 0.0, 0.0]
-normal = [-1.0, 0.0, 0.0]
-material = "glass"
-[[wall]]
-point = [0.0, -0.03, 0.0]
-normal = [0.0, 1.0, 0.0]
-material = "glass"
-[[wall]]
-point = [0.0, 0.03, 0.0]
-normal = [0.0, -1.0, 0.0]
-material = "glass"
-"#
-    )
-}
-
-fn scene(text: &str) -> Scene {
-    parse_scene(text).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn awake(p: &varidem::model::Particles) -> usize {
-    p.flags.iter().filter(|&&f| !is_dormant(f)).count()
-}
 
 /// The schedule as documented: events at 0, 20, 40 ... ms (the one at t = 0 before the
 /// first step), each adding `rate × interval` beads, none early and none late; every
@@ -110,7 +43,10 @@ fn events_insert_on_schedule_without_overlap() {
         // The beads that woke at this step touch nothing.
         for i in (0..p.len()).filter(|&i| before[i] && !is_dormant(p.flags[i])) {
             for w in &walls {
-                assert!(w.distance(p.position[i]) >= p.radius[i], "bead {i} in a wall");
+                assert!(
+                    w.distance(p.position[i]) >= p.radius[i],
+                    "bead {i} in a wall"
+                );
             }
             for j in (0..p.len()).filter(|&j| j != i && !is_dormant(p.flags[j])) {
                 let gap = p.position[i].distance(p.position[j]) - p.radius[i] - p.radius[j];
@@ -237,7 +173,10 @@ material = "glass"
     for &i in &placed {
         for t in 0..2 {
             let (q, _) = varidem::math::triangle::closest_point(p.position[i], surfaces.corners(t));
-            assert!(q.distance(p.position[i]) >= p.radius[i], "bead {i} cuts the plate");
+            assert!(
+                q.distance(p.position[i]) >= p.radius[i],
+                "bead {i} cuts the plate"
+            );
         }
     }
 }
@@ -256,7 +195,11 @@ fn scenes_with_inserters_round_trip() {
 fn bad_inserters_are_named_errors() {
     let base = pour(2000.0, 0.1, "");
     let cases = [
-        ("rate = 2000", "count = 5\nrate = 2000", "exactly one of rate"),
+        (
+            "rate = 2000",
+            "count = 5\nrate = 2000",
+            "exactly one of rate",
+        ),
         ("interval = 0.02\n", "", ""),
         (
             "rate = 2000\ninterval = 0.02",
@@ -274,9 +217,17 @@ fn bad_inserters_are_named_errors() {
             "inserter[0].box.max",
         ),
         ("radius = 0.002", "radius = -1.0", "inserter[0].radius"),
-        ("seed = 3", "seed = 3\nclump_type = \"rod\"", "inserting clumps is not supported"),
+        (
+            "seed = 3",
+            "seed = 3\nclump_type = \"rod\"",
+            "inserting clumps is not supported",
+        ),
         ("seed = 3", "seed = 3\nstart = 1.0", "after the run's end"),
-        ("seed = 3", "seed = 3\ncapacity = 0", "inserter[0].capacity = 0"),
+        (
+            "seed = 3",
+            "seed = 3\ncapacity = 0",
+            "inserter[0].capacity = 0",
+        ),
         ("seed = 3", "seed = 3\nshape = 1", "unknown field"),
     ];
     for (from, to, message) in cases {
@@ -285,90 +236,9 @@ fn bad_inserters_are_named_errors() {
             scene(&base.replace(from, to));
             continue;
         }
-        let err = parse_scene(&base.replace(from, to)).unwrap_err().to_string();
+        let err = parse_scene(&base.replace(from, to))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(message), "{to:?}: {err}");
     }
-}
-
-/// The GPU in f64 against the CPU over 200 steps of a pour whose inserter fires at
-/// steps 0, 100 and 200 (every 2 ms) into a box of planes, within 1e-9 m and 1e-9 m/s:
-/// both backends place the beads with the same host code from states that agree to
-/// rounding, and the f64 kernels follow the CPU's arithmetic (measured: bitwise).
-#[test]
-fn gpu_f64_matches_cpu_in_a_pour_with_an_inserter() {
-    let Some(ctx) = gpu_common::context_for("insertion_gpu_f64", Precision::F64) else {
-        return;
-    };
-    let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
-    let s = scene(&text);
-    let mut cpu = CpuBackend::new(&s).unwrap();
-    let options = GpuOptions {
-        precision: Precision::F64,
-        ..GpuOptions::default()
-    };
-    let mut gpu = GpuBackend::with_context(
-        ctx,
-        s.model.clone(),
-        s.simulation.integrator,
-        s.simulation.dt,
-        &options,
-    )
-    .unwrap();
-    // In uneven runs, across the events.
-    for n in [37u64, 63, 1, 99] {
-        cpu.advance(n).unwrap();
-        gpu.advance(n).unwrap();
-    }
-    let (a, b) = (cpu.particles().unwrap(), gpu.particles().unwrap());
-    // Events of 40 beads 2 ms apart: the region is still crowded by the last batch,
-    // so some are skipped (counted), the same ones on both backends.
-    let counts = cpu.insertion_counts();
-    assert_eq!(awake(&a) as u64, counts[0].inserted);
-    assert!(counts[0].inserted >= 100, "{counts:?}");
-    assert_eq!(a.flags, b.flags);
-    let worst = |u: &[DVec3], v: &[DVec3]| {
-        u.iter()
-            .zip(v)
-            .map(|(x, y)| (*x - *y).abs().max_element())
-            .fold(0.0, f64::max)
-    };
-    assert!(worst(&a.position, &b.position) <= 1e-9);
-    assert!(worst(&a.velocity, &b.velocity) <= 1e-9);
-    assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
-}
-
-/// The GPU in f32: the same run twice gives the same bits, and a checkpoint taken
-/// between events resumes to the same bits (the woken beads' flags live in the Kahan
-/// terms' w there too).
-#[test]
-fn gpu_f32_insertion_is_deterministic_and_resumes_bitwise() {
-    let test = "insertion_gpu_f32";
-    let Some(ctx) = gpu_common::context(test) else {
-        return;
-    };
-    let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
-    let s = scene(&text);
-    let options = GpuOptions::default();
-    let make = |ctx| {
-        GpuBackend::with_context(
-            ctx,
-            s.model.clone(),
-            s.simulation.integrator,
-            s.simulation.dt,
-            &options,
-        )
-        .unwrap()
-    };
-    let mut a = make(ctx);
-    a.advance(150).unwrap();
-    let snap = a.checkpoint_state().unwrap();
-    a.advance(150).unwrap();
-    let end = a.checkpoint_state().unwrap();
-    let mut b = make(gpu_common::context(test).unwrap());
-    b.advance(300).unwrap();
-    assert_eq!(b.checkpoint_state().unwrap(), end);
-    let ctx = gpu_common::context(test).unwrap();
-    let mut r = GpuBackend::restore(ctx, s.model.clone(), &snap, &options).unwrap();
-    r.advance(150).unwrap();
-    assert_eq!(r.checkpoint_state().unwrap(), end);
 }

@@ -6,6 +6,7 @@
 )]
 
 pub mod hard_problems;
+pub mod inserter;
 pub mod pour;
 
 use glam::DVec3;
