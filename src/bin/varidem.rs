@@ -258,9 +258,21 @@ fn describe(scene: &Scene) -> String {
         RunLength::Steps(n) => format!("{n} steps"),
         RunLength::EndTime(t) => format!("{} steps (t_end = {t} s)", sim.steps()),
     };
+    let reserved: u64 = m.inserters.iter().map(|i| u64::from(i.capacity)).sum();
     format!(
-        "{}{}, {}, {}{}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
+        "{}{}{}, {}, {}{}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
         plural(m.particles.len(), "particle"),
+        if reserved == 0 {
+            String::new()
+        } else {
+            format!(
+                " (of which {reserved} reserved by {})",
+                match m.inserters.len() {
+                    1 => "1 inserter".to_owned(),
+                    k => format!("{k} inserters"),
+                }
+            )
+        },
         if m.clumps.is_empty() {
             String::new()
         } else {
