@@ -155,6 +155,7 @@ fn every_scene_file_parses() {
             "hopper.toml",
             "painleve-rod.toml",
             "pendulum.toml",
+            "pour.toml",
             "spinning-sphere.toml",
             "three-spheres.toml",
             "torus-free.toml",
