@@ -17,6 +17,31 @@ struct Side {
     dalpha: vec3<real>,
 }
 
+// The wall side of a contact at q on wall w: at rest all zero; a moving wall's material
+// point at q, with the surface velocity v + ω × (q − c) and, after the first
+// evaluation, the step's increments h v and h ω. The twin of cpu::walls::WallState::side.
+fn wall_side(w: u32, q: vec3<real>) -> Side {
+    var s: Side;
+    s.x = vec3<real>(0.0);
+    s.v = vec3<real>(0.0);
+    s.r = 0.0;
+    s.dx = vec3<real>(0.0);
+    s.dalpha = vec3<real>(0.0);
+    if (MOVING_WALLS == 0u) { return s; }
+    let o = wall_pose_at(w);
+    let vel = tables[o + 2u].xyz;
+    let om = tables[o + 3u].xyz;
+    if (all(vel == vec3<real>(0.0)) && all(om == vec3<real>(0.0))) { return s; }
+    let v = vel + cross(om, q - tables[o + 4u].xyz);
+    s.x = q;
+    s.v = v;
+    if ((params.flags & PARAM_FIRST) == 0u) {
+        s.dx = params.dt * v;
+        s.dalpha = params.dt * om;
+    }
+    return s;
+}
+
 struct Contact {
     force: vec3<real>,
     friction: vec3<real>,
@@ -390,14 +415,8 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 let n = -normal;
                 let overlap = r_i - h;
                 let pm = pair_mat(m * m + w * m + mat_i);
-                var still: Side;
-                still.x = vec3<real>(0.0);
-                still.v = vec3<real>(0.0);
-                still.r = 0.0;
-                still.dx = vec3<real>(0.0);
-                still.dalpha = vec3<real>(0.0);
-                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i, still,
-                                      old_wall_s(li * nw + w));
+                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
+                                      wall_side(w, side_i.x + h * n), old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
                 e_wall += c.energy;

@@ -388,7 +388,21 @@ fn pair_mat(k: u32) -> PairRecord {
 fn wall_at(w: u32) -> WallRecord {
     let a = tables[O_WALLS + 2u * w];
     let b = tables[O_WALLS + 2u * w + 1u];
+    // A scene with moving walls reads every wall's point and normal at this step from
+    // the pose the host wrote (WallState::place's; a wall at rest keeps its own).
+    if (MOVING_WALLS != 0u) {
+        let o = wall_pose_at(w);
+        let p = tables[o];
+        let n = tables[o + 1u];
+        return WallRecord(p.x, p.y, p.z, n.x, n.y, n.z, b.z, b.w);
+    }
     return WallRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+// The first vec4 of wall w's pose at the current step (the step being evaluated:
+// step_begin has counted it): point, normal, velocity, angular velocity, axis point.
+fn wall_pose_at(w: u32) -> u32 {
+    let slot = atomicLoad(&status[STATUS_STEP]) % POSE_SLOTS;
+    return O_WALL_POSES + POSE_VEC4 * (slot * params.n_walls + w);
 }
 // K^m, K^a, K^s of compact bond kind `kind`.
 fn bond_kind(kind: u32) -> vec3<real> { return tables[O_KINDS + kind].xyz; }

@@ -17,6 +17,8 @@ use crate::neighbor::{contact_counts, NeighborList};
 
 /// Steps encoded per command buffer.
 const STEPS_PER_SUBMIT: u64 = 64;
+// A batch's steps have their own wall-pose slots (`write_wall_poses`).
+const _: () = assert!(STEPS_PER_SUBMIT <= contract::POSE_SLOTS as u64);
 
 impl GpuBackend {
     pub(super) fn status(&self) -> Result<[u32; STATUS_WORDS]> {
@@ -291,12 +293,21 @@ impl Backend for GpuBackend {
                 .map(|&f| crate::model::is_dormant(f))
                 .collect();
             list.build(&particles.position, &particles.radius);
-            contact_counts(
-                &list,
-                &particles.position,
-                &particles.radius,
-                &self.model.walls,
-            )
+            // Moving walls where they are now.
+            let t = self.time();
+            let walls: Vec<crate::model::Wall> = self
+                .model
+                .walls
+                .iter()
+                .map(|w| {
+                    if w.motion.is_static() {
+                        *w
+                    } else {
+                        w.placed(&w.motion.pose(t))
+                    }
+                })
+                .collect();
+            contact_counts(&list, &particles.position, &particles.radius, &walls)
         } else {
             vec![0; particles.len()]
         };
@@ -325,6 +336,8 @@ impl GpuBackend {
         let mut left = n;
         while left > 0 {
             let batch = left.min(STEPS_PER_SUBMIT);
+            // The batch evaluates the forces of steps s + 1 ..= s + batch.
+            self.write_wall_poses(self.steps + (n - left) + 1);
             let mut encoder = self.encoder();
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -203,6 +203,14 @@ impl<R: Real> Contents<R> {
             bytemuck::cast_slice(&tables.kinds),
             bytemuck::cast_slice(&clumps.types),
             bytemuck::cast_slice(&clumps.member_offset),
+            // The moving walls' poses, written before each batch (gpu/walls.rs).
+            &vec![
+                0u8;
+                (u64::from(sections.tables_len) - u64::from(sections.wall_poses)) as usize
+                    * 4
+                    * rs as usize
+                    * usize::from(sections.moving_walls)
+            ],
         ]
         .concat();
         debug_assert_eq!(

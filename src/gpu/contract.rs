@@ -26,6 +26,11 @@ pub const STATUS_AHEAD: u32 = 5;
 pub const STATUS_FIRST_INDEX: u32 = 8;
 /// Number of status words.
 pub const STATUS_WORDS: u32 = 32;
+/// Steps of moving-wall poses held on the device (`tables`' wall-pose section, by step
+/// modulo this): at least the steps of one submitted batch.
+pub const POSE_SLOTS: u32 = 64;
+/// vec4 per wall pose: point, normal, velocity, angular velocity, axis point.
+pub const POSE_VEC4: u32 = 5;
 
 /// Kernel error: map (23)'s exact rotation update left its domain.
 pub const ERR_ROTATION_DOMAIN: u32 = 0;
@@ -322,7 +327,7 @@ const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 115] = [
+pub const CONSTANTS: [(&str, u32); 117] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -331,6 +336,8 @@ pub const CONSTANTS: [(&str, u32); 115] = [
     ("STATUS_AHEAD", STATUS_AHEAD),
     ("STATUS_FIRST_INDEX", STATUS_FIRST_INDEX),
     ("STATUS_WORDS", STATUS_WORDS),
+    ("POSE_SLOTS", POSE_SLOTS),
+    ("POSE_VEC4", POSE_VEC4),
     ("ERR_ROTATION_DOMAIN", ERR_ROTATION_DOMAIN),
     ("ERR_HALF_TURN", ERR_HALF_TURN),
     ("ERR_BOND_HALF_TURN", ERR_BOND_HALF_TURN),

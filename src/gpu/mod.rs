@@ -37,6 +37,7 @@ mod options;
 pub mod placement;
 pub mod plan;
 pub mod shaders;
+mod walls;
 
 use glam::DVec3;
 use std::collections::BTreeMap;
@@ -283,9 +284,10 @@ impl GpuBackend {
                 "mesh walls run on the CPU reference backend only so far; use --backend cpu".into(),
             ));
         }
-        if model.walls.iter().any(|w| !w.motion.is_static()) {
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        if hard && model.walls.iter().any(|w| !w.motion.is_static()) {
             return Err(Error::Backend(
-                "moving walls run on the CPU reference backend only so far; use --backend cpu"
+                "moving walls under hard contacts run on the CPU reference backend only so far; use --backend cpu"
                     .into(),
             ));
         }
@@ -467,6 +469,7 @@ impl GpuBackend {
     /// list), with the parameters `params` (`PARAM_FIRST` set), which later
     /// evaluations clear: they follow a step, whose increments the contact springs take.
     fn first_evaluation<R: Real>(&mut self, start: u64, params: Params<R>) -> Result<()> {
+        self.write_wall_poses(start);
         let mut encoder = self.encoder();
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

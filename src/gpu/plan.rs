@@ -9,7 +9,7 @@
 //! and writes the same sections. Pure functions, tested here.
 
 use crate::error::{Error, Result};
-use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD};
+use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD, POSE_SLOTS, POSE_VEC4};
 use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
 use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
 use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -49,6 +49,8 @@ pub struct SectionNeeds {
     pub free: u32,
     /// Clump types (four vec4 each: mass and scalar moment, J, J⁻¹).
     pub clump_types: u32,
+    /// Some wall moves: its pose of each step is uploaded ([`POSE_SLOTS`] steps).
+    pub moving_walls: bool,
 }
 
 impl SectionNeeds {
@@ -70,6 +72,7 @@ impl SectionNeeds {
             bodies: 4,
             free: n.saturating_sub(8),
             clump_types: 2,
+            moving_walls: true,
         }
     }
 }
@@ -134,6 +137,11 @@ pub struct Sections {
     pub clump_types: u32,
     /// `tables`: each clump sphere's body-frame offset (vec4).
     pub member_offset: u32,
+    /// `tables`: the moving walls' poses, [`POSE_VEC4`] vec4 per wall and step slot
+    /// (`step % POSE_SLOTS`), written before each batch of steps.
+    pub wall_poses: u32,
+    /// Whether some wall moves (`wall_poses` holds their poses).
+    pub moving_walls: bool,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -211,6 +219,10 @@ impl Sections {
         let kinds = tables.take(true, u64::from(w.bond_kinds));
         let clump_types = tables.take(bodies > 0, 4 * u64::from(w.clump_types));
         let member_offset = tables.take(members > 0, members);
+        let wall_poses = tables.take(
+            w.moving_walls,
+            u64::from(POSE_SLOTS * POSE_VEC4) * u64::from(w.walls),
+        );
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -246,6 +258,8 @@ impl Sections {
             member_side: b(member_side)?,
             clump_types: index("tables", clump_types)?,
             member_offset: index("tables", member_offset)?,
+            wall_poses: index("tables", wall_poses)?,
+            moving_walls: w.moving_walls,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -277,6 +291,8 @@ impl Sections {
             ("O_MEMBER_OFFSET", self.member_offset),
             ("O_CLUMP_INFO", self.clump_info),
             ("O_MEMBER_BODY", self.member_body),
+            ("O_WALL_POSES", self.wall_poses),
+            ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
         ]
@@ -440,6 +456,7 @@ impl Plan {
             } else {
                 model.clump_types.len() as u32
             },
+            moving_walls: model.walls.iter().any(|w| !w.motion.is_static()),
         };
         let sections = Sections::new(&needs)
             .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
@@ -578,7 +595,9 @@ mod tests {
         assert_eq!((s.pos_kahan_next, s.vecs_len), (213, 243));
         assert_eq!((s.material, s.flags_len), (10, 40));
         assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
-        assert_eq!((s.member_offset, s.tables_len), (27, 35));
+        // Then 64 pose slots of 5 vec4 for each of the 2 walls.
+        assert_eq!((s.member_offset, s.wall_poses), (27, 35));
+        assert_eq!(s.tables_len, 35 + 64 * 5 * 2);
         assert_eq!((s.free, s.bodies), (2, 4));
         assert_eq!(
             (s.motion_dx, s.motion_da, s.motion_len),
@@ -610,7 +629,8 @@ mod tests {
         assert!(c.contains("const O_VEL: u32 = 10u;\n"));
         assert!(c.contains("const O_KINDS: u32 = 16u;\n"));
         assert!(c.contains("const N_BODIES: u32 = 4u;\n"));
-        assert_eq!(c.lines().count(), 23);
+        assert!(c.contains("const MOVING_WALLS: u32 = 1u;\n"));
+        assert_eq!(c.lines().count(), 25);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
