@@ -387,7 +387,7 @@ fn step_loop(
             Some(loads) => log.write(step, step as f64 * sim.dt, &loads),
             None => {
                 log::warn!(
-                    "the {} backend does not compute wall loads yet: {} stays empty",
+                    "the {} backend has no wall loads for step {step}: {} stays without rows",
                     backend.name(),
                     log.path().display()
                 );

@@ -102,6 +102,12 @@ fn parity_f64(solver: HardSolver, n: usize, steps: u64) {
         assert_eq!(pc.angular_velocity, pg.angular_velocity, "{test}: Ω");
         rotation = rotation.max(rel(&pc.rotation, &pg.rotation));
         assert!(rotation <= 1e-14, "{test}: rotations {rotation:e}");
+        // walls.csv: the floor's load from the same impulses, by the same code.
+        assert_eq!(
+            c.wall_loads().unwrap(),
+            g.wall_loads().unwrap(),
+            "{test}: wall loads"
+        );
         let rows = (c.take_solver_rows(), g.take_solver_rows());
         contacts = contacts.max(rows.1.iter().map(|r| r.contacts).max().unwrap_or(0));
         compare_rows(&rows.0, &rows.1, &test);

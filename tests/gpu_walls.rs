@@ -108,6 +108,13 @@ fn moving_walls_f64_match_cpu() {
         worst(&a.velocity, &b.velocity)
     );
     assert!(worst(&a.angular_velocity, &b.angular_velocity) <= 1e-9);
+    // walls.csv: the evaluation's contact forces summed as the CPU sums them.
+    let (la, lb) = (
+        cpu.wall_loads().unwrap().unwrap(),
+        gpu.wall_loads().unwrap().unwrap(),
+    );
+    assert!(la[0].force.z < 0.0 && la[2].force.x > 0.0, "{la:?}");
+    assert_eq!(la, lb);
 }
 
 /// In f32 the same run twice gives the same bits, and a resume at step 150 too.
@@ -170,4 +177,10 @@ fn moving_walls_under_the_binder_law_f64_match_cpu() {
     let wall = s.model.walls[0].placed(&s.model.walls[0].motion.pose(cpu.time()));
     assert!((0..a.len()).any(|i| wall.distance(a.position[i]) < a.radius[i]));
     assert!(worst <= 1e-9, "{worst:e}");
+    let (la, lb) = (
+        cpu.wall_loads().unwrap().unwrap(),
+        gpu.wall_loads().unwrap().unwrap(),
+    );
+    assert!(la[0].force.x < 0.0, "{la:?}");
+    assert_eq!(la, lb);
 }

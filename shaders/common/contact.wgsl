@@ -405,8 +405,13 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         }
     }
     let nw = max(params.n_walls, 1u);
+    // The evaluation of the step the host asked loads of records them (rows.wall_load).
+    let record = rows.wall_load != 0u
+        && atomicLoad(&status[STATUS_STEP]) == atomicLoad(&status[STATUS_LOADS]);
     for (var w = 0u; w < params.n_walls; w++) {
         var new_s = vec3<real>(0.0);
+        var load_f = vec4<real>(0.0);
+        var load_q = vec4<real>(0.0);
         if (hertz && !gone) {
             let wall = wall_at(w);
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
@@ -415,15 +420,22 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 let n = -normal;
                 let overlap = r_i - h;
                 let pm = pair_mat(m * m + w * m + mat_i);
+                let q = side_i.x + h * n;
                 let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
-                                      wall_side(w, side_i.x + h * n), old_wall_s(li * nw + w));
+                                      wall_side(w, q), old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
                 e_wall += c.energy;
                 new_s = c.spring;
+                load_f = vec4<real>(-c.force, 1.0);
+                load_q = vec4<real>(q, 0.0);
             }
         }
         set_wall_s(li * nw + w, new_s);
+        if (record) {
+            row_vec[rows.wall_load + 2u * (li * params.n_walls + w)] = load_f;
+            row_vec[rows.wall_load + 2u * (li * params.n_walls + w) + 1u] = load_q;
+        }
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         var om = end_omega(i, get_omega(i), flags_i);

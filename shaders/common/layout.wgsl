@@ -124,7 +124,8 @@ struct RowChunk {
     mdx_old: u32,
     mda_new: u32,
     mda_old: u32,
-    pad0: u32,
+    // First wall-load record in the chunk's row_vec (0: loads are not recorded).
+    wall_load: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -278,7 +279,10 @@ struct HistRecord {
 // row_vec: the wall springs in two copies by parity like the history (one vec4 per
 // particle and wall, w unused; rows.wall_new, rows.wall_old) | the granular kernel's
 // output per particle, three vec4: (force, e_contact), (moment, e_wall), (e_near,
-// unused) (rows.granular_out).
+// unused) (rows.granular_out) | under the Hertz law with walls, the wall loads of the
+// step status[STATUS_LOADS] names, two vec4 per particle and wall: (force on the wall,
+// 1 if touching), (contact point, 0) (rows.wall_load; summed on the host as the CPU
+// sums them, backend::loads).
 @group(0) @binding(14) var<storage, read_write> row_vec: array<vec4<real>>;
 @group(0) @binding(15) var<uniform> rows: RowChunk;
 @group(0) @binding(16) var<storage, read_write> bucket_count: array<atomic<u32>>;

@@ -18,6 +18,8 @@ use crate::neighbor::{self, NeighborList};
 pub(super) const PAR_THRESHOLD: usize = 2048;
 /// Minimum items per rayon task.
 pub(super) const MIN_CHUNK: usize = 256;
+// The force gather's chunks are the wall-load chunks both backends sum by.
+const _: () = assert!(MIN_CHUNK == crate::backend::loads::LOAD_CHUNK);
 
 /// Runs `f` for every index on its slot `out[i]`, in place: the CPU analogue of a
 /// one-invocation-per-item GPU dispatch.

@@ -10,8 +10,8 @@
 
 use glam::DVec3;
 
+use crate::backend::loads::{self, add_load};
 use crate::backend::WallLoad;
-use crate::cpu::kernels::granular::add_load;
 use crate::model::{ContactLaw, Model, Pose, Wall, FLAG_REMOVED};
 use crate::neighbor::MeshList;
 use crate::physics::contact;
@@ -217,6 +217,7 @@ impl crate::cpu::CpuBackend {
         let nl = nw + m.meshes.len();
         let mut total = vec![[DVec3::ZERO; 2]; nl];
         let p = &m.particles;
+        let axes: Vec<DVec3> = (0..nw).map(|w| self.plane_axis_now(w)).collect();
         match m.contact.map(|c| c.law) {
             Some(ContactLaw::Hertz) if nl > 0 => {
                 for chunk in self.forces.wall_loads.chunks(nl) {
@@ -227,17 +228,14 @@ impl crate::cpu::CpuBackend {
                 }
             }
             Some(ContactLaw::Binder { .. }) => {
+                // Planes as the GPU computes them (backend::loads), then meshes.
+                let planes = loads::binder_plane_loads(p, &m.walls, &axes);
+                total[..nw].copy_from_slice(&planes);
                 for i in 0..p.len() {
                     if p.flags[i] & FLAG_REMOVED != 0 {
                         continue;
                     }
                     let (x, r) = (p.position[i], p.radius[i]);
-                    for (w, wall) in m.walls.iter().enumerate() {
-                        if let Some((_, f)) = contact::binder_wall(wall, x, r) {
-                            let q = x - wall.distance(x) * wall.normal;
-                            add_load(&mut total[w], self.plane_axis_now(w), q, -f);
-                        }
-                    }
                     if let Some(ws) = &self.walls {
                         ws.surfaces.contacts(ws.list.of(i), x, r, |c| {
                             let k = m.meshes[c.mesh as usize].stiffness;
@@ -252,27 +250,29 @@ impl crate::cpu::CpuBackend {
                 // The step's impulses as kept for the warm start (world frame: the
                 // same bits after a resume), at the contact points now.
                 if let Some(h) = &self.hard {
+                    // Planes as the GPU computes them (backend::loads), then mesh
+                    // features by their triangle's mesh.
+                    let planes = loads::hard_plane_loads(p, &m.walls, &axes, &h.warm, self.dt);
+                    total[..nw].copy_from_slice(&planes);
                     let n = p.len();
                     for &([i, j], impulse) in &h.warm {
                         let (i, j) = (i as usize, j as usize);
-                        if j < n {
+                        if j < n + nw {
                             continue;
                         }
+                        let Some(ws) = &self.walls else { continue };
                         let x = p.position[i];
-                        // Planes, then mesh features by their triangle's mesh; `nn`
-                        // from the wall to the particle.
-                        let (wall, axis, nn) = if j - n < nw {
-                            let w = j - n;
-                            (w, self.plane_axis_now(w), m.walls[w].normal)
-                        } else {
-                            let Some(ws) = &self.walls else { continue };
-                            let key = (j - n - nw) as u32;
-                            let mesh = ws.surfaces.mesh_of[(key / 8) as usize] as usize;
-                            let nn = (x - ws.surfaces.feature_point(key, x)).normalize_or_zero();
-                            (nw + mesh, ws.surfaces.poses[mesh].axis(), nn)
-                        };
+                        let key = (j - n - nw) as u32;
+                        let mesh = ws.surfaces.mesh_of[(key / 8) as usize] as usize;
+                        // `nn` from the wall to the particle.
+                        let nn = (x - ws.surfaces.feature_point(key, x)).normalize_or_zero();
                         let q = x - p.radius[i] * nn;
-                        add_load(&mut total[wall], axis, q, -impulse / self.dt);
+                        add_load(
+                            &mut total[nw + mesh],
+                            ws.surfaces.poses[mesh].axis(),
+                            q,
+                            -impulse / self.dt,
+                        );
                     }
                 }
             }

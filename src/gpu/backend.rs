@@ -73,6 +73,10 @@ impl Backend for GpuBackend {
         Ok(Some(words.chunks_exact(row).map(|r| u64::from(r[0])).sum()))
     }
 
+    fn wall_loads(&mut self) -> Result<Option<Vec<crate::backend::WallLoad>>> {
+        self.plane_loads()
+    }
+
     fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
         self.insertion
             .as_ref()
@@ -336,8 +340,10 @@ impl GpuBackend {
         let mut left = n;
         while left > 0 {
             let batch = left.min(STEPS_PER_SUBMIT);
-            // The batch evaluates the forces of steps s + 1 ..= s + batch.
+            // The batch evaluates the forces of steps s + 1 ..= s + batch; the last
+            // step of the call records the wall loads.
             self.write_wall_poses(self.steps + (n - left) + 1);
+            self.record_loads_at(self.steps + n);
             let mut encoder = self.encoder();
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -696,6 +696,12 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                     mdx_old: s.motion_dx[other],
                     mda_new: s.motion_da[q],
                     mda_old: s.motion_da[other],
+                    // After the granular output, which has three vec4 per particle.
+                    wall_load: if plan.wall_loads {
+                        wall(2) + 3 * count
+                    } else {
+                        0
+                    },
                     ..Default::default()
                 }
             })

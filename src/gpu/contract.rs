@@ -21,6 +21,8 @@ pub const STATUS_MAX_NEIGHBORS: u32 = 4;
 /// Status word: 1 when the error was raised by the predict half fused into
 /// `particle_forces_predict`: it belongs to the step after the one `STATUS_STEP` counts.
 pub const STATUS_AHEAD: u32 = 5;
+/// Status word: the step whose force evaluation records the wall loads (`rows.wall_load`).
+pub const STATUS_LOADS: u32 = 6;
 /// Status words `STATUS_FIRST_INDEX + code`: the lowest particle or bond index that
 /// raised error `code`.
 pub const STATUS_FIRST_INDEX: u32 = 8;
@@ -322,18 +324,20 @@ const _: () = assert!(Q_NEAR_FIELD < Q_COUNT && Q_ANGULAR_MOMENTUM + 3 <= Q_FIEL
 // when the crate compiles).
 const _: () = assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
 const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
+const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
 
 /// An unused contact-history slot's partner id (ends a row).
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 117] = [
+pub const CONSTANTS: [(&str, u32); 118] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
     ("STATUS_BUILDS", STATUS_BUILDS),
     ("STATUS_MAX_NEIGHBORS", STATUS_MAX_NEIGHBORS),
     ("STATUS_AHEAD", STATUS_AHEAD),
+    ("STATUS_LOADS", STATUS_LOADS),
     ("STATUS_FIRST_INDEX", STATUS_FIRST_INDEX),
     ("STATUS_WORDS", STATUS_WORDS),
     ("POSE_SLOTS", POSE_SLOTS),

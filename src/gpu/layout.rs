@@ -162,9 +162,9 @@ pub struct RowChunk {
     pub mda_new: u32,
     /// Motion records' Δα of the read copy.
     pub mda_old: u32,
+    /// First wall-load record in the chunk's `row_vec` (0: loads are not recorded).
+    pub wall_load: u32,
     /// Padding to a multiple of 16 bytes (a uniform block).
-    pub pad0: u32,
-    /// Padding.
     pub pad1: u32,
     /// Padding.
     pub pad2: u32,

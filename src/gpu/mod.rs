@@ -135,6 +135,10 @@ pub struct GpuBackend {
     hard: Option<hard::HardGpu>,
     /// Particle insertion (`[[inserter]]`); `None` without inserters.
     insertion: Option<crate::neighbor::Insertion>,
+    /// The force evaluations record wall loads (Hertz law with walls, `Plan::wall_loads`).
+    records_loads: bool,
+    /// The step whose evaluation was asked to record them (`status[STATUS_LOADS]`).
+    loads_step: Option<u64>,
 }
 
 impl GpuBackend {
@@ -460,6 +464,8 @@ impl GpuBackend {
             bodies: None,
             hard: hard_state,
             insertion: None,
+            records_loads: plan.wall_loads,
+            loads_step: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)
@@ -470,6 +476,7 @@ impl GpuBackend {
     /// evaluations clear: they follow a step, whose increments the contact springs take.
     fn first_evaluation<R: Real>(&mut self, start: u64, params: Params<R>) -> Result<()> {
         self.write_wall_poses(start);
+        self.record_loads_at(start);
         let mut encoder = self.encoder();
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -372,6 +372,8 @@ pub struct Plan {
     pub n_partials: u32,
     /// Wall springs per particle in `row_vec` (every wall in granular scenes).
     pub wall_stride: u64,
+    /// The force evaluations record wall loads in `row_vec` (Hertz law with walls).
+    pub wall_loads: bool,
     /// Bytes per particle of each row buffer.
     pub rows: RowBytes,
     /// Row chunks: (first particle, particles), each fitting one storage binding in
@@ -467,6 +469,12 @@ impl Plan {
         } else {
             0
         };
+        // Two vec4 per particle and wall for the loads (Hertz law with walls).
+        let load_stride = if hertz && !model.walls.is_empty() {
+            model.walls.len() as u64
+        } else {
+            0
+        };
         let rows = RowBytes {
             neighbors: if contact {
                 4 * (u64::from(max_neighbors) + 1)
@@ -475,7 +483,7 @@ impl Plan {
             },
             kahan: if rs == 4 { 24 } else { 0 },
             hist: 2 * u64::from(max_contacts) * hist_slot_bytes(rs as usize) as u64,
-            row_vec: (2 * wall_stride + if granular { 3 } else { 0 }) * 4 * rs,
+            row_vec: (2 * wall_stride + if granular { 3 } else { 0 } + 2 * load_stride) * 4 * rs,
         };
         let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
         let hard = if hard {
@@ -500,6 +508,7 @@ impl Plan {
             bond_chunks,
             n_partials,
             wall_stride,
+            wall_loads: load_stride > 0,
             rows,
             row_chunks,
             paths,

@@ -1,13 +1,23 @@
-//! Moving plane walls on the GPU (issue 26): each wall's pose at every step of a batch,
-//! computed on the host exactly as the CPU backend places its walls
-//! (`cpu::walls::WallState::place`), written into `tables`' wall-pose section by step
-//! modulo [`POSE_SLOTS`] before the batch is submitted. The shaders read them through
-//! `wall_at` and `wall_side` (common/layout.wgsl, common/contact.wgsl).
+//! Plane walls on the GPU (issue 26).
+//!
+//! * Motion: each wall's pose at every step of a batch, computed on the host exactly as
+//!   the CPU backend places its walls (`cpu::walls::WallState::place`), written into
+//!   `tables`' wall-pose section by step modulo [`POSE_SLOTS`] before the batch is
+//!   submitted. The shaders read them through `wall_at` and `wall_side`
+//!   (common/layout.wgsl, common/contact.wgsl).
+//! * Loads (`walls.csv`): under the Hertz law the evaluation of the step the host
+//!   names (`status[STATUS_LOADS]`, the last step of each `advance`) writes each
+//!   particle's wall forces and contact points, which the host sums as the CPU does
+//!   (`backend::loads`); under the binder law and hard contacts the host computes them
+//!   from the read-back state with the CPU's code.
 
 use glam::DVec3;
 
-use super::contract::{POSE_SLOTS, POSE_VEC4};
+use super::contract::{POSE_SLOTS, POSE_VEC4, STATUS_LOADS};
 use super::{bind, GpuBackend};
+use crate::backend::{loads, Backend, WallLoad};
+use crate::error::Result;
+use crate::model::{ContactLaw, Wall};
 
 impl GpuBackend {
     /// Writes the wall poses of steps `first .. first + POSE_SLOTS` (what one batch of
@@ -64,5 +74,105 @@ impl GpuBackend {
         } else {
             normal * (point - self.origin).dot(normal)
         }
+    }
+
+    /// Names `step` as the one whose force evaluation records the wall loads.
+    pub(super) fn record_loads_at(&mut self, step: u64) {
+        if !self.records_loads || self.loads_step == Some(step) {
+            return;
+        }
+        self.ctx.queue.write_buffer(
+            &self.buffers[bind::STATUS as usize],
+            4 * u64::from(STATUS_LOADS),
+            bytemuck::bytes_of(&(step as u32)),
+        );
+        self.loads_step = Some(step);
+    }
+
+    /// The planes now: a moving one placed at the current time, one at rest as it is.
+    fn planes_now(&self) -> Vec<Wall> {
+        let t = self.time();
+        self.model
+            .walls
+            .iter()
+            .map(|w| {
+                if w.motion.is_static() {
+                    *w
+                } else {
+                    w.placed(&w.motion.pose(t))
+                }
+            })
+            .collect()
+    }
+
+    /// The loads on the planes at the current state (`None` when the last force
+    /// evaluation did not record them).
+    pub(super) fn plane_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
+        let walls = &self.model.walls;
+        let nw = walls.len();
+        if nw == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        // The CPU takes moments about the pose's axis when some wall moves.
+        let t = self.time();
+        let moving = walls.iter().any(|w| !w.motion.is_static());
+        let axes: Vec<DVec3> = walls
+            .iter()
+            .map(|w| {
+                if moving {
+                    w.motion.pose(t).axis()
+                } else {
+                    w.motion.axis_point
+                }
+            })
+            .collect();
+        let total = match self.model.contact.map(|c| c.law) {
+            Some(ContactLaw::Hertz) => {
+                if !self.records_loads || self.loads_step != Some(self.steps) {
+                    return Ok(None);
+                }
+                let rs = self.real_size();
+                let skip = (2 * self.wall_stride() + 3) * 4 * rs;
+                let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nw * 4 * rs)?;
+                let n = self.n as usize;
+                let r = self.reals_from_bytes(&raw, n * nw * 8);
+                let origin = self.origin;
+                loads::chunked_plane_loads(n, &axes, |i, w| {
+                    let at = (i * nw + w) * 8;
+                    (r[at + 3] != 0.0).then(|| {
+                        let f = DVec3::new(r[at], r[at + 1], r[at + 2]);
+                        let q = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
+                        // Adding a zero origin would turn −0 into +0.
+                        let q = if origin == DVec3::ZERO { q } else { q + origin };
+                        (q, f)
+                    })
+                })
+            }
+            Some(ContactLaw::Binder { .. }) => {
+                let p = self.spheres()?;
+                loads::binder_plane_loads(&p, &self.planes_now(), &axes)
+            }
+            Some(ContactLaw::Hard(_)) => {
+                let p = self.spheres()?;
+                let impulses: Vec<([u32; 2], DVec3)> = self
+                    .hard_impulses()?
+                    .iter()
+                    .map(|h| (h.key, h.impulse))
+                    .collect();
+                loads::hard_plane_loads(&p, &self.planes_now(), &axes, &impulses, self.dt)
+            }
+            None => vec![[DVec3::ZERO; 2]; nw],
+        };
+        Ok(Some(
+            total
+                .into_iter()
+                .enumerate()
+                .map(|(w, [force, moment])| WallLoad {
+                    wall: format!("wall[{w}]"),
+                    force,
+                    moment,
+                })
+                .collect(),
+        ))
     }
 }

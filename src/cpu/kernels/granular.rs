@@ -8,6 +8,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use crate::backend::loads::add_load;
 use crate::cpu::contact_history::{PairSpring, SLOT_ACTIVE};
 use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
@@ -114,13 +115,6 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     /// Forces of the previous evaluation, to carry the half-step velocities to the end
     /// of the step for the velocity-dependent forces.
     pub old_forces: &'a [ParticleForce],
-}
-
-/// Adds force `f` on a wall, applied at `q`, to its load `[force, moment about axis]`.
-#[inline]
-pub(in crate::cpu) fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
-    load[0] += f;
-    load[1] += (q - axis).cross(f);
 }
 
 impl GranularInputs<'_> {

@@ -1,5 +1,7 @@
 //! The interface every backend (CPU reference, GPU) implements, and backend selection.
 
+pub mod loads;
+
 use glam::DVec3;
 
 use crate::diagnostics::Diagnostics;

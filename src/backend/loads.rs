@@ -1,0 +1,90 @@
+//! The loads particles put on plane walls (`walls.csv`), as both backends sum them:
+//! the same arithmetic in the same order, so that the GPU in `f64`, from contact forces
+//! equal to the CPU's, gives the CPU's bits.
+
+use glam::DVec3;
+
+use crate::model::{Particles, Wall, FLAG_REMOVED};
+use crate::physics::contact;
+
+/// Particles per chunk of the Hertz load sums: a chunk's contributions are added in
+/// particle order, then the chunks' sums in chunk order (the CPU backend sums them in
+/// its force gather, whose chunks are this long).
+pub const LOAD_CHUNK: usize = 256;
+
+/// Adds force `f` on a wall, applied at `q`, to its load `[force, moment about axis]`.
+#[inline]
+pub fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
+    load[0] += f;
+    load[1] += (q - axis).cross(f);
+}
+
+/// Hertz loads on `axes.len()` planes of `n` particles from their contributions:
+/// `contribution(i, w)` is the contact point and the force on plane `w` of particle
+/// `i`'s contact with it, if they touch. Summed per [`LOAD_CHUNK`] as the CPU does.
+pub fn chunked_plane_loads(
+    n: usize,
+    axes: &[DVec3],
+    contribution: impl Fn(usize, usize) -> Option<(DVec3, DVec3)>,
+) -> Vec<[DVec3; 2]> {
+    let mut total = vec![[DVec3::ZERO; 2]; axes.len()];
+    let mut chunk = total.clone();
+    for first in (0..n).step_by(LOAD_CHUNK) {
+        chunk.fill([DVec3::ZERO; 2]);
+        for i in first..(first + LOAD_CHUNK).min(n) {
+            for (w, load) in chunk.iter_mut().enumerate() {
+                if let Some((q, f)) = contribution(i, w) {
+                    add_load(load, axes[w], q, f);
+                }
+            }
+        }
+        for (t, c) in total.iter_mut().zip(&chunk) {
+            t[0] += c[0];
+            t[1] += c[1];
+        }
+    }
+    total
+}
+
+/// Binder-law loads on the planes `walls` (placed now, moments about `axes`), from the
+/// positions: the law depends on nothing else. Removed particles touch nothing.
+pub fn binder_plane_loads(p: &Particles, walls: &[Wall], axes: &[DVec3]) -> Vec<[DVec3; 2]> {
+    let mut total = vec![[DVec3::ZERO; 2]; walls.len()];
+    for i in 0..p.len() {
+        if p.flags[i] & FLAG_REMOVED != 0 {
+            continue;
+        }
+        let (x, r) = (p.position[i], p.radius[i]);
+        for (w, wall) in walls.iter().enumerate() {
+            if let Some((_, f)) = contact::binder_wall(wall, x, r) {
+                let q = x - wall.distance(x) * wall.normal;
+                add_load(&mut total[w], axes[w], q, -f);
+            }
+        }
+    }
+    total
+}
+
+/// Hard-contact loads on the planes `walls` (moments about `axes`) from the last step's
+/// impulses `[i, partner]` → impulse on the partner (partners `n + w` are planes; others
+/// are skipped), over the step `h`, applied at the contact points now.
+pub fn hard_plane_loads<'a>(
+    p: &Particles,
+    walls: &[Wall],
+    axes: &[DVec3],
+    impulses: impl IntoIterator<Item = &'a ([u32; 2], DVec3)>,
+    h: f64,
+) -> Vec<[DVec3; 2]> {
+    let n = p.len();
+    let mut total = vec![[DVec3::ZERO; 2]; walls.len()];
+    for &([i, j], impulse) in impulses {
+        let (i, j) = (i as usize, j as usize);
+        if j < n || j - n >= walls.len() {
+            continue;
+        }
+        let w = j - n;
+        let q = p.position[i] - p.radius[i] * walls[w].normal;
+        add_load(&mut total[w], axes[w], q, -impulse / h);
+    }
+    total
+}
