@@ -366,7 +366,7 @@ fn records_match_wgsl_layout() {
             ("mdx_old", mdx_old),
             ("mda_new", mda_new),
             ("mda_old", mda_old),
-            ("pad0", pad0),
+            ("wall_load", wall_load),
             ("pad1", pad1),
             ("pad2", pad2),
         ]
