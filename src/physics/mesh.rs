@@ -93,8 +93,9 @@ impl Planes {
         (h, out)
     }
 
-    /// The lower bound on the squared distance from `x`.
-    #[inline]
+    /// The lower bound on the squared distance from `x` (`contacts` computes it inline,
+    /// with the face test from the same numbers).
+    #[cfg(test)]
     fn lower_bound2(&self, x: DVec3) -> f64 {
         let (h, out) = self.height_and_outside(x);
         h * h + out.max(0.0) * out.max(0.0)
@@ -284,10 +285,18 @@ impl MeshSurfaces {
         // edge); the slack keeps rounding from refusing a contact the exact test takes.
         let far2 = reach2 * (1.0 + 1e-9);
         for &t in candidates {
-            if self.planes[t as usize].lower_bound2(x) > far2 {
+            // One pass over the plane and edge lines gives both the bound and, inside
+            // the edge lines, the face contact (`closest`'s first case).
+            let pl = &self.planes[t as usize];
+            let (h, out) = pl.height_and_outside(x);
+            if h * h + out.max(0.0) * out.max(0.0) > far2 {
                 continue;
             }
-            let (q, f) = self.closest(t, x);
+            let (q, f) = if out < 0.0 {
+                (x - h * pl.n, Feature::Face)
+            } else {
+                closest_point(x, self.corners(t))
+            };
             let d2 = (q - x).length_squared();
             if d2 >= reach2 || d2.is_nan() || d2 == 0.0 {
                 continue;
