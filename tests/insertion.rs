@@ -242,3 +242,32 @@ fn bad_inserters_are_named_errors() {
         assert!(err.contains(message), "{to:?}: {err}");
     }
 }
+
+/// Inserted beads that then leave the domain (`on_exit = "remove"`) stay removed in a
+/// resumed run, which ends with the bits of the run that did not stop.
+#[test]
+fn resumes_keep_inserted_beads_that_left_removed() {
+    let text = pour(2000.0, 0.08, "")
+        .split("[[wall]]")
+        .next()
+        .unwrap()
+        .to_owned()
+        + "[domain]\nmin = [-0.05, -0.05, 0.02]\nmax = [0.05, 0.05, 0.1]\non_exit = \"remove\"\n";
+    let s = scene(&text);
+    let mut a = CpuBackend::new(&s).unwrap();
+    a.advance(3000).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    assert!(!snap.removed.is_empty(), "some bead has left by step 3000");
+    a.advance(1000).unwrap();
+    let bytes = Checkpoint::take(
+        &s,
+        &mut CpuBackend::from_snapshot(s.model.clone(), &snap).unwrap(),
+        None,
+    )
+    .unwrap()
+    .to_bytes();
+    let back = Checkpoint::from_bytes(&bytes, Path::new("x.vdc")).unwrap();
+    let mut r = CpuBackend::from_snapshot(back.scene.model.clone(), &back.state).unwrap();
+    r.advance(1000).unwrap();
+    assert_eq!(r.checkpoint_state().unwrap(), a.checkpoint_state().unwrap());
+}

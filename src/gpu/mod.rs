@@ -307,7 +307,7 @@ impl GpuBackend {
         if let Some(ins) = &mut insertion {
             match snapshot {
                 Some(s) => ins
-                    .restore(&s.inserted, &mut model.particles)
+                    .restore(&s.inserted, &s.removed, &mut model.particles)
                     .map_err(Error::Snapshot)?,
                 None if ins.due(step) => {
                     let placed = ins.insert(step, &model.particles);

@@ -66,11 +66,13 @@ impl Insertion {
     }
 
     /// Sets the counts of a restored run and wakes the particles they say were
-    /// inserted in `particles` (a model's, all reserved ones dormant). A count beyond an
+    /// inserted in `particles` (a model's, all reserved ones dormant), those among
+    /// `removed` (ids that left the domain since) staying removed. A count beyond an
     /// inserter's capacity is an error naming it.
     pub fn restore(
         &mut self,
         counts: &[InsertCount],
+        removed: &[u32],
         particles: &mut Particles,
     ) -> Result<(), String> {
         if counts.len() != self.inserters.len() {
@@ -90,6 +92,9 @@ impl Insertion {
             for i in ins.first as usize..ins.first as usize + c.inserted as usize {
                 particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
             }
+        }
+        for &i in removed {
+            particles.flags[i as usize] |= FLAG_REMOVED;
         }
         self.counts = counts.to_vec();
         Ok(())
