@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
-use crate::io::{write_final_csv, EnergyCsv, SolverCsv, VtkSeries, WallsCsv};
+use crate::io::{write_final_csv, EnergyCsv, InsertersCsv, SolverCsv, VtkSeries, WallsCsv};
 use crate::model::Scene;
 
 pub use crate::io::{ENERGY_CSV, FINAL_CSV, RUN_RECORD};
@@ -396,10 +396,28 @@ fn step_loop(
             }
         }
     };
+    // Scenes with inserters: inserters.csv, their running counts at each output step.
+    let mut inserters = if scene.model.inserters.is_empty() {
+        None
+    } else {
+        let path = energy_path.with_file_name(crate::io::INSERTERS_CSV);
+        Some(if first == 0 {
+            InsertersCsv::create(&path)?
+        } else {
+            InsertersCsv::resume(&path, first)?
+        })
+    };
+    let mut write_counts = |backend: &mut dyn Backend, step: u64| -> Result<()> {
+        match &mut inserters {
+            Some(log) => log.write(step, step as f64 * sim.dt, &backend.insertion_counts()),
+            None => Ok(()),
+        }
+    };
     let d = backend.diagnostics()?;
     if is_output(first) {
         energy.write(&d)?;
         write_walls(backend, first)?;
+        write_counts(backend, first)?;
         if let Some(v) = vtk.as_deref_mut() {
             v.write(&backend.frame()?)?;
         }
@@ -463,6 +481,7 @@ fn step_loop(
             let d = backend.diagnostics()?;
             energy.write(&d)?;
             write_walls(backend, step)?;
+            write_counts(backend, step)?;
             if scale0 > 0.0 && d.e_total() - e0 > BLOW_UP_FACTOR * scale0 {
                 let p = backend.particles()?;
                 let particle = (0..p.len())

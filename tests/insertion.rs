@@ -68,6 +68,12 @@ fn outputs_leave_dormant_particles_out() {
     varidem::run::run(&s, &mut cpu, dir.path()).unwrap();
     let rows = varidem::io::read_final_csv(&dir.path().join("final.csv")).unwrap();
     assert_eq!(rows.len(), 80, "two events by t = 0.03 s");
+    // The running counts at every output step (every 500 steps, and the last, 1500).
+    let counts = std::fs::read_to_string(dir.path().join("inserters.csv")).unwrap();
+    let lines: Vec<&str> = counts.lines().collect();
+    assert_eq!(lines[0], "step,t,inserter,inserted,skipped");
+    assert!(lines[1].starts_with("0,") && lines[1].ends_with(",inserter[0],40,0"));
+    assert!(lines[4].starts_with("1500,") && lines[4].ends_with(",inserter[0],80,0"));
     let first = dir
         .path()
         .join(varidem::io::VTK_DIR)

@@ -14,6 +14,7 @@ use crate::backend::{SolverRow, WallLoad};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::model::Particles;
+use crate::neighbor::InsertCount;
 
 /// Header of `final.csv`: particle id, position `x`, velocity `v`, rotation vector `α`
 /// (`a*`) and spatial angular velocity `Ω` (`w*`).
@@ -328,6 +329,38 @@ impl WallsCsv {
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.0.path
+    }
+}
+
+/// An `inserters.csv` being written: [`InsertersCsv::HEADER`], then one row per
+/// `[[inserter]]` at each output step with its running totals, flushed at once.
+#[derive(Debug)]
+pub struct InsertersCsv(StepCsv);
+
+impl InsertersCsv {
+    /// The header: the step, its time, the inserter (`inserter[k]`), the particles it
+    /// has inserted so far and those it has skipped (no free spot, or no capacity left).
+    pub const HEADER: &'static str = "step,t,inserter,inserted,skipped";
+
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, Self::HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step` (as
+    /// [`WallsCsv::resume`]).
+    pub fn resume(path: &Path, step: u64) -> Result<Self> {
+        StepCsv::resume(path, step, Self::HEADER).map(|(w, _)| Self(w))
+    }
+
+    /// Appends one row per inserter at `step` and time `t`.
+    pub fn write(&mut self, step: u64, t: f64, counts: &[InsertCount]) -> Result<()> {
+        counts.iter().enumerate().try_for_each(|(k, c)| {
+            self.0.line(&format!(
+                "{step},{t:.16e},inserter[{k}],{},{}",
+                c.inserted, c.skipped
+            ))
+        })
     }
 }
 

@@ -23,6 +23,9 @@ pub const SOLVER_CSV: &str = "solver.csv";
 /// File name of the wall loads (force and moment on every plane and mesh at each
 /// output step) in the output directory (scenes with walls).
 pub const WALLS_CSV: &str = "walls.csv";
+/// File name of the inserters' running counts (inserted and skipped particles at each
+/// output step) in the output directory (scenes with `[[inserter]]`s).
+pub const INSERTERS_CSV: &str = "inserters.csv";
 /// File name of the final particle state in the output directory.
 pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
@@ -36,8 +39,8 @@ pub mod vtk_reader;
 pub mod vtk_writer;
 
 pub use csv::{
-    read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, ParticleState,
-    SolverCsv, WallsCsv, FINAL_CSV_HEADER,
+    read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, InsertersCsv,
+    ParticleState, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
 pub use scene::{
     default_scene, load_scene, parse_scene, parse_scene_in, scene_to_toml, DEFAULT_SCENE,

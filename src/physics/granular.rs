@@ -610,7 +610,9 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
     }
     let p = &model.particles;
     // Every sphere: (centre, radius, mass, material, speed).
+    // (An inserter's reserved particles wait elsewhere: its spheres are added below.)
     let mut spheres: Vec<(DVec3, f64, f64, u32, f64)> = (0..p.len())
+        .filter(|&i| !crate::model::is_dormant(p.flags[i]))
         .map(|i| {
             let material = p.material.get(i).copied().unwrap_or(0);
             (
@@ -622,6 +624,16 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
             )
         })
         .collect();
+    // An inserter's spheres: its largest, at the region's highest corner (against the
+    // field), with its velocity.
+    for ins in &model.inserters {
+        let (lo, hi) = ins.region.bounds(0.0);
+        let up = -model.gravity;
+        let top = DVec3::select(up.cmpge(DVec3::ZERO), hi, lo);
+        let r = ins.max_radius;
+        let mass = ins.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+        spheres.push((top, r, mass, ins.material, ins.velocity.length()));
+    }
     for c in &model.clumps {
         let t = &model.clump_types[c.kind as usize];
         let speed = c.velocity.length() + c.angular_velocity.length() * t.reach();
