@@ -485,7 +485,7 @@ impl GpuBackend {
             energy: energy.iter().map(|e| e.to_array()).collect(),
             mesh_key: Vec::new(),
             mesh_spring: Vec::new(),
-            wall_load: Vec::new(),
+            wall_load: self.hertz_plane_loads()?.unwrap_or_default(),
         }))
     }
 
@@ -506,6 +506,16 @@ impl GpuBackend {
                 c.wall_spring.len(),
                 self.max_contacts
             )));
+        }
+        if !c.wall_load.is_empty() {
+            if c.wall_load.len() != self.model.walls.len() {
+                return Err(Error::Snapshot(format!(
+                    "the snapshot has the loads of {} walls, the scene {} planes",
+                    c.wall_load.len(),
+                    self.model.walls.len()
+                )));
+            }
+            self.restored_loads = Some((self.steps, c.wall_load.clone()));
         }
         // Wall springs and forces are one vec4 each (w unused, 0); moments three reals.
         let flat4 =

@@ -139,6 +139,10 @@ pub struct GpuBackend {
     records_loads: bool,
     /// The step whose evaluation was asked to record them (`status[STATUS_LOADS]`).
     loads_step: Option<u64>,
+    /// A restored Hertz state's loads and its step: the set-up evaluation of a restore
+    /// is not the one that produced the state (the forces are restored as stored, and
+    /// so are these).
+    restored_loads: Option<(u64, Vec<[DVec3; 2]>)>,
 }
 
 impl GpuBackend {
@@ -466,6 +470,7 @@ impl GpuBackend {
             insertion: None,
             records_loads: plan.wall_loads,
             loads_step: None,
+            restored_loads: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

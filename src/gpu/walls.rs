@@ -105,18 +105,13 @@ impl GpuBackend {
             .collect()
     }
 
-    /// The loads on the planes at the current state (`None` when the last force
-    /// evaluation did not record them).
-    pub(super) fn plane_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
-        let walls = &self.model.walls;
-        let nw = walls.len();
-        if nw == 0 {
-            return Ok(Some(Vec::new()));
-        }
-        // The CPU takes moments about the pose's axis when some wall moves.
+    /// The axis point of each plane now, as the CPU takes moments about it (the pose's
+    /// when some wall moves).
+    fn plane_axes(&self) -> Vec<DVec3> {
         let t = self.time();
+        let walls = &self.model.walls;
         let moving = walls.iter().any(|w| !w.motion.is_static());
-        let axes: Vec<DVec3> = walls
+        walls
             .iter()
             .map(|w| {
                 if moving {
@@ -125,29 +120,55 @@ impl GpuBackend {
                     w.motion.axis_point
                 }
             })
-            .collect();
-        let total = match self.model.contact.map(|c| c.law) {
-            Some(ContactLaw::Hertz) => {
-                if !self.records_loads || self.loads_step != Some(self.steps) {
-                    return Ok(None);
-                }
-                let rs = self.real_size();
-                let skip = (2 * self.wall_stride() + 3) * 4 * rs;
-                let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nw * 4 * rs)?;
-                let n = self.n as usize;
-                let r = self.reals_from_bytes(&raw, n * nw * 8);
-                let origin = self.origin;
-                loads::chunked_plane_loads(n, &axes, |i, w| {
-                    let at = (i * nw + w) * 8;
-                    (r[at + 3] != 0.0).then(|| {
-                        let f = DVec3::new(r[at], r[at + 1], r[at + 2]);
-                        let q = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
-                        // Adding a zero origin would turn −0 into +0.
-                        let q = if origin == DVec3::ZERO { q } else { q + origin };
-                        (q, f)
-                    })
-                })
+            .collect()
+    }
+
+    /// The Hertz loads on the planes at the current state, `[force, moment]` each:
+    /// those the last force evaluation recorded, or a restored state's; `None` when
+    /// there are none for this step.
+    pub(super) fn hertz_plane_loads(&self) -> Result<Option<Vec<[DVec3; 2]>>> {
+        if let Some((step, l)) = &self.restored_loads {
+            if *step == self.steps {
+                return Ok(Some(l.clone()));
             }
+        }
+        if !self.records_loads || self.loads_step != Some(self.steps) {
+            return Ok(None);
+        }
+        let nw = self.model.walls.len();
+        let axes = self.plane_axes();
+        let rs = self.real_size();
+        let skip = (2 * self.wall_stride() + 3) * 4 * rs;
+        let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nw * 4 * rs)?;
+        let n = self.n as usize;
+        let r = self.reals_from_bytes(&raw, n * nw * 8);
+        let origin = self.origin;
+        Ok(Some(loads::chunked_plane_loads(n, &axes, |i, w| {
+            let at = (i * nw + w) * 8;
+            (r[at + 3] != 0.0).then(|| {
+                let f = DVec3::new(r[at], r[at + 1], r[at + 2]);
+                let q = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
+                // Adding a zero origin would turn −0 into +0.
+                let q = if origin == DVec3::ZERO { q } else { q + origin };
+                (q, f)
+            })
+        })))
+    }
+
+    /// The loads on the planes at the current state (`None` when the last force
+    /// evaluation did not record them).
+    pub(super) fn plane_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
+        let walls = &self.model.walls;
+        let nw = walls.len();
+        if nw == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let axes = self.plane_axes();
+        let total = match self.model.contact.map(|c| c.law) {
+            Some(ContactLaw::Hertz) => match self.hertz_plane_loads()? {
+                Some(total) => total,
+                None => return Ok(None),
+            },
             Some(ContactLaw::Binder { .. }) => {
                 let p = self.spheres()?;
                 loads::binder_plane_loads(&p, &self.planes_now(), &axes)
