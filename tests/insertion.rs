@@ -235,6 +235,11 @@ fn bad_inserters_are_named_errors() {
             "inserter[0].capacity = 0",
         ),
         ("seed = 3", "seed = 3\nshape = 1", "unknown field"),
+        (
+            "seed = 3",
+            "seed = 3\n[domain]\nmin = [-0.1, -0.1, 0.0]\nmax = [0.1, 0.1, 0.055]",
+            "inserter[0]: its region",
+        ),
     ];
     for (from, to, message) in cases {
         if message.is_empty() {

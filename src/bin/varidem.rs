@@ -790,6 +790,23 @@ fn main() -> ExitCode {
         }),
         Command::Check { scene } => load_scene(scene).map(|s| {
             println!("{}: {}", scene.display(), describe(&s));
+            for (k, ins) in s.model.inserters.iter().enumerate() {
+                let events = ins.events();
+                let batch = match ins.batch {
+                    varidem::model::Batch::Rate(r) => format!("{r} per second"),
+                    varidem::model::Batch::Count(c) => format!("{c} per event"),
+                };
+                println!(
+                    "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; radius {:e} m ± {} %",
+                    ins.interval,
+                    ins.start,
+                    ins.event_time(events.saturating_sub(1)),
+                    ins.total(),
+                    ins.capacity,
+                    ins.radius,
+                    100.0 * ins.radius_jitter
+                );
+            }
             if let Some(a) = time_step_advice(&s.model) {
                 println!(
                     "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",
