@@ -7,35 +7,22 @@ mod common;
 mod gpu_common;
 
 use common::inserter::{awake, pour, scene};
-use glam::DVec3;
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
 
 /// The GPU in f64 against the CPU over 200 steps of a pour whose inserter fires at
-/// steps 0, 100 and 200 (every 2 ms) into a box of planes, within 1e-9 m and 1e-9 m/s:
+/// steps 0, 100 and 200 (every 2 ms) into a box of planes, within 1e-9 of each field's largest value:
 /// both backends place the beads with the same host code from states that agree to
 /// rounding, and the f64 kernels follow the CPU's arithmetic (measured: bitwise).
 #[test]
 fn gpu_f64_matches_cpu_in_a_pour_with_an_inserter() {
-    let Some(ctx) = gpu_common::context_for("insertion_gpu_f64", Precision::F64) else {
-        return;
-    };
     let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
     let s = scene(&text);
-    let mut cpu = CpuBackend::new(&s).unwrap();
-    let options = GpuOptions {
-        precision: Precision::F64,
-        ..GpuOptions::default()
+    let Some(mut gpu) = gpu_common::backend(&s, Precision::F64, "insertion_gpu_f64") else {
+        return;
     };
-    let mut gpu = GpuBackend::with_context(
-        ctx,
-        s.model.clone(),
-        s.simulation.integrator,
-        s.simulation.dt,
-        &options,
-    )
-    .unwrap();
+    let mut cpu = CpuBackend::new(&s).unwrap();
     // In uneven runs, across the events.
     for n in [37u64, 63, 1, 99] {
         cpu.advance(n).unwrap();
@@ -48,14 +35,8 @@ fn gpu_f64_matches_cpu_in_a_pour_with_an_inserter() {
     assert_eq!(awake(&a) as u64, counts[0].inserted);
     assert!(counts[0].inserted >= 100, "{counts:?}");
     assert_eq!(a.flags, b.flags);
-    let worst = |u: &[DVec3], v: &[DVec3]| {
-        u.iter()
-            .zip(v)
-            .map(|(x, y)| (*x - *y).abs().max_element())
-            .fold(0.0, f64::max)
-    };
-    assert!(worst(&a.position, &b.position) <= 1e-9);
-    assert!(worst(&a.velocity, &b.velocity) <= 1e-9);
+    let worst = gpu_common::per_field(&a, &b);
+    assert!(worst.iter().all(|&d| d <= 1e-9), "{worst:?}");
     assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
 }
 
@@ -96,12 +77,10 @@ fn gpu_f32_insertion_is_deterministic_and_resumes_bitwise() {
 }
 
 /// Hard contacts (Jacobi sweeps, on both backends): beads inserted every 50 steps onto a
-/// floor, GPU f64 against the CPU over 150 steps within 1e-9, the same counts and flags.
+/// floor, GPU f64 against the CPU over 150 steps within 1e-9 (relative), the same counts,
+/// flags and wall loads.
 #[test]
 fn gpu_f64_matches_cpu_with_hard_contacts() {
-    let Some(ctx) = gpu_common::context_for("insertion_gpu_hard_f64", Precision::F64) else {
-        return;
-    };
     let s = scene(
         r#"
 [simulation]
@@ -138,19 +117,10 @@ normal = [0.0, 0.0, 1.0]
 material = "glass"
 "#,
     );
-    let mut cpu = CpuBackend::new(&s).unwrap();
-    let options = GpuOptions {
-        precision: Precision::F64,
-        ..GpuOptions::default()
+    let Some(mut gpu) = gpu_common::backend(&s, Precision::F64, "insertion_gpu_hard_f64") else {
+        return;
     };
-    let mut gpu = GpuBackend::with_context(
-        ctx,
-        s.model.clone(),
-        s.simulation.integrator,
-        s.simulation.dt,
-        &options,
-    )
-    .unwrap();
+    let mut cpu = CpuBackend::new(&s).unwrap();
     for n in [49u64, 2, 99] {
         cpu.advance(n).unwrap();
         gpu.advance(n).unwrap();
@@ -159,14 +129,8 @@ material = "glass"
     assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
     assert!(awake(&a) >= 30, "{}", awake(&a));
     assert_eq!(a.flags, b.flags);
-    let worst = a
-        .position
-        .iter()
-        .zip(&b.position)
-        .chain(a.velocity.iter().zip(&b.velocity))
-        .map(|(x, y)| (*x - *y).abs().max_element())
-        .fold(0.0, f64::max);
-    assert!(worst <= 1e-9, "{worst:e}");
+    let worst = gpu_common::per_field(&a, &b);
+    assert!(worst.iter().all(|&d| d <= 1e-9), "{worst:?}");
     // Beads of the first batch are on the floor by now: the loads compare something.
     let loads = cpu.wall_loads().unwrap().unwrap();
     assert!(loads[0].force.z < 0.0, "{loads:?}");

@@ -366,21 +366,13 @@ impl CpuBackend {
         if let Some(s) = snapshot {
             s.apply_to(&mut model.particles)?;
         }
-        // A restored run's inserted particles wake as its counts say; a new run's
-        // events at step 0 happen before the first force evaluation.
-        let mut insertion = neighbor::Insertion::new(&model, dt);
-        if let Some(ins) = &mut insertion {
-            match snapshot {
-                Some(s) => ins
-                    .restore(&s.inserted, &s.removed, &mut model.particles)
-                    .map_err(Error::Snapshot)?,
-                None if ins.due(step) => {
-                    let placed = ins.insert(step, &model.particles);
-                    neighbor::wake(&placed, &mut model.particles);
-                }
-                None => {}
-            }
-        }
+        let insertion = neighbor::Insertion::set_up(
+            &mut model,
+            dt,
+            step,
+            snapshot.map(|s| (s.inserted.as_slice(), s.removed.as_slice())),
+        )
+        .map_err(Error::Snapshot)?;
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(

@@ -298,19 +298,7 @@ impl Backend for GpuBackend {
                 .collect();
             list.build(&particles.position, &particles.radius);
             // Moving walls where they are now.
-            let t = self.time();
-            let walls: Vec<crate::model::Wall> = self
-                .model
-                .walls
-                .iter()
-                .map(|w| {
-                    if w.motion.is_static() {
-                        *w
-                    } else {
-                        w.placed(&w.motion.pose(t))
-                    }
-                })
-                .collect();
+            let walls = self.planes_now();
             contact_counts(&list, &particles.position, &particles.radius, &walls)
         } else {
             vec![0; particles.len()]

@@ -305,21 +305,13 @@ impl GpuBackend {
             ));
         }
 
-        // A restored run's inserted particles wake as its counts say; a new run's
-        // events at step 0 happen before the upload.
-        let mut insertion = crate::neighbor::Insertion::new(&model, dt);
-        if let Some(ins) = &mut insertion {
-            match snapshot {
-                Some(s) => ins
-                    .restore(&s.inserted, &s.removed, &mut model.particles)
-                    .map_err(Error::Snapshot)?,
-                None if ins.due(step) => {
-                    let placed = ins.insert(step, &model.particles);
-                    crate::neighbor::wake(&placed, &mut model.particles);
-                }
-                None => {}
-            }
-        }
+        let insertion = crate::neighbor::Insertion::set_up(
+            &mut model,
+            dt,
+            step,
+            snapshot.map(|s| (s.inserted.as_slice(), s.removed.as_slice())),
+        )
+        .map_err(Error::Snapshot)?;
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"

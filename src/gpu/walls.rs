@@ -90,7 +90,7 @@ impl GpuBackend {
     }
 
     /// The planes now: a moving one placed at the current time, one at rest as it is.
-    fn planes_now(&self) -> Vec<Wall> {
+    pub(super) fn planes_now(&self) -> Vec<Wall> {
         let t = self.time();
         self.model
             .walls

@@ -65,11 +65,35 @@ impl Insertion {
         })
     }
 
+    /// The insertion state of a run of `model` set up at step `step` (`None` without
+    /// inserters): a restored run's (`restored`: its counts and removed particles) wakes
+    /// the particles its counts say were inserted; a new run's events at `step` happen
+    /// now, before the first force evaluation.
+    pub fn set_up(
+        model: &mut Model,
+        dt: f64,
+        step: u64,
+        restored: Option<(&[InsertCount], &[u32])>,
+    ) -> Result<Option<Self>, String> {
+        let Some(mut ins) = Self::new(model, dt) else {
+            return Ok(None);
+        };
+        match restored {
+            Some((counts, removed)) => ins.restore(counts, removed, &mut model.particles)?,
+            None if ins.due(step) => {
+                let placed = ins.insert(step, &model.particles);
+                wake(&placed, &mut model.particles);
+            }
+            None => {}
+        }
+        Ok(Some(ins))
+    }
+
     /// Sets the counts of a restored run and wakes the particles they say were
     /// inserted in `particles` (a model's, all reserved ones dormant), those among
     /// `removed` (ids that left the domain since) staying removed. A count beyond an
     /// inserter's capacity is an error naming it.
-    pub fn restore(
+    fn restore(
         &mut self,
         counts: &[InsertCount],
         removed: &[u32],
