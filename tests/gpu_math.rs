@@ -175,3 +175,81 @@ fn wgsl_ln_exp_pow_match_cpu() {
     assert!(w_exp <= 1e-15, "exp_real: {w_exp:e}");
     assert!(w_pow <= 5e-14, "pow_real: {w_pow:e}");
 }
+
+/// The WGSL closest point of a triangle (`shaders/common/triangle.wgsl`, for mesh walls
+/// on the GPU) against `math::triangle::closest_point` in f64: the same point bit for
+/// bit and the same feature, on random triangles and on points placed in each Voronoi
+/// region (near corners, beside edges, over the face).
+#[test]
+fn wgsl_closest_point_matches_cpu() {
+    use varidem::math::triangle::{closest_point, Feature};
+    const TRIANGLE: &str = include_str!("../shaders/common/triangle.wgsl");
+    const KERNEL: &str = r#"
+@group(0) @binding(0) var<storage, read> xs: array<f64>;
+@group(0) @binding(1) var<storage, read_write> ys: array<f64>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= arrayLength(&xs) / 12u) { return; }
+    let o = 12u * i;
+    let p = vec3<f64>(xs[o], xs[o + 1u], xs[o + 2u]);
+    let a = vec3<f64>(xs[o + 3u], xs[o + 4u], xs[o + 5u]);
+    let b = vec3<f64>(xs[o + 6u], xs[o + 7u], xs[o + 8u]);
+    let c = vec3<f64>(xs[o + 9u], xs[o + 10u], xs[o + 11u]);
+    let r = closest_point(p, a, b, c);
+    ys[4u * i] = r.q.x; ys[4u * i + 1u] = r.q.y; ys[4u * i + 2u] = r.q.z;
+    ys[4u * i + 3u] = f64(r.feature);
+}
+"#;
+    let Some(ctx) = gpu_common::context_f64("wgsl_closest_point_matches_cpu") else {
+        return;
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut v = |s: f64| {
+        DVec3::new(
+            rng.random_range(-s..s),
+            rng.random_range(-s..s),
+            rng.random_range(-s..s),
+        )
+    };
+    let n = 4096;
+    let mut input = Vec::with_capacity(12 * n);
+    let mut cases = Vec::with_capacity(n);
+    for k in 0..n {
+        let t = [v(1.0), v(1.0), v(1.0)];
+        // Every fourth point near a corner or an edge's midpoint, the rest anywhere.
+        let p = match k % 4 {
+            0 => t[k % 3] + v(0.2),
+            1 => 0.5 * (t[k % 3] + t[(k + 1) % 3]) + v(0.2),
+            _ => v(1.5),
+        };
+        for q in [p, t[0], t[1], t[2]] {
+            input.extend_from_slice(&q.to_array());
+        }
+        cases.push((p, t));
+    }
+    let src = format!("{}{TRIANGLE}{KERNEL}", header(Precision::F64));
+    let groups = n.div_ceil(64) as u32;
+    let out: Vec<f64> = bytemuck::pod_collect_to_vec(&gpu_common::run_kernel(
+        &ctx,
+        &src,
+        bytemuck::cast_slice(&input),
+        4 * n * 8,
+        groups,
+    ));
+    let mut seen = [0usize; 7];
+    for (k, (p, t)) in cases.iter().enumerate() {
+        let (q, f) = closest_point(*p, *t);
+        let local = match f {
+            Feature::Face => 0,
+            Feature::Edge(e) => 1 + e as usize,
+            Feature::Vertex(c) => 4 + c as usize,
+        };
+        seen[local] += 1;
+        let g = DVec3::new(out[4 * k], out[4 * k + 1], out[4 * k + 2]);
+        assert_eq!(g, q, "case {k}: point");
+        assert_eq!(out[4 * k + 3] as usize, local, "case {k}: feature");
+    }
+    // Every feature was exercised.
+    assert!(seen.iter().all(|&s| s > 50), "{seen:?}");
+}
