@@ -253,3 +253,168 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     // Every feature was exercised.
     assert!(seen.iter().all(|&s| s > 50), "{seen:?}");
 }
+
+/// The WGSL sphere–mesh contact search (`shaders/common/mesh.wgsl`) against
+/// `MeshSurfaces::contacts` in f64: a ridge, a pyramid's apex and a flat patch, spheres
+/// at random places around them, every triangle a candidate. The same contacts in the
+/// same order, keys, points, distances and normals bit for bit.
+#[test]
+fn wgsl_mesh_contacts_match_cpu() {
+    use varidem::model::{MeshWall, Motion, TriangleMesh};
+    use varidem::physics::mesh::MeshSurfaces;
+    const TRIANGLE: &str = include_str!("../shaders/common/triangle.wgsl");
+    const MESH: &str = include_str!("../shaders/common/mesh.wgsl");
+    const KERNEL: &str = r#"
+@group(0) @binding(0) var<storage, read> xs: array<f64>;
+@group(0) @binding(1) var<storage, read_write> ys: array<f64>;
+fn nt() -> u32 { return u32(xs[0]); }
+fn nv() -> u32 { return u32(xs[1]); }
+fn tri_base(t: u32) -> u32 { return 4u + 3u * nv() + 34u * t; }
+fn v3(o: u32) -> vec3<f64> { return vec3<f64>(xs[o], xs[o + 1u], xs[o + 2u]); }
+fn mesh_vertex(v: u32) -> vec3<f64> { return v3(4u + 3u * v); }
+fn mesh_corner(t: u32, k: u32) -> vec3<f64> { return v3(tri_base(t) + 3u * k); }
+fn mesh_plane(t: u32) -> vec4<f64> {
+    let o = tri_base(t) + 9u;
+    return vec4<f64>(xs[o], xs[o + 1u], xs[o + 2u], xs[o + 3u]);
+}
+fn mesh_edge(t: u32, k: u32) -> vec4<f64> {
+    let o = tri_base(t) + 13u + 4u * k;
+    return vec4<f64>(xs[o], xs[o + 1u], xs[o + 2u], xs[o + 3u]);
+}
+fn mesh_tri(t: u32, k: u32) -> u32 { return u32(xs[tri_base(t) + 25u + k]); }
+fn mesh_key(t: u32, j: u32) -> u32 { return u32(xs[tri_base(t) + 28u + j]); }
+fn mesh_candidate(s: u32) -> u32 { return s; }
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    let n = u32(xs[2]);
+    if (i >= n) { return; }
+    let reach = xs[3];
+    let x = v3(tri_base(nt()) + 3u * i);
+    let o = 65u * i;
+    var hits = 0u;
+    for (var s = 0u; s < nt(); s++) {
+        let h = mesh_contact(nt(), s, x, reach);
+        if (h.key == MESH_NONE || hits >= 8u) { continue; }
+        let at = o + 1u + 8u * hits;
+        ys[at] = f64(h.key);
+        ys[at + 1u] = h.point.x; ys[at + 2u] = h.point.y; ys[at + 3u] = h.point.z;
+        ys[at + 4u] = h.distance;
+        ys[at + 5u] = h.normal.x; ys[at + 6u] = h.normal.y; ys[at + 7u] = h.normal.z;
+        hits++;
+    }
+    ys[o] = f64(hits);
+}
+"#;
+    let Some(ctx) = gpu_common::context_f64("wgsl_mesh_contacts_match_cpu") else {
+        return;
+    };
+    // A ridge of two faces (convex edge), a pyramid (convex apex, concave corners at its
+    // base) and a flat 2 × 2 patch: faces, edges and corners of every kind.
+    let v = |x: f64, y: f64, z: f64| DVec3::new(x, y, z);
+    let vertices = vec![
+        v(0.0, 0.0, 0.0),
+        v(1.0, 0.0, 0.0),
+        v(1.0, 1.0, 0.0),
+        v(0.0, 1.0, 0.0),
+        v(0.5, 0.5, 0.4),
+        v(2.0, 0.0, 0.0),
+        v(2.0, 1.0, 0.0),
+        v(1.5, 0.0, 0.3),
+        v(1.5, 1.0, 0.3),
+    ];
+    let triangles = vec![
+        [0, 1, 4],
+        [1, 2, 4],
+        [2, 3, 4],
+        [3, 0, 4],
+        [1, 7, 8],
+        [1, 8, 2],
+        [7, 5, 6],
+        [7, 6, 8],
+    ];
+    let wall = MeshWall {
+        name: "m".into(),
+        mesh: TriangleMesh::new(vertices.clone(), triangles.clone()).unwrap(),
+        material: None,
+        stiffness: 0.0,
+        motion: Motion::default(),
+    };
+    let surfaces = MeshSurfaces::new(&[wall]);
+    let reach = 0.3;
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let n = 2048;
+    let points: Vec<DVec3> = (0..n)
+        .map(|_| {
+            DVec3::new(
+                rng.random_range(-0.3..2.3),
+                rng.random_range(-0.3..1.3),
+                rng.random_range(-0.3..0.7),
+            )
+        })
+        .collect();
+    let mut input = vec![
+        triangles.len() as f64,
+        vertices.len() as f64,
+        n as f64,
+        reach,
+    ];
+    for x in &surfaces.vertices {
+        input.extend_from_slice(&x.to_array());
+    }
+    for t in 0..triangles.len() as u32 {
+        for c in surfaces.corners(t) {
+            input.extend_from_slice(&c.to_array());
+        }
+        let (normal, d, edges) = surfaces.plane(t);
+        input.extend_from_slice(&normal.extend(d).to_array());
+        for (m, o) in edges {
+            input.extend_from_slice(&m.extend(o).to_array());
+        }
+        input.extend(surfaces.triangles[t as usize].iter().map(|&k| f64::from(k)));
+        input.extend(surfaces.keys[t as usize].iter().map(|&k| f64::from(k)));
+    }
+    for x in &points {
+        input.extend_from_slice(&x.to_array());
+    }
+    let src = format!("{}{TRIANGLE}{MESH}{KERNEL}", header(Precision::F64));
+    let out: Vec<f64> = bytemuck::pod_collect_to_vec(&gpu_common::run_kernel(
+        &ctx,
+        &src,
+        bytemuck::cast_slice(&input),
+        65 * n * 8,
+        (n as u32).div_ceil(64),
+    ));
+    let candidates: Vec<u32> = (0..triangles.len() as u32).collect();
+    let (mut faces, mut others) = (0, 0);
+    for (i, x) in points.iter().enumerate() {
+        let mut cpu = Vec::new();
+        surfaces.contacts(&candidates, *x, reach, |c| cpu.push(c));
+        let o = 65 * i;
+        assert_eq!(out[o] as usize, cpu.len(), "point {i} at {x}: contacts");
+        for (h, c) in cpu.iter().enumerate() {
+            let at = o + 1 + 8 * h;
+            assert_eq!(out[at] as u32, c.key, "point {i}: key");
+            assert_eq!(
+                DVec3::new(out[at + 1], out[at + 2], out[at + 3]),
+                c.point,
+                "point {i}"
+            );
+            assert_eq!(out[at + 4], c.distance, "point {i}");
+            assert_eq!(
+                DVec3::new(out[at + 5], out[at + 6], out[at + 7]),
+                c.normal,
+                "point {i}"
+            );
+            if c.key % 8 == 0 {
+                faces += 1;
+            } else {
+                others += 1;
+            }
+        }
+    }
+    assert!(
+        faces > 100 && others > 100,
+        "{faces} face and {others} edge or corner contacts"
+    );
+}

@@ -228,6 +228,14 @@ impl MeshSurfaces {
         }
     }
 
+    /// Triangle `t`'s plane now: its unit normal `n` and offset `d` (`n·x = d` on it),
+    /// and each edge's outward in-plane unit normal and offset (the bound of
+    /// `contacts`; for the GPU's copy).
+    pub fn plane(&self, t: u32) -> (DVec3, f64, [(DVec3, f64); 3]) {
+        let p = &self.planes[t as usize];
+        (p.n, p.d, [0, 1, 2].map(|k| (p.m[k], p.o[k])))
+    }
+
     /// The corners of triangle `t` now.
     #[inline]
     pub fn corners(&self, t: u32) -> [DVec3; 3] {
