@@ -122,3 +122,57 @@ fn mesh_contact(count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
     let distance = sqrt(dd);
     return MeshHit(key, point, distance, d / distance);
 }
+
+const MESH_SLOTS: u32 = 8u;
+
+// Whether features a and b share a vertex (MeshSurfaces::adjacent).
+fn mesh_adjacent(a: u32, b: u32) -> bool {
+    let va = mesh_feature_vertices(a);
+    let vb = mesh_feature_vertices(b);
+    for (var i = 0u; i < va.w; i++) {
+        for (var j = 0u; j < vb.w; j++) {
+            if (va[i] == vb[j]) { return true; }
+        }
+    }
+    return false;
+}
+
+// The springs this step's contacts `now` (keys, MESH_NONE where none) start from, given
+// the previous slots (`old_keys`, MESH_NONE unused, and `old_springs`): the twin of
+// physics::mesh::carried_springs. A feature touched before keeps its spring; a new one
+// takes over the spring of a vanished contact on an adjacent feature.
+fn mesh_carried(now: array<u32, MESH_SLOTS>, old_keys: array<u32, MESH_SLOTS>,
+                old_springs: array<vec3<real>, MESH_SLOTS>) -> array<vec3<real>, MESH_SLOTS> {
+    var out: array<vec3<real>, MESH_SLOTS>;
+    var taken: array<bool, MESH_SLOTS>;
+    var matched: array<bool, MESH_SLOTS>;
+    // Exact matches first, so a handover never takes a spring that continues.
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        if (now[a] == MESH_NONE) { continue; }
+        for (var s = 0u; s < MESH_SLOTS; s++) {
+            if (old_keys[s] == now[a]) {
+                out[a] = old_springs[s];
+                taken[s] = true;
+                matched[a] = true;
+                break;
+            }
+        }
+    }
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        if (now[a] == MESH_NONE || matched[a]) { continue; }
+        for (var s = 0u; s < MESH_SLOTS; s++) {
+            let k = old_keys[s];
+            if (k == MESH_NONE || taken[s]) { continue; }
+            var still = false;
+            for (var b = 0u; b < MESH_SLOTS; b++) {
+                if (now[b] != MESH_NONE && now[b] == k) { still = true; }
+            }
+            if (!still && mesh_adjacent(k, now[a])) {
+                out[a] = old_springs[s];
+                taken[s] = true;
+                break;
+            }
+        }
+    }
+    return out;
+}
