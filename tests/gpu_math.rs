@@ -485,7 +485,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut cases = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut pick = |rng: &mut ChaCha8Rng| -> Vec<u32> {
+        let pick = |rng: &mut ChaCha8Rng| -> Vec<u32> {
             let count = rng.random_range(0..5);
             let mut v: Vec<u32> = (0..count)
                 .map(|_| features[rng.random_range(0..features.len())])
