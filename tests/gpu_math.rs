@@ -536,3 +536,52 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
     assert!(handovers > 50, "{handovers} handovers to adjacent features");
 }
+
+/// The WGSL cell lookup (`mesh_cell`) against `MeshCells::cell_of`: random points in and
+/// around a grid, the same cell (or none).
+#[test]
+fn wgsl_mesh_cell_matches_cpu() {
+    use varidem::neighbor::MeshCells;
+    const KERNEL: &str = r#"
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= u32(xs[2])) { return; }
+    let o = data_base();
+    let origin = v3(o);
+    let inv = xs[o + 3u];
+    let dims = vec3<u32>(u32(xs[o + 4u]), u32(xs[o + 5u]), u32(xs[o + 6u]));
+    ys[i] = f64(mesh_cell(v3(o + 7u + 3u * i), origin, inv, dims));
+}
+"#;
+    let Some(ctx) = gpu_common::context_f64("wgsl_mesh_cell_matches_cpu") else {
+        return;
+    };
+    let n = 4096;
+    let (surfaces, mut input) = test_mesh(n as f64, 0.0);
+    let cells = MeshCells::new(&surfaces, 0.07);
+    input.extend_from_slice(&cells.origin.to_array());
+    input.push(cells.inv);
+    input.extend(cells.dims.map(f64::from));
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let points: Vec<DVec3> = (0..n)
+        .map(|_| {
+            DVec3::new(
+                rng.random_range(-0.5..2.5),
+                rng.random_range(-0.5..1.5),
+                rng.random_range(-0.5..1.0),
+            )
+        })
+        .collect();
+    for x in &points {
+        input.extend_from_slice(&x.to_array());
+    }
+    let out = run_mesh_kernel(&ctx, KERNEL, &input, n, (n as u32).div_ceil(64));
+    let mut inside = 0;
+    for (i, x) in points.iter().enumerate() {
+        let cpu = cells.cell_of(*x).map_or(u32::MAX, |c| c as u32);
+        assert_eq!(out[i] as u32, cpu, "point {i} at {x}");
+        inside += usize::from(cpu != u32::MAX);
+    }
+    assert!(inside > n / 10 && inside < n, "{inside} of {n} inside");
+}

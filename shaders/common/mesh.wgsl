@@ -176,3 +176,14 @@ fn mesh_carried(now: array<u32, MESH_SLOTS>, old_keys: array<u32, MESH_SLOTS>,
     }
     return out;
 }
+
+// The cell of rest-frame point x in the mesh cell grid (origin, inverse edge, dims), or
+// MESH_NONE outside it: the twin of neighbor::MeshCells::cell_of.
+fn mesh_cell(x: vec3<real>, origin: vec3<real>, inv: real, dims: vec3<u32>) -> u32 {
+    let c = floor((x - origin) * inv);
+    if (any(c < vec3<real>(0.0)) || c.x >= real(dims.x) || c.y >= real(dims.y) || c.z >= real(dims.z)) {
+        return MESH_NONE;
+    }
+    let k = vec3<u32>(c);
+    return (k.z * dims.y + k.y) * dims.x + k.x;
+}
