@@ -15,12 +15,10 @@ use crate::backend::WallLoad;
 use crate::model::{ContactLaw, Model, Pose, Wall, FLAG_REMOVED};
 use crate::neighbor::MeshList;
 use crate::physics::contact;
-use crate::physics::granular::{ContactSide, NO_PARTNER};
+use crate::physics::granular::ContactSide;
 use crate::physics::mesh::{MeshContact, MeshSurfaces};
 
-/// Mesh contacts one particle may have at once (faces of a concave corner, say); more
-/// is an error naming the particle.
-pub const MESH_SLOTS: usize = 8;
+pub use crate::physics::mesh::MESH_SLOTS;
 
 /// The walls of a model that move or are meshes, placed at one time.
 #[derive(Clone, Debug)]
@@ -156,45 +154,6 @@ impl WallState {
         });
         count
     }
-}
-
-/// The springs the contacts `now` start from, given the particle's previous slots
-/// (`old_keys`, `old_springs`): a feature touched before keeps its spring; a new one
-/// takes over the spring of a vanished contact on an adjacent feature (the first in
-/// slot order, each at most once); otherwise zero.
-pub(in crate::cpu) fn carried_springs(
-    surfaces: &MeshSurfaces,
-    now: &[Option<MeshContact>],
-    old_keys: &[u32],
-    old_springs: &[DVec3],
-) -> [DVec3; MESH_SLOTS] {
-    let mut out = [DVec3::ZERO; MESH_SLOTS];
-    let mut taken = [false; MESH_SLOTS];
-    let keys_now = |k: u32| now.iter().flatten().any(|c| c.key == k);
-    // Exact matches first, so a handover never takes a spring that continues.
-    let mut matched = [false; MESH_SLOTS];
-    for (a, c) in now.iter().enumerate() {
-        let Some(c) = c else { continue };
-        if let Some(s) = old_keys.iter().position(|&k| k == c.key) {
-            out[a] = old_springs[s];
-            taken[s] = true;
-            matched[a] = true;
-        }
-    }
-    for (a, c) in now.iter().enumerate() {
-        let Some(c) = c else { continue };
-        if matched[a] {
-            continue;
-        }
-        let from = old_keys.iter().enumerate().position(|(s, &k)| {
-            k != NO_PARTNER && !taken[s] && !keys_now(k) && surfaces.adjacent(k, c.key)
-        });
-        if let Some(s) = from {
-            out[a] = old_springs[s];
-            taken[s] = true;
-        }
-    }
-    out
 }
 
 impl crate::cpu::CpuBackend {

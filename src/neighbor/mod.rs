@@ -17,9 +17,11 @@ use rayon::prelude::*;
 
 mod insert;
 mod mesh;
+mod mesh_cells;
 
 pub use insert::{wake, InsertCount, Insertion, Placed};
 pub use mesh::MeshList;
+pub use mesh_cells::MeshCells;
 
 use crate::model::Wall;
 

@@ -228,6 +228,14 @@ impl MeshSurfaces {
         }
     }
 
+    /// Triangle `t`'s plane now: its unit normal `n` and offset `d` (`n·x = d` on it),
+    /// and each edge's outward in-plane unit normal and offset (the bound of
+    /// `contacts`; for the GPU's copy).
+    pub fn plane(&self, t: u32) -> (DVec3, f64, [(DVec3, f64); 3]) {
+        let p = &self.planes[t as usize];
+        (p.n, p.d, [0, 1, 2].map(|k| (p.m[k], p.o[k])))
+    }
+
     /// The corners of triangle `t` now.
     #[inline]
     pub fn corners(&self, t: u32) -> [DVec3; 3] {
@@ -375,6 +383,52 @@ impl MeshSurfaces {
         let s = ((x - a).dot(e) / e.length_squared()).clamp(0.0, 1.0);
         a + s * e
     }
+}
+
+/// Mesh contacts one particle may have at once (faces of a concave corner, say); more
+/// is an error naming the particle.
+pub const MESH_SLOTS: usize = 8;
+
+/// The springs the contacts `now` start from, given the particle's previous slots
+/// (`old_keys`, `old_springs`): a feature touched before keeps its spring; a new one
+/// takes over the spring of a vanished contact on an adjacent feature (the first in
+/// slot order, each at most once); otherwise zero.
+pub fn carried_springs(
+    surfaces: &MeshSurfaces,
+    now: &[Option<MeshContact>],
+    old_keys: &[u32],
+    old_springs: &[DVec3],
+) -> [DVec3; MESH_SLOTS] {
+    let mut out = [DVec3::ZERO; MESH_SLOTS];
+    let mut taken = [false; MESH_SLOTS];
+    let keys_now = |k: u32| now.iter().flatten().any(|c| c.key == k);
+    // Exact matches first, so a handover never takes a spring that continues.
+    let mut matched = [false; MESH_SLOTS];
+    for (a, c) in now.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if let Some(s) = old_keys.iter().position(|&k| k == c.key) {
+            out[a] = old_springs[s];
+            taken[s] = true;
+            matched[a] = true;
+        }
+    }
+    for (a, c) in now.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if matched[a] {
+            continue;
+        }
+        let from = old_keys.iter().enumerate().position(|(s, &k)| {
+            k != crate::physics::granular::NO_PARTNER
+                && !taken[s]
+                && !keys_now(k)
+                && surfaces.adjacent(k, c.key)
+        });
+        if let Some(s) = from {
+            out[a] = old_springs[s];
+            taken[s] = true;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -14,13 +14,14 @@ use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
 use crate::cpu::pair_batch::{PairBatch, LANES};
 use crate::cpu::parallel::{dispatch_into, MIN_CHUNK};
-use crate::cpu::walls::{carried_springs, WallState, MESH_SLOTS};
+use crate::cpu::walls::{WallState, MESH_SLOTS};
 use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
 use crate::neighbor::NeighborList;
 use crate::physics::granular::{
     hertz_contact, wall_overlap, ContactGeometry, ContactSide, PairTables,
 };
+use crate::physics::mesh::carried_springs;
 
 /// One listed pair's contact, computed once by its lower id `a` (kernel
 /// `granular_pairs`) and added by both particles: what the gather reads, in one 64-byte

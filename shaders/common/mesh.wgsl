@@ -1,0 +1,189 @@
+// Sphere–mesh contacts: the twin of src/physics/mesh.rs MeshSurfaces::contacts (its
+// closest, all_agree, feature_point, key_of and feature_vertices), the same operations
+// in the same order. The including module defines the accessors of the mesh data:
+//   mesh_corner(t, k) -> vec3<real>   corner k of triangle t, placed
+//   mesh_plane(t) -> vec4<real>       unit normal n (xyz) and offset d (w) of t's plane
+//   mesh_edge(t, k) -> vec4<real>     edge k's outward in-plane normal m (xyz), offset o (w)
+//   mesh_tri(t, k) -> u32             vertex index of corner k
+//   mesh_vertex(v) -> vec3<real>      vertex v, placed
+//   mesh_key(t, j) -> u32             owner key of edge j (j < 3) or corner j − 3
+//   mesh_candidate(s) -> u32          candidate s of the current list (ascending)
+
+const MESH_NONE: u32 = 0xffffffffu;
+
+struct MeshHit {
+    key: u32,
+    point: vec3<real>,
+    distance: real,
+    normal: vec3<real>,
+}
+
+// The height of x above t's plane and how far its projection lies beyond the farthest
+// edge line (Planes::height_and_outside).
+fn mesh_height_outside(t: u32, x: vec3<real>) -> vec2<real> {
+    let pl = mesh_plane(t);
+    let h = dot(pl.xyz, x) - pl.w;
+    var out = -MAX_REAL;
+    for (var k = 0u; k < 3u; k++) {
+        let e = mesh_edge(t, k);
+        out = max(out, dot(e.xyz, x) - e.w);
+    }
+    return vec2<real>(h, out);
+}
+
+// closest: the projection when strictly inside the edge lines, else closest_point.
+fn mesh_closest(t: u32, x: vec3<real>) -> Closest {
+    let ho = mesh_height_outside(t, x);
+    if (ho.y < 0.0) {
+        return Closest(x - ho.x * mesh_plane(t).xyz, 0u);
+    }
+    return closest_point(x, mesh_corner(t, 0u), mesh_corner(t, 1u), mesh_corner(t, 2u));
+}
+
+fn mesh_key_of(t: u32, local: u32) -> u32 {
+    if (local == 0u) { return 8u * t; }
+    return mesh_key(t, local - 1u);
+}
+
+// The vertices of feature `key` in xyz (MESH_NONE beyond its count) and the count in w.
+fn mesh_feature_vertices(key: u32) -> vec4<u32> {
+    let t = key / 8u;
+    let l = key % 8u;
+    if (l == 0u) {
+        return vec4<u32>(mesh_tri(t, 0u), mesh_tri(t, 1u), mesh_tri(t, 2u), 3u);
+    }
+    if (l <= 3u) {
+        let k = l - 1u;
+        return vec4<u32>(mesh_tri(t, k), mesh_tri(t, (k + 1u) % 3u), MESH_NONE, 2u);
+    }
+    return vec4<u32>(mesh_tri(t, l - 4u), MESH_NONE, MESH_NONE, 1u);
+}
+
+fn mesh_tri_contains(t: u32, v: u32) -> bool {
+    return mesh_tri(t, 0u) == v || mesh_tri(t, 1u) == v || mesh_tri(t, 2u) == v;
+}
+
+// Whether every candidate other than t that contains the edge or corner `key` finds
+// its closest point to x on it.
+fn mesh_all_agree(count: u32, x: vec3<real>, t: u32, key: u32) -> bool {
+    let fv = mesh_feature_vertices(key);
+    for (var s = 0u; s < count; s++) {
+        let o = mesh_candidate(s);
+        if (o == t) { continue; }
+        var contains = true;
+        for (var k = 0u; k < fv.w; k++) {
+            if (!mesh_tri_contains(o, fv[k])) { contains = false; }
+        }
+        if (!contains) { continue; }
+        if (mesh_key_of(o, mesh_closest(o, x).feature) != key) { return false; }
+    }
+    return true;
+}
+
+// The closest point to x of feature `key`, from the feature alone.
+fn mesh_feature_point(key: u32, x: vec3<real>) -> vec3<real> {
+    let fv = mesh_feature_vertices(key);
+    if (fv.w == 3u) { return mesh_closest(key / 8u, x).q; }
+    if (fv.w == 1u) { return mesh_vertex(fv.x); }
+    let a = mesh_vertex(min(fv.x, fv.y));
+    let b = mesh_vertex(max(fv.x, fv.y));
+    let e = b - a;
+    let s = clamp(dot(x - a, e) / dot(e, e), 0.0, 1.0);
+    return a + s * e;
+}
+
+// Candidate s's contact with a sphere at x of reach `reach` (key MESH_NONE: none).
+fn mesh_contact(count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
+    var none: MeshHit;
+    none.key = MESH_NONE;
+    let reach2 = reach * reach;
+    let far2 = reach2 * (1.0 + 1e-9);
+    let t = mesh_candidate(s);
+    let ho = mesh_height_outside(t, x);
+    let beyond = max(ho.y, 0.0);
+    if (ho.x * ho.x + beyond * beyond > far2) { return none; }
+    var c: Closest;
+    if (ho.y < 0.0) {
+        c = Closest(x - ho.x * mesh_plane(t).xyz, 0u);
+    } else {
+        c = closest_point(x, mesh_corner(t, 0u), mesh_corner(t, 1u), mesh_corner(t, 2u));
+    }
+    let d2 = dot(c.q - x, c.q - x);
+    if (!(d2 < reach2) || d2 == 0.0) { return none; }
+    let key = mesh_key_of(t, c.feature);
+    var point = c.q;
+    if (c.feature != 0u) {
+        if (key / 8u != t || !mesh_all_agree(count, x, t, key)) { return none; }
+        point = mesh_feature_point(key, x);
+    }
+    let d = point - x;
+    let dd = dot(d, d);
+    if (!(dd < reach2) || dd == 0.0) { return none; }
+    let distance = sqrt(dd);
+    return MeshHit(key, point, distance, d / distance);
+}
+
+const MESH_SLOTS: u32 = 8u;
+
+// Whether features a and b share a vertex (MeshSurfaces::adjacent).
+fn mesh_adjacent(a: u32, b: u32) -> bool {
+    let va = mesh_feature_vertices(a);
+    let vb = mesh_feature_vertices(b);
+    for (var i = 0u; i < va.w; i++) {
+        for (var j = 0u; j < vb.w; j++) {
+            if (va[i] == vb[j]) { return true; }
+        }
+    }
+    return false;
+}
+
+// The springs this step's contacts `now` (keys, MESH_NONE where none) start from, given
+// the previous slots (`old_keys`, MESH_NONE unused, and `old_springs`): the twin of
+// physics::mesh::carried_springs. A feature touched before keeps its spring; a new one
+// takes over the spring of a vanished contact on an adjacent feature.
+fn mesh_carried(now: array<u32, MESH_SLOTS>, old_keys: array<u32, MESH_SLOTS>,
+                old_springs: array<vec3<real>, MESH_SLOTS>) -> array<vec3<real>, MESH_SLOTS> {
+    var out: array<vec3<real>, MESH_SLOTS>;
+    var taken: array<bool, MESH_SLOTS>;
+    var matched: array<bool, MESH_SLOTS>;
+    // Exact matches first, so a handover never takes a spring that continues.
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        if (now[a] == MESH_NONE) { continue; }
+        for (var s = 0u; s < MESH_SLOTS; s++) {
+            if (old_keys[s] == now[a]) {
+                out[a] = old_springs[s];
+                taken[s] = true;
+                matched[a] = true;
+                break;
+            }
+        }
+    }
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        if (now[a] == MESH_NONE || matched[a]) { continue; }
+        for (var s = 0u; s < MESH_SLOTS; s++) {
+            let k = old_keys[s];
+            if (k == MESH_NONE || taken[s]) { continue; }
+            var still = false;
+            for (var b = 0u; b < MESH_SLOTS; b++) {
+                if (now[b] != MESH_NONE && now[b] == k) { still = true; }
+            }
+            if (!still && mesh_adjacent(k, now[a])) {
+                out[a] = old_springs[s];
+                taken[s] = true;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+// The cell of rest-frame point x in the mesh cell grid (origin, inverse edge, dims), or
+// MESH_NONE outside it: the twin of neighbor::MeshCells::cell_of.
+fn mesh_cell(x: vec3<real>, origin: vec3<real>, inv: real, dims: vec3<u32>) -> u32 {
+    let c = floor((x - origin) * inv);
+    if (any(c < vec3<real>(0.0)) || c.x >= real(dims.x) || c.y >= real(dims.y) || c.z >= real(dims.z)) {
+        return MESH_NONE;
+    }
+    let k = vec3<u32>(c);
+    return (k.z * dims.y + k.y) * dims.x + k.x;
+}
