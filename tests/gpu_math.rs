@@ -335,6 +335,24 @@ fn test_mesh(a: f64, b: f64) -> (varidem::physics::mesh::MeshSurfaces, Vec<f64>)
     (surfaces, input)
 }
 
+/// `n` points uniform in the box `lo..hi` drawn from `seed`, appended to `input`.
+fn random_points(
+    seed: u64,
+    n: usize,
+    lo: [f64; 3],
+    hi: [f64; 3],
+    input: &mut Vec<f64>,
+) -> Vec<DVec3> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let points: Vec<DVec3> = (0..n)
+        .map(|_| DVec3::from_array([0, 1, 2].map(|a| rng.random_range(lo[a]..hi[a]))))
+        .collect();
+    for x in &points {
+        input.extend_from_slice(&x.to_array());
+    }
+    points
+}
+
 /// Runs `kernel` (after the headers, the triangle and mesh functions and
 /// [`MESH_ACCESSORS`]) over `groups` workgroups on `input`, returning `outputs` reals.
 fn run_mesh_kernel(
@@ -394,19 +412,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     let n = 2048;
     let reach = 0.3;
     let (surfaces, mut input) = test_mesh(n as f64, reach);
-    let mut rng = ChaCha8Rng::seed_from_u64(8);
-    let points: Vec<DVec3> = (0..n)
-        .map(|_| {
-            DVec3::new(
-                rng.random_range(-0.3..2.3),
-                rng.random_range(-0.3..1.3),
-                rng.random_range(-0.3..0.7),
-            )
-        })
-        .collect();
-    for x in &points {
-        input.extend_from_slice(&x.to_array());
-    }
+    let points = random_points(8, n, [-0.3, -0.3, -0.3], [2.3, 1.3, 0.7], &mut input);
     let out = run_mesh_kernel(&ctx, KERNEL, &input, 65 * n, (n as u32).div_ceil(64));
     let candidates: Vec<u32> = (0..surfaces.triangles.len() as u32).collect();
     let (mut faces, mut others) = (0, 0);
@@ -563,19 +569,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     input.extend_from_slice(&cells.origin.to_array());
     input.push(cells.inv);
     input.extend(cells.dims.map(f64::from));
-    let mut rng = ChaCha8Rng::seed_from_u64(4);
-    let points: Vec<DVec3> = (0..n)
-        .map(|_| {
-            DVec3::new(
-                rng.random_range(-0.5..2.5),
-                rng.random_range(-0.5..1.5),
-                rng.random_range(-0.5..1.0),
-            )
-        })
-        .collect();
-    for x in &points {
-        input.extend_from_slice(&x.to_array());
-    }
+    let points = random_points(4, n, [-0.5, -0.5, -0.5], [2.5, 1.5, 1.0], &mut input);
     let out = run_mesh_kernel(&ctx, KERNEL, &input, n, (n as u32).div_ceil(64));
     let mut inside = 0;
     for (i, x) in points.iter().enumerate() {
