@@ -210,9 +210,10 @@ impl Backend for GpuBackend {
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
         // The reduction skips dormant particles: so does the field energy's origin term.
+        // Only the host wakes particles, so its flags say which are dormant: no read-back.
         let mut masses = self.model.particles.mass[..self.sections.free as usize].to_vec();
         if self.insertion.is_some() {
-            for (m, &f) in masses.iter_mut().zip(&self.read_flags()?) {
+            for (m, &f) in masses.iter_mut().zip(&self.model.particles.flags) {
                 if crate::model::is_dormant(f) {
                     *m = 0.0;
                 }
