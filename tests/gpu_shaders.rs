@@ -206,8 +206,8 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("relaxation", relaxation),
             ("margin", margin),
             ("pad0", pad0),
-            ("pad1", pad1),
-            ("pad2", pad2),
+            ("mesh_new", mesh_new),
+            ("mesh_old", mesh_old),
         ]
     );
     check_layout!(

@@ -42,6 +42,79 @@ fn wall_side(w: u32, q: vec3<real>) -> Side {
     return s;
 }
 
+// Particle i's Hertz contacts with the mesh walls (at rest), added to f, t and e_wall:
+// the twin of GranularInputs::mesh_sum (src/cpu/kernels/granular.rs). Its candidates are
+// the triangles of its cell (neighbor::MeshCells); its feature-keyed slots (MESH_SLOTS,
+// in hist after the particle slots) carry the springs, handed over to an adjacent
+// feature by mesh_carried. A row that was empty and stays empty is not written.
+fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gone: bool,
+            f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>,
+            e_wall: ptr<function, real>) {
+    let row = li * MESH_SLOTS;
+    var keys: array<u32, MESH_SLOTS>;
+    var hits: array<MeshHit, MESH_SLOTS>;
+    for (var a = 0u; a < MESH_SLOTS; a++) { keys[a] = MESH_NONE; }
+    var count = 0u;
+    if (!gone) {
+        let g0 = tables[O_MESH_GRID];
+        let g1 = tables[O_MESH_GRID + 1u];
+        let cell = mesh_cell(side_i.x, g0.xyz, g0.w, vec3<u32>(g1.xyz));
+        if (cell != MESH_NONE) {
+            mesh_first = particle_flags[O_MESH_CELLS + cell];
+            let n = particle_flags[O_MESH_CELLS + cell + 1u] - mesh_first;
+            for (var s = 0u; s < n; s++) {
+                let h = mesh_contact(n, s, side_i.x, side_i.r);
+                if (h.key == MESH_NONE) { continue; }
+                if (count < MESH_SLOTS) {
+                    keys[count] = h.key;
+                    hits[count] = h;
+                }
+                count++;
+            }
+        }
+    }
+    if (count > MESH_SLOTS) {
+        raise(ERR_MESH_OVERFLOW, i);
+        count = MESH_SLOTS;
+    }
+    var old_keys: array<u32, MESH_SLOTS>;
+    var old_springs: array<vec3<real>, MESH_SLOTS>;
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        let h = hist[rows.mesh_old + row + a];
+        old_keys[a] = h.id;
+        old_springs[a] = h.spring;
+    }
+    if (count == 0u && old_keys[0] == MESH_NONE && hist[rows.mesh_new + row].id == MESH_NONE) {
+        return;
+    }
+    let start = mesh_carried(keys, old_keys, old_springs);
+    let m = params.n_materials;
+    var still: Side;
+    still.x = vec3<real>(0.0);
+    still.v = vec3<real>(0.0);
+    still.r = 0.0;
+    still.dx = vec3<real>(0.0);
+    still.dalpha = vec3<real>(0.0);
+    for (var a = 0u; a < MESH_SLOTS; a++) {
+        var rec: HistRecord;
+        rec.spring = vec3<real>(0.0);
+        rec.id = MESH_NONE;
+        if (a < count) {
+            let h = hits[a];
+            let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
+            let lever = h.distance;
+            let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
+                                  side_i, still, start[a]);
+            *f += c.force;
+            *t += lever * cross(h.normal, c.friction);
+            *e_wall += c.energy;
+            rec.spring = c.spring;
+            rec.id = h.key;
+        }
+        hist[rows.mesh_new + row + a] = rec;
+    }
+}
+
 struct Contact {
     force: vec3<real>,
     friction: vec3<real>,
@@ -436,6 +509,9 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             row_vec[rows.wall_load + 2u * (li * params.n_walls + w)] = load_f;
             row_vec[rows.wall_load + 2u * (li * params.n_walls + w) + 1u] = load_q;
         }
+    }
+    if (hertz && N_MESH_TRIS > 0u) {
+        mesh_sum(i, li, side_i, r_i, m_i, mat_i, gone, &f, &t, &e_wall);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         var om = end_omega(i, get_omega(i), flags_i);

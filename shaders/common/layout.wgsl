@@ -126,8 +126,10 @@ struct RowChunk {
     mda_old: u32,
     // First wall-load record in the chunk's row_vec (0: loads are not recorded).
     wall_load: u32,
-    pad1: u32,
-    pad2: u32,
+    // Mesh slots (MESH_SLOTS per particle, keyed by feature) of the written and the
+    // read copy, in hist after both copies of the particle slots.
+    mesh_new: u32,
+    mesh_old: u32,
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
@@ -402,6 +404,18 @@ fn wall_at(w: u32) -> WallRecord {
     }
     return WallRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
+// The mesh walls' data (sections O_MESH_*, src/gpu/contents.rs MeshData): the
+// accessors common/mesh.wgsl reads. `mesh_first` is the first item of the cell being
+// searched (set by the caller before mesh_contact).
+var<private> mesh_first: u32;
+fn mesh_vertex(v: u32) -> vec3<real> { return tables[O_MESH_VERTS + v].xyz; }
+fn mesh_corner(t: u32, k: u32) -> vec3<real> { return tables[O_MESH_TRIS + 7u * t + k].xyz; }
+fn mesh_plane(t: u32) -> vec4<real> { return tables[O_MESH_TRIS + 7u * t + 3u]; }
+fn mesh_edge(t: u32, k: u32) -> vec4<real> { return tables[O_MESH_TRIS + 7u * t + 4u + k]; }
+fn mesh_tri(t: u32, k: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + k]; }
+fn mesh_key(t: u32, j: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 3u + j]; }
+fn mesh_of(t: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 9u]; }
+fn mesh_candidate(s: u32) -> u32 { return particle_flags[O_MESH_ITEMS + mesh_first + s]; }
 // The first vec4 of wall w's pose at the current step (the step being evaluated:
 // step_begin has counted it): point, normal, velocity, angular velocity, axis point.
 fn wall_pose_at(w: u32) -> u32 {

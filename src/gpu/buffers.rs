@@ -475,6 +475,18 @@ impl GpuBackend {
             4,
         );
         let energy = self.read_field(Field::Energy)?;
+        // The mesh slots, after both copies of the particle slots (as the CPU's).
+        let (mesh_key, mesh_spring) = if self.mesh_slots > 0 {
+            let mesh_row = self.mesh_slots as usize * hist_slot_bytes(rs);
+            let raw = self.read_rows(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row)?;
+            let len = n * mesh_row;
+            match self.precision {
+                Precision::F32 => decode_hist_slots::<f32>(&raw[..len]),
+                Precision::F64 => decode_hist_slots::<f64>(&raw[..len]),
+            }
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(Some(ContactState {
             slots: self.max_contacts,
             partner,
@@ -483,8 +495,8 @@ impl GpuBackend {
             force: self.read_field(Field::Force)?,
             moment: self.read_field(Field::Moment)?,
             energy: energy.iter().map(|e| e.to_array()).collect(),
-            mesh_key: Vec::new(),
-            mesh_spring: Vec::new(),
+            mesh_key,
+            mesh_spring,
             wall_load: self.hertz_plane_loads()?.unwrap_or_default(),
         }))
     }
@@ -530,6 +542,16 @@ impl GpuBackend {
             };
             let slot_row = k * hist_slot_bytes(rs);
             self.write_rows(bind::HIST, copy * slot_row, slot_row, &slots)?;
+        }
+        let mesh = self.mesh_slots as usize;
+        if mesh > 0 && c.mesh_key.len() == n * mesh && c.mesh_spring.len() == n * mesh {
+            let slots = match self.precision {
+                Precision::F32 => encode_hist_slots::<f32>(&c.mesh_key, &c.mesh_spring),
+                Precision::F64 => encode_hist_slots::<f64>(&c.mesh_key, &c.mesh_spring),
+            };
+            let slot_row = k * hist_slot_bytes(rs);
+            let mesh_row = mesh * hist_slot_bytes(rs);
+            self.write_rows(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row, &slots)?;
         }
         if !c.wall_spring.is_empty() {
             self.write_rows(

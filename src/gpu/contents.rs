@@ -33,6 +33,65 @@ pub(super) struct Tables<'a, R: Real> {
     pub walls: Vec<WallRecord<R>>,
     pub kinds: Vec<R>,
     pub material: &'a [u32],
+    pub mesh: MeshData,
+}
+
+/// The mesh walls (issue 26) as the shaders read them (common/mesh.wgsl's accessors in
+/// common/layout.wgsl), in device coordinates, placed at rest: reals (the grid, the
+/// vertices, per triangle its corners, plane and edge lines, four per vec4) and words
+/// (per triangle its vertex ids, owner keys and mesh; the grid's cell starts and
+/// items).
+#[derive(Clone, Debug, Default)]
+pub(super) struct MeshData {
+    pub reals: Vec<f64>,
+    pub words: Vec<u32>,
+    pub counts: super::plan::MeshCounts,
+}
+
+impl MeshData {
+    fn new(model: &Model) -> Self {
+        if model.meshes.is_empty() {
+            return Self::default();
+        }
+        let surfaces = crate::physics::mesh::MeshSurfaces::new(&model.meshes);
+        // A sphere's contacts reach its radius: the largest is the grid's reach.
+        let reach = model.particles.max_radius();
+        let cells = crate::neighbor::MeshCells::new(&surfaces, reach);
+        let nt = surfaces.triangles.len() as u32;
+        let mut reals = Vec::new();
+        reals.extend_from_slice(&cells.origin.extend(cells.inv).to_array());
+        reals.extend(cells.dims.map(f64::from));
+        reals.push(0.0);
+        for v in &surfaces.vertices {
+            reals.extend_from_slice(&v.extend(0.0).to_array());
+        }
+        let mut words = Vec::new();
+        for t in 0..nt {
+            for c in surfaces.corners(t) {
+                reals.extend_from_slice(&c.extend(0.0).to_array());
+            }
+            let (n, d, edges) = surfaces.plane(t);
+            reals.extend_from_slice(&n.extend(d).to_array());
+            for (m, o) in edges {
+                reals.extend_from_slice(&m.extend(o).to_array());
+            }
+            words.extend_from_slice(&surfaces.triangles[t as usize]);
+            words.extend_from_slice(&surfaces.keys[t as usize]);
+            words.push(surfaces.mesh_of[t as usize]);
+        }
+        words.extend_from_slice(&cells.start);
+        words.extend_from_slice(&cells.items);
+        Self {
+            reals,
+            words,
+            counts: super::plan::MeshCounts {
+                vertices: surfaces.vertices.len() as u32,
+                triangles: nt,
+                cells: cells.start.len() as u32 - 1,
+                items: cells.items.len() as u32,
+            },
+        }
+    }
 }
 
 impl<'a, R: Real> Tables<'a, R> {
@@ -49,9 +108,11 @@ impl<'a, R: Real> Tables<'a, R> {
                 crate::physics::granular::PairTables::new(model)
             };
             (
+                // Material pairs, then each wall's row, then each mesh's (issue 26).
                 t.pairs
                     .iter()
                     .chain(t.walls.iter())
+                    .chain(t.meshes.iter())
                     .map(PairRecord::from)
                     .collect(),
                 &model.particles.material,
@@ -73,6 +134,7 @@ impl<'a, R: Real> Tables<'a, R> {
             walls,
             kinds,
             material,
+            mesh: MeshData::new(model),
         }
     }
 
@@ -82,6 +144,7 @@ impl<'a, R: Real> Tables<'a, R> {
             pair_records: self.pair_records.len() as u32,
             walls: self.walls.len() as u32,
             bond_kinds: (self.kinds.len() / 4) as u32,
+            mesh: self.mesh.counts,
         }
     }
 }
@@ -191,6 +254,7 @@ impl<R: Real> Contents<R> {
             bytemuck::cast_slice(tables.material),
             bytemuck::cast_slice(&clumps.info),
             bytemuck::cast_slice(&clumps.member_body),
+            bytemuck::cast_slice(&tables.mesh.words),
         ]
         .concat();
         debug_assert_eq!(
@@ -206,11 +270,20 @@ impl<R: Real> Contents<R> {
             // The moving walls' poses, written before each batch (gpu/walls.rs).
             &vec![
                 0u8;
-                (u64::from(sections.tables_len) - u64::from(sections.wall_poses)) as usize
+                (super::contract::POSE_SLOTS * super::contract::POSE_VEC4) as usize
+                    * model.walls.len()
                     * 4
                     * rs as usize
                     * usize::from(sections.moving_walls)
             ],
+            bytemuck::cast_slice(
+                &tables
+                    .mesh
+                    .reals
+                    .iter()
+                    .map(|&x| R::from_f64(x))
+                    .collect::<Vec<R>>(),
+            ),
         ]
         .concat();
         debug_assert_eq!(
@@ -682,6 +755,9 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                 let other = 1 - q;
                 let hist = |copy: usize| (copy as u64 * count64 * k) as u32;
                 let wall = |copy: usize| (copy as u64 * count64 * plan.wall_stride) as u32;
+                let mesh = |copy: usize| {
+                    ((2 * k + copy as u64 * u64::from(plan.mesh_slots)) * count64) as u32
+                };
                 RowChunk {
                     first,
                     count,
@@ -702,6 +778,8 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                     } else {
                         0
                     },
+                    mesh_new: mesh(q),
+                    mesh_old: mesh(other),
                     ..Default::default()
                 }
             })

@@ -80,7 +80,10 @@ pub const ERR_HARD_SWEEP_BUDGET: u32 = 17;
 /// per sweep; the host encodes more and takes the step again (index: the colours).
 pub const ERR_HARD_COLOR_BUDGET: u32 = 18;
 /// Number of kernel error codes (the status words hold the first index of each).
-pub const ERR_COUNT: u32 = 19;
+/// Error code: a particle touches more mesh features than its mesh slots hold.
+pub const ERR_MESH_OVERFLOW: u32 = 19;
+/// Number of error codes.
+pub const ERR_COUNT: u32 = 20;
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
 /// `index` the status words record; `bond_ends` names a bond's particles,
@@ -142,6 +145,11 @@ pub fn fault(
         },
         ERR_HARD_COLORS => Fault::HardColors {
             max: HARD_MAX_COLORS,
+        },
+        ERR_MESH_OVERFLOW => Fault::MeshContactOverflow {
+            particle,
+            contacts: crate::physics::mesh::MESH_SLOTS + 1,
+            capacity: crate::physics::mesh::MESH_SLOTS,
         },
         _ => return None,
     })
@@ -330,7 +338,7 @@ const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 118] = [
+pub const CONSTANTS: [(&str, u32); 119] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -355,6 +363,7 @@ pub const CONSTANTS: [(&str, u32); 118] = [
     ("ERR_CLUMP_NO_CONVERGENCE", ERR_CLUMP_NO_CONVERGENCE),
     ("ERR_CLUMP_LEFT_DOMAIN", ERR_CLUMP_LEFT_DOMAIN),
     ("ERR_CLUMP_NON_FINITE", ERR_CLUMP_NON_FINITE),
+    ("ERR_MESH_OVERFLOW", ERR_MESH_OVERFLOW),
     ("ERR_COUNT", ERR_COUNT),
     ("FLAG_HELD", FLAG_HELD),
     ("FLAG_PENDULUM", FLAG_PENDULUM),

@@ -164,10 +164,11 @@ pub struct RowChunk {
     pub mda_old: u32,
     /// First wall-load record in the chunk's `row_vec` (0: loads are not recorded).
     pub wall_load: u32,
-    /// Padding to a multiple of 16 bytes (a uniform block).
-    pub pad1: u32,
-    /// Padding.
-    pub pad2: u32,
+    /// First mesh slot of the written copy, in the chunk's `hist` (after both copies of
+    /// the particle slots).
+    pub mesh_new: u32,
+    /// First mesh slot of the read copy.
+    pub mesh_old: u32,
 }
 
 /// `struct BondRecord` in either precision; in `f64` it has exactly the layout of

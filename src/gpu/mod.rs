@@ -137,6 +137,8 @@ pub struct GpuBackend {
     insertion: Option<crate::neighbor::Insertion>,
     /// The force evaluations record wall loads (Hertz law with walls, `Plan::wall_loads`).
     records_loads: bool,
+    /// Feature-keyed mesh slots per particle in `hist` (0 without meshes).
+    mesh_slots: u32,
     /// The step whose evaluation was asked to record them (`status[STATUS_LOADS]`).
     loads_step: Option<u64>,
     /// A restored Hertz state's loads and its step: the set-up evaluation of a restore
@@ -286,10 +288,13 @@ impl GpuBackend {
             }
             _ => {}
         }
-        // Issue 26 builds mesh walls and wall motion on the CPU reference first.
-        if !model.meshes.is_empty() {
+        // Mesh walls on the GPU: at rest, under the Hertz law (issue 26, in progress).
+        let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        if !model.meshes.is_empty()
+            && (!hertz || model.meshes.iter().any(|m| !m.motion.is_static()))
+        {
             return Err(Error::Backend(
-                "mesh walls run on the CPU reference backend only so far; use --backend cpu".into(),
+                "mesh walls run on the GPU only at rest and under the Hertz law so far (moving meshes, the binder law and hard contacts on meshes run on the CPU reference backend); use --backend cpu".into(),
             ));
         }
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
@@ -461,6 +466,7 @@ impl GpuBackend {
             hard: hard_state,
             insertion: None,
             records_loads: plan.wall_loads,
+            mesh_slots: plan.mesh_slots,
             loads_step: None,
             restored_loads: None,
         };

@@ -68,6 +68,11 @@ pub fn to_device(model: &Model, origin: DVec3) -> Model {
     for c in &mut m.clumps {
         c.position -= origin;
     }
+    for mesh in &mut m.meshes {
+        for v in &mut mesh.mesh.vertices {
+            *v -= origin;
+        }
+    }
     for w in &mut m.walls {
         // The plane n·(x − p) = 0: its point nearest O is O + n·((p − O)·n).
         w.point = w.normal * (w.point - origin).dot(w.normal);

@@ -51,6 +51,8 @@ pub struct SectionNeeds {
     pub clump_types: u32,
     /// Some wall moves: its pose of each step is uploaded ([`POSE_SLOTS`] steps).
     pub moving_walls: bool,
+    /// Mesh walls' data sizes (all zero without meshes).
+    pub mesh: MeshCounts,
 }
 
 impl SectionNeeds {
@@ -73,6 +75,12 @@ impl SectionNeeds {
             free: n.saturating_sub(8),
             clump_types: 2,
             moving_walls: true,
+            mesh: MeshCounts {
+                vertices: 4,
+                triangles: 2,
+                cells: 3,
+                items: 5,
+            },
         }
     }
 }
@@ -142,6 +150,20 @@ pub struct Sections {
     pub wall_poses: u32,
     /// Whether some wall moves (`wall_poses` holds their poses).
     pub moving_walls: bool,
+    /// `tables`: the mesh grid's origin and inverse cell edge, then its dimensions.
+    pub mesh_grid: u32,
+    /// `tables`: mesh vertices (vec4 each).
+    pub mesh_verts: u32,
+    /// `tables`: per triangle its corners, plane and edge lines (7 vec4).
+    pub mesh_tris: u32,
+    /// `particle_flags`: per triangle its vertex ids, owner keys and mesh (10 words).
+    pub mesh_ids: u32,
+    /// `particle_flags`: each grid cell's first item, and the end.
+    pub mesh_cells: u32,
+    /// `particle_flags`: the cells' triangle ids.
+    pub mesh_items: u32,
+    /// Mesh triangles (0: no meshes).
+    pub mesh_triangles: u32,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -223,6 +245,14 @@ impl Sections {
             w.moving_walls,
             u64::from(POSE_SLOTS * POSE_VEC4) * u64::from(w.walls),
         );
+        let mc = w.mesh;
+        let meshes = mc.triangles > 0;
+        let mesh_grid = tables.take(meshes, 2);
+        let mesh_verts = tables.take(meshes, u64::from(mc.vertices));
+        let mesh_tris = tables.take(meshes, 7 * u64::from(mc.triangles));
+        let mesh_ids = flags.take(meshes, 10 * u64::from(mc.triangles));
+        let mesh_cells = flags.take(meshes, u64::from(mc.cells) + 1);
+        let mesh_items = flags.take(meshes, u64::from(mc.items));
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -260,6 +290,13 @@ impl Sections {
             member_offset: index("tables", member_offset)?,
             wall_poses: index("tables", wall_poses)?,
             moving_walls: w.moving_walls,
+            mesh_grid: index("tables", mesh_grid)?,
+            mesh_verts: index("tables", mesh_verts)?,
+            mesh_tris: index("tables", mesh_tris)?,
+            mesh_ids: index("particle_flags", mesh_ids)?,
+            mesh_cells: index("particle_flags", mesh_cells)?,
+            mesh_items: index("particle_flags", mesh_items)?,
+            mesh_triangles: mc.triangles,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -292,6 +329,13 @@ impl Sections {
             ("O_CLUMP_INFO", self.clump_info),
             ("O_MEMBER_BODY", self.member_body),
             ("O_WALL_POSES", self.wall_poses),
+            ("O_MESH_GRID", self.mesh_grid),
+            ("O_MESH_VERTS", self.mesh_verts),
+            ("O_MESH_TRIS", self.mesh_tris),
+            ("O_MESH_IDS", self.mesh_ids),
+            ("O_MESH_CELLS", self.mesh_cells),
+            ("O_MESH_ITEMS", self.mesh_items),
+            ("N_MESH_TRIS", self.mesh_triangles),
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
@@ -312,6 +356,21 @@ pub struct TableCounts {
     pub walls: u32,
     /// Compact bond kinds.
     pub bond_kinds: u32,
+    /// Mesh walls (issue 26): vertices, triangles, grid cells and cell items.
+    pub mesh: MeshCounts,
+}
+
+/// The sizes of the mesh walls' data ([`crate::gpu::contents::MeshData`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeshCounts {
+    /// Vertices (one vec4 each in `tables`).
+    pub vertices: u32,
+    /// Triangles (7 vec4 in `tables`, 10 words in `particle_flags`).
+    pub triangles: u32,
+    /// Cells of the grid (their starts, and the end, in `particle_flags`).
+    pub cells: u32,
+    /// Cell items (triangle ids in `particle_flags`).
+    pub items: u32,
 }
 
 /// Bytes per particle of each row buffer (`bindings::ROW_BINDINGS` but the uniform);
@@ -374,6 +433,8 @@ pub struct Plan {
     pub wall_stride: u64,
     /// The force evaluations record wall loads in `row_vec` (Hertz law with walls).
     pub wall_loads: bool,
+    /// Mesh slots per particle in `hist` (0 without meshes).
+    pub mesh_slots: u32,
     /// Bytes per particle of each row buffer.
     pub rows: RowBytes,
     /// Row chunks: (first particle, particles), each fitting one storage binding in
@@ -459,6 +520,7 @@ impl Plan {
                 model.clump_types.len() as u32
             },
             moving_walls: model.walls.iter().any(|w| !w.motion.is_static()),
+            mesh: tables.mesh,
         };
         let sections = Sections::new(&needs)
             .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
@@ -475,6 +537,12 @@ impl Plan {
         } else {
             0
         };
+        // Feature-keyed mesh slots after the particle slots (Hertz law with meshes).
+        let mesh_slots = if hertz && !model.meshes.is_empty() {
+            crate::physics::mesh::MESH_SLOTS as u64
+        } else {
+            0
+        };
         let rows = RowBytes {
             neighbors: if contact {
                 4 * (u64::from(max_neighbors) + 1)
@@ -482,7 +550,7 @@ impl Plan {
                 0
             },
             kahan: if rs == 4 { 24 } else { 0 },
-            hist: 2 * u64::from(max_contacts) * hist_slot_bytes(rs as usize) as u64,
+            hist: 2 * (u64::from(max_contacts) + mesh_slots) * hist_slot_bytes(rs as usize) as u64,
             row_vec: (2 * wall_stride + if granular { 3 } else { 0 } + 2 * load_stride) * 4 * rs,
         };
         let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
@@ -509,6 +577,7 @@ impl Plan {
             n_partials,
             wall_stride,
             wall_loads: load_stride > 0,
+            mesh_slots: mesh_slots as u32,
             rows,
             row_chunks,
             paths,

@@ -17,7 +17,7 @@ pub const WORKGROUP_SIZE: u32 = 128;
 pub const MAX_NEIGHBORS: u32 = crate::model::MAX_NEIGHBORS;
 
 /// The shared files, in inclusion order.
-pub const COMMON: [(&str, &str); 6] = [
+pub const COMMON: [(&str, &str); 8] = [
     (
         "common/layout.wgsl",
         include_str!("../../shaders/common/layout.wgsl"),
@@ -41,6 +41,14 @@ pub const COMMON: [(&str, &str); 6] = [
     (
         "common/clump_data.wgsl",
         include_str!("../../shaders/common/clump_data.wgsl"),
+    ),
+    (
+        "common/triangle.wgsl",
+        include_str!("../../shaders/common/triangle.wgsl"),
+    ),
+    (
+        "common/mesh.wgsl",
+        include_str!("../../shaders/common/mesh.wgsl"),
     ),
 ];
 

@@ -127,6 +127,10 @@ impl GpuBackend {
     /// those the last force evaluation recorded, or a restored state's; `None` when
     /// there are none for this step.
     pub(super) fn hertz_plane_loads(&self) -> Result<Option<Vec<[DVec3; 2]>>> {
+        // Mesh loads are not recorded on the GPU yet.
+        if !self.model.meshes.is_empty() {
+            return Ok(None);
+        }
         if let Some((step, l)) = &self.restored_loads {
             if *step == self.steps {
                 return Ok(Some(l.clone()));
@@ -160,6 +164,10 @@ impl GpuBackend {
     pub(super) fn plane_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
         let walls = &self.model.walls;
         let nw = walls.len();
+        // Mesh loads are not recorded on the GPU yet: no rows rather than some.
+        if !self.model.meshes.is_empty() {
+            return Ok(None);
+        }
         if nw == 0 {
             return Ok(Some(Vec::new()));
         }
