@@ -780,7 +780,6 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                     },
                     mesh_new: mesh(q),
                     mesh_old: mesh(other),
-                    ..Default::default()
                 }
             })
         })
