@@ -206,8 +206,8 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("relaxation", relaxation),
             ("margin", margin),
             ("pad0", pad0),
-            ("mesh_new", mesh_new),
-            ("mesh_old", mesh_old),
+            ("pad1", pad1),
+            ("pad2", pad2),
         ]
     );
     check_layout!(
@@ -367,8 +367,8 @@ fn records_match_wgsl_layout() {
             ("mda_new", mda_new),
             ("mda_old", mda_old),
             ("wall_load", wall_load),
-            ("pad1", pad1),
-            ("pad2", pad2),
+            ("mesh_new", mesh_new),
+            ("mesh_old", mesh_old),
         ]
     );
     check_all::<f32>(Precision::F32);
