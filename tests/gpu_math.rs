@@ -460,21 +460,24 @@ fn wgsl_carried_springs_match_cpu() {
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     let i = g.x;
     if (i >= u32(xs[2])) { return; }
-    let o = data_base() + 40u * i;
-    var now: array<u32, MESH_SLOTS>;
-    var old: array<u32, MESH_SLOTS>;
-    var springs: array<vec3<f64>, MESH_SLOTS>;
-    for (var k = 0u; k < MESH_SLOTS; k++) {
-        now[k] = u32(xs[o + k]);
-        old[k] = u32(xs[o + 8u + k]);
-        springs[k] = v3(o + 16u + 3u * k);
-    }
-    let out = mesh_carried(now, old, springs);
-    for (var k = 0u; k < MESH_SLOTS; k++) {
-        ys[24u * i + 3u * k] = out[k].x;
-        ys[24u * i + 3u * k + 1u] = out[k].y;
-        ys[24u * i + 3u * k + 2u] = out[k].z;
-    }
+    case_base = data_base() + 40u * i;
+    out_base = 24u * i;
+    var count = 0u;
+    while (count < MESH_SLOTS && mesh_now_key(count) != 0xffffffffu) { count++; }
+    var n_old = 0u;
+    while (n_old < MESH_SLOTS && mesh_old_key(n_old) != 0xffffffffu) { n_old++; }
+    for (var k = 0u; k < MESH_SLOTS; k++) { mesh_set_start(k, vec3<f64>(0.0)); }
+    mesh_carried(count, n_old);
+}
+var<private> case_base: u32;
+var<private> out_base: u32;
+fn mesh_now_key(a: u32) -> u32 { return u32(xs[case_base + a]); }
+fn mesh_old_key(s: u32) -> u32 { return u32(xs[case_base + 8u + s]); }
+fn mesh_old_spring(s: u32) -> vec3<f64> { return v3(case_base + 16u + 3u * s); }
+fn mesh_set_start(a: u32, spring: vec3<f64>) {
+    ys[out_base + 3u * a] = spring.x;
+    ys[out_base + 3u * a + 1u] = spring.y;
+    ys[out_base + 3u * a + 2u] = spring.z;
 }
 "#;
     let Some(ctx) = gpu_common::context_f64("wgsl_carried_springs_match_cpu") else {

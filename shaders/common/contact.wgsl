@@ -46,14 +46,17 @@ fn wall_side(w: u32, q: vec3<real>) -> Side {
 // the twin of GranularInputs::mesh_sum (src/cpu/kernels/granular.rs). Its candidates are
 // the triangles of its cell (neighbor::MeshCells); its feature-keyed slots (MESH_SLOTS,
 // in hist after the particle slots) carry the springs, handed over to an adjacent
-// feature by mesh_carried. A row that was empty and stays empty is not written.
+// feature by mesh_carried. The row itself is the scratch: the first pass writes the
+// contacts' keys, mesh_carried their starting springs, the last pass the new springs.
+// The last pass finds each contact's point again from its key (mesh_touch, the same
+// operations as the search): holding the hits in private arrays, or looping to
+// MESH_SLOTS rather than to the counts, made lavapipe's LLVM unroll Hertz contacts
+// eightfold and take minutes to compile this kernel.
 fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gone: bool,
             f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>,
             e_wall: ptr<function, real>) {
-    let row = li * MESH_SLOTS;
-    var keys: array<u32, MESH_SLOTS>;
-    var hits: array<MeshHit, MESH_SLOTS>;
-    for (var a = 0u; a < MESH_SLOTS; a++) { keys[a] = MESH_NONE; }
+    mesh_new_row = rows.mesh_new + li * MESH_SLOTS;
+    mesh_old_row = rows.mesh_old + li * MESH_SLOTS;
     var count = 0u;
     if (!gone) {
         let g0 = tables[O_MESH_GRID];
@@ -66,8 +69,7 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
                 let h = mesh_contact(n, s, side_i.x, side_i.r);
                 if (h.key == MESH_NONE) { continue; }
                 if (count < MESH_SLOTS) {
-                    keys[count] = h.key;
-                    hits[count] = h;
+                    hist[mesh_new_row + count] = HistRecord(vec3<real>(0.0), h.key);
                 }
                 count++;
             }
@@ -77,17 +79,17 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         raise(ERR_MESH_OVERFLOW, i);
         count = MESH_SLOTS;
     }
-    var old_keys: array<u32, MESH_SLOTS>;
-    var old_springs: array<vec3<real>, MESH_SLOTS>;
-    for (var a = 0u; a < MESH_SLOTS; a++) {
-        let h = hist[rows.mesh_old + row + a];
-        old_keys[a] = h.id;
-        old_springs[a] = h.spring;
+    // Rows are compact: clear what the row held two steps ago beyond this step's count.
+    for (var a = count; a < MESH_SLOTS; a++) {
+        if (hist[mesh_new_row + a].id == MESH_NONE) { break; }
+        hist[mesh_new_row + a] = HistRecord(vec3<real>(0.0), MESH_NONE);
     }
-    if (count == 0u && old_keys[0] == MESH_NONE && hist[rows.mesh_new + row].id == MESH_NONE) {
-        return;
+    if (count == 0u) { return; }
+    var n_old = 0u;
+    for (; n_old < MESH_SLOTS; n_old++) {
+        if (hist[mesh_old_row + n_old].id == MESH_NONE) { break; }
     }
-    let start = mesh_carried(keys, old_keys, old_springs);
+    mesh_carried(count, n_old);
     let m = params.n_materials;
     var still: Side;
     still.x = vec3<real>(0.0);
@@ -95,23 +97,17 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     still.r = 0.0;
     still.dx = vec3<real>(0.0);
     still.dalpha = vec3<real>(0.0);
-    for (var a = 0u; a < MESH_SLOTS; a++) {
-        var rec: HistRecord;
-        rec.spring = vec3<real>(0.0);
-        rec.id = MESH_NONE;
-        if (a < count) {
-            let h = hits[a];
-            let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
-            let lever = h.distance;
-            let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
-                                  side_i, still, start[a]);
-            *f += c.force;
-            *t += lever * cross(h.normal, c.friction);
-            *e_wall += c.energy;
-            rec.spring = c.spring;
-            rec.id = h.key;
-        }
-        hist[rows.mesh_new + row + a] = rec;
+    for (var a = 0u; a < count; a++) {
+        let rec = hist[mesh_new_row + a];
+        let h = mesh_touch(rec.id, side_i.x);
+        let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
+        let lever = h.distance;
+        let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
+                              side_i, still, rec.spring);
+        *f += c.force;
+        *t += lever * cross(h.normal, c.friction);
+        *e_wall += c.energy;
+        hist[mesh_new_row + a] = HistRecord(c.spring, h.key);
     }
 }
 

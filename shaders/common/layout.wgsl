@@ -416,6 +416,14 @@ fn mesh_tri(t: u32, k: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t 
 fn mesh_key(t: u32, j: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 3u + j]; }
 fn mesh_of(t: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 9u]; }
 fn mesh_candidate(s: u32) -> u32 { return particle_flags[O_MESH_ITEMS + mesh_first + s]; }
+// The accessors of mesh_carried: the mesh slots of the particle being summed, in the
+// written (`mesh_new_row`) and the read (`mesh_old_row`) copy of hist.
+var<private> mesh_new_row: u32;
+var<private> mesh_old_row: u32;
+fn mesh_now_key(a: u32) -> u32 { return hist[mesh_new_row + a].id; }
+fn mesh_old_key(s: u32) -> u32 { return hist[mesh_old_row + s].id; }
+fn mesh_old_spring(s: u32) -> vec3<real> { return hist[mesh_old_row + s].spring; }
+fn mesh_set_start(a: u32, spring: vec3<real>) { hist[mesh_new_row + a].spring = spring; }
 // The first vec4 of wall w's pose at the current step (the step being evaluated:
 // step_begin has counted it): point, normal, velocity, angular velocity, axis point.
 fn wall_pose_at(w: u32) -> u32 {

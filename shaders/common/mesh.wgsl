@@ -123,6 +123,15 @@ fn mesh_contact(count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
     return MeshHit(key, point, distance, d / distance);
 }
 
+// The contact with feature `key` of a sphere at x that mesh_contact found: the same
+// point, distance and normal, from the key alone.
+fn mesh_touch(key: u32, x: vec3<real>) -> MeshHit {
+    let point = mesh_feature_point(key, x);
+    let d = point - x;
+    let distance = sqrt(dot(d, d));
+    return MeshHit(key, point, distance, d / distance);
+}
+
 const MESH_SLOTS: u32 = 8u;
 
 // Whether features a and b share a vertex (MeshSurfaces::adjacent).
@@ -137,44 +146,49 @@ fn mesh_adjacent(a: u32, b: u32) -> bool {
     return false;
 }
 
-// The springs this step's contacts `now` (keys, MESH_NONE where none) start from, given
-// the previous slots (`old_keys`, MESH_NONE unused, and `old_springs`): the twin of
-// physics::mesh::carried_springs. A feature touched before keeps its spring; a new one
-// takes over the spring of a vanished contact on an adjacent feature.
-fn mesh_carried(now: array<u32, MESH_SLOTS>, old_keys: array<u32, MESH_SLOTS>,
-                old_springs: array<vec3<real>, MESH_SLOTS>) -> array<vec3<real>, MESH_SLOTS> {
-    var out: array<vec3<real>, MESH_SLOTS>;
-    var taken: array<bool, MESH_SLOTS>;
-    var matched: array<bool, MESH_SLOTS>;
+// The springs this step's `count` contacts start from, given the previous row's
+// `n_old` slots: the twin of physics::mesh::carried_springs. A feature touched before
+// keeps its spring; a new one takes over the spring of a vanished contact on an
+// adjacent feature (the first in slot order, each at most once); otherwise zero. Rows
+// are compact (slot 0 up to the first unused key), so the loops run to the counts and
+// the slot sets are bit masks: no private arrays, nothing for the compiler to unroll.
+// The including module defines the slot accessors:
+//   mesh_now_key(a) -> u32              key of this step's contact a
+//   mesh_old_key(s) -> u32              key of the previous row's slot s
+//   mesh_old_spring(s) -> vec3<real>    its spring
+//   mesh_set_start(a, spring)           contact a's starting spring
+fn mesh_carried(count: u32, n_old: u32) {
+    var taken = 0u;
+    var matched = 0u;
     // Exact matches first, so a handover never takes a spring that continues.
-    for (var a = 0u; a < MESH_SLOTS; a++) {
-        if (now[a] == MESH_NONE) { continue; }
-        for (var s = 0u; s < MESH_SLOTS; s++) {
-            if (old_keys[s] == now[a]) {
-                out[a] = old_springs[s];
-                taken[s] = true;
-                matched[a] = true;
+    for (var a = 0u; a < count; a++) {
+        let k = mesh_now_key(a);
+        mesh_set_start(a, vec3<real>(0.0));
+        for (var s = 0u; s < n_old; s++) {
+            if (mesh_old_key(s) == k) {
+                mesh_set_start(a, mesh_old_spring(s));
+                taken |= 1u << s;
+                matched |= 1u << a;
                 break;
             }
         }
     }
-    for (var a = 0u; a < MESH_SLOTS; a++) {
-        if (now[a] == MESH_NONE || matched[a]) { continue; }
-        for (var s = 0u; s < MESH_SLOTS; s++) {
-            let k = old_keys[s];
-            if (k == MESH_NONE || taken[s]) { continue; }
+    for (var a = 0u; a < count; a++) {
+        if ((matched & (1u << a)) != 0u) { continue; }
+        for (var s = 0u; s < n_old; s++) {
+            let k = mesh_old_key(s);
+            if ((taken & (1u << s)) != 0u) { continue; }
             var still = false;
-            for (var b = 0u; b < MESH_SLOTS; b++) {
-                if (now[b] != MESH_NONE && now[b] == k) { still = true; }
+            for (var b = 0u; b < count; b++) {
+                if (mesh_now_key(b) == k) { still = true; }
             }
-            if (!still && mesh_adjacent(k, now[a])) {
-                out[a] = old_springs[s];
-                taken[s] = true;
+            if (!still && mesh_adjacent(k, mesh_now_key(a))) {
+                mesh_set_start(a, mesh_old_spring(s));
+                taken |= 1u << s;
                 break;
             }
         }
     }
-    return out;
 }
 
 // The cell of rest-frame point x in the mesh cell grid (origin, inverse edge, dims), or
