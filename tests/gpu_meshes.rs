@@ -117,7 +117,13 @@ fn pour_onto_a_mesh_f32_is_deterministic_and_resumes_bitwise() {
     let snap = a.checkpoint_state().unwrap();
     a.advance(150).unwrap();
     let end = a.checkpoint_state().unwrap();
-    assert!(end.contacts.as_ref().unwrap().mesh_key.iter().any(|&k| k != u32::MAX));
+    assert!(end
+        .contacts
+        .as_ref()
+        .unwrap()
+        .mesh_key
+        .iter()
+        .any(|&k| k != u32::MAX));
     let mut b = make(gpu_common::context(test).unwrap());
     b.advance(400).unwrap();
     assert_eq!(b.checkpoint_state().unwrap(), end);
