@@ -59,7 +59,8 @@ fn mesh_pour() -> Scene {
 }
 
 /// [`mesh_pour`], GPU f64 against the CPU over 400 steps within 1e-9 of each field's
-/// largest value (measured: bitwise), with the same mesh keys.
+/// largest value (measured: bitwise), with the same mesh keys and wall loads (the
+/// same contact forces summed in the same order: equal).
 #[test]
 fn pour_onto_a_mesh_with_an_inserter_f64_matches_cpu() {
     let s = mesh_pour();
@@ -88,6 +89,17 @@ fn pour_onto_a_mesh_with_an_inserter_f64_matches_cpu() {
     let (ca, cb) = (sa.contacts.unwrap(), sb.contacts.unwrap());
     assert_eq!(ca.mesh_key, cb.mesh_key);
     assert!(ca.mesh_key.iter().any(|&k| k != u32::MAX));
+    // walls.csv: the planes' and the mesh's loads, summed in the CPU's order.
+    let (la, lb) = (cpu.wall_loads().unwrap(), gpu.wall_loads().unwrap());
+    let (la, lb) = (la.unwrap(), lb.unwrap());
+    assert_eq!(la.len(), 5);
+    assert_eq!(la[4].wall, "floor");
+    assert!(
+        la[4].force.z < 0.0,
+        "the beads press on the floor: {:?}",
+        la[4]
+    );
+    assert_eq!(la, lb);
 }
 
 /// [`mesh_pour`] on the GPU in f32: the same run twice gives the same bits, a checkpoint

@@ -53,10 +53,18 @@ fn wall_side(w: u32, q: vec3<real>) -> Side {
 // MESH_SLOTS rather than to the counts, made lavapipe's LLVM unroll Hertz contacts
 // eightfold and take minutes to compile this kernel.
 fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gone: bool,
-            f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>,
+            record: bool, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>,
             e_wall: ptr<function, real>) {
     mesh_new_row = rows.mesh_new + li * MESH_SLOTS;
     mesh_old_row = rows.mesh_old + li * MESH_SLOTS;
+    // The particle's load on each mesh, summed over its contacts (w = 1: it touches).
+    let loads = rows.wall_load + 2u * (li * load_stride() + params.n_walls);
+    if (record) {
+        for (var mesh = 0u; mesh < N_MESHES; mesh++) {
+            row_vec[loads + 2u * mesh] = vec4<real>(0.0);
+            row_vec[loads + 2u * mesh + 1u] = vec4<real>(0.0);
+        }
+    }
     var count = 0u;
     if (!gone) {
         let g0 = tables[O_MESH_GRID];
@@ -100,7 +108,8 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     for (var a = 0u; a < count; a++) {
         let rec = hist[mesh_new_row + a];
         let h = mesh_touch(rec.id, side_i.x);
-        let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
+        let mesh = mesh_of(h.key / 8u);
+        let pm = pair_mat(m * m + (params.n_walls + mesh) * m + mat_i);
         let lever = h.distance;
         let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
                               side_i, still, rec.spring);
@@ -108,6 +117,13 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         *t += lever * cross(h.normal, c.friction);
         *e_wall += c.energy;
         hist[mesh_new_row + a] = HistRecord(c.spring, h.key);
+        if (record) {
+            // backend::loads::add_load, into the particle's sum for this mesh.
+            let at = loads + 2u * mesh;
+            row_vec[at] = vec4<real>(row_vec[at].xyz - c.force, 1.0);
+            row_vec[at + 1u] = vec4<real>(row_vec[at + 1u].xyz
+                                          + cross(h.point - mesh_axis(mesh), -c.force), 0.0);
+        }
     }
 }
 
@@ -502,12 +518,12 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         }
         set_wall_s(li * nw + w, new_s);
         if (record) {
-            row_vec[rows.wall_load + 2u * (li * params.n_walls + w)] = load_f;
-            row_vec[rows.wall_load + 2u * (li * params.n_walls + w) + 1u] = load_q;
+            row_vec[rows.wall_load + 2u * (li * load_stride() + w)] = load_f;
+            row_vec[rows.wall_load + 2u * (li * load_stride() + w) + 1u] = load_q;
         }
     }
     if (hertz && N_MESH_TRIS > 0u) {
-        mesh_sum(i, li, side_i, r_i, m_i, mat_i, gone, &f, &t, &e_wall);
+        mesh_sum(i, li, side_i, r_i, m_i, mat_i, gone, record, &f, &t, &e_wall);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         var om = end_omega(i, get_omega(i), flags_i);

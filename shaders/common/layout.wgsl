@@ -416,6 +416,10 @@ fn mesh_tri(t: u32, k: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t 
 fn mesh_key(t: u32, j: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 3u + j]; }
 fn mesh_of(t: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 9u]; }
 fn mesh_candidate(s: u32) -> u32 { return particle_flags[O_MESH_ITEMS + mesh_first + s]; }
+// Mesh m's axis point: moments of its load are taken about it.
+fn mesh_axis(m: u32) -> vec3<real> { return tables[O_MESH_GRID + 2u + m].xyz; }
+// Load records per particle (rows.wall_load): two vec4 for each plane, then each mesh.
+fn load_stride() -> u32 { return params.n_walls + N_MESHES; }
 // The accessors of mesh_carried: the mesh slots of the particle being summed, in the
 // written (`mesh_new_row`) and the read (`mesh_old_row`) copy of hist.
 var<private> mesh_new_row: u32;

@@ -1,4 +1,4 @@
-//! The loads particles put on plane walls (`walls.csv`), as both backends sum them:
+//! The loads particles put on walls (`walls.csv`), as both backends sum them:
 //! the same arithmetic in the same order, so that the GPU in `f64`, from contact forces
 //! equal to the CPU's, gives the CPU's bits.
 
@@ -19,22 +19,37 @@ pub fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
     load[1] += (q - axis).cross(f);
 }
 
-/// Hertz loads on `axes.len()` planes of `n` particles from their contributions:
-/// `contribution(i, w)` is the contact point and the force on plane `w` of particle
-/// `i`'s contact with it, if they touch. Summed per [`LOAD_CHUNK`] as the CPU does.
-pub fn chunked_plane_loads(
+/// One particle's part of a wall's Hertz load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LoadPart {
+    /// Its one contact with a plane: the contact point and the force on the plane.
+    At(DVec3, DVec3),
+    /// Its contacts with a mesh, summed as [`add_load`] sums them: `[force, moment]`.
+    Sum([DVec3; 2]),
+}
+
+/// Hertz loads on the `axes.len()` planes and then `meshes` meshes of `n` particles
+/// from their parts: `contribution(i, w)` is particle `i`'s part of wall `w`'s load, if
+/// they touch. Summed per [`LOAD_CHUNK`] as the CPU does.
+pub fn chunked_loads(
     n: usize,
     axes: &[DVec3],
-    contribution: impl Fn(usize, usize) -> Option<(DVec3, DVec3)>,
+    meshes: usize,
+    contribution: impl Fn(usize, usize) -> Option<LoadPart>,
 ) -> Vec<[DVec3; 2]> {
-    let mut total = vec![[DVec3::ZERO; 2]; axes.len()];
+    let mut total = vec![[DVec3::ZERO; 2]; axes.len() + meshes];
     let mut chunk = total.clone();
     for first in (0..n).step_by(LOAD_CHUNK) {
         chunk.fill([DVec3::ZERO; 2]);
         for i in first..(first + LOAD_CHUNK).min(n) {
             for (w, load) in chunk.iter_mut().enumerate() {
-                if let Some((q, f)) = contribution(i, w) {
-                    add_load(load, axes[w], q, f);
+                match contribution(i, w) {
+                    Some(LoadPart::At(q, f)) => add_load(load, axes[w], q, f),
+                    Some(LoadPart::Sum([f, m])) => {
+                        load[0] += f;
+                        load[1] += m;
+                    }
+                    None => {}
                 }
             }
         }

@@ -74,7 +74,7 @@ impl Backend for GpuBackend {
     }
 
     fn wall_loads(&mut self) -> Result<Option<Vec<crate::backend::WallLoad>>> {
-        self.plane_loads()
+        self.wall_loads_now()
     }
 
     fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {

@@ -497,7 +497,7 @@ impl GpuBackend {
             energy: energy.iter().map(|e| e.to_array()).collect(),
             mesh_key,
             mesh_spring,
-            wall_load: self.hertz_plane_loads()?.unwrap_or_default(),
+            wall_load: self.hertz_loads()?.unwrap_or_default(),
         }))
     }
 
@@ -520,11 +520,11 @@ impl GpuBackend {
             )));
         }
         if !c.wall_load.is_empty() {
-            if c.wall_load.len() != self.model.walls.len() {
+            let nl = self.model.walls.len() + self.model.meshes.len();
+            if c.wall_load.len() != nl {
                 return Err(Error::Snapshot(format!(
-                    "the snapshot has the loads of {} walls, the scene {} planes",
-                    c.wall_load.len(),
-                    self.model.walls.len()
+                    "the snapshot has the loads of {} walls, the scene {nl} planes and meshes",
+                    c.wall_load.len()
                 )));
             }
             self.restored_loads = Some((self.steps, c.wall_load.clone()));

@@ -62,6 +62,9 @@ impl MeshData {
         reals.extend_from_slice(&cells.origin.extend(cells.inv).to_array());
         reals.extend(cells.dims.map(f64::from));
         reals.push(0.0);
+        for pose in &surfaces.poses {
+            reals.extend_from_slice(&pose.axis().extend(0.0).to_array());
+        }
         for v in &surfaces.vertices {
             reals.extend_from_slice(&v.extend(0.0).to_array());
         }
@@ -85,6 +88,7 @@ impl MeshData {
             reals,
             words,
             counts: super::plan::MeshCounts {
+                meshes: model.meshes.len() as u32,
                 vertices: surfaces.vertices.len() as u32,
                 triangles: nt,
                 cells: cells.start.len() as u32 - 1,

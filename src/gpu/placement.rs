@@ -72,6 +72,8 @@ pub fn to_device(model: &Model, origin: DVec3) -> Model {
         for v in &mut mesh.mesh.vertices {
             *v -= origin;
         }
+        // Moments of its load are taken about it on the device (meshes at rest).
+        mesh.motion.axis_point -= origin;
     }
     for w in &mut m.walls {
         // The plane n·(x − p) = 0: its point nearest O is O + n·((p − O)·n).

@@ -76,6 +76,7 @@ impl SectionNeeds {
             clump_types: 2,
             moving_walls: true,
             mesh: MeshCounts {
+                meshes: 2,
                 vertices: 4,
                 triangles: 2,
                 cells: 3,
@@ -150,7 +151,8 @@ pub struct Sections {
     pub wall_poses: u32,
     /// Whether some wall moves (`wall_poses` holds their poses).
     pub moving_walls: bool,
-    /// `tables`: the mesh grid's origin and inverse cell edge, then its dimensions.
+    /// `tables`: the mesh grid's origin and inverse cell edge, then its dimensions,
+    /// then each mesh's axis point (moments of its load are taken about it).
     pub mesh_grid: u32,
     /// `tables`: mesh vertices (vec4 each).
     pub mesh_verts: u32,
@@ -164,6 +166,8 @@ pub struct Sections {
     pub mesh_items: u32,
     /// Mesh triangles (0: no meshes).
     pub mesh_triangles: u32,
+    /// Mesh walls.
+    pub meshes: u32,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -247,7 +251,7 @@ impl Sections {
         );
         let mc = w.mesh;
         let meshes = mc.triangles > 0;
-        let mesh_grid = tables.take(meshes, 2);
+        let mesh_grid = tables.take(meshes, 2 + u64::from(mc.meshes));
         let mesh_verts = tables.take(meshes, u64::from(mc.vertices));
         let mesh_tris = tables.take(meshes, 7 * u64::from(mc.triangles));
         let mesh_ids = flags.take(meshes, 10 * u64::from(mc.triangles));
@@ -297,6 +301,7 @@ impl Sections {
             mesh_cells: index("particle_flags", mesh_cells)?,
             mesh_items: index("particle_flags", mesh_items)?,
             mesh_triangles: mc.triangles,
+            meshes: mc.meshes,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -336,6 +341,7 @@ impl Sections {
             ("O_MESH_CELLS", self.mesh_cells),
             ("O_MESH_ITEMS", self.mesh_items),
             ("N_MESH_TRIS", self.mesh_triangles),
+            ("N_MESHES", self.meshes),
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
@@ -360,9 +366,11 @@ pub struct TableCounts {
     pub mesh: MeshCounts,
 }
 
-/// The sizes of the mesh walls' data ([`crate::gpu::contents::MeshData`]).
+/// The sizes of the mesh walls' data (`gpu::contents::MeshData`, private).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MeshCounts {
+    /// Mesh walls (one axis point each in `tables`).
+    pub meshes: u32,
     /// Vertices (one vec4 each in `tables`).
     pub vertices: u32,
     /// Triangles (7 vec4 in `tables`, 10 words in `particle_flags`).
@@ -531,9 +539,9 @@ impl Plan {
         } else {
             0
         };
-        // Two vec4 per particle and wall for the loads (Hertz law with walls).
-        let load_stride = if hertz && !model.walls.is_empty() {
-            model.walls.len() as u64
+        // Two vec4 per particle and plane or mesh for the loads (Hertz law with walls).
+        let load_stride = if hertz && (!model.walls.is_empty() || !model.meshes.is_empty()) {
+            (model.walls.len() + model.meshes.len()) as u64
         } else {
             0
         };

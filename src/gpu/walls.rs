@@ -15,7 +15,8 @@ use glam::DVec3;
 
 use super::contract::{POSE_SLOTS, POSE_VEC4, STATUS_LOADS};
 use super::{bind, GpuBackend};
-use crate::backend::{loads, Backend, WallLoad};
+use crate::backend::loads::{self, LoadPart};
+use crate::backend::{Backend, WallLoad};
 use crate::error::Result;
 use crate::model::{ContactLaw, Wall};
 
@@ -123,14 +124,10 @@ impl GpuBackend {
             .collect()
     }
 
-    /// The Hertz loads on the planes at the current state, `[force, moment]` each:
-    /// those the last force evaluation recorded, or a restored state's; `None` when
-    /// there are none for this step.
-    pub(super) fn hertz_plane_loads(&self) -> Result<Option<Vec<[DVec3; 2]>>> {
-        // Mesh loads are not recorded on the GPU yet.
-        if !self.model.meshes.is_empty() {
-            return Ok(None);
-        }
+    /// The Hertz loads on the planes and then the meshes at the current state,
+    /// `[force, moment]` each: those the last force evaluation recorded, or a restored
+    /// state's; `None` when there are none for this step.
+    pub(super) fn hertz_loads(&self) -> Result<Option<Vec<[DVec3; 2]>>> {
         if let Some((step, l)) = &self.restored_loads {
             if *step == self.steps {
                 return Ok(Some(l.clone()));
@@ -139,41 +136,48 @@ impl GpuBackend {
         if !self.records_loads || self.loads_step != Some(self.steps) {
             return Ok(None);
         }
-        let nw = self.model.walls.len();
+        let (nw, nm) = (self.model.walls.len(), self.model.meshes.len());
+        let nl = nw + nm;
         let axes = self.plane_axes();
         let rs = self.real_size();
         let skip = (2 * self.wall_stride() + 3) * 4 * rs;
-        let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nw * 4 * rs)?;
+        let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nl * 4 * rs)?;
         let n = self.n as usize;
-        let r = self.reals_from_bytes(&raw, n * nw * 8);
+        let r = self.reals_from_bytes(&raw, n * nl * 8);
         let origin = self.origin;
-        Ok(Some(loads::chunked_plane_loads(n, &axes, |i, w| {
-            let at = (i * nw + w) * 8;
+        Ok(Some(loads::chunked_loads(n, &axes, nm, |i, w| {
+            let at = (i * nl + w) * 8;
             (r[at + 3] != 0.0).then(|| {
                 let f = DVec3::new(r[at], r[at + 1], r[at + 2]);
-                let q = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
+                let b = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
+                if w >= nw {
+                    // A mesh's sum, its moment about the axis (taken in device
+                    // coordinates, where the axis is shifted with the mesh).
+                    return LoadPart::Sum([f, b]);
+                }
                 // Adding a zero origin would turn −0 into +0.
-                let q = if origin == DVec3::ZERO { q } else { q + origin };
-                (q, f)
+                let q = if origin == DVec3::ZERO { b } else { b + origin };
+                LoadPart::At(q, f)
             })
         })))
     }
 
-    /// The loads on the planes at the current state (`None` when the last force
-    /// evaluation did not record them).
-    pub(super) fn plane_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
+    /// The loads on the planes and meshes at the current state (`None` when the last
+    /// force evaluation did not record them).
+    pub(super) fn wall_loads_now(&mut self) -> Result<Option<Vec<WallLoad>>> {
         let walls = &self.model.walls;
         let nw = walls.len();
-        // Mesh loads are not recorded on the GPU yet: no rows rather than some.
-        if !self.model.meshes.is_empty() {
+        let hertz = matches!(self.model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+        // Binder and hard contacts with meshes do not run on the GPU (refused).
+        if !self.model.meshes.is_empty() && !hertz {
             return Ok(None);
         }
-        if nw == 0 {
+        if nw + self.model.meshes.len() == 0 {
             return Ok(Some(Vec::new()));
         }
         let axes = self.plane_axes();
         let total = match self.model.contact.map(|c| c.law) {
-            Some(ContactLaw::Hertz) => match self.hertz_plane_loads()? {
+            Some(ContactLaw::Hertz) => match self.hertz_loads()? {
                 Some(total) => total,
                 None => return Ok(None),
             },
@@ -190,14 +194,17 @@ impl GpuBackend {
                     .collect();
                 loads::hard_plane_loads(&p, &self.planes_now(), &axes, &impulses, self.dt)
             }
-            None => vec![[DVec3::ZERO; 2]; nw],
+            None => vec![[DVec3::ZERO; 2]; nw + self.model.meshes.len()],
         };
+        // Named as the CPU names them: planes by index, meshes by name.
+        let names = (0..nw)
+            .map(|w| format!("wall[{w}]"))
+            .chain(self.model.meshes.iter().map(|m| m.name.clone()));
         Ok(Some(
-            total
-                .into_iter()
-                .enumerate()
-                .map(|(w, [force, moment])| WallLoad {
-                    wall: format!("wall[{w}]"),
+            names
+                .zip(total)
+                .map(|(wall, [force, moment])| WallLoad {
+                    wall,
                     force,
                     moment,
                 })

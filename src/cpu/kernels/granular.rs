@@ -163,6 +163,9 @@ impl GranularInputs<'_> {
             (Some(k), Some(s)) => carried_springs(&ws.surfaces, &now, k, s),
             _ => [DVec3::ZERO; MESH_SLOTS],
         };
+        // The particle's load on each mesh it touches, summed over its contacts before
+        // they join the chunk's (the GPU records one such sum per particle and mesh).
+        let mut mine = [(u32::MAX, [DVec3::ZERO; 2]); MESH_SLOTS];
         for (a, c) in now.iter().enumerate() {
             let Some(c) = c else { continue };
             let (overlap, lever) = (side_i.r - c.distance, c.distance);
@@ -180,13 +183,18 @@ impl GranularInputs<'_> {
             out.e_wall += r.energy;
             keys[a] = c.key;
             springs[a] = r.spring;
-            if let Some(l) = loads.get_mut(c.mesh as usize) {
-                add_load(
-                    l,
-                    ws.surfaces.poses[c.mesh as usize].axis(),
-                    c.point,
-                    -r.force,
-                );
+            if !loads.is_empty() {
+                if let Some(e) = mine.iter_mut().find(|e| e.0 == c.mesh || e.0 == u32::MAX) {
+                    e.0 = c.mesh;
+                    let axis = ws.surfaces.poses[c.mesh as usize].axis();
+                    add_load(&mut e.1, axis, c.point, -r.force);
+                }
+            }
+        }
+        for (mesh, l) in mine.iter().take_while(|e| e.0 != u32::MAX) {
+            if let Some(total) = loads.get_mut(*mesh as usize) {
+                total[0] += l[0];
+                total[1] += l[1];
             }
         }
         count.saturating_sub(MESH_SLOTS) as u32
