@@ -39,3 +39,62 @@ fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn granular_forces_no_energy(@builtin(global_invocation_id) gid: vec3<u32>) {
     granular_forces_at(gid, false);
 }
+
+// Kernel mesh_place: the meshes placed at the current step (after step_begin, before
+// any contact reads them), into `vecs` at O_MESH_PLACED, if some mesh moves: the twin
+// of physics::mesh::MeshSurfaces::place (Pose::place of each vertex, then each
+// triangle's corners and Planes::new, in their operations and order). A mesh at rest
+// is copied as it is (the CPU never moves it). One invocation per vertex and triangle.
+@compute @workgroup_size(WG)
+fn mesh_place(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (MOVING_MESHES == 0u || failed()) { return; }
+    let k = gid.x;
+    let nv = O_MESH_TRIS - O_MESH_VERTS;
+    if (k < nv) {
+        // Its mesh: the first whose vertices end after k (the axis records' w).
+        var m = 0u;
+        while (m + 1u < N_MESHES && real(k) >= tables[O_MESH_GRID + 2u + m].w) { m++; }
+        var x = tables[O_MESH_VERTS + k].xyz;
+        let o = mesh_pose_at(m);
+        if (tables[o + 3u].w != 0.0) { x = mesh_place_point(o, x); }
+        set_mesh_placed(O_MESH_VERTS + k, vec4<real>(x, 0.0));
+    }
+    if (k < N_MESH_TRIS) {
+        let base = O_MESH_TRIS + 7u * k;
+        let o = mesh_pose_at(mesh_of(k));
+        if (tables[o + 3u].w == 0.0) {
+            for (var j = 0u; j < 7u; j++) { set_mesh_placed(base + j, tables[base + j]); }
+            return;
+        }
+        var c: array<vec3<real>, 3>;
+        for (var j = 0u; j < 3u; j++) {
+            c[j] = mesh_place_point(o, tables[base + j].xyz);
+            set_mesh_placed(base + j, vec4<real>(c[j], 0.0));
+        }
+        let n = unit(cross3(c[1] - c[0], c[2] - c[0]));
+        set_mesh_placed(base + 3u, vec4<real>(n, dot3(n, c[0])));
+        for (var j = 0u; j < 3u; j++) {
+            let p = c[j];
+            let q = c[(j + 1u) % 3u];
+            // (q − p) × n points out of a right-handed triangle.
+            let e = unit(cross3(q - p, n));
+            set_mesh_placed(base + 4u + j, vec4<real>(e, dot3(e, p)));
+        }
+    }
+}
+
+// glam's cross, dot and normalize, spelled out (their operations in their order).
+fn cross3(a: vec3<real>, b: vec3<real>) -> vec3<real> {
+    return vec3<real>(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
+}
+fn dot3(a: vec3<real>, b: vec3<real>) -> real { return a.x * b.x + a.y * b.y + a.z * b.z; }
+fn unit(a: vec3<real>) -> vec3<real> { return a * (1.0 / sqrt(dot3(a, a))); }
+
+// Writes vec4 k of the mesh data (tables index) placed.
+fn set_mesh_placed(k: u32, v: vec4<real>) {
+    let o = O_MESH_PLACED + 4u * (k - O_MESH_VERTS);
+    vecs[o] = v.x;
+    vecs[o + 1u] = v.y;
+    vecs[o + 2u] = v.z;
+    vecs[o + 3u] = v.w;
+}

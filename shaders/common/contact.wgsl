@@ -42,7 +42,31 @@ fn wall_side(w: u32, q: vec3<real>) -> Side {
     return s;
 }
 
-// Particle i's Hertz contacts with the mesh walls (at rest), added to f, t and e_wall:
+// The wall side of a contact at q on mesh m: wall_side's, from the mesh's pose (the
+// twin of cpu::walls::WallState::side with the mesh's pose).
+fn mesh_side(m: u32, q: vec3<real>) -> Side {
+    var s: Side;
+    s.x = vec3<real>(0.0);
+    s.v = vec3<real>(0.0);
+    s.r = 0.0;
+    s.dx = vec3<real>(0.0);
+    s.dalpha = vec3<real>(0.0);
+    if (MOVING_MESHES == 0u) { return s; }
+    let o = mesh_pose_at(m);
+    let vel = tables[o + 5u].xyz;
+    let om = tables[o + 6u].xyz;
+    if (all(vel == vec3<real>(0.0)) && all(om == vec3<real>(0.0))) { return s; }
+    let v = vel + cross(om, q - tables[o + 7u].xyz);
+    s.x = q;
+    s.v = v;
+    if ((params.flags & PARAM_FIRST) == 0u) {
+        s.dx = params.dt * v;
+        s.dalpha = params.dt * om;
+    }
+    return s;
+}
+
+// Particle i's Hertz contacts with the mesh walls, added to f, t and e_wall:
 // the twin of GranularInputs::mesh_sum (src/cpu/kernels/granular.rs). Its candidates are
 // the triangles of its cell (neighbor::MeshCells); its feature-keyed slots (MESH_SLOTS,
 // in hist after the particle slots) carry the springs, handed over to an adjacent
@@ -66,14 +90,21 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         }
     }
     var count = 0u;
-    if (!gone) {
+    // The cell grid lies in the meshes' rest frame: with moving meshes, one pass per
+    // mesh, from the sphere's place in that mesh's frame, over that mesh's triangles
+    // (triangle ids ascend mesh by mesh: the CPU's candidate order).
+    var passes = 1u;
+    if (MOVING_MESHES != 0u) { passes = N_MESHES; }
+    for (var mp = 0u; mp < passes && !gone; mp++) {
         let g0 = tables[O_MESH_GRID];
         let g1 = tables[O_MESH_GRID + 1u];
-        let cell = mesh_cell(side_i.x, g0.xyz, g0.w, vec3<u32>(g1.xyz));
+        let xr = mesh_rest_point(mp, side_i.x);
+        let cell = mesh_cell(xr, g0.xyz, g0.w, vec3<u32>(g1.xyz));
         if (cell != MESH_NONE) {
             mesh_first = particle_flags[O_MESH_CELLS + cell];
             let n = particle_flags[O_MESH_CELLS + cell + 1u] - mesh_first;
             for (var s = 0u; s < n; s++) {
+                if (MOVING_MESHES != 0u && mesh_of(mesh_candidate(s)) != mp) { continue; }
                 let h = mesh_contact(n, s, side_i.x, side_i.r);
                 if (h.key == MESH_NONE) { continue; }
                 if (count < MESH_SLOTS) {
@@ -99,12 +130,6 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     }
     mesh_carried(count, n_old);
     let m = params.n_materials;
-    var still: Side;
-    still.x = vec3<real>(0.0);
-    still.v = vec3<real>(0.0);
-    still.r = 0.0;
-    still.dx = vec3<real>(0.0);
-    still.dalpha = vec3<real>(0.0);
     for (var a = 0u; a < count; a++) {
         let rec = hist[mesh_new_row + a];
         let h = mesh_touch(rec.id, side_i.x);
@@ -112,7 +137,7 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         let pm = pair_mat(m * m + (params.n_walls + mesh) * m + mat_i);
         let lever = h.distance;
         let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
-                              side_i, still, rec.spring);
+                              side_i, mesh_side(mesh, h.point), rec.spring);
         *f += c.force;
         *t += lever * cross(h.normal, c.friction);
         *e_wall += c.energy;

@@ -408,16 +408,50 @@ fn wall_at(w: u32) -> WallRecord {
 // accessors common/mesh.wgsl reads. `mesh_first` is the first item of the cell being
 // searched (set by the caller before mesh_contact).
 var<private> mesh_first: u32;
-fn mesh_vertex(v: u32) -> vec3<real> { return tables[O_MESH_VERTS + v].xyz; }
-fn mesh_corner(t: u32, k: u32) -> vec3<real> { return tables[O_MESH_TRIS + 7u * t + k].xyz; }
-fn mesh_plane(t: u32) -> vec4<real> { return tables[O_MESH_TRIS + 7u * t + 3u]; }
-fn mesh_edge(t: u32, k: u32) -> vec4<real> { return tables[O_MESH_TRIS + 7u * t + 4u + k]; }
+// vec4 k of the meshes' vertex and triangle data (tables index, O_MESH_VERTS on): at
+// rest in `tables`; placed at the current step (by mesh_place, in `vecs`) if some mesh
+// moves.
+fn mesh_data(k: u32) -> vec4<real> {
+    if (MOVING_MESHES == 0u) { return tables[k]; }
+    let o = O_MESH_PLACED + 4u * (k - O_MESH_VERTS);
+    return vec4<real>(vecs[o], vecs[o + 1u], vecs[o + 2u], vecs[o + 3u]);
+}
+fn mesh_vertex(v: u32) -> vec3<real> { return mesh_data(O_MESH_VERTS + v).xyz; }
+fn mesh_corner(t: u32, k: u32) -> vec3<real> { return mesh_data(O_MESH_TRIS + 7u * t + k).xyz; }
+fn mesh_plane(t: u32) -> vec4<real> { return mesh_data(O_MESH_TRIS + 7u * t + 3u); }
+fn mesh_edge(t: u32, k: u32) -> vec4<real> { return mesh_data(O_MESH_TRIS + 7u * t + 4u + k); }
 fn mesh_tri(t: u32, k: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + k]; }
 fn mesh_key(t: u32, j: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 3u + j]; }
 fn mesh_of(t: u32) -> u32 { return particle_flags[O_MESH_IDS + 10u * t + 9u]; }
 fn mesh_candidate(s: u32) -> u32 { return particle_flags[O_MESH_ITEMS + mesh_first + s]; }
-// Mesh m's axis point: moments of its load are taken about it.
-fn mesh_axis(m: u32) -> vec3<real> { return tables[O_MESH_GRID + 2u + m].xyz; }
+// The first vec4 of mesh m's pose at the current step (step_begin has counted it):
+// rotation columns, centre (w: 1 if the mesh moves), translation, velocity, angular
+// velocity, axis point. Only if some mesh moves.
+fn mesh_pose_at(m: u32) -> u32 {
+    let slot = atomicLoad(&status[STATUS_STEP]) % POSE_SLOTS;
+    return O_MESH_POSES + MESH_POSE_VEC4 * (slot * N_MESHES + m);
+}
+// Mesh m's axis point now: moments of its load are taken about it.
+fn mesh_axis(m: u32) -> vec3<real> {
+    if (MOVING_MESHES == 0u) { return tables[O_MESH_GRID + 2u + m].xyz; }
+    return tables[mesh_pose_at(m) + 7u].xyz;
+}
+// Mesh m's pose applied to a point: R (x − c) + c + t (model::Pose::place, its order).
+fn mesh_place_point(o: u32, x: vec3<real>) -> vec3<real> {
+    let c = tables[o + 3u].xyz;
+    let d = x - c;
+    let r = tables[o].xyz * d.x + tables[o + 1u].xyz * d.y + tables[o + 2u].xyz * d.z;
+    return r + c + tables[o + 4u].xyz;
+}
+// x in mesh m's rest frame, where its cell grid lies: Rᵀ (x − t − c) + c.
+fn mesh_rest_point(m: u32, x: vec3<real>) -> vec3<real> {
+    if (MOVING_MESHES == 0u) { return x; }
+    let o = mesh_pose_at(m);
+    let c = tables[o + 3u].xyz;
+    let d = x - tables[o + 4u].xyz - c;
+    return vec3<real>(dot(tables[o].xyz, d), dot(tables[o + 1u].xyz, d),
+                      dot(tables[o + 2u].xyz, d)) + c;
+}
 // Load records per particle (rows.wall_load): two vec4 for each plane, then each mesh.
 fn load_stride() -> u32 { return params.n_walls + N_MESHES; }
 // The accessors of mesh_carried: the mesh slots of the particle being summed, in the

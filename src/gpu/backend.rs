@@ -332,6 +332,7 @@ impl GpuBackend {
             // The batch evaluates the forces of steps s + 1 ..= s + batch; the last
             // step of the call records the wall loads.
             self.write_wall_poses(self.steps + (n - left) + 1);
+            self.write_mesh_poses(self.steps + (n - left) + 1);
             self.record_loads_at(self.steps + n);
             let mut encoder = self.encoder();
             {

@@ -62,8 +62,10 @@ impl MeshData {
         reals.extend_from_slice(&cells.origin.extend(cells.inv).to_array());
         reals.extend(cells.dims.map(f64::from));
         reals.push(0.0);
-        for pose in &surfaces.poses {
-            reals.extend_from_slice(&pose.axis().extend(0.0).to_array());
+        // Each mesh's axis point, and (w) the end of its vertices (for mesh_place).
+        for (m, pose) in surfaces.poses.iter().enumerate() {
+            let end = f64::from(surfaces.vertex_end(m));
+            reals.extend_from_slice(&pose.axis().extend(end).to_array());
         }
         for v in &surfaces.vertices {
             reals.extend_from_slice(&v.extend(0.0).to_array());
@@ -251,6 +253,13 @@ impl<R: Real> Contents<R> {
         if plan.needs.pos_kahan && plan.needs.pos_next {
             vecs.extend(zeros(n3));
         }
+        // The placed meshes, written by mesh_place at every step before they are read.
+        if sections.moving_meshes {
+            let mc = tables.mesh.counts;
+            vecs.extend(zeros(
+                4 * (u64::from(mc.vertices) + 7 * u64::from(mc.triangles)) * rs,
+            ));
+        }
         debug_assert_eq!(vecs.len() as u64, u64::from(sections.vecs_len) * rs);
         debug_assert_eq!(body.len() as u64, u64::from(sections.body_len) * 4 * rs);
         let particle_flags: Vec<u8> = [
@@ -288,6 +297,15 @@ impl<R: Real> Contents<R> {
                     .map(|&x| R::from_f64(x))
                     .collect::<Vec<R>>(),
             ),
+            // The meshes' poses, written before each batch (gpu/walls.rs).
+            &vec![
+                0u8;
+                (super::contract::POSE_SLOTS * super::contract::MESH_POSE_VEC4) as usize
+                    * model.meshes.len()
+                    * 4
+                    * rs as usize
+                    * usize::from(sections.moving_meshes)
+            ],
         ]
         .concat();
         debug_assert_eq!(

@@ -33,6 +33,9 @@ pub const STATUS_WORDS: u32 = 32;
 pub const POSE_SLOTS: u32 = 64;
 /// vec4 per wall pose: point, normal, velocity, angular velocity, axis point.
 pub const POSE_VEC4: u32 = 5;
+/// vec4 per mesh pose (`Pose`): the rotation's three columns, centre, translation,
+/// velocity, angular velocity, axis point.
+pub const MESH_POSE_VEC4: u32 = 8;
 
 /// Kernel error: map (23)'s exact rotation update left its domain.
 pub const ERR_ROTATION_DOMAIN: u32 = 0;
@@ -338,7 +341,7 @@ const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 119] = [
+pub const CONSTANTS: [(&str, u32); 120] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -350,6 +353,7 @@ pub const CONSTANTS: [(&str, u32); 119] = [
     ("STATUS_WORDS", STATUS_WORDS),
     ("POSE_SLOTS", POSE_SLOTS),
     ("POSE_VEC4", POSE_VEC4),
+    ("MESH_POSE_VEC4", MESH_POSE_VEC4),
     ("ERR_ROTATION_DOMAIN", ERR_ROTATION_DOMAIN),
     ("ERR_HALF_TURN", ERR_HALF_TURN),
     ("ERR_BOND_HALF_TURN", ERR_BOND_HALF_TURN),

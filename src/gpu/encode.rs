@@ -98,6 +98,12 @@ impl GpuBackend {
     /// the history copy granular_forces writes.
     /// `fuse`: end in `particle_forces_predict` instead of `particle_forces`.
     pub(super) fn encode_forces(&self, pass: &mut wgpu::ComputePass<'_>, step: u64, fuse: bool) {
+        // Moving meshes placed at this step, before any contact reads them.
+        if self.sections.moving_meshes {
+            let s = &self.sections;
+            let items = (s.mesh_tris - s.mesh_verts).max(s.mesh_triangles);
+            self.dispatch(pass, KernelId::MeshPlace, groups(items));
+        }
         if self.contact {
             self.encode_grid(pass);
         }

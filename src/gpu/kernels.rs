@@ -35,6 +35,8 @@ pub enum KernelId {
     GranularForces,
     /// `granular_forces_no_energy`.
     GranularForcesNoEnergy,
+    /// `mesh_place`.
+    MeshPlace,
     /// `grid_gate`.
     GridGate,
     /// `grid_clear`.
@@ -111,7 +113,7 @@ pub enum KernelId {
 
 impl KernelId {
     /// Every kernel.
-    pub const ALL: [KernelId; 46] = [
+    pub const ALL: [KernelId; 47] = [
         Self::StepBegin,
         Self::IntegratePredict,
         Self::CommitPos,
@@ -122,6 +124,7 @@ impl KernelId {
         Self::ParticleForcesPredict,
         Self::GranularForces,
         Self::GranularForcesNoEnergy,
+        Self::MeshPlace,
         Self::GridGate,
         Self::GridClear,
         Self::GridInsert,
@@ -173,6 +176,7 @@ impl KernelId {
             Self::ParticleForcesPredict => "particle_forces_predict",
             Self::GranularForces => "granular_forces",
             Self::GranularForcesNoEnergy => "granular_forces_no_energy",
+            Self::MeshPlace => "mesh_place",
             Self::GridGate => "grid_gate",
             Self::GridClear => "grid_clear",
             Self::GridInsert => "grid_insert",

@@ -288,13 +288,11 @@ impl GpuBackend {
             }
             _ => {}
         }
-        // Mesh walls on the GPU: at rest, under the Hertz law (issue 26, in progress).
+        // Mesh walls on the GPU: still or moving, under the Hertz law (issue 26).
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        if !model.meshes.is_empty()
-            && (!hertz || model.meshes.iter().any(|m| !m.motion.is_static()))
-        {
+        if !model.meshes.is_empty() && !hertz {
             return Err(Error::Backend(
-                "mesh walls run on the GPU only at rest and under the Hertz law so far (moving meshes, the binder law and hard contacts on meshes run on the CPU reference backend); use --backend cpu".into(),
+                "mesh walls run on the GPU under the Hertz law only so far (the binder law and hard contacts on meshes run on the CPU reference backend); use --backend cpu".into(),
             ));
         }
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
@@ -479,6 +477,7 @@ impl GpuBackend {
     /// evaluations clear: they follow a step, whose increments the contact springs take.
     fn first_evaluation<R: Real>(&mut self, start: u64, params: Params<R>) -> Result<()> {
         self.write_wall_poses(start);
+        self.write_mesh_poses(start);
         self.record_loads_at(start);
         let mut encoder = self.encoder();
         {

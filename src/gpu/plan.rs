@@ -9,7 +9,7 @@
 //! and writes the same sections. Pure functions, tested here.
 
 use crate::error::{Error, Result};
-use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD, POSE_SLOTS, POSE_VEC4};
+use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD, MESH_POSE_VEC4, POSE_SLOTS, POSE_VEC4};
 use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
 use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
 use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -53,6 +53,9 @@ pub struct SectionNeeds {
     pub moving_walls: bool,
     /// Mesh walls' data sizes (all zero without meshes).
     pub mesh: MeshCounts,
+    /// Some mesh moves: the meshes' poses of each step are uploaded and `mesh_place`
+    /// places them at every step.
+    pub moving_meshes: bool,
 }
 
 impl SectionNeeds {
@@ -75,6 +78,7 @@ impl SectionNeeds {
             free: n.saturating_sub(8),
             clump_types: 2,
             moving_walls: true,
+            moving_meshes: true,
             mesh: MeshCounts {
                 meshes: 2,
                 vertices: 4,
@@ -168,6 +172,14 @@ pub struct Sections {
     pub mesh_triangles: u32,
     /// Mesh walls.
     pub meshes: u32,
+    /// `tables`: the meshes' poses, [`MESH_POSE_VEC4`] vec4 per mesh and step slot
+    /// (`step % POSE_SLOTS`), written before each batch of steps, if some mesh moves.
+    pub mesh_poses: u32,
+    /// `vecs`: the meshes placed at the current step by `mesh_place` (the layout of
+    /// `mesh_verts` then `mesh_tris`, 4 reals per vec4), if some mesh moves.
+    pub mesh_placed: u32,
+    /// Whether some mesh moves.
+    pub moving_meshes: bool,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -254,6 +266,15 @@ impl Sections {
         let mesh_grid = tables.take(meshes, 2 + u64::from(mc.meshes));
         let mesh_verts = tables.take(meshes, u64::from(mc.vertices));
         let mesh_tris = tables.take(meshes, 7 * u64::from(mc.triangles));
+        let moving_meshes = meshes && w.moving_meshes;
+        let mesh_poses = tables.take(
+            moving_meshes,
+            u64::from(POSE_SLOTS * MESH_POSE_VEC4) * u64::from(mc.meshes),
+        );
+        let mesh_placed = vecs.take(
+            moving_meshes,
+            4 * (u64::from(mc.vertices) + 7 * u64::from(mc.triangles)),
+        );
         let mesh_ids = flags.take(meshes, 10 * u64::from(mc.triangles));
         let mesh_cells = flags.take(meshes, u64::from(mc.cells) + 1);
         let mesh_items = flags.take(meshes, u64::from(mc.items));
@@ -302,6 +323,9 @@ impl Sections {
             mesh_items: index("particle_flags", mesh_items)?,
             mesh_triangles: mc.triangles,
             meshes: mc.meshes,
+            mesh_poses: index("tables", mesh_poses)?,
+            mesh_placed: index("vecs", mesh_placed)?,
+            moving_meshes,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -342,6 +366,9 @@ impl Sections {
             ("O_MESH_ITEMS", self.mesh_items),
             ("N_MESH_TRIS", self.mesh_triangles),
             ("N_MESHES", self.meshes),
+            ("O_MESH_POSES", self.mesh_poses),
+            ("O_MESH_PLACED", self.mesh_placed),
+            ("MOVING_MESHES", u32::from(self.moving_meshes)),
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
@@ -528,6 +555,7 @@ impl Plan {
                 model.clump_types.len() as u32
             },
             moving_walls: model.walls.iter().any(|w| !w.motion.is_static()),
+            moving_meshes: model.meshes.iter().any(|m| !m.motion.is_static()),
             mesh: tables.mesh,
         };
         let sections = Sections::new(&needs)
@@ -678,12 +706,25 @@ mod tests {
             (s.moment, s.pendulum, s.ref_pos, s.energy, s.skin, s.pos_next, s.rot_next),
             (30, 60, 90, 120, 150, 153, 183)
         );
-        assert_eq!((s.pos_kahan_next, s.vecs_len), (213, 243));
-        assert_eq!((s.material, s.flags_len), (10, 40));
+        // Then the placed meshes: 4 reals per vec4 of 4 vertices and 2 triangles.
+        assert_eq!(
+            (s.pos_kahan_next, s.mesh_placed, s.vecs_len),
+            (213, 243, 315)
+        );
+        // Then per triangle 10 words, the 3 cells' starts and the end, 5 items.
+        assert_eq!((s.material, s.mesh_ids), (10, 40));
+        assert_eq!((s.mesh_cells, s.mesh_items, s.flags_len), (60, 64, 69));
         assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
         // Then 64 pose slots of 5 vec4 for each of the 2 walls.
         assert_eq!((s.member_offset, s.wall_poses), (27, 35));
-        assert_eq!(s.tables_len, 35 + 64 * 5 * 2);
+        // Then the mesh grid (2 vec4 and an axis per mesh), vertices, triangles (7 vec4)
+        // and 64 pose slots of 8 vec4 for each of the 2 meshes.
+        let grid = 35 + 64 * 5 * 2;
+        assert_eq!(
+            (s.mesh_grid, s.mesh_verts, s.mesh_tris, s.mesh_poses),
+            (grid, grid + 4, grid + 8, grid + 22)
+        );
+        assert_eq!(s.tables_len, grid + 22 + 64 * 8 * 2);
         assert_eq!((s.free, s.bodies), (2, 4));
         assert_eq!(
             (s.motion_dx, s.motion_da, s.motion_len),
@@ -716,7 +757,8 @@ mod tests {
         assert!(c.contains("const O_KINDS: u32 = 16u;\n"));
         assert!(c.contains("const N_BODIES: u32 = 4u;\n"));
         assert!(c.contains("const MOVING_WALLS: u32 = 1u;\n"));
-        assert_eq!(c.lines().count(), 25);
+        assert!(c.contains("const MOVING_MESHES: u32 = 1u;\n"));
+        assert_eq!(c.lines().count(), 36);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than

@@ -133,7 +133,7 @@ pub const KERNEL_FILES: [KernelFile; 8] = [
     KernelFile {
         name: "granular.wgsl",
         source: include_str!("../../shaders/granular.wgsl"),
-        entry_points: &["granular_forces", "granular_forces_no_energy"],
+        entry_points: &["granular_forces", "granular_forces_no_energy", "mesh_place"],
     },
     KernelFile {
         name: "grid.wgsl",

@@ -13,7 +13,7 @@
 
 use glam::DVec3;
 
-use super::contract::{POSE_SLOTS, POSE_VEC4, STATUS_LOADS};
+use super::contract::{MESH_POSE_VEC4, POSE_SLOTS, POSE_VEC4, STATUS_LOADS};
 use super::{bind, GpuBackend};
 use crate::backend::loads::{self, LoadPart};
 use crate::backend::{Backend, WallLoad};
@@ -60,6 +60,49 @@ impl GpuBackend {
             }
         }
         let offset = u64::from(self.sections.wall_poses) * 4 * self.real_size() as u64;
+        self.ctx.queue.write_buffer(
+            &self.buffers[bind::TABLES as usize],
+            offset,
+            &self.real_bytes(&records),
+        );
+    }
+
+    /// Writes the meshes' poses of steps `first .. first + POSE_SLOTS`, if some mesh
+    /// moves: `Motion::pose` at each step's time, as the CPU places its meshes, in
+    /// device coordinates (centre and axis point shifted by the origin). A mesh at rest
+    /// has the identity with its centre's w 0, which mesh_place reads as "copy".
+    pub(super) fn write_mesh_poses(&self, first: u64) {
+        if !self.sections.moving_meshes {
+            return;
+        }
+        let meshes = &self.model.meshes;
+        let slots = u64::from(POSE_SLOTS);
+        let per = 4 * MESH_POSE_VEC4 as usize;
+        let mut records = vec![0.0f64; (slots as usize) * meshes.len() * per];
+        for step in first..first + slots {
+            let slot = (step % slots) as usize;
+            let t = step as f64 * self.dt;
+            for (m, mesh) in meshes.iter().enumerate() {
+                let moving = !mesh.motion.is_static();
+                let pose = mesh.motion.pose(if moving { t } else { 0.0 });
+                let r = pose.rotation;
+                let at = (slot * meshes.len() + m) * per;
+                let vecs = [
+                    r.x_axis.extend(0.0),
+                    r.y_axis.extend(0.0),
+                    r.z_axis.extend(0.0),
+                    (pose.center - self.origin).extend(f64::from(u8::from(moving))),
+                    pose.translation.extend(0.0),
+                    pose.velocity.extend(0.0),
+                    pose.angular_velocity.extend(0.0),
+                    (pose.axis() - self.origin).extend(0.0),
+                ];
+                for (k, q) in vecs.iter().enumerate() {
+                    records[at + 4 * k..at + 4 * k + 4].copy_from_slice(&q.to_array());
+                }
+            }
+        }
+        let offset = u64::from(self.sections.mesh_poses) * 4 * self.real_size() as u64;
         self.ctx.queue.write_buffer(
             &self.buffers[bind::TABLES as usize],
             offset,

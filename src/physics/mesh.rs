@@ -208,7 +208,8 @@ impl MeshSurfaces {
         self.planes = self.corner.iter().map(|c| Planes::new(*c)).collect();
     }
 
-    /// Places every moving mesh at time `t` (static meshes stay at rest).
+    /// Places every moving mesh at time `t` (static meshes stay at rest). Its GPU twin
+    /// is the kernel `mesh_place` (shaders/granular.wgsl).
     pub fn place(&mut self, t: f64) {
         let mut moved = false;
         for (m, motion) in self.motions.iter().enumerate() {
@@ -226,6 +227,11 @@ impl MeshSurfaces {
         if moved {
             self.update_corners();
         }
+    }
+
+    /// The end of mesh `m`'s vertices (its first is the previous mesh's end, or 0).
+    pub fn vertex_end(&self, m: usize) -> u32 {
+        self.first_vertex[m + 1]
     }
 
     /// Triangle `t`'s plane now: its unit normal `n` and offset `d` (`n·x = d` on it),
