@@ -83,13 +83,6 @@ fn mesh_place(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-// glam's cross, dot and normalize, spelled out (their operations in their order).
-fn cross3(a: vec3<real>, b: vec3<real>) -> vec3<real> {
-    return vec3<real>(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
-}
-fn dot3(a: vec3<real>, b: vec3<real>) -> real { return a.x * b.x + a.y * b.y + a.z * b.z; }
-fn unit(a: vec3<real>) -> vec3<real> { return a * (1.0 / sqrt(dot3(a, a))); }
-
 // Writes vec4 k of the mesh data (tables index) placed.
 fn set_mesh_placed(k: u32, v: vec4<real>) {
     let o = O_MESH_PLACED + 4u * (k - O_MESH_VERTS);

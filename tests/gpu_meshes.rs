@@ -62,6 +62,25 @@ fn mesh_pour_with(motion: &str, extra: &str) -> Scene {
     s
 }
 
+/// Wall loads of the two backends: the same walls, forces and moments within 1e-12 of
+/// the largest component. The contact forces are the CPU's bits, summed in its order
+/// (measured: equal in these tests), but a long run can leave the last bit of a
+/// moment apart (the drum after 2·10⁴ steps in f64: forces equal, moments 1 ulp; its
+/// final.csv bitwise), so the check is rounding, not bits.
+fn loads_agree(a: &[varidem::backend::WallLoad], b: &[varidem::backend::WallLoad]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x.wall, y.wall);
+        for (u, v) in [(x.force, y.force), (x.moment, y.moment)] {
+            let scale = u.abs().max_element().max(1e-300);
+            assert!(
+                (u - v).abs().max_element() <= 1e-12 * scale,
+                "{x:?} against {y:?}"
+            );
+        }
+    }
+}
+
 /// [`mesh_pour`], GPU f64 against the CPU over 400 steps within 1e-9 of each field's
 /// largest value (measured: bitwise), with the same mesh keys and wall loads (the
 /// same contact forces summed in the same order: equal).
@@ -207,5 +226,5 @@ fn pour_onto_a_moving_mesh_f64_matches_cpu() {
     let (la, lb) = (cpu.wall_loads().unwrap(), gpu.wall_loads().unwrap());
     let (la, lb) = (la.unwrap(), lb.unwrap());
     assert_eq!((la[5].wall.as_str(), la.len()), ("plate", 6));
-    assert_eq!(la, lb);
+    loads_agree(&la, &lb);
 }
