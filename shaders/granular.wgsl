@@ -53,7 +53,7 @@ fn mesh_place(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (k < nv) {
         // Its mesh: the first whose vertices end after k (the axis records' w).
         var m = 0u;
-        while (m + 1u < N_MESHES && real(k) >= tables[O_MESH_GRID + 2u + m].w) { m++; }
+        while (m + 1u < N_MESHES && real(k) >= tables[mesh_info(m)].w) { m++; }
         var x = tables[O_MESH_VERTS + k].xyz;
         let o = mesh_pose_at(m);
         if (tables[o + 3u].w != 0.0) { x = mesh_place_point(o, x); }

@@ -94,6 +94,20 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
                 f += c.force;
             }
         }
+        // Mesh walls: every contact of the sphere (no history under this law), in
+        // candidate order, as the CPU sums them (physics::contact::binder_surface).
+        for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
+            let n = mesh_pass_cell(mp, x);
+            for (var s = 0u; s < n; s++) {
+                if (mesh_other_pass(mp, s)) { continue; }
+                let h = mesh_contact(n, s, x, r);
+                if (h.key == MESH_NONE) { continue; }
+                let k = tables[mesh_info(mesh_of(h.key / 8u)) + 1u].x;
+                let c = binder_surface(k, h.distance, h.normal, r);
+                e_wall += c.energy;
+                f += c.force;
+            }
+        }
     }
     let m = mass_of(i);
     let g = gravity();

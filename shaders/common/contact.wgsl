@@ -90,28 +90,17 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         }
     }
     var count = 0u;
-    // The cell grid lies in the meshes' rest frame: with moving meshes, one pass per
-    // mesh, from the sphere's place in that mesh's frame, over that mesh's triangles
-    // (triangle ids ascend mesh by mesh: the CPU's candidate order).
-    var passes = 1u;
-    if (MOVING_MESHES != 0u) { passes = N_MESHES; }
-    for (var mp = 0u; mp < passes && !gone; mp++) {
-        let g0 = tables[O_MESH_GRID];
-        let g1 = tables[O_MESH_GRID + 1u];
-        let xr = mesh_rest_point(mp, side_i.x);
-        let cell = mesh_cell(xr, g0.xyz, g0.w, vec3<u32>(g1.xyz));
-        if (cell != MESH_NONE) {
-            mesh_first = particle_flags[O_MESH_CELLS + cell];
-            let n = particle_flags[O_MESH_CELLS + cell + 1u] - mesh_first;
-            for (var s = 0u; s < n; s++) {
-                if (MOVING_MESHES != 0u && mesh_of(mesh_candidate(s)) != mp) { continue; }
-                let h = mesh_contact(n, s, side_i.x, side_i.r);
-                if (h.key == MESH_NONE) { continue; }
-                if (count < MESH_SLOTS) {
-                    hist[mesh_new_row + count] = HistRecord(vec3<real>(0.0), h.key);
-                }
-                count++;
+    // The cell grid lies in the meshes' rest frame (mesh_passes).
+    for (var mp = 0u; mp < mesh_passes() && !gone; mp++) {
+        let n = mesh_pass_cell(mp, side_i.x);
+        for (var s = 0u; s < n; s++) {
+            if (mesh_other_pass(mp, s)) { continue; }
+            let h = mesh_contact(n, s, side_i.x, side_i.r);
+            if (h.key == MESH_NONE) { continue; }
+            if (count < MESH_SLOTS) {
+                hist[mesh_new_row + count] = HistRecord(vec3<real>(0.0), h.key);
             }
+            count++;
         }
     }
     if (count > MESH_SLOTS) {

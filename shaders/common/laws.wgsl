@@ -95,6 +95,18 @@ fn wall_offset(w: WallRecord, x: vec3<real>, c: vec3<real>) -> vec3<real> {
     return o - c;
 }
 
+// A mesh feature at `distance` from the centre, in direction `toward` (unit), as a
+// zero-diameter partner: the twin of physics::contact::binder_surface.
+fn binder_surface(k: real, distance: real, toward: vec3<real>, r: real) -> PairResult {
+    var out: PairResult;
+    out.touching = true;
+    let s = 1.0 - distance / r;
+    let s32 = s * sqrt(s);
+    out.energy = 0.4 * k * s * s32;
+    out.force = -(k * s32 / r) * toward;
+    return out;
+}
+
 // The wall as a zero-diameter partner on the plane: R = r, |d| = signed distance h, of
 // the offset o = x − p (wall_offset): the twin of physics::contact::binder_wall(x).
 fn binder_wall(w: WallRecord, o: vec3<real>, r: real) -> PairResult {

@@ -431,9 +431,12 @@ fn mesh_pose_at(m: u32) -> u32 {
     let slot = atomicLoad(&status[STATUS_STEP]) % POSE_SLOTS;
     return O_MESH_POSES + MESH_POSE_VEC4 * (slot * N_MESHES + m);
 }
+// Mesh m's two records after the grid's: its axis point at rest (w: the end of its
+// vertices), then its binder stiffness K^pp (x).
+fn mesh_info(m: u32) -> u32 { return O_MESH_GRID + 2u + 2u * m; }
 // Mesh m's axis point now: moments of its load are taken about it.
 fn mesh_axis(m: u32) -> vec3<real> {
-    if (MOVING_MESHES == 0u) { return tables[O_MESH_GRID + 2u + m].xyz; }
+    if (MOVING_MESHES == 0u) { return tables[mesh_info(m)].xyz; }
     return tables[mesh_pose_at(m) + 7u].xyz;
 }
 // Mesh m's pose applied to a point: R (x − c) + c + t (model::Pose::place, its order).
@@ -442,6 +445,27 @@ fn mesh_place_point(o: u32, x: vec3<real>) -> vec3<real> {
     let d = x - c;
     let r = tables[o].xyz * d.x + tables[o + 1u].xyz * d.y + tables[o + 2u].xyz * d.z;
     return r + c + tables[o + 4u].xyz;
+}
+// How many passes the mesh contact search makes: one per mesh if some mesh moves
+// (each from the sphere's place in that mesh's rest frame, over its own triangles),
+// else one over them all.
+fn mesh_passes() -> u32 {
+    if (MOVING_MESHES != 0u) { return N_MESHES; }
+    return 1u;
+}
+// The candidates of pass mp for a sphere at x: sets mesh_first and returns how many
+// (0 outside the grid). Triangle ids ascend mesh by mesh: the CPU's candidate order.
+fn mesh_pass_cell(mp: u32, x: vec3<real>) -> u32 {
+    let g0 = tables[O_MESH_GRID];
+    let g1 = tables[O_MESH_GRID + 1u];
+    let cell = mesh_cell(mesh_rest_point(mp, x), g0.xyz, g0.w, vec3<u32>(g1.xyz));
+    if (cell == MESH_NONE) { return 0u; }
+    mesh_first = particle_flags[O_MESH_CELLS + cell];
+    return particle_flags[O_MESH_CELLS + cell + 1u] - mesh_first;
+}
+// Whether candidate s belongs to another pass's mesh.
+fn mesh_other_pass(mp: u32, s: u32) -> bool {
+    return MOVING_MESHES != 0u && mesh_of(mesh_candidate(s)) != mp;
 }
 // x in mesh m's rest frame, where its cell grid lies: Rᵀ (x − t − c) + c.
 fn mesh_rest_point(m: u32, x: vec3<real>) -> vec3<real> {

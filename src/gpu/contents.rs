@@ -62,10 +62,12 @@ impl MeshData {
         reals.extend_from_slice(&cells.origin.extend(cells.inv).to_array());
         reals.extend(cells.dims.map(f64::from));
         reals.push(0.0);
-        // Each mesh's axis point, and (w) the end of its vertices (for mesh_place).
+        // Each mesh's axis point and (w) the end of its vertices (for mesh_place), then
+        // its binder stiffness (`mesh_info`).
         for (m, pose) in surfaces.poses.iter().enumerate() {
             let end = f64::from(surfaces.vertex_end(m));
             reals.extend_from_slice(&pose.axis().extend(end).to_array());
+            reals.extend_from_slice(&[model.meshes[m].stiffness, 0.0, 0.0, 0.0]);
         }
         for v in &surfaces.vertices {
             reals.extend_from_slice(&v.extend(0.0).to_array());

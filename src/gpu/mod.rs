@@ -288,14 +288,14 @@ impl GpuBackend {
             }
             _ => {}
         }
-        // Mesh walls on the GPU: still or moving, under the Hertz law (issue 26).
-        let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        if !model.meshes.is_empty() && !hertz {
+        // Mesh walls on the GPU: still or moving, under the Hertz and binder laws
+        // (issue 26).
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        if !model.meshes.is_empty() && hard {
             return Err(Error::Backend(
-                "mesh walls run on the GPU under the Hertz law only so far (the binder law and hard contacts on meshes run on the CPU reference backend); use --backend cpu".into(),
+                "hard contacts with mesh walls run on the CPU reference backend only so far; use --backend cpu".into(),
             ));
         }
-        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
         if hard && model.walls.iter().any(|w| !w.motion.is_static()) {
             return Err(Error::Backend(
                 "moving walls under hard contacts run on the CPU reference backend only so far; use --backend cpu"

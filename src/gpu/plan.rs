@@ -156,7 +156,8 @@ pub struct Sections {
     /// Whether some wall moves (`wall_poses` holds their poses).
     pub moving_walls: bool,
     /// `tables`: the mesh grid's origin and inverse cell edge, then its dimensions,
-    /// then each mesh's axis point (moments of its load are taken about it).
+    /// then per mesh its axis point (moments of its load are taken about it) and its
+    /// binder stiffness.
     pub mesh_grid: u32,
     /// `tables`: mesh vertices (vec4 each).
     pub mesh_verts: u32,
@@ -263,7 +264,7 @@ impl Sections {
         );
         let mc = w.mesh;
         let meshes = mc.triangles > 0;
-        let mesh_grid = tables.take(meshes, 2 + u64::from(mc.meshes));
+        let mesh_grid = tables.take(meshes, 2 + 2 * u64::from(mc.meshes));
         let mesh_verts = tables.take(meshes, u64::from(mc.vertices));
         let mesh_tris = tables.take(meshes, 7 * u64::from(mc.triangles));
         let moving_meshes = meshes && w.moving_meshes;
@@ -396,7 +397,7 @@ pub struct TableCounts {
 /// The sizes of the mesh walls' data (`gpu::contents::MeshData`, private).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MeshCounts {
-    /// Mesh walls (one axis point each in `tables`).
+    /// Mesh walls (an axis point and a stiffness each in `tables`).
     pub meshes: u32,
     /// Vertices (one vec4 each in `tables`).
     pub vertices: u32,
@@ -717,14 +718,14 @@ mod tests {
         assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
         // Then 64 pose slots of 5 vec4 for each of the 2 walls.
         assert_eq!((s.member_offset, s.wall_poses), (27, 35));
-        // Then the mesh grid (2 vec4 and an axis per mesh), vertices, triangles (7 vec4)
-        // and 64 pose slots of 8 vec4 for each of the 2 meshes.
+        // Then the mesh grid (2 vec4, and an axis and a stiffness per mesh), vertices,
+        // triangles (7 vec4) and 64 pose slots of 8 vec4 for each of the 2 meshes.
         let grid = 35 + 64 * 5 * 2;
         assert_eq!(
             (s.mesh_grid, s.mesh_verts, s.mesh_tris, s.mesh_poses),
-            (grid, grid + 4, grid + 8, grid + 22)
+            (grid, grid + 6, grid + 10, grid + 24)
         );
-        assert_eq!(s.tables_len, grid + 22 + 64 * 8 * 2);
+        assert_eq!(s.tables_len, grid + 24 + 64 * 8 * 2);
         assert_eq!((s.free, s.bodies), (2, 4));
         assert_eq!(
             (s.motion_dx, s.motion_da, s.motion_len),

@@ -18,7 +18,10 @@ use super::{bind, GpuBackend};
 use crate::backend::loads::{self, LoadPart};
 use crate::backend::{Backend, WallLoad};
 use crate::error::Result;
-use crate::model::{ContactLaw, Wall};
+use crate::model::{ContactLaw, Wall, FLAG_REMOVED};
+use crate::neighbor::MeshCells;
+use crate::physics::contact;
+use crate::physics::mesh::MeshSurfaces;
 
 impl GpuBackend {
     /// Writes the wall poses of steps `first .. first + POSE_SLOTS` (what one batch of
@@ -205,14 +208,60 @@ impl GpuBackend {
         })))
     }
 
+    /// Binder-law loads on the meshes from the positions `p` (world frame), as the CPU
+    /// sums them (each contact in candidate order into its mesh's load): the meshes
+    /// placed now by the CPU's code, candidates from the rest-frame cell grid the
+    /// kernels search, mesh by mesh when some moves.
+    fn binder_mesh_loads(&self, p: &crate::model::Particles) -> Vec<[DVec3; 2]> {
+        let meshes = &self.model.meshes;
+        let mut total = vec![[DVec3::ZERO; 2]; meshes.len()];
+        if meshes.is_empty() {
+            return total;
+        }
+        let mut surfaces = MeshSurfaces::new(meshes);
+        surfaces.place(self.time());
+        let cells = MeshCells::new(&MeshSurfaces::new(meshes), p.max_radius());
+        let moving = meshes.iter().any(|m| !m.motion.is_static());
+        let passes = if moving { meshes.len() } else { 1 };
+        let mut list = Vec::new();
+        for i in 0..p.len() {
+            if p.flags[i] & FLAG_REMOVED != 0 {
+                continue;
+            }
+            let (x, r) = (p.position[i], p.radius[i]);
+            for mp in 0..passes {
+                let pose = &surfaces.poses[mp];
+                let rest = if moving {
+                    pose.rotation.transpose() * (x - pose.translation - pose.center) + pose.center
+                } else {
+                    x
+                };
+                list.clear();
+                list.extend(
+                    cells
+                        .candidates(rest)
+                        .iter()
+                        .filter(|&&t| !moving || surfaces.mesh_of[t as usize] as usize == mp),
+                );
+                surfaces.contacts(&list, x, r, |c| {
+                    let k = meshes[c.mesh as usize].stiffness;
+                    let (_, f) = contact::binder_surface(k, c.distance, c.normal, r);
+                    let axis = surfaces.poses[c.mesh as usize].axis();
+                    loads::add_load(&mut total[c.mesh as usize], axis, c.point, -f);
+                });
+            }
+        }
+        total
+    }
+
     /// The loads on the planes and meshes at the current state (`None` when the last
     /// force evaluation did not record them).
     pub(super) fn wall_loads_now(&mut self) -> Result<Option<Vec<WallLoad>>> {
         let walls = &self.model.walls;
         let nw = walls.len();
-        let hertz = matches!(self.model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
-        // Binder and hard contacts with meshes do not run on the GPU (refused).
-        if !self.model.meshes.is_empty() && !hertz {
+        let law = self.model.contact.map(|c| c.law);
+        // Hard contacts with meshes do not run on the GPU (refused).
+        if !self.model.meshes.is_empty() && matches!(law, Some(ContactLaw::Hard(_))) {
             return Ok(None);
         }
         if nw + self.model.meshes.len() == 0 {
@@ -226,7 +275,9 @@ impl GpuBackend {
             },
             Some(ContactLaw::Binder { .. }) => {
                 let p = self.spheres()?;
-                loads::binder_plane_loads(&p, &self.planes_now(), &axes)
+                let mut total = loads::binder_plane_loads(&p, &self.planes_now(), &axes);
+                total.extend(self.binder_mesh_loads(&p));
+                total
             }
             Some(ContactLaw::Hard(_)) => {
                 let p = self.spheres()?;
