@@ -71,14 +71,14 @@ fn mesh_place(@builtin(global_invocation_id) gid: vec3<u32>) {
             c[j] = mesh_place_point(o, tables[base + j].xyz);
             set_mesh_placed(base + j, vec4<real>(c[j], 0.0));
         }
-        let n = unit(cross3(c[1] - c[0], c[2] - c[0]));
-        set_mesh_placed(base + 3u, vec4<real>(n, dot3(n, c[0])));
+        let n = glam_unit(glam_cross(c[1] - c[0], c[2] - c[0]));
+        set_mesh_placed(base + 3u, vec4<real>(n, glam_dot(n, c[0])));
         for (var j = 0u; j < 3u; j++) {
             let p = c[j];
             let q = c[(j + 1u) % 3u];
             // (q − p) × n points out of a right-handed triangle.
-            let e = unit(cross3(q - p, n));
-            set_mesh_placed(base + 4u + j, vec4<real>(e, dot3(e, p)));
+            let e = glam_unit(glam_cross(q - p, n));
+            set_mesh_placed(base + 4u + j, vec4<real>(e, glam_dot(e, p)));
         }
     }
 }

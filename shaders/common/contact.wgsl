@@ -136,7 +136,7 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
             let at = loads + 2u * mesh;
             row_vec[at] = vec4<real>(row_vec[at].xyz - c.force, 1.0);
             row_vec[at + 1u] = vec4<real>(row_vec[at + 1u].xyz
-                                          + cross3(h.point - mesh_axis(mesh), -c.force), 0.0);
+                                          + glam_cross(h.point - mesh_axis(mesh), -c.force), 0.0);
         }
     }
 }

@@ -12,11 +12,11 @@
 const MESH_NONE: u32 = 0xffffffffu;
 
 // glam's cross, dot and normalize, spelled out (their operations in their order).
-fn cross3(a: vec3<real>, b: vec3<real>) -> vec3<real> {
+fn glam_cross(a: vec3<real>, b: vec3<real>) -> vec3<real> {
     return vec3<real>(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
 }
-fn dot3(a: vec3<real>, b: vec3<real>) -> real { return a.x * b.x + a.y * b.y + a.z * b.z; }
-fn unit(a: vec3<real>) -> vec3<real> { return a * (1.0 / sqrt(dot3(a, a))); }
+fn glam_dot(a: vec3<real>, b: vec3<real>) -> real { return a.x * b.x + a.y * b.y + a.z * b.z; }
+fn glam_unit(a: vec3<real>) -> vec3<real> { return a * (1.0 / sqrt(glam_dot(a, a))); }
 
 
 struct MeshHit {
