@@ -147,6 +147,21 @@ fn wall_active(w: u32, i: u32) -> bool {
     return wall_gap(w, i) < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(solver_body(i)) > 0.0;
 }
 
+// Mesh features (meshes at rest): the contacts the Hertz and binder laws find, searched
+// a skin further (the step's margin is at most the skin, hard_skin; the cell grid
+// reaches that far), each a wall contact keyed n + walls + feature key
+// (CpuBackend::build_contacts, in its candidate order).
+fn mesh_hard_contact(i: u32, nc: u32, s: u32) -> MeshHit {
+    var h = mesh_contact(nc, s, get_pos(i), radius_of(i) + params.skin);
+    if (h.key != MESH_NONE) {
+        let gap = h.distance - radius_of(i);
+        if (!(gap < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(solver_body(i)) > 0.0)) {
+            h.key = MESH_NONE;
+        }
+    }
+    return h;
+}
+
 fn neighbor_count(li: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u)]; }
 fn neighbor_at(li: u32, s: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u) + 1u + s]; }
 
@@ -331,6 +346,12 @@ fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var w = 0u; w < params.n_walls; w++) {
         if (wall_active(w, i)) { own++; }
     }
+    for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
+        let nc = mesh_pass_cell(mp, get_pos(i));
+        for (var s = 0u; s < nc; s++) {
+            if (mesh_hard_contact(i, nc, s).key != MESH_NONE) { own++; }
+        }
+    }
     hard_words[W_OFF + i] = own;
     hard_words[W_INC + i] = own + upper;
 }
@@ -475,6 +496,21 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         // Against a wall the particle is the side the normal points to.
         hard_words[W_LIST + list + k] = 2u * c + 1u;
         k++;
+    }
+    for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
+        let nc = mesh_pass_cell(mp, get_pos(i));
+        for (var s = 0u; s < nc; s++) {
+            let h = mesh_hard_contact(i, nc, s);
+            if (h.key == MESH_NONE) { continue; }
+            let c = first + k;
+            // From the wall into the particle.
+            let mesh = mesh_of(h.key / 8u);
+            write_contact(c, i, params.n_particles + params.n_walls + h.key, -h.normal,
+                          h.distance - radius_of(i),
+                          pair_mat(m * m + (params.n_walls + mesh) * m + mat_i).mu_s);
+            hard_words[W_LIST + list + k] = 2u * c + 1u;
+            k++;
+        }
     }
 }
 
@@ -1066,7 +1102,11 @@ fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
         atomicAdd(&hard_atomic[A_MISC + M_SLIDING], 1u);
     }
     var gap: real;
-    if (j >= params.n_particles) {
+    if (j >= params.n_particles + params.n_walls) {
+        // A mesh feature: the distance to it (SolverRow's max_penetration).
+        let d = mesh_feature_point(j - params.n_particles - params.n_walls, get_pos(i)) - get_pos(i);
+        gap = sqrt(glam_dot(d, d)) - radius_of(i);
+    } else if (j >= params.n_particles) {
         gap = wall_gap(j - params.n_particles, i);
     } else {
         gap = pair_geometry(i, j).gap;

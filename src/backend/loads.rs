@@ -6,6 +6,7 @@ use glam::DVec3;
 
 use crate::model::{Particles, Wall, FLAG_REMOVED};
 use crate::physics::contact;
+use crate::physics::mesh::MeshSurfaces;
 
 /// Particles per chunk of the Hertz load sums: a chunk's contributions are added in
 /// particle order, then the chunks' sums in chunk order (the CPU backend sums them in
@@ -100,6 +101,40 @@ pub fn hard_plane_loads<'a>(
         let w = j - n;
         let q = p.position[i] - p.radius[i] * walls[w].normal;
         add_load(&mut total[w], axes[w], q, -impulse / h);
+    }
+    total
+}
+
+/// Hard-contact loads on the meshes of `surfaces` (placed now) from the last step's
+/// impulses `[i, partner]` → impulse on the partner (partners `n + walls + key` are
+/// mesh features; others are skipped), over the step `h`, applied at the contact
+/// points now (the particle's surface towards the feature).
+pub fn hard_mesh_loads<'a>(
+    p: &Particles,
+    surfaces: &MeshSurfaces,
+    walls: usize,
+    impulses: impl IntoIterator<Item = &'a ([u32; 2], DVec3)>,
+    h: f64,
+) -> Vec<[DVec3; 2]> {
+    let n = p.len();
+    let mut total = vec![[DVec3::ZERO; 2]; surfaces.poses.len()];
+    for &([i, j], impulse) in impulses {
+        let (i, j) = (i as usize, j as usize);
+        if j < n + walls {
+            continue;
+        }
+        let x = p.position[i];
+        let key = (j - n - walls) as u32;
+        let mesh = surfaces.mesh_of[(key / 8) as usize] as usize;
+        // `nn` from the wall to the particle.
+        let nn = (x - surfaces.feature_point(key, x)).normalize_or_zero();
+        let q = x - p.radius[i] * nn;
+        add_load(
+            &mut total[mesh],
+            surfaces.poses[mesh].axis(),
+            q,
+            -impulse / h,
+        );
     }
     total
 }

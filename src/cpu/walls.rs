@@ -213,25 +213,9 @@ impl crate::cpu::CpuBackend {
                     // features by their triangle's mesh.
                     let planes = loads::hard_plane_loads(p, &m.walls, &axes, &h.warm, self.dt);
                     total[..nw].copy_from_slice(&planes);
-                    let n = p.len();
-                    for &([i, j], impulse) in &h.warm {
-                        let (i, j) = (i as usize, j as usize);
-                        if j < n + nw {
-                            continue;
-                        }
-                        let Some(ws) = &self.walls else { continue };
-                        let x = p.position[i];
-                        let key = (j - n - nw) as u32;
-                        let mesh = ws.surfaces.mesh_of[(key / 8) as usize] as usize;
-                        // `nn` from the wall to the particle.
-                        let nn = (x - ws.surfaces.feature_point(key, x)).normalize_or_zero();
-                        let q = x - p.radius[i] * nn;
-                        add_load(
-                            &mut total[nw + mesh],
-                            ws.surfaces.poses[mesh].axis(),
-                            q,
-                            -impulse / self.dt,
-                        );
+                    if let Some(ws) = &self.walls {
+                        let meshes = loads::hard_mesh_loads(p, &ws.surfaces, nw, &h.warm, self.dt);
+                        total[nw..].copy_from_slice(&meshes);
                     }
                 }
             }

@@ -54,8 +54,12 @@ impl MeshData {
             return Self::default();
         }
         let surfaces = crate::physics::mesh::MeshSurfaces::new(&model.meshes);
-        // A sphere's contacts reach its radius: the largest is the grid's reach.
-        let reach = model.particles.max_radius();
+        // A sphere's contacts reach its radius: the largest is the grid's reach. Hard
+        // contacts look a margin further, at most the skin (a larger one is an error,
+        // hard_skin).
+        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        let skin = model.contact.map_or(0.0, |c| c.skin);
+        let reach = model.particles.max_radius() + if hard { skin } else { 0.0 };
         let cells = crate::neighbor::MeshCells::new(&surfaces, reach);
         let nt = surfaces.triangles.len() as u32;
         let mut reals = Vec::new();

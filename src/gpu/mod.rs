@@ -288,12 +288,12 @@ impl GpuBackend {
             }
             _ => {}
         }
-        // Mesh walls on the GPU: still or moving, under the Hertz and binder laws
-        // (issue 26).
+        // Mesh walls on the GPU (issue 26): still or moving under the Hertz and binder
+        // laws, at rest under hard contacts.
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-        if !model.meshes.is_empty() && hard {
+        if hard && model.meshes.iter().any(|m| !m.motion.is_static()) {
             return Err(Error::Backend(
-                "hard contacts with mesh walls run on the CPU reference backend only so far; use --backend cpu".into(),
+                "moving meshes under hard contacts run on the CPU reference backend only so far; use --backend cpu".into(),
             ));
         }
         if hard && model.walls.iter().any(|w| !w.motion.is_static()) {

@@ -593,7 +593,10 @@ impl Plan {
         let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
         let hard = if hard {
             let max_contacts = model.contact.map_or(0, |c| c.max_contacts);
-            let capacity = crate::gpu::hard::HardSections::capacity(n, max_contacts);
+            // Mesh features add a contact per particle (a bead in a floor's corner
+            // touches several, most touch none).
+            let capacity = crate::gpu::hard::HardSections::capacity(n, max_contacts)
+                .saturating_add(if model.meshes.is_empty() { 0 } else { n });
             crate::gpu::hard::HardSections::new(n, capacity)
         } else {
             crate::gpu::hard::HardSections::default()

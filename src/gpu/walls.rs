@@ -259,11 +259,6 @@ impl GpuBackend {
     pub(super) fn wall_loads_now(&mut self) -> Result<Option<Vec<WallLoad>>> {
         let walls = &self.model.walls;
         let nw = walls.len();
-        let law = self.model.contact.map(|c| c.law);
-        // Hard contacts with meshes do not run on the GPU (refused).
-        if !self.model.meshes.is_empty() && matches!(law, Some(ContactLaw::Hard(_))) {
-            return Ok(None);
-        }
         if nw + self.model.meshes.len() == 0 {
             return Ok(Some(Vec::new()));
         }
@@ -286,7 +281,17 @@ impl GpuBackend {
                     .iter()
                     .map(|h| (h.key, h.impulse))
                     .collect();
-                loads::hard_plane_loads(&p, &self.planes_now(), &axes, &impulses, self.dt)
+                let planes = self.planes_now();
+                let mut total = loads::hard_plane_loads(&p, &planes, &axes, &impulses, self.dt);
+                if !self.model.meshes.is_empty() {
+                    // Meshes at rest (moving ones are refused under hard contacts).
+                    let surfaces = MeshSurfaces::new(&self.model.meshes);
+                    let nw = planes.len();
+                    total.extend(loads::hard_mesh_loads(
+                        &p, &surfaces, nw, &impulses, self.dt,
+                    ));
+                }
+                total
             }
             None => vec![[DVec3::ZERO; 2]; nw + self.model.meshes.len()],
         };
