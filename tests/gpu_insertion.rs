@@ -136,3 +136,27 @@ material = "glass"
     assert!(loads[0].force.z < 0.0, "{loads:?}");
     assert_eq!(Some(loads), gpu.wall_loads().unwrap());
 }
+
+/// Clump inserters run on the CPU only so far: the GPU refuses them by name (the CLI
+/// then falls back to the CPU with a warning).
+#[test]
+fn gpu_refuses_clump_inserters_by_name() {
+    let Some(ctx) = gpu_common::context("insertion_gpu_clumps") else {
+        return;
+    };
+    let text = pour(1500.0, 0.03, "")
+        .replace("radius = 0.002\nradius_jitter = 0.1\nmaterial = \"glass\"\n", "clump_type = \"dimer\"\n")
+        + "\n[[clump_type]]\nname = \"dimer\"\nspheres = [ { position = [-1.0e-3, 0.0, 0.0], radius = 1.5e-3 }, { position = [1.2e-3, 0.0, 0.0], radius = 1.2e-3 } ]\nmaterial = \"glass\"\n";
+    let s = scene(&text);
+    let made = GpuBackend::with_context(
+        ctx,
+        s.model.clone(),
+        s.simulation.integrator,
+        s.simulation.dt,
+        &GpuOptions::default(),
+    );
+    let Err(err) = made else {
+        panic!("the GPU refuses clump inserters");
+    };
+    assert!(err.to_string().contains("inserting clumps"), "{err}");
+}

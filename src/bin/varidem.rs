@@ -796,15 +796,24 @@ fn main() -> ExitCode {
                     varidem::model::Batch::Rate(r) => format!("{r} per second"),
                     varidem::model::Batch::Count(c) => format!("{c} per event"),
                 };
+                let what = match ins.clump {
+                    Some(t) => format!(
+                        "clumps {:?} (bounding radius {:e} m), random attitudes",
+                        s.model.clump_types[t as usize].name, ins.radius
+                    ),
+                    None => format!(
+                        "radius {:e} m ± {} %",
+                        ins.radius,
+                        100.0 * ins.radius_jitter
+                    ),
+                };
                 println!(
-                    "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; radius {:e} m ± {} %",
+                    "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; {what}",
                     ins.interval,
                     ins.start,
                     ins.event_time(events.saturating_sub(1)),
                     ins.total(),
                     ins.capacity,
-                    ins.radius,
-                    100.0 * ins.radius_jitter
                 );
             }
             if let Some(a) = time_step_advice(&s.model) {

@@ -344,7 +344,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
         Vec::new()
     };
     let inserters = if version >= 7 {
-        decode_inserters(r, particles.len())?
+        decode_inserters(r, particles.len(), clumps.len(), clump_types.len(), version)?
     } else {
         Vec::new()
     };
@@ -367,8 +367,16 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     })
 }
 
-/// The inserters of a format-7 model, their reserved particles within the model's `n`.
-fn decode_inserters(r: &mut Reader<'_>, n: usize) -> Decoded<Vec<Inserter>> {
+/// The inserters of a format-7 model, their reserved particles within the model's `n`
+/// (clump inserters, since format 8: their reserved clumps within its `nc`, their type
+/// one of its `nt`).
+fn decode_inserters(
+    r: &mut Reader<'_>,
+    n: usize,
+    nc: usize,
+    nt: usize,
+    version: u32,
+) -> Decoded<Vec<Inserter>> {
     let ni = r.count("inserters", 1 + 48 + 9 + 24 + 24 + 8 + 12 + 32 + 4)?;
     let mut out = Vec::with_capacity(ni);
     for k in 0..ni {
@@ -405,13 +413,22 @@ fn decode_inserters(r: &mut Reader<'_>, n: usize) -> Decoded<Vec<Inserter>> {
             radius_jitter: r.f64()?,
             density: r.f64()?,
             material: r.u32()?,
+            clump: if version >= 8 {
+                Some(r.u32()?).filter(|&t| t != u32::MAX)
+            } else {
+                None
+            },
         };
-        if ins.first as usize + ins.capacity as usize > n
+        if ins.clump.is_some_and(|t| t as usize >= nt) {
+            return Err(format!("inserter {k}: clump type {:?} of {nt}", ins.clump));
+        }
+        let reserved = if ins.clump.is_some() { nc } else { n };
+        if ins.first as usize + ins.capacity as usize > reserved
             || ins.interval.is_nan()
             || ins.interval <= 0.0
         {
             return Err(format!(
-                "inserter {k}: reserved particles {}..{} of {n}, interval {}",
+                "inserter {k}: reserved {}..{} of {reserved}, interval {}",
                 ins.first,
                 ins.first as u64 + u64::from(ins.capacity),
                 ins.interval

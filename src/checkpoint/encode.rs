@@ -383,6 +383,7 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
         radius_jitter,
         density,
         material,
+        clump,
     } = ins;
     match *region {
         Region::Box { min, max } => {
@@ -423,6 +424,8 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
         w.f64(*v);
     }
     w.u32(*material);
+    // Since version 8: the clump type (u32::MAX: spheres).
+    w.u32(clump.unwrap_or(u32::MAX));
 }
 
 fn encode_motion(w: &mut Writer, m: &Motion) {

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 7)
+//! # File format (version 8)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -37,7 +37,8 @@
 //! its `f32` states were absolute), version 4 clumps (issue 24; older files have none), version 5 the hard-contact
 //! impulses (issue 25; older files have none), version 6 wall motions, mesh walls and
 //! their contact slots and loads, version 7 the inserters (after the meshes) and their
-//! counts of inserted and skipped particles (after the impulses; issue 26);
+//! counts of inserted and skipped particles (after the impulses; issue 26), version 8
+//! each inserter's clump type (a `u32` after its material, `u32::MAX` for spheres);
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.

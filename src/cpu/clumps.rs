@@ -23,6 +23,10 @@ impl Bodies {
     /// forces (in the type's order) and the field on its mass.
     pub(in crate::cpu) fn gather_loads(&mut self, forces: &[ParticleForce], gravity: DVec3) {
         for b in 0..self.state.len() {
+            // A dormant body waits with no load (an inserter sets it on waking).
+            if self.dormant[b] {
+                continue;
+            }
             let t = &self.types[self.kind[b] as usize];
             let first = self.first[b] as usize;
             let alpha = self.state[b].alpha;
@@ -49,6 +53,9 @@ impl Bodies {
     ) {
         self.gather_loads(forces, gravity);
         for b in 0..self.state.len() {
+            if self.dormant[b] {
+                continue;
+            }
             let t = &self.types[self.kind[b] as usize];
             let s = self.state[b];
             let (f, m) = self.load[b];
@@ -89,6 +96,10 @@ impl Bodies {
         let reference = list.reference();
         let mut moved = false;
         for b in 0..self.state.len() {
+            // A dormant body stands still, its spheres out of every list.
+            if self.dormant[b] {
+                continue;
+            }
             let t = &self.types[self.kind[b] as usize];
             let old = self.state[b];
             let (f, m) = self.load[b];

@@ -347,7 +347,7 @@ impl CpuBackend {
                 "hard contacts ([contact] law = \"hard\") and the impulse-velocity integrator go together".into(),
             ));
         }
-        let bodies = if model.clumps.is_empty() {
+        let mut bodies = if model.clumps.is_empty() {
             None
         } else {
             if integrator == IntegratorKind::CampelloTrapezoidal {
@@ -373,6 +373,24 @@ impl CpuBackend {
             snapshot.map(|s| (s.inserted.as_slice(), s.removed.as_slice())),
         )
         .map_err(Error::Snapshot)?;
+        if let Some(b) = &mut bodies {
+            // Bodies an inserter has inserted: awake (a restore woke their spheres; a
+            // new run's first event placed them).
+            b.sync_dormant(&model.particles);
+            for q in insertion
+                .iter()
+                .flat_map(|ins| &ins.initial)
+                .filter(|q| q.clump)
+            {
+                b.wake(
+                    q.id as usize,
+                    q.position,
+                    q.velocity,
+                    q.rotation,
+                    model.gravity,
+                );
+            }
+        }
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(
@@ -536,11 +554,23 @@ impl CpuBackend {
             return;
         }
         let p = &mut self.model.particles;
-        neighbor::wake(&placed, p);
+        ins.wake(&placed, p);
+        let g = self.model.gravity;
         for q in &placed {
+            if q.clump {
+                // The body at its place and attitude, no spin, with the field's load;
+                // its spheres carry no force of their own yet.
+                if let Some(b) = &mut self.bodies {
+                    b.wake(q.id as usize, q.position, q.velocity, q.rotation, g);
+                }
+                for w in ins.woken(std::slice::from_ref(q)) {
+                    self.forces.particles[w.id as usize] = ParticleForce::default();
+                }
+                continue;
+            }
             let i = q.id as usize;
             self.forces.particles[i] = ParticleForce {
-                force: p.mass[i] * self.model.gravity,
+                force: p.mass[i] * g,
                 ..ParticleForce::default()
             };
         }

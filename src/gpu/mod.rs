@@ -291,6 +291,12 @@ impl GpuBackend {
         // Mesh walls on the GPU (issue 26): still or moving under the Hertz and binder
         // laws, at rest under hard contacts.
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+        if model.inserters.iter().any(|i| i.clump.is_some()) {
+            return Err(Error::Backend(
+                "inserting clumps runs on the CPU reference backend only so far; use --backend cpu"
+                    .into(),
+            ));
+        }
         if hard && model.meshes.iter().any(|m| !m.motion.is_static()) {
             return Err(Error::Backend(
                 "moving meshes under hard contacts run on the CPU reference backend only so far; use --backend cpu".into(),

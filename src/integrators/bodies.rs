@@ -14,7 +14,8 @@ use crate::error::{ClumpFault, Fault};
 use crate::integrators::rigid::{angular_momentum, angular_velocity, rotational_energy, spin_of};
 use crate::integrators::{Body, Kinematics};
 use crate::model::{
-    ClumpType, Model, Particle, Particles, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION,
+    ClumpType, Model, Particle, Particles, FLAG_DORMANT, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION,
+    FLAG_REMOVED,
 };
 use crate::physics::rigid_body::{member_position, member_velocity};
 
@@ -35,6 +36,10 @@ pub struct Bodies {
     /// Each body's force and spatial moment about its centre of mass at the last
     /// evaluation, the field's included.
     pub load: Vec<(DVec3, DVec3)>,
+    /// Each body is dormant: reserved by an inserter and not inserted yet (its spheres
+    /// are flagged [`FLAG_DORMANT`] and removed). A dormant body stands still, has no
+    /// load and counts in no energy or output row.
+    pub dormant: Vec<bool>,
 }
 
 impl Bodies {
@@ -56,8 +61,10 @@ impl Bodies {
             types: model.clump_types.clone(),
             ..Self::default()
         };
-        for c in &model.clumps {
+        for (k, c) in model.clumps.iter().enumerate() {
             let t = &model.clump_types[c.kind as usize];
+            let dormant = model.reserved_clump(k);
+            b.dormant.push(dormant);
             b.kind.push(c.kind);
             b.first.push(model.particles.len() as u32);
             b.state.push(Kinematics {
@@ -81,6 +88,9 @@ impl Bodies {
                     member_velocity(c.velocity, c.angular_velocity, x - c.position);
                 model.particles.angular_velocity[id] = c.angular_velocity;
                 model.particles.flags[id] |= FLAG_MEMBER | FLAG_HELD | FLAG_NO_ROTATION;
+                if dormant {
+                    model.particles.flags[id] |= FLAG_DORMANT | FLAG_REMOVED;
+                }
             }
         }
         b.saved = b.state.clone();
@@ -123,6 +133,32 @@ impl Bodies {
         ids
     }
 
+    /// Wakes dormant body `b` at `x` with velocity `v`, attitude `alpha` and no spin,
+    /// with the field's load `m g` (it touches nothing yet).
+    pub fn wake(&mut self, b: usize, x: DVec3, v: DVec3, alpha: DVec3, gravity: DVec3) {
+        let t = &self.types[self.kind[b] as usize];
+        self.state[b] = Kinematics {
+            x,
+            v,
+            alpha,
+            omega: DVec3::ZERO,
+        };
+        self.saved[b] = self.state[b];
+        self.load[b] = (t.mass * gravity, DVec3::ZERO);
+        self.dormant[b] = false;
+    }
+
+    /// Sets each body's dormancy from its first sphere's flags in `p` (after a restore
+    /// woke the inserted ones).
+    pub fn sync_dormant(&mut self, p: &Particles) {
+        for (d, &first) in self.dormant.iter_mut().zip(&self.first) {
+            *d = p
+                .flags
+                .get(first as usize)
+                .is_some_and(|&f| f & FLAG_DORMANT != 0);
+        }
+    }
+
     /// Undoes the current step.
     pub fn restore(&mut self) {
         self.state.clone_from(&self.saved);
@@ -133,6 +169,9 @@ impl Bodies {
     pub fn kinematic(&self, gravity: DVec3) -> (f64, f64, DVec3, DVec3, f64) {
         let mut out = (0.0, 0.0, DVec3::ZERO, DVec3::ZERO, 0.0);
         for (b, s) in self.state.iter().enumerate() {
+            if self.dormant[b] {
+                continue;
+            }
             let t = &self.types[self.kind[b] as usize];
             out.0 += 0.5 * t.mass * s.v.length_squared();
             out.1 += rotational_energy(&t.inertia, s.alpha, s.omega);
@@ -157,7 +196,11 @@ impl Bodies {
             q.angular_velocity = angular_velocity(&t.inertia, s.alpha, s.omega);
             q.inertia = (j.x_axis.x + j.y_axis.y + j.z_axis.z) / 3.0;
             q.material = t.material;
-            out.push(q);
+            let id = out.push(q) as usize;
+            // Not inserted yet: no final.csv row (as a dormant particle).
+            if self.dormant[b] {
+                out.flags[id] |= FLAG_DORMANT | FLAG_REMOVED;
+            }
         }
         out
     }

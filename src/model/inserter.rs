@@ -88,7 +88,7 @@ pub enum Batch {
 /// One `[[inserter]]`: events at `start, start + interval, …` up to `stop`, each
 /// adding a batch of particles at random non-overlapping places in `region`, taken in
 /// order from the reserved particles `first .. first + capacity` (whose radii, masses
-/// and material were drawn when the scene was built).
+/// and material were drawn when the scene was built), or of clumps (`clump`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inserter {
     /// Where.
@@ -121,6 +121,13 @@ pub struct Inserter {
     pub density: f64,
     /// Their material index.
     pub material: u32,
+    /// The clump type it inserts (index in `Model::clump_types`), or `None` for
+    /// spheres. A clump inserter reserves the clumps `first .. first + capacity` of
+    /// `Model::clumps` (dormant at the region's centre until inserted, each at a
+    /// uniformly random attitude); `radius` is then its type's bounding radius (the
+    /// region holds the whole clump), `max_radius` its largest sphere, `radius_jitter`
+    /// and `density` 0, `material` the type's.
+    pub clump: Option<u32>,
 }
 
 /// Default [`Inserter::attempts`].
@@ -212,6 +219,7 @@ mod tests {
             radius_jitter: 0.0,
             density: 1.0,
             material: 0,
+            clump: None,
         }
     }
 

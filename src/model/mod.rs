@@ -164,6 +164,14 @@ pub struct Model {
 }
 
 impl Model {
+    /// Whether clump `c` is one an inserter reserved (dormant until it inserts it).
+    pub fn reserved_clump(&self, c: usize) -> bool {
+        self.inserters.iter().any(|ins| {
+            ins.clump.is_some()
+                && (ins.first as usize..ins.first as usize + ins.capacity as usize).contains(&c)
+        })
+    }
+
     /// Spheres the backends simulate: the particles and every clump's spheres (what a
     /// particle-step counts).
     pub fn sphere_count(&self) -> usize {

@@ -15,8 +15,9 @@ use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::math::rodrigues::rotate;
 use crate::math::triangle::closest_point;
-use crate::model::{Inserter, Model, Particles, Wall, FLAG_DORMANT, FLAG_REMOVED};
+use crate::model::{ClumpType, Inserter, Model, Particles, Wall, FLAG_DORMANT, FLAG_REMOVED};
 use crate::physics::mesh::MeshSurfaces;
 
 /// What one inserter has done so far.
@@ -29,15 +30,79 @@ pub struct InsertCount {
     pub skipped: u64,
 }
 
-/// One particle an event inserts: its id and initial state (at rest in rotation).
+/// One particle or clump an event inserts: its id and initial state (no spin).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Placed {
-    /// The reserved particle's id.
+    /// The reserved particle's id, or with `clump`, the reserved clump's index in
+    /// `Model::clumps`.
     pub id: u32,
-    /// Centre (m).
+    /// Centre (m): a clump's centre of mass.
     pub position: DVec3,
     /// Velocity (m/s).
     pub velocity: DVec3,
+    /// Attitude α: a clump's, uniformly random; zero for a sphere.
+    pub rotation: DVec3,
+    /// A clump, not a particle.
+    pub clump: bool,
+}
+
+/// The clumps of a run as insertion needs them: their types, and each clump's type
+/// and first sphere (particle id; a model's clumps are expanded into spheres after its
+/// particles, `integrators::bodies::Bodies::expand`).
+#[derive(Clone, Debug, Default)]
+struct ClumpSpheres {
+    types: Vec<ClumpType>,
+    kind: Vec<u32>,
+    first: Vec<u32>,
+}
+
+impl ClumpSpheres {
+    /// Those of `model`, its clumps already expanded into its particles.
+    fn new(model: &Model) -> Self {
+        let kind: Vec<u32> = model.clumps.iter().map(|c| c.kind).collect();
+        let count = |k: u32| model.clump_types[k as usize].spheres.len() as u32;
+        let members: u32 = kind.iter().map(|&k| count(k)).sum();
+        let mut next = (model.particles.len() as u32).saturating_sub(members);
+        let first = kind
+            .iter()
+            .map(|&k| {
+                let f = next;
+                next += count(k);
+                f
+            })
+            .collect();
+        Self {
+            types: model.clump_types.clone(),
+            kind,
+            first,
+        }
+    }
+
+    /// Clump `c`'s spheres: particle ids and offsets with radii.
+    fn spheres(&self, c: usize) -> impl Iterator<Item = (usize, DVec3, f64)> + '_ {
+        let t = &self.types[self.kind[c] as usize];
+        let first = self.first[c] as usize;
+        t.spheres
+            .iter()
+            .enumerate()
+            .map(move |(l, s)| (first + l, s.offset, s.radius))
+    }
+}
+
+/// A uniformly random attitude from three uniform numbers in `[0, 1)` (Shoemake's
+/// unit quaternion), as a rescaled Rodrigues vector.
+fn random_attitude(u: [f64; 3]) -> DVec3 {
+    let tau = std::f64::consts::TAU;
+    let (a, b) = ((1.0 - u[0]).sqrt(), u[0].sqrt());
+    let q = glam::DQuat::from_xyzw(
+        a * (tau * u[1]).sin(),
+        a * (tau * u[1]).cos(),
+        b * (tau * u[2]).sin(),
+        b * (tau * u[2]).cos(),
+    );
+    // q and −q are the same turn: take w ≥ 0, a turn of at most π.
+    let q = if q.w < 0.0 { -q } else { q };
+    crate::math::rodrigues::from_quaternion(q).unwrap_or_default()
 }
 
 /// The insertion state of a run: the inserters, their counts, and the walls and
@@ -49,7 +114,11 @@ pub struct Insertion {
     pub counts: Vec<InsertCount>,
     walls: Vec<Wall>,
     surfaces: Option<MeshSurfaces>,
+    clumps: ClumpSpheres,
     dt: f64,
+    /// What the set-up event inserted (a new run's event at its first step), for the
+    /// backend to set the inserted clumps' bodies.
+    pub initial: Vec<Placed>,
 }
 
 impl Insertion {
@@ -61,7 +130,9 @@ impl Insertion {
             counts: vec![InsertCount::default(); model.inserters.len()],
             walls: model.walls.clone(),
             surfaces: (!model.meshes.is_empty()).then(|| MeshSurfaces::new(&model.meshes)),
+            clumps: ClumpSpheres::new(model),
             dt,
+            initial: Vec::new(),
         })
     }
 
@@ -82,7 +153,8 @@ impl Insertion {
             Some((counts, removed)) => ins.restore(counts, removed, &mut model.particles)?,
             None if ins.due(step) => {
                 let placed = ins.insert(step, &model.particles);
-                wake(&placed, &mut model.particles);
+                ins.wake(&placed, &mut model.particles);
+                ins.initial = placed;
             }
             None => {}
         }
@@ -113,8 +185,14 @@ impl Insertion {
                     c.inserted, ins.capacity
                 ));
             }
-            for i in ins.first as usize..ins.first as usize + c.inserted as usize {
-                particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+            for k in ins.first as usize..ins.first as usize + c.inserted as usize {
+                if ins.clump.is_some() {
+                    for (i, _, _) in self.clumps.spheres(k) {
+                        particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+                    }
+                } else {
+                    particles.flags[k] &= !(FLAG_DORMANT | FLAG_REMOVED);
+                }
             }
         }
         for &i in removed {
@@ -174,6 +252,7 @@ impl Insertion {
                 continue;
             }
             let mut free = FreeSpace::new(ins, particles, &walls, self.surfaces.as_ref());
+            let clumps = &self.clumps;
             for k in first..last {
                 let count = &mut self.counts[q];
                 let (wanted, before) = (ins.batch_size(k), placed.len());
@@ -187,17 +266,44 @@ impl Insertion {
                         continue;
                     }
                     let id = ins.first + count.inserted as u32;
-                    let r = particles.radius[id as usize];
-                    let spot = (0..ins.attempts)
-                        .map(|_| ins.region.sample(r, rng.random()))
-                        .find(|&x| free.is_free(x, r));
+                    let spot = if ins.clump.is_some() {
+                        // A clump: its centre where its bounding ball fits the region,
+                        // at a random attitude; every sphere free.
+                        let spheres = |x: DVec3, a: DVec3| {
+                            clumps
+                                .spheres(id as usize)
+                                .map(move |(_, o, s)| (x + rotate(a, o), s))
+                        };
+                        (0..ins.attempts)
+                            .map(|_| {
+                                let x = ins.region.sample(ins.radius, rng.random());
+                                (x, random_attitude(rng.random()))
+                            })
+                            .find(|&(x, a)| spheres(x, a).all(|(y, s)| free.is_free(y, s)))
+                            .map(|(x, a)| {
+                                for (y, s) in spheres(x, a) {
+                                    free.add(y, s);
+                                }
+                                (x, a)
+                            })
+                    } else {
+                        let r = particles.radius[id as usize];
+                        (0..ins.attempts)
+                            .map(|_| ins.region.sample(r, rng.random()))
+                            .find(|&x| free.is_free(x, r))
+                            .map(|x| {
+                                free.add(x, r);
+                                (x, DVec3::ZERO)
+                            })
+                    };
                     match spot {
-                        Some(x) => {
-                            free.add(x, r);
+                        Some((x, a)) => {
                             placed.push(Placed {
                                 id,
                                 position: x,
                                 velocity: ins.velocity,
+                                rotation: a,
+                                clump: ins.clump.is_some(),
                             });
                             count.inserted += 1;
                         }
@@ -222,15 +328,39 @@ impl Insertion {
     }
 }
 
-/// Wakes the `placed` particles in `particles`: their state, and no longer dormant.
-pub fn wake(placed: &[Placed], particles: &mut Particles) {
-    for p in placed {
-        let i = p.id as usize;
-        particles.position[i] = p.position;
-        particles.velocity[i] = p.velocity;
-        particles.rotation[i] = DVec3::ZERO;
-        particles.angular_velocity[i] = DVec3::ZERO;
-        particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+impl Insertion {
+    /// The particles `placed` wakes, with their state: a particle itself; a clump its
+    /// spheres, at `x + R(α)ρ`, moving with the body (no spin).
+    pub fn woken(&self, placed: &[Placed]) -> Vec<Placed> {
+        let mut out = Vec::new();
+        for p in placed {
+            if p.clump {
+                for (i, o, _) in self.clumps.spheres(p.id as usize) {
+                    out.push(Placed {
+                        id: i as u32,
+                        position: p.position + rotate(p.rotation, o),
+                        clump: false,
+                        ..*p
+                    });
+                }
+            } else {
+                out.push(*p);
+            }
+        }
+        out
+    }
+
+    /// Wakes the `placed` particles and clumps' spheres in `particles`: their state,
+    /// and no longer dormant.
+    pub fn wake(&self, placed: &[Placed], particles: &mut Particles) {
+        for p in self.woken(placed) {
+            let i = p.id as usize;
+            particles.position[i] = p.position;
+            particles.velocity[i] = p.velocity;
+            particles.rotation[i] = p.rotation;
+            particles.angular_velocity[i] = DVec3::ZERO;
+            particles.flags[i] &= !(FLAG_DORMANT | FLAG_REMOVED);
+        }
     }
 }
 

@@ -10,11 +10,12 @@ use super::checks::{
     check_capacity, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive,
     scene_error, seed, sphere_sizes, unit,
 };
+use super::clumps::clump_type_index;
 use super::generators::density_of;
 use super::schema::InserterSection;
 use crate::error::Result;
 use crate::model::{
-    Batch, Domain, Inserter, Material, Model, Particle, Region, DEFAULT_ATTEMPTS,
+    Batch, Clump, Domain, Inserter, Material, Model, Particle, Region, DEFAULT_ATTEMPTS,
     DEFAULT_RATE_INTERVAL, FLAG_DORMANT, FLAG_REMOVED,
 };
 
@@ -30,35 +31,17 @@ pub(super) fn add_inserters(
     for (k, s) in sections.iter().enumerate() {
         let who = format!("inserter[{k}]");
         let key = |field: &str| format!("{who}.{field}");
-        if let Some(name) = &s.clump_type {
-            return Err(scene_error(format!(
-                "{} = {name:?}: inserting clumps is not supported yet; insert spheres (radius, material) or pour clumps with a [[cloud]]",
-                key("clump_type")
-            )));
-        }
-        let material = material_of(&who, s.material.as_deref(), materials, hertz)?;
-        if !(0.0..1.0).contains(&s.radius_jitter) {
-            return Err(scene_error(format!(
-                "{} = {}: must be >= 0 and < 1",
-                key("radius_jitter"),
-                s.radius_jitter
-            )));
-        }
-        let radius = positive(
-            &key("radius"),
-            s.radius
-                .ok_or_else(|| scene_error(format!("{}: missing", key("radius"))))?,
-        )?;
-        let density = density_of(
-            &who,
-            s.density,
-            material,
-            s.material.is_some() || hertz,
-            materials,
-        )?;
-        sphere_sizes(&who, radius, s.radius_jitter, density)?;
-        let max_radius = radius * (1.0 + s.radius_jitter);
-        let region = region(&who, s, max_radius)?;
+        let what = match &s.clump_type {
+            Some(name) => clump_kind(&who, s, name, model)?,
+            None => spheres(&who, s, materials, hertz)?,
+        };
+        // The region holds a whole sphere, or a whole clump's bounding ball.
+        let extent = if what.clump.is_some() {
+            what.radius
+        } else {
+            what.max_radius
+        };
+        let region = region(&who, s, extent)?;
         let (batch, interval) = batch(&who, s)?;
         let start = non_negative(&key("start"), s.start.unwrap_or(0.0))?;
         let stop = match s.stop {
@@ -92,14 +75,14 @@ pub(super) fn add_inserters(
             stop,
             velocity: finite_vec(&key("velocity"), s.velocity)?,
             seed: seed(&key("seed"), s.seed)?,
-            first: model.particles.len() as u32,
+            first: if what.clump.is_some() {
+                model.clumps.len() as u32
+            } else {
+                model.particles.len() as u32
+            },
             capacity: 0,
             attempts,
-            max_radius,
-            radius,
-            radius_jitter: s.radius_jitter,
-            density,
-            material,
+            ..what
         };
         let capacity = match s.capacity {
             Some(c) => u32::try_from(c)
@@ -122,12 +105,144 @@ pub(super) fn add_inserters(
                 })?,
             },
         };
-        check_capacity(&who, model.particles.len(), capacity as usize)?;
         ins.capacity = capacity;
-        reserve(model, &ins);
+        match ins.clump {
+            Some(kind) => {
+                let spheres = model.clump_types[kind as usize].spheres.len();
+                let members: usize = model
+                    .clumps
+                    .iter()
+                    .map(|c| model.clump_types[c.kind as usize].spheres.len())
+                    .sum();
+                check_capacity(
+                    &who,
+                    model.particles.len() + members,
+                    (capacity as usize).saturating_mul(spheres),
+                )?;
+                reserve_clumps(model, &ins, kind);
+            }
+            None => {
+                check_capacity(&who, model.particles.len(), capacity as usize)?;
+                reserve(model, &ins);
+            }
+        }
         model.inserters.push(ins);
     }
     Ok(())
+}
+
+/// What a sphere inserter `who` inserts (its size, density and material keys), as the
+/// fields of an [`Inserter`] (the others placeholders).
+fn spheres(
+    who: &str,
+    s: &InserterSection,
+    materials: &[Material],
+    hertz: bool,
+) -> Result<Inserter> {
+    let key = |field: &str| format!("{who}.{field}");
+    let material = material_of(who, s.material.as_deref(), materials, hertz)?;
+    if !(0.0..1.0).contains(&s.radius_jitter) {
+        return Err(scene_error(format!(
+            "{} = {}: must be >= 0 and < 1",
+            key("radius_jitter"),
+            s.radius_jitter
+        )));
+    }
+    let radius = positive(
+        &key("radius"),
+        s.radius.ok_or_else(|| {
+            scene_error(format!(
+                "{}: missing (give radius, or clump_type to insert clumps)",
+                key("radius")
+            ))
+        })?,
+    )?;
+    let density = density_of(
+        who,
+        s.density,
+        material,
+        s.material.is_some() || hertz,
+        materials,
+    )?;
+    sphere_sizes(who, radius, s.radius_jitter, density)?;
+    Ok(Inserter {
+        max_radius: radius * (1.0 + s.radius_jitter),
+        radius,
+        radius_jitter: s.radius_jitter,
+        density,
+        material,
+        clump: None,
+        ..placeholder()
+    })
+}
+
+/// What a clump inserter `who` inserts: clumps of type `name`, whose spheres, masses
+/// and material are the type's (the sphere keys are refused, as for a `[[cloud]]`).
+fn clump_kind(who: &str, s: &InserterSection, name: &str, model: &Model) -> Result<Inserter> {
+    let key = |field: &str| format!("{who}.{field}");
+    let kind = clump_type_index(&key("clump_type"), name, &model.clump_types)?;
+    for (field, given) in [
+        ("radius", s.radius.is_some()),
+        ("radius_jitter", s.radius_jitter != 0.0),
+        ("density", s.density.is_some()),
+        ("material", s.material.is_some()),
+    ] {
+        if given {
+            return Err(scene_error(format!(
+                "{}: belongs to the clump type {name:?}; an inserter of clumps takes none",
+                key(field)
+            )));
+        }
+    }
+    let t = &model.clump_types[kind as usize];
+    Ok(Inserter {
+        max_radius: t.spheres.iter().map(|s| s.radius).fold(0.0, f64::max),
+        radius: t.reach(),
+        radius_jitter: 0.0,
+        density: 0.0,
+        material: t.material,
+        clump: Some(kind),
+        ..placeholder()
+    })
+}
+
+/// An inserter whose every field is to be set.
+fn placeholder() -> Inserter {
+    Inserter {
+        region: Region::Box {
+            min: DVec3::ZERO,
+            max: DVec3::ZERO,
+        },
+        batch: Batch::Count(0),
+        interval: 0.0,
+        start: 0.0,
+        stop: 0.0,
+        velocity: DVec3::ZERO,
+        seed: 0,
+        first: 0,
+        capacity: 0,
+        attempts: 0,
+        max_radius: 0.0,
+        radius: 0.0,
+        radius_jitter: 0.0,
+        density: 0.0,
+        material: 0,
+        clump: None,
+    }
+}
+
+/// The reserved clumps of `ins` (type `kind`): at the region's centre, at rest, in the
+/// body frame's attitude; dormant, since `ins` reserves them (`Bodies::expand`).
+fn reserve_clumps(model: &mut Model, ins: &Inserter, kind: u32) {
+    for _ in 0..ins.capacity {
+        model.clumps.push(Clump {
+            kind,
+            position: ins.region.center(),
+            rotation: DVec3::ZERO,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+        });
+    }
 }
 
 /// The reserved particles of `ins`: radii `r (1 ± jitter)` from stream 0 of its seed,
@@ -163,7 +278,7 @@ fn region(who: &str, s: &InserterSection, r_max: f64) -> Result<Region> {
             // hold a sphere.
             if (0..3).any(|a| span[a] != 0.0 && span[a] < 2.0 * r_max) {
                 return Err(scene_error(format!(
-                    "{} = {}: from box.min = {}, the box must be at least one sphere wide ({:e} m, radius × (1 + radius_jitter) × 2) or flat along each axis",
+                    "{} = {}: from box.min = {}, the box must be at least one sphere wide ({:e} m: radius × (1 + radius_jitter) × 2, or a clump's bounding ball × 2) or flat along each axis",
                     key("box.max"),
                     fmt_vec(b.max),
                     fmt_vec(b.min),

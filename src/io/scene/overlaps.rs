@@ -53,10 +53,18 @@ pub(super) fn worst_initial_overlap(
         .map(|b| (b.i.min(b.j), b.i.max(b.j)))
         .collect();
     let mut list = crate::neighbor::NeighborList::new(0.0);
-    // Dormant particles (an inserter's, all at its region's centre) are not there yet.
+    // Dormant particles and clumps (an inserter's, all at its region's centre) are not
+    // there yet.
     let flags = &model.particles.flags;
+    let n = flags.len();
     list.absent = (0..spheres.len())
-        .map(|i| i < flags.len() && crate::model::is_dormant(flags[i]))
+        .map(|i| {
+            if i < n {
+                crate::model::is_dormant(flags[i])
+            } else {
+                model.reserved_clump(spheres[i].2 - n)
+            }
+        })
         .collect();
     list.build(&position, &radius);
     let mut worst: Option<(f64, usize, usize, f64)> = None;

@@ -307,7 +307,13 @@ pub fn scene_to_toml(scene: &Scene) -> String {
                 .join(", ")
         );
     }
-    for c in &m.clumps {
+    // Clumps reserved by inserters are written as their [[inserter]]s.
+    for (_, c) in m
+        .clumps
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !m.reserved_clump(*k))
+    {
         let _ = writeln!(s, "\n[[clump]]");
         let _ = writeln!(s, "type = {:?}", m.clump_types[c.kind as usize].name);
         let _ = writeln!(s, "position = {}", toml_vec(c.position));
@@ -358,14 +364,25 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
         ("interval", ins.interval),
         ("start", ins.start),
         ("stop", ins.stop),
-        ("radius", ins.radius),
-        ("radius_jitter", ins.radius_jitter),
-        ("density", ins.density),
     ] {
         let _ = writeln!(s, "{k} = {}", toml_float(v));
     }
-    if let Some(mat) = m.materials.get(ins.material as usize) {
-        let _ = writeln!(s, "material = {:?}", mat.name);
+    match ins.clump {
+        Some(kind) => {
+            let _ = writeln!(s, "clump_type = {:?}", m.clump_types[kind as usize].name);
+        }
+        None => {
+            for (k, v) in [
+                ("radius", ins.radius),
+                ("radius_jitter", ins.radius_jitter),
+                ("density", ins.density),
+            ] {
+                let _ = writeln!(s, "{k} = {}", toml_float(v));
+            }
+            if let Some(mat) = m.materials.get(ins.material as usize) {
+                let _ = writeln!(s, "material = {:?}", mat.name);
+            }
+        }
     }
     let _ = writeln!(s, "velocity = {}", toml_vec(ins.velocity));
     let _ = writeln!(s, "seed = {}", ins.seed);
