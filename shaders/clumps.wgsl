@@ -85,7 +85,7 @@ fn exact_increment(h: real, i0: vec3<real>, i1: vec3<real>, i2: vec3<real>, pi: 
 @compute @workgroup_size(WG)
 fn clump_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x;
-    if (b >= N_BODIES || failed()) { return; }
+    if (b >= N_BODIES || failed() || clump_dormant(b)) { return; }
     let info = clump_info(b);
     let t = clump_type(info.z);
     let h = params.dt;
@@ -170,6 +170,7 @@ fn clump_pose(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (k >= params.n_particles - N_FREE || failed()) { return; }
     let i = N_FREE + k;
     let b = particle_flags[O_MEMBER_BODY + k];
+    if (clump_dormant(b)) { return; }
     let t = clump_type(clump_info(b).z);
     let h = params.dt;
     let a = clump_get(b, CLUMP_A);
@@ -219,7 +220,7 @@ fn clump_pose(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn clump_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x;
-    if (b >= N_BODIES || failed()) { return; }
+    if (b >= N_BODIES || failed() || clump_dormant(b)) { return; }
     let info = clump_info(b);
     let t = clump_type(info.z);
     let a = clump_get(b, CLUMP_A);

@@ -257,7 +257,9 @@ fn clump_free(k: u32) -> ClumpFree {
     let info = clump_info(k);
     let t = clump_type(info.z);
     let a = clump_get(k, CLUMP_A);
-    let v = clump_get(k, CLUMP_V) + (hard.h / t.mass) * (t.mass * gravity());
+    // A dormant body has no load (Bodies::gather_loads skips it): it stays at rest.
+    var v = clump_get(k, CLUMP_V);
+    if (!clump_dormant(k)) { v = v + (hard.h / t.mass) * (t.mass * gravity()); }
     let spin = clump_get(k, CLUMP_SPIN);
     var out: ClumpFree;
     out.v = v;
@@ -296,7 +298,7 @@ fn free_clump(k: u32) {
     contacts[H_BODY_W + b] = vec4<real>(f.w, 0.0);
     contacts[H_BODY_I + 2u * b] = vec4<real>(f.inv_d, f.e);
     contacts[H_BODY_I + 2u * b + 1u] = vec4<real>(f.inv_o, 0.0);
-    clump_set(k, CLUMP_F, t.mass * gravity());
+    clump_set(k, CLUMP_F, select(t.mass * gravity(), vec3<real>(0.0), clump_dormant(k)));
     clump_set(k, CLUMP_M, vec3<real>(0.0));
 }
 
@@ -1017,7 +1019,7 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn hard_advance_clumps(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = gid.x;
-    if (k >= N_BODIES || failed()) { return; }
+    if (k >= N_BODIES || failed() || clump_dormant(k)) { return; }
     let b = N_FREE + k;
     let t = clump_type(clump_info(k).z);
     let v = body_v(b).xyz;
@@ -1067,6 +1069,7 @@ fn hard_follow(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (k >= params.n_particles - N_FREE || failed()) { return; }
     let i = N_FREE + k;
     let b = particle_flags[O_MEMBER_BODY + k];
+    if (clump_dormant(b)) { return; }
     let t = clump_type(clump_info(b).z);
     let a = clump_get(b, CLUMP_A);
     let lever = rotate(a, member_offset(k));

@@ -28,6 +28,12 @@ fn clump_info(b: u32) -> vec3<u32> {
     let o = O_CLUMP_INFO + 3u * b;
     return vec3<u32>(particle_flags[o], particle_flags[o + 1u], particle_flags[o + 2u]);
 }
+// Whether body b is dormant: reserved by an inserter, not inserted yet (its spheres
+// are flagged FLAG_DORMANT by the host, which alone wakes them). A dormant body stands
+// still with no load (Bodies::dormant).
+fn clump_dormant(b: u32) -> bool {
+    return (particle_flags[clump_info(b).x] & FLAG_DORMANT) != 0u;
+}
 
 fn clump_get(b: u32, slot: u32) -> vec3<real> { return body[O_CLUMP + CLUMP_RECORD * b + slot].xyz; }
 fn clump_set(b: u32, slot: u32, v: vec3<real>) { body[O_CLUMP + CLUMP_RECORD * b + slot] = vec4<real>(v, 0.0); }

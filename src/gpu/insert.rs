@@ -6,7 +6,7 @@
 use glam::DVec3;
 
 use super::buffers::Field;
-use super::{bind, GpuBackend, STATUS_REBUILD};
+use super::{bind, contract, GpuBackend, STATUS_REBUILD};
 use crate::error::Result;
 use crate::model::{Particles, FLAG_DORMANT, FLAG_REMOVED};
 use crate::neighbor::Placed;
@@ -22,29 +22,76 @@ impl GpuBackend {
             return Ok(());
         }
         let particles = self.spheres()?;
-        let placed = match &mut self.insertion {
-            Some(ins) => ins.insert(self.steps, &particles),
+        let (placed, woken) = match &mut self.insertion {
+            Some(ins) => {
+                let placed = ins.insert(self.steps, &particles);
+                let woken = ins.woken(&placed);
+                (placed, woken)
+            }
             None => return Ok(()),
         };
-        if !placed.is_empty() {
-            self.wake(&placed, &particles);
+        for q in placed.iter().filter(|q| q.clump) {
+            self.wake_body(q);
+        }
+        if !woken.is_empty() {
+            self.wake(&woken, &particles);
         }
         Ok(())
     }
 
-    /// Writes the `placed` particles' state (at rest in rotation, the field's force:
-    /// they touch nothing) and clears their dormancy; `particles` is the state they were
-    /// placed in (its flags are the device's). The next step rebuilds the list.
+    /// Writes clump `q.id`'s body record at its placed state (no spin, the field's load:
+    /// it touches nothing; its f32 position's rounding in the Kahan term, as a restore
+    /// writes it), and marks it awake in the host's copy.
+    fn wake_body(&mut self, q: &Placed) {
+        let g = self.model.gravity;
+        let Some(bodies) = &mut self.bodies else {
+            return;
+        };
+        let b = q.id as usize;
+        bodies.wake(b, q.position, q.velocity, q.rotation, g);
+        let mass = bodies.types[bodies.kind[b] as usize].mass;
+        let mut r = [DVec3::ZERO; contract::CLUMP_RECORD as usize];
+        let x = q.position - self.origin;
+        r[contract::CLUMP_X as usize] = x;
+        if self.precision == crate::model::Precision::F32 {
+            r[contract::CLUMP_CX as usize] = x.as_vec3().as_dvec3() - x;
+        }
+        r[contract::CLUMP_V as usize] = q.velocity;
+        r[contract::CLUMP_A as usize] = q.rotation;
+        r[contract::CLUMP_A_OLD as usize] = q.rotation;
+        r[contract::CLUMP_F as usize] = mass * g;
+        let flat: Vec<f64> = r.iter().flat_map(|v| v.extend(0.0).to_array()).collect();
+        let at = (u64::from(self.sections.clump_state)
+            + u64::from(contract::CLUMP_RECORD) * b as u64)
+            * 4
+            * self.real_size() as u64;
+        self.ctx.queue.write_buffer(
+            &self.buffers[bind::BODY as usize],
+            at,
+            &self.real_bytes(&flat),
+        );
+    }
+
+    /// Writes the `placed` particles' state (no spin; a free particle the field's
+    /// force, a clump's sphere none of its own: they touch nothing) and clears their
+    /// dormancy; `particles` is the state they were placed in (its flags are the
+    /// device's). The next step rebuilds the list.
     fn wake(&mut self, placed: &[Placed], particles: &Particles) {
         let g = self.model.gravity;
         for p in placed {
             let i = p.id as usize;
             let device = p.position - self.origin;
+            let member = particles.flags[i] & crate::model::FLAG_MEMBER != 0;
             self.write_at(Field::Pos, i, device);
             self.write_at(Field::Vel, i, p.velocity);
             self.write_at(Field::Omega, i, DVec3::ZERO);
-            self.write_at(Field::Rot, i, DVec3::ZERO);
-            self.write_at(Field::Force, i, particles.mass[i] * g);
+            self.write_at(Field::Rot, i, p.rotation);
+            let force = if member {
+                DVec3::ZERO
+            } else {
+                particles.mass[i] * g
+            };
+            self.write_at(Field::Force, i, force);
             self.write_at(Field::Moment, i, DVec3::ZERO);
             let flags = particles.flags[i] & !(FLAG_DORMANT | FLAG_REMOVED);
             // f32 builds keep a copy of the flags in the w of the position's Kahan term

@@ -235,7 +235,7 @@ impl GpuBackend {
         snapshot: Option<&StateSnapshot>,
     ) -> Result<Self> {
         let mut model = model;
-        let bodies = if model.clumps.is_empty() {
+        let mut bodies = if model.clumps.is_empty() {
             None
         } else {
             if model.domain.is_some_and(|d| d.remove) {
@@ -291,12 +291,6 @@ impl GpuBackend {
         // Mesh walls on the GPU (issue 26): still or moving under the Hertz and binder
         // laws, at rest under hard contacts.
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-        if model.inserters.iter().any(|i| i.clump.is_some()) {
-            return Err(Error::Backend(
-                "inserting clumps runs on the CPU reference backend only so far; use --backend cpu"
-                    .into(),
-            ));
-        }
         if hard && model.meshes.iter().any(|m| !m.motion.is_static()) {
             return Err(Error::Backend(
                 "moving meshes under hard contacts run on the CPU reference backend only so far; use --backend cpu".into(),
@@ -321,6 +315,29 @@ impl GpuBackend {
             snapshot.map(|s| (s.inserted.as_slice(), s.removed.as_slice())),
         )
         .map_err(Error::Snapshot)?;
+        if let Some(b) = &mut bodies {
+            // Bodies an inserter has inserted: awake (a restore woke their spheres; a
+            // new run's first event placed them, and the model's clump is uploaded).
+            b.sync_dormant(&model.particles);
+            for q in insertion
+                .iter()
+                .flat_map(|ins| &ins.initial)
+                .filter(|q| q.clump)
+            {
+                b.wake(
+                    q.id as usize,
+                    q.position,
+                    q.velocity,
+                    q.rotation,
+                    model.gravity,
+                );
+                let c = &mut model.clumps[q.id as usize];
+                c.position = q.position;
+                c.velocity = q.velocity;
+                c.rotation = q.rotation;
+                c.angular_velocity = DVec3::ZERO;
+            }
+        }
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"
