@@ -278,6 +278,20 @@ fn mesh_edge(t: u32, k: u32) -> vec4<f64> {
 fn mesh_tri(t: u32, k: u32) -> u32 { return u32(xs[tri_base(t) + 25u + k]); }
 fn mesh_key(t: u32, j: u32) -> u32 { return u32(xs[tri_base(t) + 28u + j]); }
 fn mesh_candidate(s: u32) -> u32 { return s; }
+// mesh_carried's slots (wgsl_carried_springs_match_cpu's cases: the current keys at
+// case_base, the previous keys after them, then the previous springs; the starting
+// springs out at out_base). Every kernel defines them: WGSL needs every function a
+// module calls.
+var<private> case_base: u32;
+var<private> out_base: u32;
+fn mesh_now_key(a: u32) -> u32 { return u32(xs[case_base + a]); }
+fn mesh_old_key(s: u32) -> u32 { return u32(xs[case_base + 8u + s]); }
+fn mesh_old_spring(s: u32) -> vec3<f64> { return v3(case_base + 16u + 3u * s); }
+fn mesh_set_start(a: u32, spring: vec3<f64>) {
+    ys[out_base + 3u * a] = spring.x;
+    ys[out_base + 3u * a + 1u] = spring.y;
+    ys[out_base + 3u * a + 2u] = spring.z;
+}
 "#;
 
 /// A ridge of two faces (convex edge), a pyramid (convex apex, concave corners at its
@@ -468,16 +482,6 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     while (n_old < MESH_SLOTS && mesh_old_key(n_old) != 0xffffffffu) { n_old++; }
     for (var k = 0u; k < MESH_SLOTS; k++) { mesh_set_start(k, vec3<f64>(0.0)); }
     mesh_carried(count, n_old);
-}
-var<private> case_base: u32;
-var<private> out_base: u32;
-fn mesh_now_key(a: u32) -> u32 { return u32(xs[case_base + a]); }
-fn mesh_old_key(s: u32) -> u32 { return u32(xs[case_base + 8u + s]); }
-fn mesh_old_spring(s: u32) -> vec3<f64> { return v3(case_base + 16u + 3u * s); }
-fn mesh_set_start(a: u32, spring: vec3<f64>) {
-    ys[out_base + 3u * a] = spring.x;
-    ys[out_base + 3u * a + 1u] = spring.y;
-    ys[out_base + 3u * a + 2u] = spring.z;
 }
 "#;
     let Some(ctx) = gpu_common::context_f64("wgsl_carried_springs_match_cpu") else {

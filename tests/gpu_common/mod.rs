@@ -117,18 +117,23 @@ pub fn run_kernel(
 ) -> Vec<u8> {
     use wgpu::util::DeviceExt;
     let device = &ctx.device;
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("test kernel"),
-        source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("test kernel"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    // A kernel that does not compile is a failure here, not a run that writes nothing.
+    let pipeline = ctx
+        .scoped("compiling a test kernel", || {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("test kernel"),
+                source: wgpu::ShaderSource::Wgsl(src.into()),
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("test kernel"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
     let xs = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("input"),
         contents: input,
