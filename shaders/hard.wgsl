@@ -143,23 +143,41 @@ fn wall_gap(w: u32, i: u32) -> real {
     return dot3(wall_offset(wall, get_pos(i), get_pos_kahan(i)), nrm) - radius_of(i);
 }
 
+// Wall w's surface velocity at particle i's foot on it, x − d n (zero unless it moves;
+// WallState::side's v).
+fn wall_velocity(w: u32, i: u32) -> vec3<real> {
+    let wall = wall_at(w);
+    let nrm = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
+    let d = dot3(wall_offset(wall, get_pos(i), get_pos_kahan(i)), nrm);
+    return wall_side(w, get_pos(i) - d * nrm).v;
+}
+
+fn speed(v: vec3<real>) -> real { return sqrt(dot3(v, v)); }
+
+// A moving wall closes a gap at its surface speed too: margin h(s_i + |v_w|).
 fn wall_active(w: u32, i: u32) -> bool {
-    return wall_gap(w, i) < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(solver_body(i)) > 0.0;
+    return wall_gap(w, i) < pair_margin(speed_of(i), speed(wall_velocity(w, i))) && 0.0 + inv_mass(solver_body(i)) > 0.0;
 }
 
 // Mesh features (meshes at rest): the contacts the Hertz and binder laws find, searched
 // a skin further (the step's margin is at most the skin, hard_skin; the cell grid
 // reaches that far), each a wall contact keyed n + walls + feature key
 // (CpuBackend::build_contacts, in its candidate order).
-fn mesh_hard_contact(i: u32, nc: u32, s: u32) -> MeshHit {
-    var h = mesh_contact(nc, s, get_pos(i), radius_of(i) + params.skin);
-    if (h.key != MESH_NONE) {
-        let gap = h.distance - radius_of(i);
-        if (!(gap < pair_margin(speed_of(i), 0.0) && 0.0 + inv_mass(solver_body(i)) > 0.0)) {
-            h.key = MESH_NONE;
+struct MeshHard { h: MeshHit, vw: vec3<real> }
+fn mesh_hard_contact(i: u32, nc: u32, s: u32) -> MeshHard {
+    var out = MeshHard(mesh_contact(nc, s, get_pos(i), radius_of(i) + params.skin), vec3<real>(0.0));
+    if (out.h.key != MESH_NONE) {
+        let gap = out.h.distance - radius_of(i);
+        out.vw = mesh_side(mesh_of(out.h.key / 8u), out.h.point).v;
+        let margin = pair_margin(speed_of(i), speed(out.vw));
+        // The cell grid reaches a skin beyond the sphere: a larger margin could miss a
+        // contact (as hard_skin refuses a margin beyond the skin).
+        if (margin > params.skin) { raise(ERR_HARD_SKIN, 0u); }
+        if (!(gap < margin && 0.0 + inv_mass(solver_body(i)) > 0.0)) {
+            out.h.key = MESH_NONE;
         }
     }
-    return h;
+    return out;
 }
 
 fn neighbor_count(li: u32) -> u32 { return neighbors[li * (params.max_neighbors + 1u)]; }
@@ -351,7 +369,7 @@ fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
         let nc = mesh_pass_cell(mp, get_pos(i));
         for (var s = 0u; s < nc; s++) {
-            if (mesh_hard_contact(i, nc, s).key != MESH_NONE) { own++; }
+            if (mesh_hard_contact(i, nc, s).h.key != MESH_NONE) { own++; }
         }
     }
     hard_words[W_OFF + i] = own;
@@ -440,8 +458,11 @@ fn project_cone(x: vec3<real>, mu: real) -> vec3<real> {
 }
 
 // Writes contact c of particle i with partner `partner` (a particle id, or n + wall):
-// key, normal and gap term, the warm-start impulse (also its first δ) and μ.
-fn write_contact(c: u32, i: u32, partner: u32, n: vec3<real>, gap: real, mu: real) {
+// key, normal and gap term, the warm-start impulse (also its first δ), μ and the wall's
+// surface velocity `vw` (zero for a pair or a wall at rest).
+fn write_contact(c: u32, i: u32, partner: u32, n: vec3<real>, gap: real, mu: real,
+                 vw: vec3<real>) {
+    contacts[H_WALL_V + c] = vec4<real>(vw, 0.0);
     hard_words[W_KEY + 2u * c] = i;
     hard_words[W_KEY + 2u * c + 1u] = partner;
     var gap_term = -hard.eps * gap / hard.h;
@@ -484,7 +505,8 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (j <= i || !pair_active(i, j)) { continue; }
         let g = pair_geometry(i, j);
         let c = first + k;
-        write_contact(c, i, j, g.n, g.gap, pair_mat(mat_i * m + material_of(j)).mu_s);
+        write_contact(c, i, j, g.n, g.gap, pair_mat(mat_i * m + material_of(j)).mu_s,
+                      vec3<real>(0.0));
         hard_words[W_LIST + list + k] = 2u * c;
         k++;
     }
@@ -494,7 +516,7 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         let c = first + k;
         write_contact(c, i, params.n_particles + w,
                       vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z), wall_gap(w, i),
-                      pair_mat(m * m + w * m + mat_i).mu_s);
+                      pair_mat(m * m + w * m + mat_i).mu_s, wall_velocity(w, i));
         // Against a wall the particle is the side the normal points to.
         hard_words[W_LIST + list + k] = 2u * c + 1u;
         k++;
@@ -502,14 +524,15 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
         let nc = mesh_pass_cell(mp, get_pos(i));
         for (var s = 0u; s < nc; s++) {
-            let h = mesh_hard_contact(i, nc, s);
+            let mh = mesh_hard_contact(i, nc, s);
+            let h = mh.h;
             if (h.key == MESH_NONE) { continue; }
             let c = first + k;
             // From the wall into the particle.
             let mesh = mesh_of(h.key / 8u);
             write_contact(c, i, params.n_particles + params.n_walls + h.key, -h.normal,
                           h.distance - radius_of(i),
-                          pair_mat(m * m + (params.n_walls + mesh) * m + mat_i).mu_s);
+                          pair_mat(m * m + (params.n_walls + mesh) * m + mat_i).mu_s, mh.vw);
             hard_words[W_LIST + list + k] = 2u * c + 1u;
             k++;
         }
@@ -786,7 +809,8 @@ fn contact_update(c: u32) -> Update {
     let rb = (-radius_of(ab.y)) * n;
     let mb = inv_mass(ab.y);
     let jb = pm(body_w(ab.y).w, dot3(rb, rb));
-    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra);
+    // A wall's surface velocity is zero unless it moves (and x − 0 is x).
+    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra) - contacts[H_WALL_V + c].xyz;
     let ba = ma + mb;
     let bc = o(ba + ja) + jb;
     let rhs = vec3<real>(o(pm(ba, lam.x) - dot3(u, n)) + nv.w, pm(bc, lam.y) - dot3(u, f.t), pm(bc, lam.z) - dot3(u, f.o));
@@ -840,7 +864,8 @@ fn general_update(c: u32, ab: vec2<u32>) -> Update {
     var a = array<vec3<real>, 3>(vec3<real>(0.0), vec3<real>(0.0), vec3<real>(0.0));
     delassus_add(&a, ab.x, ra, e);
     delassus_add(&a, ab.y, rb, e);
-    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra);
+    // A wall's surface velocity is zero unless it moves (and x − 0 is x).
+    let u = point_velocity(ab.y, rb) - point_velocity(ab.x, ra) - contacts[H_WALL_V + c].xyz;
     let al = vec3<real>(dot(a[0], lam), dot(a[1], lam), dot(a[2], lam));
     let rhs = vec3<real>(al.x - dot(u, n) + nv.w, al.y - dot(u, f.t), al.z - dot(u, f.o));
     var x: vec3<real>;

@@ -292,14 +292,11 @@ fn binder_law_on_a_moving_mesh_f64_matches_cpu() {
     loads_agree(&la, &lb);
 }
 
-/// Hard contacts on a mesh at rest: beads inserted every 50 steps onto the mesh floor
-/// (Jacobi sweeps, then the colored solver), GPU f64 against the CPU over 150 steps
-/// within 1e-9 of each field's largest value, the same counts and flags, and the loads.
-#[test]
-fn hard_contacts_on_a_mesh_f64_match_cpu() {
-    for solver in ["jacobi", "colored"] {
-        let s = scene(&format!(
-            r#"
+/// The hard-contact pour onto the mesh floor: beads inserted every 50 steps, `solver`,
+/// `motion` added to the floor and `extra` after it.
+fn hard_pour(solver: &str, motion: &str, extra: &str) -> Scene {
+    scene(&format!(
+        r#"
 [simulation]
 dt = 1e-4
 steps = 150
@@ -328,32 +325,68 @@ material = "glass"
 velocity = [0.0, 0.0, -0.5]
 seed = 1
 
-{}
+{}{motion}
+{extra}
 "#,
-            floor_mesh(8)
-        ));
-        let test = format!("gpu_meshes_hard_{solver}_f64");
-        let Some(mut gpu) = gpu_common::backend(&s, Precision::F64, &test) else {
-            return;
-        };
-        let mut cpu = CpuBackend::new(&s).unwrap();
-        for n in [49u64, 2, 99] {
-            cpu.advance(n).unwrap();
-            gpu.advance(n).unwrap();
-        }
-        let (a, b) = (cpu.particles().unwrap(), gpu.particles().unwrap());
-        assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
-        assert!(awake(&a) >= 30, "{}", awake(&a));
-        assert_eq!(a.flags, b.flags);
-        let worst = gpu_common::per_field(&a, &b);
-        eprintln!("hard contacts ({solver}) on a mesh floor, GPU f64 against CPU: {worst:?}");
-        assert!(worst.iter().all(|&d| d <= 1e-9), "{worst:?}");
-        // Beads of the first batch rest on the floor: the loads compare something.
-        let (la, lb) = (
-            cpu.wall_loads().unwrap().unwrap(),
-            gpu.wall_loads().unwrap().unwrap(),
-        );
-        assert!(la[0].force.z < 0.0, "{la:?}");
-        loads_agree(&la, &lb);
+        floor_mesh(8)
+    ))
+}
+
+/// GPU f64 against the CPU over 150 steps of `s` (runs of 49, 2, 99): the same counts
+/// and flags, 1e-9 of each field's largest value, and the loads (returned; `None`
+/// without an adapter).
+fn hard_parity(s: &Scene, test: &str) -> Option<Vec<varidem::backend::WallLoad>> {
+    let mut gpu = gpu_common::backend(s, Precision::F64, test)?;
+    let mut cpu = CpuBackend::new(s).unwrap();
+    for n in [49u64, 2, 99] {
+        cpu.advance(n).unwrap();
+        gpu.advance(n).unwrap();
     }
+    let (a, b) = (cpu.particles().unwrap(), gpu.particles().unwrap());
+    assert_eq!(cpu.insertion_counts(), gpu.insertion_counts());
+    assert!(awake(&a) >= 30, "{}", awake(&a));
+    assert_eq!(a.flags, b.flags);
+    let worst = gpu_common::per_field(&a, &b);
+    eprintln!("{test}: GPU f64 against CPU (x, v, α, Ω): {worst:?}");
+    assert!(worst.iter().all(|&d| d <= 1e-9), "{worst:?}");
+    // Beads of the first batch rest on the floor: the loads compare something.
+    let (la, lb) = (
+        cpu.wall_loads().unwrap().unwrap(),
+        gpu.wall_loads().unwrap().unwrap(),
+    );
+    assert!(la.iter().any(|l| l.force.z < 0.0), "{la:?}");
+    loads_agree(&la, &lb);
+    Some(la)
+}
+
+/// Hard contacts on a mesh at rest: beads inserted every 50 steps onto the mesh floor
+/// (Jacobi sweeps, then the colored solver), GPU f64 against the CPU over 150 steps
+/// within 1e-9 of each field's largest value, the same counts and flags, and the loads.
+#[test]
+fn hard_contacts_on_a_mesh_f64_match_cpu() {
+    for solver in ["jacobi", "colored"] {
+        hard_parity(
+            &hard_pour(solver, "", ""),
+            &format!("gpu_meshes_hard_{solver}_f64"),
+        );
+    }
+}
+
+/// Hard contacts with moving walls: the mesh floor rising at 2 cm/s and turning at
+/// 3 rad/s about z, and a plane closing in from the side at 0.5 m/s (its surface
+/// velocity enters each contact's relative velocity and margin), GPU f64 against the
+/// CPU as [`hard_contacts_on_a_mesh_f64_match_cpu`].
+#[test]
+fn hard_contacts_with_moving_walls_f64_match_cpu() {
+    let s = hard_pour(
+        "colored",
+        "velocity = [0.0, 0.0, 0.02]\nangular_velocity = [0.0, 0.0, 3.0]\naxis_point = [0.0, 0.0, 0.0]",
+        "[[wall]]\npoint = [0.0225, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\nvelocity = [-0.5, 0.0, 0.0]\nmaterial = \"glass\"",
+    );
+    let loads = hard_parity(&s, "gpu_meshes_hard_moving_f64");
+    // The side wall pushes beads (it closes 7.5 mm in).
+    assert!(
+        loads.as_ref().is_none_or(|l| l[0].force.x > 0.0),
+        "{loads:?}"
+    );
 }

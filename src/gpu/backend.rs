@@ -390,6 +390,9 @@ impl GpuBackend {
         while left > 0 {
             let batch = left.min(batch_max);
             let before = self.steps;
+            // The walls' poses of the batch's steps (a batch has at most POSE_SLOTS).
+            self.write_wall_poses(self.steps + 1);
+            self.write_mesh_poses(self.steps + 1);
             let mut encoder = self.encoder();
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -45,6 +45,9 @@ pub struct HardSections {
     pub body_i: u32,
     /// `contacts`: the rows' reals.
     pub rows: u32,
+    /// `contacts`: each contact's wall surface velocity at its point (zero but for a
+    /// moving wall).
+    pub wall_v: u32,
     /// `contacts` length (vec4).
     pub contacts_len: u32,
     /// `hard_words`: own-contact offsets (n + 1).
@@ -107,7 +110,8 @@ impl HardSections {
             body_e: at(4 * c + 2 * n),
             body_i: at(4 * c + 3 * n),
             rows: at(rows),
-            contacts_len: at(rows + u64::from(HARD_ROWS)),
+            wall_v: at(rows + u64::from(HARD_ROWS)),
+            contacts_len: at(rows + u64::from(HARD_ROWS) + c),
             off: 0,
             inc: at(n + 1),
             groups: at(2 * (n + 1)),
@@ -146,6 +150,7 @@ impl HardSections {
             ("H_BODY_E", self.body_e),
             ("H_BODY_I", self.body_i),
             ("H_ROWS", self.rows),
+            ("H_WALL_V", self.wall_v),
             ("W_OFF", self.off),
             ("W_INC", self.inc),
             ("W_GROUPS", self.groups),
@@ -433,6 +438,12 @@ impl GpuBackend {
         let p = &hard.params;
         self.dispatch(pass, KernelId::StepBegin, 1);
         self.dispatch(pass, KernelId::HardBegin, 1);
+        // Moving meshes placed at the step's start, as the contacts see them.
+        if self.sections.moving_meshes {
+            let s = &self.sections;
+            let items = (s.mesh_tris - s.mesh_verts).max(s.mesh_triangles);
+            self.dispatch(pass, KernelId::MeshPlace, groups(items));
+        }
         self.dispatch(pass, KernelId::HardFree, groups(n + self.sections.bodies));
         self.dispatch(pass, KernelId::HardSkin, groups(n));
         self.encode_grid(pass);

@@ -288,20 +288,6 @@ impl GpuBackend {
             }
             _ => {}
         }
-        // Mesh walls on the GPU (issue 26): still or moving under the Hertz and binder
-        // laws, at rest under hard contacts.
-        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-        if hard && model.meshes.iter().any(|m| !m.motion.is_static()) {
-            return Err(Error::Backend(
-                "moving meshes under hard contacts run on the CPU reference backend only so far; use --backend cpu".into(),
-            ));
-        }
-        if hard && model.walls.iter().any(|w| !w.motion.is_static()) {
-            return Err(Error::Backend(
-                "moving walls under hard contacts run on the CPU reference backend only so far; use --backend cpu"
-                    .into(),
-            ));
-        }
         if integrator == IntegratorKind::CampelloTrapezoidal {
             return Err(Error::Backend(
                 "the campello-trapezoidal integrator (implicit, fixed-point iterations) runs on the CPU reference backend only; use --backend cpu".into(),

@@ -35,7 +35,7 @@ impl GpuBackend {
         let mut records = vec![0.0f64; (slots as usize) * walls.len() * 4 * POSE_VEC4 as usize];
         for step in first..first + slots {
             let slot = (step % slots) as usize;
-            let t = step as f64 * self.dt;
+            let t = self.pose_time(step);
             for (w, rest) in walls.iter().enumerate() {
                 let (point, normal, v, omega, axis) = if rest.motion.is_static() {
                     (
@@ -70,6 +70,20 @@ impl GpuBackend {
         );
     }
 
+    /// The time of the walls' pose in slot `step`: the evaluation of step `step`
+    /// (`step_begin` has counted it) sees the walls at `step h`; a hard-contact step,
+    /// which begins by counting, sees them at its start, `(step − 1) h`, as the CPU
+    /// builds its contacts with the walls placed at the step's start.
+    fn pose_time(&self, step: u64) -> f64 {
+        // The law, not `self.hard` (taken while a hard batch is encoded).
+        let at = if matches!(self.model.contact.map(|c| c.law), Some(ContactLaw::Hard(_))) {
+            step.saturating_sub(1)
+        } else {
+            step
+        };
+        at as f64 * self.dt
+    }
+
     /// Writes the meshes' poses of steps `first .. first + POSE_SLOTS`, if some mesh
     /// moves: `Motion::pose` at each step's time, as the CPU places its meshes, in
     /// device coordinates (centre and axis point shifted by the origin). A mesh at rest
@@ -84,7 +98,7 @@ impl GpuBackend {
         let mut records = vec![0.0f64; (slots as usize) * meshes.len() * per];
         for step in first..first + slots {
             let slot = (step % slots) as usize;
-            let t = step as f64 * self.dt;
+            let t = self.pose_time(step);
             for (m, mesh) in meshes.iter().enumerate() {
                 let moving = !mesh.motion.is_static();
                 let pose = mesh.motion.pose(if moving { t } else { 0.0 });
@@ -284,8 +298,9 @@ impl GpuBackend {
                 let planes = self.planes_now();
                 let mut total = loads::hard_plane_loads(&p, &planes, &axes, &impulses, self.dt);
                 if !self.model.meshes.is_empty() {
-                    // Meshes at rest (moving ones are refused under hard contacts).
-                    let surfaces = MeshSurfaces::new(&self.model.meshes);
+                    // The meshes placed now, as the CPU's are at the end of a step.
+                    let mut surfaces = MeshSurfaces::new(&self.model.meshes);
+                    surfaces.place(self.time());
                     let nw = planes.len();
                     total.extend(loads::hard_mesh_loads(
                         &p, &surfaces, nw, &impulses, self.dt,
