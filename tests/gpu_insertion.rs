@@ -9,7 +9,7 @@ mod gpu_common;
 use common::inserter::{awake, pour, scene};
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::gpu::Precision;
 
 /// The GPU in f64 against the CPU over 200 steps of a pour whose inserter fires at
 /// steps 0, 100 and 200 (every 2 ms) into a box of planes, within 1e-9 of each field's largest value:
@@ -45,35 +45,8 @@ fn gpu_f64_matches_cpu_in_a_pour_with_an_inserter() {
 /// terms' w there too).
 #[test]
 fn gpu_f32_insertion_is_deterministic_and_resumes_bitwise() {
-    let test = "insertion_gpu_f32";
-    let Some(ctx) = gpu_common::context(test) else {
-        return;
-    };
     let text = pour(20000.0, 0.004, "").replace("interval = 0.02", "interval = 0.002");
-    let s = scene(&text);
-    let options = GpuOptions::default();
-    let make = |ctx| {
-        GpuBackend::with_context(
-            ctx,
-            s.model.clone(),
-            s.simulation.integrator,
-            s.simulation.dt,
-            &options,
-        )
-        .unwrap()
-    };
-    let mut a = make(ctx);
-    a.advance(150).unwrap();
-    let snap = a.checkpoint_state().unwrap();
-    a.advance(150).unwrap();
-    let end = a.checkpoint_state().unwrap();
-    let mut b = make(gpu_common::context(test).unwrap());
-    b.advance(300).unwrap();
-    assert_eq!(b.checkpoint_state().unwrap(), end);
-    let ctx = gpu_common::context(test).unwrap();
-    let mut r = GpuBackend::restore(ctx, s.model.clone(), &snap, &options).unwrap();
-    r.advance(150).unwrap();
-    assert_eq!(r.checkpoint_state().unwrap(), end);
+    gpu_common::f32_deterministic(&scene(&text), "insertion_gpu_f32", 150, 150);
 }
 
 /// Hard contacts (Jacobi sweeps, on both backends): beads inserted every 50 steps onto a
@@ -182,31 +155,5 @@ fn gpu_inserts_clumps_as_the_cpu() {
         eprintln!("clump inserter, GPU f64 against CPU (x, v, α, Ω): {worst:?}");
         assert!(worst.iter().all(|&d| d <= 1e-9), "{worst:?}");
     }
-    let test = "insertion_gpu_clumps_f32";
-    let Some(ctx) = gpu_common::context(test) else {
-        return;
-    };
-    let options = GpuOptions::default();
-    let make = |ctx| {
-        GpuBackend::with_context(
-            ctx,
-            s.model.clone(),
-            s.simulation.integrator,
-            s.simulation.dt,
-            &options,
-        )
-        .unwrap()
-    };
-    let mut a = make(ctx);
-    a.advance(150).unwrap();
-    let snap = a.checkpoint_state().unwrap();
-    a.advance(100).unwrap();
-    let end = a.checkpoint_state().unwrap();
-    let mut b = make(gpu_common::context(test).unwrap());
-    b.advance(250).unwrap();
-    assert_eq!(b.checkpoint_state().unwrap(), end);
-    let ctx = gpu_common::context(test).unwrap();
-    let mut r = GpuBackend::restore(ctx, s.model.clone(), &snap, &options).unwrap();
-    r.advance(100).unwrap();
-    assert_eq!(r.checkpoint_state().unwrap(), end);
+    gpu_common::f32_deterministic(&s, "insertion_gpu_clumps_f32", 150, 100);
 }

@@ -10,7 +10,7 @@ mod gpu_common;
 use common::inserter::{awake, pour, scene};
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::gpu::Precision;
 use varidem::model::Scene;
 
 /// The inserter pour of `common::inserter` with its floor a mesh of 2·8² triangles
@@ -135,26 +135,10 @@ fn pour_onto_a_mesh_with_an_inserter_f64_matches_cpu() {
 /// f32 rounding changes which spot a later bead takes).
 #[test]
 fn pour_onto_a_mesh_f32_is_deterministic_and_resumes_bitwise() {
-    let test = "gpu_meshes_f32";
-    let Some(ctx) = gpu_common::context(test) else {
+    let s = mesh_pour();
+    let Some(mut a) = gpu_common::f32_deterministic(&s, "gpu_meshes_f32", 250, 150) else {
         return;
     };
-    let s = mesh_pour();
-    let options = GpuOptions::default();
-    let make = |ctx| {
-        GpuBackend::with_context(
-            ctx,
-            s.model.clone(),
-            s.simulation.integrator,
-            s.simulation.dt,
-            &options,
-        )
-        .unwrap()
-    };
-    let mut a = make(ctx);
-    a.advance(250).unwrap();
-    let snap = a.checkpoint_state().unwrap();
-    a.advance(150).unwrap();
     let end = a.checkpoint_state().unwrap();
     assert!(end
         .contacts
@@ -163,13 +147,6 @@ fn pour_onto_a_mesh_f32_is_deterministic_and_resumes_bitwise() {
         .mesh_key
         .iter()
         .any(|&k| k != u32::MAX));
-    let mut b = make(gpu_common::context(test).unwrap());
-    b.advance(400).unwrap();
-    assert_eq!(b.checkpoint_state().unwrap(), end);
-    let ctx = gpu_common::context(test).unwrap();
-    let mut r = GpuBackend::restore(ctx, s.model.clone(), &snap, &options).unwrap();
-    r.advance(150).unwrap();
-    assert_eq!(r.checkpoint_state().unwrap(), end);
     let mut cpu = CpuBackend::new(&s).unwrap();
     cpu.advance(400).unwrap();
     let (pc, pg) = (cpu.particles().unwrap(), a.particles().unwrap());

@@ -9,7 +9,7 @@ mod gpu_common;
 use common::inserter::{pour, scene};
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
-use varidem::gpu::{GpuBackend, GpuOptions, Precision};
+use varidem::gpu::Precision;
 use varidem::model::Scene;
 
 /// The inserter pour into the glass box, but with the +x side wall closing in at
@@ -83,28 +83,7 @@ fn moving_walls_f64_match_cpu() {
 /// In f32 the same run twice gives the same bits, and a resume at step 150 too.
 #[test]
 fn moving_walls_f32_are_deterministic_and_resume_bitwise() {
-    let test = "gpu_walls_f32";
-    let s = moving_box();
-    let Some(mut a) = gpu_common::backend(&s, Precision::F32, test) else {
-        return;
-    };
-    a.advance(150).unwrap();
-    let snap = a.checkpoint_state().unwrap();
-    a.advance(200).unwrap();
-    let end = a.checkpoint_state().unwrap();
-    let mut b = gpu_common::backend(&s, Precision::F32, test).unwrap();
-    b.advance(350).unwrap();
-    assert_eq!(b.checkpoint_state().unwrap(), end);
-    let options = GpuOptions::default();
-    let mut r = GpuBackend::restore(
-        gpu_common::context(test).unwrap(),
-        s.model.clone(),
-        &snap,
-        &options,
-    )
-    .unwrap();
-    r.advance(200).unwrap();
-    assert_eq!(r.checkpoint_state().unwrap(), end);
+    gpu_common::f32_deterministic(&moving_box(), "gpu_walls_f32", 150, 200);
 }
 
 /// Under the binder law a moving wall is placed at each step (the law does not depend

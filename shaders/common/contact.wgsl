@@ -21,18 +21,22 @@ struct Side {
 // point at q, with the surface velocity v + ω × (q − c) and, after the first
 // evaluation, the step's increments h v and h ω. The twin of cpu::walls::WallState::side.
 fn wall_side(w: u32, q: vec3<real>) -> Side {
+    if (MOVING_WALLS == 0u) { return moving_side(vec3<real>(0.0), vec3<real>(0.0), q, q); }
+    let o = wall_pose_at(w);
+    return moving_side(tables[o + 2u].xyz, tables[o + 3u].xyz, tables[o + 4u].xyz, q);
+}
+
+// The side at q of a wall moving at velocity `vel` and angular velocity `om` about
+// `axis` (all zero: at rest).
+fn moving_side(vel: vec3<real>, om: vec3<real>, axis: vec3<real>, q: vec3<real>) -> Side {
     var s: Side;
     s.x = vec3<real>(0.0);
     s.v = vec3<real>(0.0);
     s.r = 0.0;
     s.dx = vec3<real>(0.0);
     s.dalpha = vec3<real>(0.0);
-    if (MOVING_WALLS == 0u) { return s; }
-    let o = wall_pose_at(w);
-    let vel = tables[o + 2u].xyz;
-    let om = tables[o + 3u].xyz;
     if (all(vel == vec3<real>(0.0)) && all(om == vec3<real>(0.0))) { return s; }
-    let v = vel + cross(om, q - tables[o + 4u].xyz);
+    let v = vel + cross(om, q - axis);
     s.x = q;
     s.v = v;
     if ((params.flags & PARAM_FIRST) == 0u) {
@@ -45,25 +49,9 @@ fn wall_side(w: u32, q: vec3<real>) -> Side {
 // The wall side of a contact at q on mesh m: wall_side's, from the mesh's pose (the
 // twin of cpu::walls::WallState::side with the mesh's pose).
 fn mesh_side(m: u32, q: vec3<real>) -> Side {
-    var s: Side;
-    s.x = vec3<real>(0.0);
-    s.v = vec3<real>(0.0);
-    s.r = 0.0;
-    s.dx = vec3<real>(0.0);
-    s.dalpha = vec3<real>(0.0);
-    if (MOVING_MESHES == 0u) { return s; }
+    if (MOVING_MESHES == 0u) { return moving_side(vec3<real>(0.0), vec3<real>(0.0), q, q); }
     let o = mesh_pose_at(m);
-    let vel = tables[o + 5u].xyz;
-    let om = tables[o + 6u].xyz;
-    if (all(vel == vec3<real>(0.0)) && all(om == vec3<real>(0.0))) { return s; }
-    let v = vel + cross(om, q - tables[o + 7u].xyz);
-    s.x = q;
-    s.v = v;
-    if ((params.flags & PARAM_FIRST) == 0u) {
-        s.dx = params.dt * v;
-        s.dalpha = params.dt * om;
-    }
-    return s;
+    return moving_side(tables[o + 5u].xyz, tables[o + 6u].xyz, tables[o + 7u].xyz, q);
 }
 
 // Particle i's Hertz contacts with the mesh walls, added to f, t and e_wall:

@@ -374,22 +374,7 @@ impl CpuBackend {
         )
         .map_err(Error::Snapshot)?;
         if let Some(b) = &mut bodies {
-            // Bodies an inserter has inserted: awake (a restore woke their spheres; a
-            // new run's first event placed them).
-            b.sync_dormant(&model.particles);
-            for q in insertion
-                .iter()
-                .flat_map(|ins| &ins.initial)
-                .filter(|q| q.clump)
-            {
-                b.wake(
-                    q.id as usize,
-                    q.position,
-                    q.velocity,
-                    q.rotation,
-                    model.gravity,
-                );
-            }
+            neighbor::wake_bodies(insertion.as_ref(), b, &mut model);
         }
         let n = model.particles.len();
         let nb = model.bonds.len();

@@ -302,27 +302,7 @@ impl GpuBackend {
         )
         .map_err(Error::Snapshot)?;
         if let Some(b) = &mut bodies {
-            // Bodies an inserter has inserted: awake (a restore woke their spheres; a
-            // new run's first event placed them, and the model's clump is uploaded).
-            b.sync_dormant(&model.particles);
-            for q in insertion
-                .iter()
-                .flat_map(|ins| &ins.initial)
-                .filter(|q| q.clump)
-            {
-                b.wake(
-                    q.id as usize,
-                    q.position,
-                    q.velocity,
-                    q.rotation,
-                    model.gravity,
-                );
-                let c = &mut model.clumps[q.id as usize];
-                c.position = q.position;
-                c.velocity = q.velocity;
-                c.rotation = q.rotation;
-                c.angular_velocity = DVec3::ZERO;
-            }
+            crate::neighbor::wake_bodies(insertion.as_ref(), b, &mut model);
         }
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(

@@ -15,6 +15,7 @@ use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::integrators::bodies::Bodies;
 use crate::math::rodrigues::rotate;
 use crate::math::triangle::closest_point;
 use crate::model::{ClumpType, Inserter, Model, Particles, Wall, FLAG_DORMANT, FLAG_REMOVED};
@@ -455,5 +456,31 @@ impl<'a> FreeSpace<'a> {
             }
         }
         true
+    }
+}
+
+/// The bodies of the clumps `insertion` inserted when the run was set up, in `bodies`
+/// (every backend's host copy) and in `model`'s clump list (what a backend uploads):
+/// dormancy from the spheres' flags (a restore woke the inserted ones), and the set-up
+/// event's clumps at their places.
+pub fn wake_bodies(insertion: Option<&Insertion>, bodies: &mut Bodies, model: &mut Model) {
+    bodies.sync_dormant(&model.particles);
+    for q in insertion
+        .iter()
+        .flat_map(|ins| &ins.initial)
+        .filter(|q| q.clump)
+    {
+        bodies.wake(
+            q.id as usize,
+            q.position,
+            q.velocity,
+            q.rotation,
+            model.gravity,
+        );
+        let c = &mut model.clumps[q.id as usize];
+        c.position = q.position;
+        c.velocity = q.velocity;
+        c.rotation = q.rotation;
+        c.angular_velocity = DVec3::ZERO;
     }
 }

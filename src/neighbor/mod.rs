@@ -19,7 +19,7 @@ mod insert;
 mod mesh;
 mod mesh_cells;
 
-pub use insert::{InsertCount, Insertion, Placed};
+pub use insert::{wake_bodies, InsertCount, Insertion, Placed};
 pub use mesh::MeshList;
 pub use mesh_cells::MeshCells;
 

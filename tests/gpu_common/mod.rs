@@ -196,3 +196,37 @@ pub fn height_and_kinetic(p: &varidem::model::Particles) -> (f64, f64) {
         .sum::<f64>();
     (z, e)
 }
+
+/// The GPU in f32 on `s`: `first + then` steps run twice give the same bits, and so
+/// does a run restored from a checkpoint taken after `first` steps. Returns the first
+/// run (`None` without an adapter, after a clear skip).
+pub fn f32_deterministic(
+    s: &varidem::model::Scene,
+    test: &str,
+    first: u64,
+    then: u64,
+) -> Option<varidem::gpu::GpuBackend> {
+    use varidem::backend::Backend;
+    let mut a = backend(s, Precision::F32, test)?;
+    a.advance(first).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    a.advance(then).unwrap();
+    let end = a.checkpoint_state().unwrap();
+    let mut b = backend(s, Precision::F32, test).unwrap();
+    b.advance(first + then).unwrap();
+    assert_eq!(b.checkpoint_state().unwrap(), end, "the same run twice");
+    let mut r = varidem::gpu::GpuBackend::restore(
+        context(test).unwrap(),
+        s.model.clone(),
+        &snap,
+        &varidem::gpu::GpuOptions::default(),
+    )
+    .unwrap();
+    r.advance(then).unwrap();
+    assert_eq!(
+        r.checkpoint_state().unwrap(),
+        end,
+        "resumed at step {first}"
+    );
+    Some(a)
+}
