@@ -19,16 +19,15 @@ fn mesh_pour() -> Scene {
     mesh_pour_with("", "")
 }
 
-/// The `[[mesh]]` "floor": 2·`n`² triangles over z = 0, |x|, |y| ≤ 3 cm.
-fn floor_mesh(n: usize) -> String {
+/// The vertices and triangles of a square grid of 2·`n`² triangles, side `side`
+/// centred on the origin, `place(u, v)` writing the point at in-plane coordinates
+/// (u, v) as a TOML array.
+fn grid_mesh(n: usize, side: f64, place: impl Fn(f64, f64) -> String) -> (String, String) {
     let mut vertices = Vec::new();
     for j in 0..=n {
         for i in 0..=n {
-            let (x, y) = (
-                -0.03 + 0.06 * i as f64 / n as f64,
-                -0.03 + 0.06 * j as f64 / n as f64,
-            );
-            vertices.push(format!("[{x}, {y}, 0.0]"));
+            let at = |k: usize| side * (k as f64 / n as f64 - 0.5);
+            vertices.push(place(at(i), at(j)));
         }
     }
     let mut triangles = Vec::new();
@@ -40,10 +39,14 @@ fn floor_mesh(n: usize) -> String {
             triangles.push(format!("[{a}, {d}, {c}]"));
         }
     }
+    (vertices.join(", "), triangles.join(", "))
+}
+
+/// The `[[mesh]]` "floor": 2·`n`² triangles over z = 0, |x|, |y| ≤ 3 cm.
+fn floor_mesh(n: usize) -> String {
+    let (vertices, triangles) = grid_mesh(n, 0.06, |x, y| format!("[{x}, {y}, 0.0]"));
     format!(
-        "[[mesh]]\nname = \"floor\"\nvertices = [{}]\ntriangles = [{}]\nmaterial = \"glass\"\n",
-        vertices.join(", "),
-        triangles.join(", ")
+        "[[mesh]]\nname = \"floor\"\nvertices = [{vertices}]\ntriangles = [{triangles}]\nmaterial = \"glass\"\n"
     )
 }
 
@@ -218,30 +221,9 @@ fn pour_onto_a_moving_mesh_f64_matches_cpu() {
 #[test]
 fn binder_law_on_a_moving_mesh_f64_matches_cpu() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/torus-impact.toml");
-    let n = 4;
-    let mut vertices = Vec::new();
-    for j in 0..=n {
-        for i in 0..=n {
-            let (y, z) = (
-                -1.2 + 2.4 * i as f64 / n as f64,
-                -1.2 + 2.4 * j as f64 / n as f64,
-            );
-            vertices.push(format!("[0.0, {y}, {z}]"));
-        }
-    }
-    let mut triangles = Vec::new();
-    for j in 0..n {
-        for i in 0..n {
-            let a = j * (n + 1) + i;
-            let (b, c, d) = (a + 1, a + n + 1, a + n + 2);
-            triangles.push(format!("[{a}, {b}, {d}]"));
-            triangles.push(format!("[{a}, {d}, {c}]"));
-        }
-    }
+    let (vertices, triangles) = grid_mesh(4, 2.4, |y, z| format!("[0.0, {y}, {z}]"));
     let mesh = format!(
-        "[[mesh]]\nname = \"plate\"\nvertices = [{}]\ntriangles = [{}]\nvelocity = [1.0, 0.0, 0.0]\nangular_velocity = [0.0, 0.0, 0.05]\naxis_point = [0.0, 0.0, 0.0]\n",
-        vertices.join(", "),
-        triangles.join(", ")
+        "[[mesh]]\nname = \"plate\"\nvertices = [{vertices}]\ntriangles = [{triangles}]\nvelocity = [1.0, 0.0, 0.0]\nangular_velocity = [0.0, 0.0, 0.05]\naxis_point = [0.0, 0.0, 0.0]\n"
     );
     let text = std::fs::read_to_string(path).unwrap().replace(
         "[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]   # the domain is x > 0\n",
