@@ -349,3 +349,51 @@ fn hard_contacts_with_moving_walls_f64_match_cpu() {
         "{loads:?}"
     );
 }
+
+/// Item 5's first check on the GPU (f64): the bead of tests/mesh_walls.rs on a plane
+/// and on the same plane as two triangles, started 1 cm from their shared diagonal so
+/// that it crosses it within 3000 steps (sliding and spinning across the edge, where
+/// its spring is handed from one face to the other), Hertz and binder laws: after 6000
+/// steps the two runs agree within the CPU test's bounds (x, v 1e-12; Ω 3e-11), and
+/// each equals the CPU's run of its floor to rounding.
+#[test]
+fn a_plane_and_two_triangles_give_one_trajectory_on_the_gpu() {
+    use common::bead::{bead_scene, PLANE, SQUARE_MESH};
+    let steps = 6000;
+    for law in ["hertz", "binder"] {
+        let run = |floor: &str| {
+            let text = bead_scene(floor, law, steps).replace(
+                "position = [-0.3, 0.2, 0.0199]",
+                "position = [0.0, 0.01, 0.0199]",
+            );
+            let s = scene(&text);
+            let mut gpu = gpu_common::backend(&s, Precision::F64, "gpu_meshes_bead_f64")?;
+            gpu.advance(steps).unwrap();
+            let mut cpu = CpuBackend::new(&s).unwrap();
+            cpu.advance(steps).unwrap();
+            let (g, c) = (gpu.particles().unwrap(), cpu.particles().unwrap());
+            let worst = gpu_common::per_field(&g, &c);
+            assert!(worst.iter().all(|&d| d <= 1e-9), "{law} {floor}: {worst:?}");
+            Some(g)
+        };
+        let (Some(a), Some(b)) = (run(PLANE), run(SQUARE_MESH)) else {
+            return;
+        };
+        // It crossed y = x (from y − x = 0.01).
+        assert!(
+            a.position[0].y - a.position[0].x < 0.0,
+            "{law}: {:?}",
+            a.position[0]
+        );
+        let d = [
+            (a.position[0] - b.position[0]).length(),
+            (a.velocity[0] - b.velocity[0]).length(),
+            (a.angular_velocity[0] - b.angular_velocity[0]).length(),
+        ];
+        eprintln!("{law} on the GPU, plane against two triangles: |Δx|, |Δv|, |ΔΩ| = {d:?}");
+        assert!(
+            d[0] <= 1e-12 && d[1] <= 1e-12 && d[2] <= 3e-11,
+            "{law}: {d:?}"
+        );
+    }
+}

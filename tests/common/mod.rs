@@ -5,6 +5,7 @@
     reason = "shared by several test crates, each using a part of it"
 )]
 
+pub mod bead;
 pub mod hard_problems;
 pub mod inserter;
 pub mod pour;
