@@ -170,7 +170,8 @@ fn pour_onto_a_mesh_f32_is_deterministic_and_resumes_bitwise() {
 /// turning at (4, 0, 30) rad/s about the origin (it tilts and spins under the beads), and
 /// a second mesh at rest, a ramp across the box that beads land on; GPU f64 against the CPU over
 /// 400 steps in runs across batch and pose-slot boundaries: within 1e-9 of each field's
-/// largest value (measured: bitwise), the same mesh keys and wall loads.
+/// largest value (measured: bitwise), the same mesh keys and wall loads; in f32, the
+/// same run twice and resumed at step 230 give the same bits.
 #[test]
 fn pour_onto_a_moving_mesh_f64_matches_cpu() {
     let s = mesh_pour_with(
@@ -211,6 +212,8 @@ fn pour_onto_a_moving_mesh_f64_matches_cpu() {
     let (la, lb) = (la.unwrap(), lb.unwrap());
     assert_eq!((la[5].wall.as_str(), la.len()), ("plate", 6));
     loads_agree(&la, &lb);
+    // In f32 the moving-mesh run is deterministic and resumes bitwise (item 2).
+    gpu_common::f32_deterministic(&s, "gpu_moving_meshes_f32", 230, 170);
 }
 
 /// The binder law on meshes: the torus impact (scenes/torus-impact.toml) with its wall
