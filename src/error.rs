@@ -215,6 +215,18 @@ pub enum Fault {
     /// `[contact] margin`) exceeds the neighbour skin, which the GPU's list cannot grow.
     #[error("the speculative margin of hard contacts exceeds the neighbour skin: a body moves faster than skin/(2 dt) (the GPU keeps the scene's skin; raise [contact] skin, or set [contact] margin below it)")]
     HardMarginBeyondSkin,
+    /// The speculative margin of hard contacts outran what the GPU's mesh cell grid
+    /// reaches beyond the largest sphere (built once, for the larger of the scene's
+    /// skin and twice the largest radius).
+    #[error("the speculative margin of hard contacts ({margin:.3e} m) needs a skin of {skin:.3e} m, beyond the {reach:.3e} m the GPU's mesh grid reaches past the largest sphere (the larger of [contact] skin and twice the largest radius): a body moves more than half a radius per step; lower dt, or raise [contact] skin")]
+    HardMarginBeyondMeshGrid {
+        /// The step's margin (m).
+        margin: f64,
+        /// The skin the margin needs, twice it (m).
+        skin: f64,
+        /// How far the mesh grid reaches beyond the largest radius (m).
+        reach: f64,
+    },
     /// More hard contacts than the GPU's contact buffers hold.
     #[error("{contacts} hard contacts: more than the GPU's contact buffers hold (N × (max_contacts/2 + 1)); raise [contact] max_contacts")]
     HardContactCapacity {

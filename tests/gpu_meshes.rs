@@ -257,7 +257,12 @@ fn binder_law_on_a_moving_mesh_f64_matches_cpu() {
 /// The hard-contact pour onto the mesh floor: beads inserted every 50 steps, `solver`,
 /// `motion` added to the floor and `extra` after it.
 fn hard_pour(solver: &str, motion: &str, extra: &str) -> Scene {
-    scene(&format!(
+    scene(&hard_pour_text(solver, motion, extra))
+}
+
+/// The scene text of [`hard_pour`].
+fn hard_pour_text(solver: &str, motion: &str, extra: &str) -> String {
+    format!(
         r#"
 [simulation]
 dt = 1e-4
@@ -291,7 +296,7 @@ seed = 1
 {extra}
 "#,
         floor_mesh(8)
-    ))
+    )
 }
 
 /// GPU f64 against the CPU over 150 steps of `s` (runs of 49, 2, 99): the same counts
@@ -399,4 +404,33 @@ fn a_plane_and_two_triangles_give_one_trajectory_on_the_gpu() {
             "{law}: {d:?}"
         );
     }
+}
+
+/// The GPU's mesh cell grid is built once, reaching twice the largest radius beyond it
+/// in hard-contact scenes: beads thrown at the floor at 30 m/s (2 mm beads, h = 0.1 ms,
+/// so the margin needs a skin of 4h·30 m/s = 12 mm > 4 mm) stop the run with the
+/// named fault rather than missing triangles; the CPU, whose mesh lists grow, runs on.
+#[test]
+fn hard_contacts_faster_than_the_mesh_grid_reaches_are_a_named_fault() {
+    let fast = scene(&hard_pour_text("jacobi", "", "").replace(
+        "velocity = [0.0, 0.0, -0.5]",
+        "velocity = [0.0, 0.0, -30.0]",
+    ));
+    let Some(mut gpu) = gpu_common::backend(&fast, Precision::F64, "gpu_meshes_hard_fast") else {
+        return;
+    };
+    let e = gpu.advance(150).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            varidem::Error::Fault {
+                fault: varidem::error::Fault::HardMarginBeyondMeshGrid { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    eprintln!("{e}");
+    let mut cpu = CpuBackend::new(&fast).unwrap();
+    cpu.advance(150).unwrap();
 }

@@ -55,11 +55,15 @@ impl MeshData {
         }
         let surfaces = crate::physics::mesh::MeshSurfaces::new(&model.meshes);
         // A sphere's contacts reach its radius: the largest is the grid's reach. Hard
-        // contacts look a margin further, at most the skin (a larger one is an error,
-        // hard_skin).
+        // contacts look a margin further, at most the skin, which grows with the
+        // margin: the grid keeps room for it to grow (mesh_grid_headroom).
         let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-        let skin = model.contact.map_or(0.0, |c| c.skin);
-        let reach = model.particles.max_radius() + if hard { skin } else { 0.0 };
+        let reach = model.particles.max_radius()
+            + if hard {
+                super::hard::mesh_grid_headroom(model)
+            } else {
+                0.0
+            };
         let cells = crate::neighbor::MeshCells::new(&surfaces, reach);
         let nt = surfaces.triangles.len() as u32;
         let mut reals = Vec::new();

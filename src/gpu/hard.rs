@@ -191,8 +191,20 @@ pub(super) struct HardGpu {
     pub skin: f64,
     /// The largest radius (the grid's cell edge is `2 r_max + skin`).
     pub r_max: f64,
+    /// How far the mesh cell grid reaches beyond the largest radius
+    /// ([`mesh_grid_headroom`]); `None` without meshes.
+    pub mesh_headroom: Option<f64>,
     /// The time step.
     pub dt: f64,
+}
+
+/// How far beyond the largest radius the GPU's mesh cell grid reaches in a hard-contact
+/// scene: the larger of the scene's skin and twice the largest radius. The grid is built
+/// once, so the skin may grow to this much (bodies moving up to half a radius per step)
+/// before the run stops with [`Fault::HardMarginBeyondMeshGrid`].
+pub(super) fn mesh_grid_headroom(model: &Model) -> f64 {
+    let skin = model.contact.map_or(0.0, |c| c.skin);
+    skin.max(2.0 * model.particles.max_radius())
 }
 
 /// Colours encoded per sweep at first: a sphere pile needs 8–13, a loose one fewer.
@@ -316,6 +328,17 @@ impl GpuBackend {
         let skin = 2.0 * margin;
         if !(skin > hard.skin && skin.is_finite()) || step == 0 {
             return Ok(false);
+        }
+        if let Some(reach) = hard.mesh_headroom.filter(|&reach| skin > reach) {
+            // Mesh features further than the grid reaches could be missed.
+            return Err(Error::fault(
+                step,
+                Fault::HardMarginBeyondMeshGrid {
+                    margin,
+                    skin,
+                    reach,
+                },
+            ));
         }
         log::info!(
             "step {step}: hard contacts' margin {margin:.3e} m outran the neighbour skin {:.3e} m; the GPU's skin grows to {skin:.3e} m",

@@ -420,6 +420,7 @@ impl GpuBackend {
                 sweeps: params.max_sweeps.min(hard::FIRST_SWEEPS),
                 skin: model.contact.map_or(0.0, |c| c.skin),
                 r_max: model.particles.max_radius(),
+                mesh_headroom: (!model.meshes.is_empty()).then(|| hard::mesh_grid_headroom(&model)),
                 dt,
             }),
             _ => None,
