@@ -164,8 +164,8 @@ fn wall_active(w: u32, i: u32) -> bool {
 // reaches that far), each a wall contact keyed n + walls + feature key
 // (CpuBackend::build_contacts, in its candidate order).
 struct MeshHard { h: MeshHit, vw: vec3<real> }
-fn mesh_hard_contact(i: u32, nc: u32, s: u32) -> MeshHard {
-    var out = MeshHard(mesh_contact(nc, s, get_pos(i), radius_of(i) + params.skin), vec3<real>(0.0));
+fn mesh_hard_contact(i: u32, near: u32, nc: u32, s: u32) -> MeshHard {
+    var out = MeshHard(mesh_contact(near, nc, s, get_pos(i), radius_of(i) + params.skin), vec3<real>(0.0));
     if (out.h.key != MESH_NONE) {
         let gap = out.h.distance - radius_of(i);
         out.vw = mesh_side(mesh_of(out.h.key / 8u), out.h.point).v;
@@ -368,8 +368,11 @@ fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
         let nc = mesh_pass_cell(mp, get_pos(i));
-        for (var s = 0u; s < nc; s++) {
-            if (mesh_hard_contact(i, nc, s).h.key != MESH_NONE) { own++; }
+        let near = mesh_near(mp, nc, get_pos(i), radius_of(i) + params.skin);
+        var left = near;
+        for (var s = mesh_next(&left, 31u); s < nc; s = mesh_next(&left, s)) {
+            if (s >= 32u && mesh_other_pass(mp, s)) { continue; }
+            if (mesh_hard_contact(i, near, nc, s).h.key != MESH_NONE) { own++; }
         }
     }
     hard_words[W_OFF + i] = own;
@@ -523,8 +526,11 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
         let nc = mesh_pass_cell(mp, get_pos(i));
-        for (var s = 0u; s < nc; s++) {
-            let mh = mesh_hard_contact(i, nc, s);
+        let near = mesh_near(mp, nc, get_pos(i), radius_of(i) + params.skin);
+        var left = near;
+        for (var s = mesh_next(&left, 31u); s < nc; s = mesh_next(&left, s)) {
+            if (s >= 32u && mesh_other_pass(mp, s)) { continue; }
+            let mh = mesh_hard_contact(i, near, nc, s);
             let h = mh.h;
             if (h.key == MESH_NONE) { continue; }
             let c = first + k;

@@ -98,9 +98,11 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
         // candidate order, as the CPU sums them (physics::contact::binder_surface).
         for (var mp = 0u; mp < mesh_passes() && N_MESH_TRIS > 0u; mp++) {
             let n = mesh_pass_cell(mp, x);
-            for (var s = 0u; s < n; s++) {
-                if (mesh_other_pass(mp, s)) { continue; }
-                let h = mesh_contact(n, s, x, r);
+            let near = mesh_near(mp, n, x, r);
+            var left = near;
+            for (var s = mesh_next(&left, 31u); s < n; s = mesh_next(&left, s)) {
+                if (s >= 32u && mesh_other_pass(mp, s)) { continue; }
+                let h = mesh_contact(near, n, s, x, r);
                 if (h.key == MESH_NONE) { continue; }
                 let k = tables[mesh_info(mesh_of(h.key / 8u)) + 1u].x;
                 let c = binder_surface(k, h.distance, h.normal, r);

@@ -81,9 +81,11 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     // The cell grid lies in the meshes' rest frame (mesh_passes).
     for (var mp = 0u; mp < mesh_passes() && !gone; mp++) {
         let n = mesh_pass_cell(mp, side_i.x);
-        for (var s = 0u; s < n; s++) {
-            if (mesh_other_pass(mp, s)) { continue; }
-            let h = mesh_contact(n, s, side_i.x, side_i.r);
+        let near = mesh_near(mp, n, side_i.x, side_i.r);
+        var left = near;
+        for (var s = mesh_next(&left, 31u); s < n; s = mesh_next(&left, s)) {
+            if (s >= 32u && mesh_other_pass(mp, s)) { continue; }
+            let h = mesh_contact(near, n, s, side_i.x, side_i.r);
             if (h.key == MESH_NONE) { continue; }
             if (count < MESH_SLOTS) {
                 hist[mesh_new_row + count] = HistRecord(vec3<real>(0.0), h.key);

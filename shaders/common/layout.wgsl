@@ -467,6 +467,21 @@ fn mesh_pass_cell(mp: u32, x: vec3<real>) -> u32 {
 fn mesh_other_pass(mp: u32, s: u32) -> bool {
     return MOVING_MESHES != 0u && mesh_of(mesh_candidate(s)) != mp;
 }
+// The candidates of pass mp's cell (n of them) that may be within `reach` of x
+// (mesh_may_touch), as bits for the first 32 (mesh_next visits the rest in order);
+// other passes' meshes are left out. The search proper (closest_point,
+// mesh_all_agree) then loops over the few that pass instead of the whole cell: on SIMD
+// lanes that run both arms of every branch (lavapipe), each turn of those loops costs
+// its every arm.
+fn mesh_near(mp: u32, n: u32, x: vec3<real>, reach: real) -> u32 {
+    var bits = 0u;
+    for (var s = 0u; s < min(n, 32u); s++) {
+        if (!mesh_other_pass(mp, s) && mesh_may_touch(mesh_candidate(s), x, reach)) {
+            bits |= 1u << s;
+        }
+    }
+    return bits;
+}
 // x in mesh m's rest frame, where its cell grid lies: Rᵀ (x − t − c) + c.
 fn mesh_rest_point(m: u32, x: vec3<real>) -> vec3<real> {
     if (MOVING_MESHES == 0u) { return x; }

@@ -71,11 +71,35 @@ fn mesh_tri_contains(t: u32, v: u32) -> bool {
     return mesh_tri(t, 0u) == v || mesh_tri(t, 1u) == v || mesh_tri(t, 2u) == v;
 }
 
+// Whether triangle t may be within `reach` of x: mesh_contact's first test (a lower
+// bound of the distance from the plane and edge lines, with its slack), alone.
+fn mesh_may_touch(t: u32, x: vec3<real>, reach: real) -> bool {
+    let ho = mesh_height_outside(t, x);
+    let beyond = max(ho.y, 0.0);
+    return !(ho.x * ho.x + beyond * beyond > reach * reach * (1.0 + 1e-9));
+}
+
+// The candidate to visit after s (start with s = 31): the lowest of the bits left in
+// *near (cleared as taken), then every candidate from 32 on; ascending, as the CPU
+// visits them.
+fn mesh_next(near: ptr<function, u32>, s: u32) -> u32 {
+    if (*near != 0u) {
+        let k = countTrailingZeros(*near);
+        *near &= *near - 1u;
+        return k;
+    }
+    return max(s + 1u, 32u);
+}
+
 // Whether every candidate other than t that contains the edge or corner `key` finds
-// its closest point to x on it.
-fn mesh_all_agree(count: u32, x: vec3<real>, t: u32, key: u32) -> bool {
+// its closest point to x on it. A triangle containing the feature is no further from
+// x than the feature, which is within reach, so it is among the candidates `near`
+// (mesh_near's bits, and every one from 32 on): the CPU's loop over all candidates
+// (MeshSurfaces::all_agree) with the ones that cannot contain it skipped.
+fn mesh_all_agree(near: u32, count: u32, x: vec3<real>, t: u32, key: u32) -> bool {
     let fv = mesh_feature_vertices(key);
-    for (var s = 0u; s < count; s++) {
+    var bits = near;
+    for (var s = mesh_next(&bits, 31u); s < count; s = mesh_next(&bits, s)) {
         let o = mesh_candidate(s);
         if (o == t) { continue; }
         var contains = true;
@@ -100,8 +124,9 @@ fn mesh_feature_point(key: u32, x: vec3<real>) -> vec3<real> {
     return a + s * e;
 }
 
-// Candidate s's contact with a sphere at x of reach `reach` (key MESH_NONE: none).
-fn mesh_contact(count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
+// Candidate s's contact with a sphere at x of reach `reach` (key MESH_NONE: none);
+// `near`: the candidates below 32 that may touch (mesh_near).
+fn mesh_contact(near: u32, count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
     var none: MeshHit;
     none.key = MESH_NONE;
     let reach2 = reach * reach;
@@ -121,7 +146,7 @@ fn mesh_contact(count: u32, s: u32, x: vec3<real>, reach: real) -> MeshHit {
     let key = mesh_key_of(t, c.feature);
     var point = c.q;
     if (c.feature != 0u) {
-        if (key / 8u != t || !mesh_all_agree(count, x, t, key)) { return none; }
+        if (key / 8u != t || !mesh_all_agree(near, count, x, t, key)) { return none; }
         point = mesh_feature_point(key, x);
     }
     let d = point - x;
