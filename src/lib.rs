@@ -10,12 +10,14 @@
 //! pure functions) → [`integrators`] (the discrete maps) → [`neighbor`] (contact
 //! detection) → [`cpu`] (reference backend, behind [`backend::Backend`]) → [`io`]
 //! (scenes, CSV) → [`checkpoint`] (checkpoints and restarts) → [`select`] (which backend
-//! runs, and the fallback to the CPU) → [`run`] (the driver the CLI calls).
+//! runs, and the fallback to the CPU) → [`run`] (the driver the CLI calls) and [`bench`](mod@bench)
+//! (benchmark workloads that are poured and cached).
 //! [`io::plot`] and [`render`] make plots and pictures of a run's output; [`memory_check`]
 //! refuses problems too large for the machine's memory. `tests/layers.rs` fails on an
 //! import against this order.
 
 pub mod backend;
+pub mod bench;
 pub mod checkpoint;
 pub mod cpu;
 pub mod diagnostics;

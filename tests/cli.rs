@@ -715,3 +715,53 @@ fn a_mesh_scene_runs_and_writes_walls_csv_on_either_backend_choice() {
         );
     }
 }
+
+/// `bench --workload poured-bed` (issue 27): the first run pours and caches the bed in
+/// `VARIDEM_CACHE_DIR`, the next reads it; both backends time stepping from it (the
+/// GPU restores the CPU's settled state) and report the bed's contacts.
+#[test]
+fn bench_poured_bed_pours_once_then_reads_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().to_str().unwrap();
+    let args = [
+        "bench",
+        "--workload",
+        "poured-bed",
+        "--n",
+        "300",
+        "--steps",
+        "5",
+        "--backend",
+        "cpu",
+    ];
+    let first = varidem_env(&args, &[("VARIDEM_CACHE_DIR", cache)]);
+    let out = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        first.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(out.contains("bed: poured and cached in"), "{out}");
+    assert!(out.contains("particles: 300"), "{out}");
+    assert!(
+        out.contains("contacts per particle (walls included): "),
+        "{out}"
+    );
+    let mut backends = vec!["cpu"];
+    if has_adapter("bench_poured_bed_pours_once_then_reads_the_cache") {
+        backends.push("gpu");
+    }
+    for backend in backends {
+        let mut args = args;
+        args[8] = backend;
+        let again = varidem_env(&args, &[("VARIDEM_CACHE_DIR", cache)]);
+        let out = String::from_utf8_lossy(&again.stdout);
+        assert!(
+            again.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+        assert!(out.contains("bed: read from"), "{out}");
+        assert!(out.contains(&format!("backend: {backend}")), "{out}");
+    }
+}

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["io"],
     &["checkpoint", "render"],
     &["select"],
-    &["run"],
+    &["run", "bench"],
 ];
 
 fn layer(module: &str) -> Option<usize> {

@@ -139,7 +139,8 @@ enum Command {
         warmup: Option<u64>,
         /// The generated problem timed with --n (or without a scene): the bonded
         /// block, the granular settling bed (Hertz–Mindlin with history, ±10 % radii,
-        /// ~5 contacts per particle), the clump bed, or the glass bed with hard contacts
+        /// ~5 contacts per particle), the poured random bed (`poured-bed`, poured once
+        /// and cached), the clump bed, or the glass bed with hard contacts
         /// (`hard-bed`) or the Hertz law (`glass-bed`).
         #[arg(long, value_enum, default_value_t = Workload::BondedBlock)]
         workload: Workload,
@@ -222,6 +223,36 @@ impl DeviceArgs {
         let mut options = gpu_options(scene, self.precision, self.adapter.as_deref());
         path_switches().apply(&mut options);
         make_backend(self.backend, scene, &options)
+    }
+
+    /// The backend that goes on from `state` of `scene` (as `varidem resume`), with
+    /// `--backend gpu` that cannot run an error, as [`DeviceArgs::backend_exact`].
+    fn backend_restored(
+        &self,
+        scene: &Scene,
+        state: &varidem::backend::StateSnapshot,
+    ) -> Result<Box<dyn varidem::backend::Backend>> {
+        let mut options = gpu_options(scene, self.precision, self.adapter.as_deref());
+        path_switches().apply(&mut options);
+        if self.backend == BackendKind::Gpu {
+            return Ok(Box::new(varidem::gpu::GpuBackend::from_snapshot(
+                scene.model.clone(),
+                state,
+                &options,
+            )?));
+        }
+        let checkpoint = Checkpoint {
+            scene: scene.clone(),
+            state: state.clone(),
+            checkpoint_every: None,
+        };
+        varidem::select::resume_backend(
+            &checkpoint,
+            Some(self.backend),
+            self.precision,
+            self.adapter.as_deref(),
+            &path_switches(),
+        )
     }
 
     /// As [`DeviceArgs::backend`], but `--backend gpu` that cannot run is an error, not
@@ -496,6 +527,45 @@ enum Workload {
     /// The same glass bed under the Hertz law, stepped at its advised time step
     /// (`varidem check`'s t_col/20): the comparison for `hard-bed`.
     GlassBed,
+    /// A random packing of `--n` spheres (radius 1 mm ± 10 %, Hertz–Mindlin with
+    /// history) poured into a box with four side walls until its kinetic energy is
+    /// 10⁻⁶ of its peak (`varidem::bench::PouredBed`), stepped from there at t_col/20.
+    /// The settled bed is poured once on the CPU and cached (`$VARIDEM_CACHE_DIR`, else
+    /// `~/.cache/varidem`).
+    PouredBed,
+}
+
+/// The settled poured bed of `n` spheres, from the cache or poured now (logging the
+/// pour's progress).
+fn poured_bed(n: usize) -> Result<Checkpoint> {
+    let bed = varidem::bench::PouredBed::new(n);
+    let dir = varidem::bench::cache_dir(|k| std::env::var(k).ok());
+    let path = dir.join(bed.cache_name());
+    if !path.exists() {
+        log::warn!(
+            "pouring the bed of {n} spheres on the CPU (once; cached in {})",
+            path.display()
+        );
+    }
+    let mut last = 0.0;
+    let (checkpoint, built) = bed.load_or_build(&dir, |t, fraction| {
+        if t >= last + 0.05 {
+            last = t;
+            log::info!("pour: t = {t:.3} s, kinetic energy {fraction:.3e} of its peak");
+        }
+    })?;
+    println!(
+        "bed: {} {} (settled at t = {:.3} s, step {})",
+        if built {
+            "poured and cached in"
+        } else {
+            "read from"
+        },
+        path.display(),
+        checkpoint.state.step as f64 * checkpoint.state.dt,
+        checkpoint.state.step
+    );
+    Ok(checkpoint)
 }
 
 /// The glass bed of `n` beads settled by `settle` steps of hard contacts on the CPU,
@@ -534,9 +604,9 @@ fn bench_scene(
     steps: u64,
     workload: Workload,
     settle: u64,
-) -> Result<Scene> {
+) -> Result<(Scene, Option<varidem::backend::StateSnapshot>)> {
     match (scene, n) {
-        (Some(path), None) => load_scene(path),
+        (Some(path), None) => Ok((load_scene(path)?, None)),
         (path, n) => {
             if let Some(path) = path {
                 log::warn!(
@@ -554,8 +624,15 @@ fn bench_scene(
                 &format!("--n {n}: the generated {workload:?}"),
                 varidem::memory_check::model_bytes(n as u64, 0),
             )?;
+            if workload == Workload::PouredBed {
+                let checkpoint = poured_bed(n)?;
+                let mut scene = checkpoint.scene;
+                scene.simulation.duration = RunLength::Steps(steps);
+                scene.simulation.output_every = steps;
+                return Ok((scene, Some(checkpoint.state)));
+            }
             let (model, dt, buckets) = match workload {
-                Workload::BondedBlock => (bonded_block(n)?, BENCH_DT, None),
+                Workload::BondedBlock | Workload::PouredBed => (bonded_block(n)?, BENCH_DT, None),
                 // Dense bed: more particles share a hashed grid bucket than in the block.
                 Workload::SettlingBed => (settling_bed(n), SETTLING_BED_DT, Some(32)),
                 Workload::MeshBed => (mesh_floor_bed(n, n), SETTLING_BED_DT, Some(32)),
@@ -572,19 +649,22 @@ fn bench_scene(
             } else {
                 IntegratorKind::Variational
             };
-            Ok(Scene {
-                simulation: SimulationParams {
-                    dt,
-                    duration: RunLength::Steps(steps),
-                    integrator,
-                    output_every: steps,
-                    precision: None,
-                    gpu_max_neighbors: None,
-                    gpu_bucket_capacity: buckets,
-                    trapezoidal: Default::default(),
+            Ok((
+                Scene {
+                    simulation: SimulationParams {
+                        dt,
+                        duration: RunLength::Steps(steps),
+                        integrator,
+                        output_every: steps,
+                        precision: None,
+                        gpu_max_neighbors: None,
+                        gpu_bucket_capacity: buckets,
+                        trapezoidal: Default::default(),
+                    },
+                    model,
                 },
-                model,
-            })
+                None,
+            ))
         }
     }
 }
@@ -597,11 +677,14 @@ fn bench_command(
     device: &DeviceArgs,
 ) -> Result<()> {
     let warmup = warmup.unwrap_or(steps.min(BENCH_WARMUP));
-    let scene = bench_scene(scene, n, steps, workload, warmup)?;
+    let (scene, state) = bench_scene(scene, n, steps, workload, warmup)?;
     let particles = scene.model.sphere_count();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
-    let mut backend = device.backend_exact(&scene)?;
+    let mut backend = match &state {
+        Some(state) => device.backend_restored(&scene, state)?,
+        None => device.backend_exact(&scene)?,
+    };
     // The glass bed arrives settled: its warm-up was the hard-contact settling.
     let warmup = if workload == Workload::GlassBed && n.is_some() {
         steps.min(BENCH_WARMUP)

@@ -662,6 +662,75 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
     model
 }
 
+/// Mean radius of the poured bed's spheres (m).
+pub const POURED_BED_RADIUS: f64 = 1e-3;
+
+/// The poured bed before it is poured (issue 27): `n` spheres of radius 1 mm ± 10 %
+/// (uniform), E = 5·10⁶ Pa, ν = 0.3, ρ = 2500 kg/m³, e = 0.5, μ = 0.5, Hertz–Mindlin
+/// with history, in a square box (a floor and four side walls at rest) whose width
+/// makes the settled bed about half as high as wide (packing fraction ~0.6). They
+/// start loose, on a lattice 2.4 mean radii apart (a packing fraction of 0.3) with
+/// seeded jitter of 0.1 radius and random velocities of up to 5 cm/s, so that gravity
+/// rains them into the box in a random packing. `seed` drives every random number.
+pub fn loose_box_bed(n: usize, seed: u64) -> Model {
+    use crate::model::{ContactLaw, ContactParams, Wall};
+    let radius = POURED_BED_RADIUS;
+    let material = crate::model::Material {
+        name: "beads".into(),
+        young: 5e6,
+        poisson: 0.3,
+        shear_modulus: 5e6 / 2.6,
+        density: 2500.0,
+        restitution: 0.5,
+        friction_static: 0.5,
+        friction_dynamic: 0.5,
+    };
+    // Settled: n V_p / 0.6 = W · W · W/2.
+    let volume = n as f64 * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3) * 1.03;
+    let spacing = 2.4 * radius;
+    let side = (((2.0 * volume / 0.6).cbrt() / spacing).round() as usize).max(1);
+    let width = side as f64 * spacing;
+    let mut model = Model::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut jitter = |scale: f64| scale * rng.random_range(-1.0..1.0);
+    for k in 0..n {
+        let (i, j, l) = (k % side, (k / side) % side, k / (side * side));
+        let r = radius * (1.0 + jitter(0.1));
+        let x = DVec3::new(
+            (i as f64 + 0.5) * spacing + jitter(0.1 * radius),
+            (j as f64 + 0.5) * spacing + jitter(0.1 * radius),
+            (l as f64 + 0.5) * spacing + jitter(0.1 * radius),
+        );
+        let m = material.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+        let mut p = Particle::at_rest(x, m, r);
+        p.velocity = DVec3::new(jitter(0.05), jitter(0.05), jitter(0.05));
+        model.particles.push(p);
+    }
+    model.materials.push(material);
+    for (point, normal) in [
+        (DVec3::ZERO, DVec3::Z),
+        (DVec3::ZERO, DVec3::X),
+        (DVec3::ZERO, DVec3::Y),
+        (DVec3::new(width, 0.0, 0.0), -DVec3::X),
+        (DVec3::new(0.0, width, 0.0), -DVec3::Y),
+    ] {
+        model.walls.push(Wall {
+            point,
+            normal,
+            stiffness: 0.0,
+            material: Some(0),
+            motion: Default::default(),
+        });
+    }
+    model.gravity = DVec3::new(0.0, 0.0, -9.81);
+    model.contact = Some(ContactParams {
+        law: ContactLaw::Hertz,
+        skin: 0.1 * 1.1 * radius,
+        max_contacts: 16,
+    });
+    model
+}
+
 /// The soft material of the benchmark beds (E = 10⁶ Pa, e = 0.5, μ = 0.5): collisions
 /// last ~800 steps of [`SETTLING_BED_DT`], so the beds barely move while timed.
 fn bed_material() -> crate::model::Material {
