@@ -153,3 +153,17 @@ pub fn cache_dir(lookup: impl Fn(&str) -> Option<String>) -> PathBuf {
     }
     PathBuf::from("varidem-cache")
 }
+
+/// Sphere–plane contacts of `p` with the planes of `model` (a plane closer to a
+/// centre than its radius): what `Frame::contact_count` holds beyond the pairs.
+pub fn wall_contacts(model: &crate::model::Model, p: &Particles) -> u64 {
+    (0..p.len())
+        .map(|i| {
+            model
+                .walls
+                .iter()
+                .filter(|w| (p.position[i] - w.point).dot(w.normal) < p.radius[i])
+                .count() as u64
+        })
+        .sum()
+}

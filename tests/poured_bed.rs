@@ -104,3 +104,54 @@ fn the_cache_directory_follows_the_environment() {
     );
     assert_eq!(dir(env(&[])), PathBuf::from("varidem-cache"));
 }
+
+/// The LIGGGHTS export of a settled bed: every sphere with its diameter, density
+/// (mass over volume) and position, its velocities, the five planes as `wall/gran`
+/// primitives, the material and the time step; a scene LIGGGHTS's Hertz model does not
+/// share (here the binder law) is refused by name.
+#[test]
+fn the_liggghts_export_carries_the_bed() {
+    use varidem::io::liggghts::{write_liggghts, LIGGGHTS_DATA, LIGGGHTS_INPUT};
+    let bed = PouredBed::new(50);
+    let mut scene = bed.loose_scene().unwrap();
+    let mut cpu = varidem::cpu::CpuBackend::new(&scene).unwrap();
+    cpu.advance(10).unwrap();
+    let state = cpu.checkpoint_state().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_liggghts(dir.path(), &scene, &state).unwrap();
+    let data = std::fs::read_to_string(dir.path().join(LIGGGHTS_DATA)).unwrap();
+    let input = std::fs::read_to_string(dir.path().join(LIGGGHTS_INPUT)).unwrap();
+    assert!(data.contains("\n50 atoms\n1 atom types\n"), "{data}");
+    let atoms: Vec<Vec<f64>> = data
+        .split("Atoms\n")
+        .nth(1)
+        .unwrap()
+        .split("Velocities")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(atoms.len(), 50);
+    let p = &scene.model.particles;
+    for (i, a) in atoms.iter().enumerate() {
+        assert_eq!(a[0], (i + 1) as f64);
+        assert_eq!(a[2], 2.0 * p.radius[i]);
+        let volume = 4.0 / 3.0 * std::f64::consts::PI * p.radius[i].powi(3);
+        assert!((a[3] - 2500.0).abs() < 1e-9 && a[3] == p.mass[i] / volume);
+        assert_eq!([a[4], a[5], a[6]], state.position[i].to_array());
+    }
+    assert_eq!(input.matches("fix wall").count(), 5, "{input}");
+    assert!(input.contains("zplane 0e0"), "{input}");
+    assert!(input.contains("youngsModulus peratomtype 5e6"), "{input}");
+    assert!(
+        input.contains(&format!("timestep {:e}", state.dt)),
+        "{input}"
+    );
+    assert!(input.contains("pair_style gran model hertz tangential history"));
+
+    scene.model.contact.as_mut().unwrap().law = varidem::model::ContactLaw::Binder { k_pp: 1.0 };
+    let e = write_liggghts(dir.path(), &scene, &state).unwrap_err();
+    assert!(e.to_string().contains("not under the Hertz law"), "{e}");
+}

@@ -144,6 +144,11 @@ enum Command {
         /// (`hard-bed`) or the Hertz law (`glass-bed`).
         #[arg(long, value_enum, default_value_t = Workload::BondedBlock)]
         workload: Workload,
+        /// Write the bed to be timed as LIGGGHTS input into DIR (`bed.data`, `in.bed`:
+        /// the same state, materials, walls and time step) and exit without timing;
+        /// `bench/peers/liggghts.sh` runs it.
+        #[arg(long, value_name = "DIR")]
+        export_liggghts: Option<PathBuf>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -669,6 +674,33 @@ fn bench_scene(
     }
 }
 
+/// `bench --export-liggghts DIR`: the bed `bench` would time, written as LIGGGHTS
+/// input (in its settled state for `poured-bed`).
+fn export_liggghts_command(
+    scene: Option<&Path>,
+    n: Option<u64>,
+    workload: Workload,
+    dir: &Path,
+) -> Result<()> {
+    let (scene, state) = bench_scene(scene, n, 1, workload, 0)?;
+    let state = match state {
+        Some(state) => state,
+        None => {
+            let mut b = varidem::cpu::CpuBackend::new(&scene)?;
+            varidem::backend::Backend::checkpoint_state(&mut b)?
+        }
+    };
+    varidem::io::liggghts::write_liggghts(dir, &scene, &state)?;
+    println!(
+        "wrote {} and {} ({} spheres, dt = {:e} s)",
+        dir.join(varidem::io::liggghts::LIGGGHTS_DATA).display(),
+        dir.join(varidem::io::liggghts::LIGGGHTS_INPUT).display(),
+        state.position.len(),
+        state.dt
+    );
+    Ok(())
+}
+
 fn bench_command(
     scene: Option<&Path>,
     n: Option<u64>,
@@ -758,6 +790,19 @@ fn bench_command(
             "contacts per particle (walls included): {:.2}",
             touching as f64 / particles.max(1) as f64
         );
+        if workload == Workload::PouredBed && state.is_some() {
+            // LIGGGHTS's contact/atom counts the pairs alone.
+            let walls = varidem::bench::wall_contacts(&scene.model, &frame.particles);
+            println!(
+                "contacts per particle between spheres: {:.4}",
+                touching.saturating_sub(walls) as f64 / particles.max(1) as f64
+            );
+        }
+    }
+    if workload == Workload::PouredBed && state.is_some() {
+        // What the peer prints too (bench/peers/liggghts.sh): the physics agree.
+        let ke = varidem::bench::kinetic_energy(&backend.particles()?);
+        println!("kinetic energy after the timed steps: {ke:.6e} J");
     }
     if let Some(listed) = backend.listed_neighbors()? {
         println!(
@@ -921,8 +966,12 @@ fn main() -> ExitCode {
             steps,
             warmup,
             workload,
+            export_liggghts,
             device,
-        } => bench_command(scene.as_deref(), *n, (*steps, *warmup), *workload, device),
+        } => match export_liggghts {
+            Some(dir) => export_liggghts_command(scene.as_deref(), *n, *workload, dir),
+            None => bench_command(scene.as_deref(), *n, (*steps, *warmup), *workload, device),
+        },
         Command::Plot { dir, out_dir } => plot_command(dir, out_dir.as_deref()),
         Command::Render {
             dir,

@@ -32,6 +32,7 @@ pub const FINAL_CSV: &str = "final.csv";
 pub const RUN_RECORD: &str = "run.toml";
 
 pub mod csv;
+pub mod liggghts;
 pub mod plot;
 pub mod scene;
 pub mod stl;
