@@ -298,7 +298,12 @@ impl MeshSurfaces {
         // The bound is exact to rounding where it matters (over a face or beside an
         // edge); the slack keeps rounding from refusing a contact the exact test takes.
         let far2 = reach2 * (1.0 + 1e-9);
-        for &t in candidates {
+        // The candidates that pass the bound (`mesh_near`'s bits, the first 32), so
+        // that the search proper and `all_agree` visit those alone, in ascending order
+        // (`near_order`), as the GPU's `mesh_sum` does.
+        let near = self.near(candidates, x, far2);
+        for s in near_order(near, candidates.len()) {
+            let t = candidates[s];
             // One pass over the plane and edge lines gives both the bound and, inside
             // the edge lines, the face contact (`closest`'s first case).
             let pl = &self.planes[t as usize];
@@ -319,7 +324,7 @@ impl MeshSurfaces {
             let point = match f {
                 Feature::Face => q,
                 _ => {
-                    if key / 8 != t || !self.all_agree(candidates, x, t, key) {
+                    if key / 8 != t || !self.all_agree(candidates, near, x, t, key) {
                         continue;
                     }
                     self.feature_point(key, x)
@@ -359,17 +364,37 @@ impl MeshSurfaces {
     }
 
     /// Whether every candidate other than `t` that contains the edge or corner `key`
-    /// finds its closest point to `x` on it.
-    fn all_agree(&self, candidates: &[u32], x: DVec3, t: u32, key: u32) -> bool {
+    /// finds its closest point to `x` on it. A triangle containing the feature is no
+    /// further from `x` than the feature, which is within reach, so it passed the bound:
+    /// only the candidates `near` ([`Self::near`], and every one from 32 on) are
+    /// visited (the GPU's `mesh_all_agree`).
+    fn all_agree(&self, candidates: &[u32], near: u32, x: DVec3, t: u32, key: u32) -> bool {
         let (v, n) = self.feature_vertices(key);
-        candidates.iter().filter(|&&o| o != t).all(|&o| {
-            let tri = &self.triangles[o as usize];
-            if !v[..n].iter().all(|k| tri.contains(k)) {
-                return true;
+        near_order(near, candidates.len())
+            .map(|s| candidates[s])
+            .filter(|&o| o != t)
+            .all(|o| {
+                let tri = &self.triangles[o as usize];
+                if !v[..n].iter().all(|k| tri.contains(k)) {
+                    return true;
+                }
+                let (_, f) = self.closest(o, x);
+                self.key_of(o, f) == key
+            })
+    }
+
+    /// The first 32 of `candidates` that may be within the reach of `far2` (its square
+    /// with slack) of `x`, as bits: the search's first test alone (the GPU's
+    /// `mesh_near` and `mesh_may_touch`).
+    fn near(&self, candidates: &[u32], x: DVec3, far2: f64) -> u32 {
+        let mut bits = 0u32;
+        for (s, &t) in candidates.iter().take(32).enumerate() {
+            let (h, out) = self.planes[t as usize].height_and_outside(x);
+            if !(h * h + out.max(0.0) * out.max(0.0) > far2) {
+                bits |= 1 << s;
             }
-            let (_, f) = self.closest(o, x);
-            self.key_of(o, f) == key
-        })
+        }
+        bits
     }
 
     /// The closest point to `x` of feature `key`, from the feature alone (the same bits
@@ -435,6 +460,20 @@ pub fn carried_springs(
         }
     }
     out
+}
+
+/// The candidates to visit, by index: the set bits of `near` ascending, then every
+/// index from 32 to `count` (the GPU's `mesh_next` loop).
+fn near_order(near: u32, count: usize) -> impl Iterator<Item = usize> {
+    let mut bits = near;
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            k
+        })
+    })
+    .chain(32..count.max(32))
 }
 
 #[cfg(test)]
