@@ -390,7 +390,9 @@ impl MeshSurfaces {
         let mut bits = 0u32;
         for (s, &t) in candidates.iter().take(32).enumerate() {
             let (h, out) = self.planes[t as usize].height_and_outside(x);
-            if !(h * h + out.max(0.0) * out.max(0.0) > far2) {
+            // Not refused by the loop's test (a NaN bound is not refused either).
+            let bound = h * h + out.max(0.0) * out.max(0.0);
+            if bound <= far2 || bound.is_nan() {
                 bits |= 1 << s;
             }
         }
