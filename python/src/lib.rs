@@ -67,7 +67,8 @@ const SIGNAL_CHUNK: u64 = 64;
 /// The Python exception for `e`: its class by kind, its message `format!("{e}")`, as
 /// the command line prints it after `error: `.
 fn to_py(e: Error) -> PyErr {
-    let message = e.to_string();
+    // One line, as the command line prints it (src/bin/varidem.rs).
+    let message = e.to_string().trim().replace('\n', " ");
     match kind_of(&e) {
         Kind::Scene => SceneError::new_err(message),
         Kind::Gpu => GpuError::new_err(message),
