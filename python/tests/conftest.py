@@ -13,12 +13,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCENES = ROOT / "scenes"
 
 # The container scene of Campello §5.3 (230 grains falling onto three walls), cut to
-# 600 steps with an energy row every 100, under 30 g so that the lowest grains land on
+# 1000 steps with an energy row every 100, under 30 g so that the lowest grains land on
 # the inclined face and on each other within these steps (wall and grain contacts).
 CONTAINER_SHORT = (
     (SCENES / "container.toml")
     .read_text()
-    .replace("t_end = 5.0", "steps = 600")
+    .replace("t_end = 5.0", "steps = 1000")
     .replace("output_every = 500", "output_every = 100")
     .replace("gravity = [0.0, -9.81, 0.0]", "gravity = [0.0, -300.0, 0.0]")
 )

@@ -133,7 +133,7 @@ def test_run_until_and_to_the_end():
     sim.run(until=0.0125)
     assert sim.steps_done == 125
     sim.run()
-    assert sim.steps_done == 600
+    assert sim.steps_done == 1000
     with pytest.raises(ValueError):
         sim.run(until=-1.0)
 

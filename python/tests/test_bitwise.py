@@ -32,7 +32,7 @@ def test_one_run_equals_the_cli(cli, container_scene, tmp_path):
     sim = varidem.Simulation.from_toml(container_scene, backend="cpu")
     sim.write_outputs(tmp_path / "py", vtk=False)
     sim.run()
-    assert sim.steps_done == 600
+    assert sim.steps_done == 1000
     assert_same(python_files(tmp_path / "py"), expected)
     # The grains did collide: the comparison covers contacts.
     assert len(sim.contacts()["i"]) > 0
@@ -44,8 +44,8 @@ def test_split_stepping_and_set_velocities_equal_the_cli(cli, container_scene, t
     sim.write_outputs(tmp_path / "py", vtk=False)
     rng = random.Random(7)
     calls = 0
-    while sim.steps_done < 600:
-        sim.step(min(rng.randint(1, 37), 600 - sim.steps_done))
+    while sim.steps_done < 1000:
+        sim.step(min(rng.randint(1, 37), 1000 - sim.steps_done))
         calls += 1
         if calls % 5 == 0:
             sim.set_velocities(sim.velocities)
@@ -58,9 +58,9 @@ def test_split_stepping_without_outputs_gives_the_same_state(container_scene):
     one = varidem.Simulation.from_toml(container_scene, backend="cpu")
     one.run()
     split = varidem.Simulation.from_toml(container_scene, backend="cpu")
-    for n in [1, 2, 3, 94, 100, 200, 199, 1]:
+    for n in [1, 2, 3, 94, 100, 200, 199, 1, 400]:
         split.step(n)
-    assert split.steps_done == 600
+    assert split.steps_done == 1000
     for name in ["positions", "velocities", "rotations", "angular_velocities"]:
         assert np.array_equal(getattr(one, name), getattr(split, name)), name
 
@@ -94,7 +94,7 @@ def test_gpu_f64_equals_the_cli(cli, container_scene, tmp_path, f64_adapter):
     sim.set_velocities(sim.velocities)
     sim.step(49)
     sim.run()
-    assert sim.steps_done == 600
+    assert sim.steps_done == 1000
     final = (tmp_path / "py" / "final.csv").read_bytes()
     assert final == expected["final.csv"], "final.csv differs from the CLI's (GPU f64)"
     assert (tmp_path / "py" / "energy.csv").read_bytes() == expected["energy.csv"]

@@ -24,6 +24,7 @@ FAULT_SCENE = """
 dt = 0.1
 steps = 10
 output_every = 10
+integrator = "variational-exact"
 [[particle]]
 position = [0.0, 0.0, 0.0]
 angular_velocity = [0.0, 0.0, 100.0]

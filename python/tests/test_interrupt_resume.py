@@ -13,7 +13,7 @@ from conftest import CONTAINER_SHORT, run_cli
 
 
 def long_sim():
-    return varidem.Simulation.from_str(CONTAINER_SHORT.replace("steps = 600", "steps = 100000000"), backend="cpu")
+    return varidem.Simulation.from_str(CONTAINER_SHORT.replace("steps = 1000", "steps = 100000000"), backend="cpu")
 
 
 @pytest.mark.parametrize("how", ["interrupt_main", "raise_signal"])
