@@ -111,12 +111,16 @@ pub fn run_with(
     out_dir: &Path,
     options: &OutputOptions,
 ) -> Result<RunSummary> {
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    write_run_record(scene, backend, out_dir)?;
     let energy_path = out_dir.join(ENERGY_CSV);
     let final_path = out_dir.join(FINAL_CSV);
     let sim = &scene.simulation;
     let total = sim.steps();
+    let first = backend.step_count();
+    if first > total {
+        return Err(Error::Snapshot(format!(
+            "the backend is at step {first}, past the scene's last step {total}"
+        )));
+    }
     let n = scene.model.sphere_count();
     let reserved: u64 = scene
         .model
@@ -153,33 +157,14 @@ pub fn run_with(
             );
         }
     }
-    let mut vtk = match (options.vtk, backend.step_count()) {
-        (false, _) => None,
-        (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),
-        (true, step) => Some(VtkSeries::resume(out_dir, &scene.model.bonds, step)?),
-    };
     let start = Instant::now();
-    let first_step = backend.step_count();
-    let checkpoints = options
-        .checkpoint_every
-        .filter(|&k| k > 0)
-        .map(|k| (k, out_dir));
-    let stepped = step_and_record(
-        scene,
-        backend,
-        &energy_path,
-        vtk.as_mut(),
-        checkpoints,
-        start,
-        options.progress,
-        out_dir,
-    );
+    let first_step = first;
+    let mut recorder = Recorder::start(scene, backend, out_dir, options)?;
+    let stepped = step_and_record(scene, backend, &mut recorder, start, options.progress);
     let wall_time = start.elapsed();
     let done = backend.step_count() - first_step;
 
-    let written = backend
-        .particles()
-        .and_then(|p| write_final_csv(&final_path, &p));
+    let written = recorder.write_final(backend);
     match (stepped, written) {
         (Ok(()), Ok(())) => {}
         (Ok(()), Err(e)) => return Err(e),
@@ -212,7 +197,7 @@ pub fn run_with(
         particle_steps_per_second,
         energy_csv: energy_path,
         final_csv: final_path,
-        pvd: vtk.map(|v| v.pvd_path()),
+        pvd: recorder.vtk.as_ref().map(VtkSeries::pvd_path),
     };
     log::info!(
         "done: {} steps in {:.3} s ({:.3e} particle-steps/s)",
@@ -236,35 +221,18 @@ pub fn run_with(
     Ok(summary)
 }
 
-/// The stepping loop: advances in chunks up to the next output or checkpoint step,
-/// writing a row (and a VTK frame, with `vtk`) at each output step and a checkpoint
-/// (with `checkpoints = Some((interval, out_dir))`) at each checkpoint step. Logs
-/// progress at every tenth of the run.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the run driver's outputs and options, passed through once"
-)]
+/// The stepping loop of [`run_with`]: advances `backend` to the scene's last step
+/// through `recorder`, showing a progress bar (with `progress`) and logging progress
+/// at every tenth of the run. If a step fails, the last good state is saved as a
+/// checkpoint and the error is returned as [`Error::RunFailed`].
 fn step_and_record(
     scene: &Scene,
     backend: &mut dyn Backend,
-    energy_path: &Path,
-    vtk: Option<&mut VtkSeries>,
-    checkpoints: Option<(u64, &Path)>,
+    recorder: &mut Recorder,
     start: Instant,
     progress: bool,
-    out_dir: &Path,
 ) -> Result<()> {
-    let mut last_good = None;
-    let result = step_loop(
-        scene,
-        backend,
-        energy_path,
-        vtk,
-        checkpoints,
-        start,
-        progress,
-        &mut last_good,
-    );
+    let result = step_loop(scene, backend, recorder, start, progress);
     let Err(e) = result else {
         return Ok(());
     };
@@ -272,7 +240,7 @@ fn step_and_record(
     let snapshot = if backend.state_after_error_is_good(&e) {
         backend.checkpoint_state().ok()
     } else {
-        last_good
+        recorder.last_good.take()
     };
     let Some(state) = snapshot else {
         return Err(e);
@@ -281,9 +249,9 @@ fn step_and_record(
     let checkpoint = Checkpoint {
         scene: scene.clone(),
         state,
-        checkpoint_every: checkpoints.map(|(k, _)| k),
+        checkpoint_every: recorder.checkpoint_every,
     };
-    let path = checkpoint_path(out_dir, step);
+    let path = checkpoint_path(&recorder.out_dir, step);
     match checkpoint.write(&path) {
         Ok(()) => Err(Error::RunFailed {
             error: Box::new(e),
@@ -322,130 +290,19 @@ fn energy_scale(d: &crate::diagnostics::Diagnostics) -> f64 {
         .sum::<f64>()
 }
 
-/// The loop of [`step_and_record`]; `last_good` receives a snapshot of the state at
-/// every output step that passed the checks.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the loop of step_and_record, with the same arguments"
-)]
+/// The loop of [`step_and_record`].
 fn step_loop(
     scene: &Scene,
     backend: &mut dyn Backend,
-    energy_path: &Path,
-    mut vtk: Option<&mut VtkSeries>,
-    checkpoints: Option<(u64, &Path)>,
+    recorder: &mut Recorder,
     start: Instant,
     progress: bool,
-    last_good: &mut Option<crate::backend::StateSnapshot>,
 ) -> Result<()> {
     let sim = &scene.simulation;
-    let total = scene.simulation.steps();
-    let every = scene.simulation.output_every.max(1);
+    let total = sim.steps();
     let n = scene.model.sphere_count() as f64;
     let first = backend.step_count();
-    if first > total {
-        return Err(Error::Snapshot(format!(
-            "the backend is at step {first}, past the scene's last step {total}"
-        )));
-    }
-    let is_output = |step: u64| step % every == 0 || step == total;
-    // A fresh run starts energy.csv; a resumed one continues it.
-    let (mut energy, replaced) = if first == 0 {
-        (EnergyCsv::create(energy_path)?, None)
-    } else {
-        EnergyCsv::resume(energy_path, first)?
-    };
-    // Hard contacts: one solver.csv row per step, written after every advance (also a
-    // failed one: the rows of the steps it completed are kept).
-    let mut solver = if sim.integrator == crate::integrators::IntegratorKind::ImpulseVelocity {
-        let path = energy_path.with_file_name(crate::io::SOLVER_CSV);
-        Some(if first == 0 {
-            SolverCsv::create(&path)?
-        } else {
-            SolverCsv::resume(&path, first)?
-        })
-    } else {
-        None
-    };
-    // Scenes with walls: walls.csv, one row per wall at each output step (where the
-    // backend computes the loads).
-    let mut walls = if scene.model.walls.is_empty() && scene.model.meshes.is_empty() {
-        None
-    } else {
-        let path = energy_path.with_file_name(crate::io::WALLS_CSV);
-        Some(if first == 0 {
-            WallsCsv::create(&path)?
-        } else {
-            WallsCsv::resume(&path, first)?
-        })
-    };
-    let mut write_walls = |backend: &mut dyn Backend, step: u64| -> Result<()> {
-        let Some(log) = &mut walls else {
-            return Ok(());
-        };
-        match backend.wall_loads()? {
-            Some(loads) => log.write(step, step as f64 * sim.dt, &loads),
-            None => {
-                log::warn!(
-                    "the {} backend has no wall loads for step {step}: {} stays without rows",
-                    backend.name(),
-                    log.path().display()
-                );
-                walls = None;
-                Ok(())
-            }
-        }
-    };
-    // Scenes with inserters: inserters.csv, their running counts at each output step.
-    let mut inserters = if scene.model.inserters.is_empty() {
-        None
-    } else {
-        let path = energy_path.with_file_name(crate::io::INSERTERS_CSV);
-        Some(if first == 0 {
-            InsertersCsv::create(&path)?
-        } else {
-            InsertersCsv::resume(&path, first)?
-        })
-    };
-    let mut write_counts = |backend: &mut dyn Backend, step: u64| -> Result<()> {
-        match &mut inserters {
-            Some(log) => log.write(step, step as f64 * sim.dt, &backend.insertion_counts()),
-            None => Ok(()),
-        }
-    };
-    let d = backend.diagnostics()?;
-    if is_output(first) {
-        energy.write(&d)?;
-        write_walls(backend, first)?;
-        write_counts(backend, first)?;
-        if let Some(v) = vtk.as_deref_mut() {
-            v.write(&backend.frame()?)?;
-        }
-        if replaced.as_ref().is_some_and(|old| *old != d.csv_row()) {
-            log::warn!(
-                "{}: the row of step {first} written before differs from the one of the resumed state: the file may come from another run",
-                energy_path.display()
-            );
-        }
-    }
-    let e0 = d.e_total();
-    // Walls that move do work on the particles, and inserted particles bring their
-    // energy: the energy may grow without a fault, so the blow-up check (which assumes
-    // it cannot) is off.
-    let m = &scene.model;
-    let moving = m.walls.iter().any(|w| !w.motion.is_static())
-        || m.meshes.iter().any(|w| !w.motion.is_static());
-    if moving {
-        log::info!("moving walls do work on the particles: the energy blow-up check is off");
-    }
-    if !m.inserters.is_empty() {
-        log::info!("inserters add particles and their energy: the energy blow-up check is off");
-    }
-    let driven = moving || !m.inserters.is_empty();
-    let scale0 = if driven { 0.0 } else { energy_scale(&d) };
-    log::info!("step {first}: t = {:.6} s, E = {:.9e} J", d.time, e0);
-    *last_good = backend.checkpoint_state().ok();
-
+    let e0 = recorder.initial_energy();
     let span = total - first;
     let bar = progress
         .then(|| progress_bar(first, total, sim.dt))
@@ -453,17 +310,8 @@ fn step_loop(
     let mut step = first;
     let mut next_report = 1u64;
     while step < total {
-        let mut next = (step / every + 1) * every;
-        if let Some((k, _)) = checkpoints {
-            next = next.min((step / k + 1) * k);
-        }
-        let next = next.min(total);
-        let advanced = backend.advance(next - step);
-        if let Some(log) = &mut solver {
-            log.write(&backend.take_solver_rows())?;
-        }
-        advanced?;
-        step = next;
+        let written = recorder.advance_chunk(scene, backend, total)?;
+        step = backend.step_count();
         if let Some(b) = &bar {
             let secs = start.elapsed().as_secs_f64();
             let rate = if secs > 0.0 {
@@ -477,12 +325,241 @@ fn step_loop(
                 step as f64 * sim.dt
             ));
         }
-        if is_output(step) {
+        let Some(d) = written else {
+            continue;
+        };
+        // Progress at each tenth of the run (and at the end).
+        let done = step - first;
+        if done * 10 >= next_report * span {
+            while done * 10 >= next_report * span {
+                next_report += 1;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            let rate = if secs > 0.0 {
+                n * done as f64 / secs
+            } else {
+                f64::INFINITY
+            };
+            log::info!(
+                "step {} ({}%): t = {:.6} s, E = {:.9e} J (ΔE = {:.3e}), {:.3e} particle-steps/s",
+                d.step,
+                done * 100 / span,
+                d.time,
+                d.e_total(),
+                d.e_total() - e0,
+                rate
+            );
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(())
+}
+
+/// The outputs of a run in a directory, written as a backend advances: what
+/// [`run_with`] writes, for callers that drive the stepping themselves (the Python
+/// binding steps a simulation in pieces of any size and writes the same files).
+///
+/// At every output step (a multiple of `output_every`, and the scene's last step) it
+/// writes the `energy.csv` row, the `walls.csv` and `inserters.csv` rows of scenes
+/// with walls or inserters, and the VTK frame (with [`OutputOptions::vtk`]); after
+/// every advance of a hard-contact scene, the `solver.csv` rows; at every multiple of
+/// [`OutputOptions::checkpoint_every`], a checkpoint. At output steps it checks the
+/// energy for a blow-up ([`BLOW_UP_FACTOR`]; not for scenes with moving walls or
+/// inserters). The backend is advanced in chunks that end at those steps, which gives
+/// the same bits as advancing it in one piece.
+#[derive(Debug)]
+pub struct Recorder {
+    out_dir: PathBuf,
+    energy: EnergyCsv,
+    solver: Option<SolverCsv>,
+    walls: Option<WallsCsv>,
+    inserters: Option<InsertersCsv>,
+    vtk: Option<VtkSeries>,
+    checkpoint_every: Option<u64>,
+    /// Total energy at the start.
+    e0: f64,
+    /// Initial energy scale of the blow-up check (0: the check is off).
+    scale0: f64,
+    /// The state at the last output step that passed the checks.
+    last_good: Option<crate::backend::StateSnapshot>,
+}
+
+impl Recorder {
+    /// Starts recording `scene`'s run on `backend` into `out_dir` (created if needed):
+    /// writes `run.toml` ([`write_run_record`]), creates the output files (a backend
+    /// at step 0) or continues them from the backend's step (a backend past step 0:
+    /// rows of later steps are dropped, see [`EnergyCsv::resume`]), and writes the rows
+    /// of the current step when it is an output step. `options.progress` is not used
+    /// here ([`run_with`] shows the bar).
+    pub fn start(
+        scene: &Scene,
+        backend: &mut dyn Backend,
+        out_dir: &Path,
+        options: &OutputOptions,
+    ) -> Result<Self> {
+        std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+        write_run_record(scene, backend, out_dir)?;
+        let sim = &scene.simulation;
+        let first = backend.step_count();
+        let energy_path = out_dir.join(ENERGY_CSV);
+        // A fresh run starts energy.csv; a resumed one continues it.
+        let (energy, replaced) = if first == 0 {
+            (EnergyCsv::create(&energy_path)?, None)
+        } else {
+            EnergyCsv::resume(&energy_path, first)?
+        };
+        // Hard contacts: one solver.csv row per step, written after every advance (also
+        // a failed one: the rows of the steps it completed are kept).
+        let solver = if sim.integrator == crate::integrators::IntegratorKind::ImpulseVelocity {
+            let path = out_dir.join(crate::io::SOLVER_CSV);
+            Some(if first == 0 {
+                SolverCsv::create(&path)?
+            } else {
+                SolverCsv::resume(&path, first)?
+            })
+        } else {
+            None
+        };
+        // Scenes with walls: walls.csv, one row per wall at each output step (where the
+        // backend computes the loads).
+        let walls = if scene.model.walls.is_empty() && scene.model.meshes.is_empty() {
+            None
+        } else {
+            let path = out_dir.join(crate::io::WALLS_CSV);
+            Some(if first == 0 {
+                WallsCsv::create(&path)?
+            } else {
+                WallsCsv::resume(&path, first)?
+            })
+        };
+        // Scenes with inserters: inserters.csv, their running counts at each output step.
+        let inserters = if scene.model.inserters.is_empty() {
+            None
+        } else {
+            let path = out_dir.join(crate::io::INSERTERS_CSV);
+            Some(if first == 0 {
+                InsertersCsv::create(&path)?
+            } else {
+                InsertersCsv::resume(&path, first)?
+            })
+        };
+        let vtk = match (options.vtk, first) {
+            (false, _) => None,
+            (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),
+            (true, step) => Some(VtkSeries::resume(out_dir, &scene.model.bonds, step)?),
+        };
+        let mut recorder = Self {
+            out_dir: out_dir.to_owned(),
+            energy,
+            solver,
+            walls,
+            inserters,
+            vtk,
+            checkpoint_every: options.checkpoint_every.filter(|&k| k > 0),
+            e0: 0.0,
+            scale0: 0.0,
+            last_good: None,
+        };
+        let d = backend.diagnostics()?;
+        if is_output(scene, first) {
+            recorder.energy.write(&d)?;
+            recorder.write_rows(scene, backend, first)?;
+            if let Some(v) = &mut recorder.vtk {
+                v.write(&backend.frame()?)?;
+            }
+            if replaced.as_ref().is_some_and(|old| *old != d.csv_row()) {
+                log::warn!(
+                    "{}: the row of step {first} written before differs from the one of the resumed state: the file may come from another run",
+                    energy_path.display()
+                );
+            }
+        }
+        recorder.e0 = d.e_total();
+        // Walls that move do work on the particles, and inserted particles bring their
+        // energy: the energy may grow without a fault, so the blow-up check (which
+        // assumes it cannot) is off.
+        let m = &scene.model;
+        let moving = m.walls.iter().any(|w| !w.motion.is_static())
+            || m.meshes.iter().any(|w| !w.motion.is_static());
+        if moving {
+            log::info!("moving walls do work on the particles: the energy blow-up check is off");
+        }
+        if !m.inserters.is_empty() {
+            log::info!("inserters add particles and their energy: the energy blow-up check is off");
+        }
+        let driven = moving || !m.inserters.is_empty();
+        recorder.scale0 = if driven { 0.0 } else { energy_scale(&d) };
+        log::info!(
+            "step {first}: t = {:.6} s, E = {:.9e} J",
+            d.time,
+            recorder.e0
+        );
+        recorder.last_good = backend.checkpoint_state().ok();
+        Ok(recorder)
+    }
+
+    /// The output directory.
+    pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+
+    /// The total energy of the state the recording started from (J).
+    pub fn initial_energy(&self) -> f64 {
+        self.e0
+    }
+
+    /// Advances `backend` to step `target`, writing the outputs of every output and
+    /// checkpoint step on the way (see [`Recorder`]); nothing when the backend is
+    /// already there.
+    pub fn advance_to(
+        &mut self,
+        scene: &Scene,
+        backend: &mut dyn Backend,
+        target: u64,
+    ) -> Result<()> {
+        while backend.step_count() < target {
+            self.advance_chunk(scene, backend, target)?;
+        }
+        Ok(())
+    }
+
+    /// Advances `backend` to the next output or checkpoint step, or to `target` if that
+    /// comes first (nothing when the backend is at `target` or past it), and writes
+    /// that step's outputs. Returns the diagnostics written to `energy.csv` when the
+    /// step reached is an output step.
+    pub fn advance_chunk(
+        &mut self,
+        scene: &Scene,
+        backend: &mut dyn Backend,
+        target: u64,
+    ) -> Result<Option<crate::diagnostics::Diagnostics>> {
+        let step = backend.step_count();
+        if step >= target {
+            return Ok(None);
+        }
+        let every = scene.simulation.output_every.max(1);
+        let mut next = (step / every + 1) * every;
+        if let Some(k) = self.checkpoint_every {
+            next = next.min((step / k + 1) * k);
+        }
+        let total = scene.simulation.steps();
+        if step < total {
+            next = next.min(total);
+        }
+        let next = next.min(target);
+        let advanced = backend.advance(next - step);
+        if let Some(log) = &mut self.solver {
+            log.write(&backend.take_solver_rows())?;
+        }
+        advanced?;
+        let mut written = None;
+        if is_output(scene, next) {
             let d = backend.diagnostics()?;
-            energy.write(&d)?;
-            write_walls(backend, step)?;
-            write_counts(backend, step)?;
-            if scale0 > 0.0 && d.e_total() - e0 > BLOW_UP_FACTOR * scale0 {
+            self.energy.write(&d)?;
+            self.write_rows(scene, backend, next)?;
+            if self.scale0 > 0.0 && d.e_total() - self.e0 > BLOW_UP_FACTOR * self.scale0 {
                 let p = backend.particles()?;
                 let particle = (0..p.len())
                     .max_by(|&a, &b| {
@@ -491,55 +568,64 @@ fn step_loop(
                     })
                     .unwrap_or(0);
                 return Err(Error::BlowUp {
-                    step,
+                    step: next,
                     particle,
                     energy: d.e_total(),
-                    initial: e0,
-                    scale: scale0,
+                    initial: self.e0,
+                    scale: self.scale0,
                 });
             }
-            if let Some(v) = vtk.as_deref_mut() {
+            if let Some(v) = &mut self.vtk {
                 v.write(&backend.frame()?)?;
             }
             log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
-            // Progress at each tenth of the run (and at the end).
-            let done = step - first;
-            if done * 10 >= next_report * span {
-                while done * 10 >= next_report * span {
-                    next_report += 1;
-                }
-                let secs = start.elapsed().as_secs_f64();
-                let rate = if secs > 0.0 {
-                    n * done as f64 / secs
-                } else {
-                    f64::INFINITY
-                };
-                log::info!(
-                    "step {} ({}%): t = {:.6} s, E = {:.9e} J (ΔE = {:.3e}), {:.3e} particle-steps/s",
-                    d.step,
-                    done * 100 / span,
-                    d.time,
-                    d.e_total(),
-                    d.e_total() - e0,
-                    rate
-                );
-            }
+            self.last_good = backend.checkpoint_state().ok();
+            written = Some(d);
         }
-        if is_output(step) {
-            *last_good = backend.checkpoint_state().ok();
-        }
-        if let Some((k, out_dir)) = checkpoints {
-            if step % k == 0 {
-                let path = checkpoint_path(out_dir, step);
+        if let Some(k) = self.checkpoint_every {
+            if next % k == 0 {
+                let path = checkpoint_path(&self.out_dir, next);
                 Checkpoint::take(scene, backend, Some(k))?.write(&path)?;
-                log::info!("step {step}: checkpoint {}", path.display());
+                log::info!("step {next}: checkpoint {}", path.display());
             }
         }
+        Ok(written)
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
+
+    /// Writes `final.csv` with the backend's current state
+    /// ([`crate::io::write_final_csv`]).
+    pub fn write_final(&self, backend: &mut dyn Backend) -> Result<()> {
+        let p = backend.particles()?;
+        write_final_csv(&self.out_dir.join(FINAL_CSV), &p)
     }
-    Ok(())
+
+    /// The `walls.csv` and `inserters.csv` rows of `step`.
+    fn write_rows(&mut self, scene: &Scene, backend: &mut dyn Backend, step: u64) -> Result<()> {
+        let t = step as f64 * scene.simulation.dt;
+        if let Some(log) = &mut self.walls {
+            match backend.wall_loads()? {
+                Some(loads) => log.write(step, t, &loads)?,
+                None => {
+                    log::warn!(
+                        "the {} backend has no wall loads for step {step}: {} stays without rows",
+                        backend.name(),
+                        log.path().display()
+                    );
+                    self.walls = None;
+                }
+            }
+        }
+        if let Some(log) = &mut self.inserters {
+            log.write(step, t, &backend.insertion_counts())?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `step` is an output step of `scene`: a multiple of `output_every`, or the
+/// last step.
+fn is_output(scene: &Scene, step: u64) -> bool {
+    step % scene.simulation.output_every.max(1) == 0 || step == scene.simulation.steps()
 }
 
 /// Writes `DIR/run.toml`: the varidem version, the backend (with adapter and precision),
@@ -748,5 +834,34 @@ mod tests {
         assert_eq!(o.adapter.as_deref(), Some("llvm"));
         let o = gpu_options(&scene, Some(Precision::F32), None);
         assert_eq!(o.precision, Precision::F32);
+    }
+}
+
+/// The pair forces of [`crate::backend::contacts`], from a CPU state.
+#[cfg(test)]
+mod contact_forces_tests {
+    use crate::backend::contacts::contact_forces;
+    use crate::backend::Backend;
+    use crate::cpu::CpuBackend;
+    use crate::io::parse_scene;
+
+    #[test]
+    fn two_touching_spheres_push_apart_along_the_normal() {
+        let text = "[simulation]\ndt = 1e-5\nsteps = 10\noutput_every = 10\n\
+            [contact]\nlaw = \"hertz\"\n\
+            [[material]]\nname = \"m\"\nyoung = 1e8\npoisson = 0.25\ndensity = 2500.0\n\
+            restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.5\n\
+            [[particle]]\nposition = [0.0, 0.0, 0.0]\nvelocity = [0.1, 0.0, 0.0]\nradius = 0.01\n\
+            [[particle]]\nposition = [0.0199, 0.0, 0.0]\nradius = 0.01\n\
+            [[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.01\n";
+        let scene = parse_scene(text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        b.advance(3).unwrap();
+        let snapshot = b.checkpoint_state().unwrap();
+        let c = contact_forces(&scene.model, &snapshot).unwrap();
+        assert_eq!((c.i.as_slice(), c.j.as_slice()), (&[0u32][..], &[1u32][..]));
+        assert!(c.overlap[0] > 0.0);
+        assert!(c.normal_force[0].x < 0.0, "{:?}", c.normal_force[0]);
+        assert_eq!(c.normal_force[0].y, 0.0);
     }
 }

@@ -1,5 +1,6 @@
 //! The interface every backend (CPU reference, GPU) implements, and backend selection.
 
+pub mod contacts;
 pub mod loads;
 
 use glam::DVec3;
@@ -395,7 +396,10 @@ impl StateSnapshot {
 }
 
 /// A simulation advancing on some device.
-pub trait Backend {
+///
+/// Backends are [`Send`]: a backend may be stepped on another thread than the one that
+/// built it (the Python binding releases the interpreter lock while it steps).
+pub trait Backend: Send {
     /// Short name for logs and `run.toml`.
     fn name(&self) -> String;
     /// Steps taken so far.

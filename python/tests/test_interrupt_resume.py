@@ -1,0 +1,82 @@
+"""Ctrl-C during a long step(n), and resume from a checkpoint."""
+
+import _thread
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import varidem
+from conftest import CONTAINER_SHORT, run_cli
+
+
+def long_sim():
+    return varidem.Simulation.from_str(CONTAINER_SHORT.replace("steps = 1000", "steps = 100000000"), backend="cpu")
+
+
+@pytest.mark.parametrize("how", ["interrupt_main", "raise_signal"])
+def test_keyboard_interrupt_stops_a_long_step(how):
+    sim = long_sim()
+    fire = _thread.interrupt_main if how == "interrupt_main" else (lambda: signal.raise_signal(signal.SIGINT))
+    timer = threading.Timer(0.5, fire)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10**8)
+    finally:
+        timer.cancel()
+    elapsed = time.monotonic() - started
+    assert elapsed < 10.0, f"the interrupt took {elapsed:.1f} s to stop the stepping"
+    done = sim.steps_done
+    assert 0 < done < 10**8
+    # The simulation is usable afterwards, at a completed step.
+    sim.step(3)
+    assert sim.steps_done == done + 3
+    assert np.all(np.isfinite(sim.positions))
+
+
+def test_other_threads_run_while_stepping():
+    sim = long_sim()
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        sim.step(2000)
+    finally:
+        stop.set()
+        t.join()
+    assert len(ticks) > 3, "the interpreter lock was held during the steps"
+
+
+def test_resume_continues_bit_for_bit(tmp_path):
+    sim = varidem.Simulation.from_str(CONTAINER_SHORT, backend="cpu")
+    sim.step(250)
+    path = tmp_path / "c.vdc"
+    sim.checkpoint(path)
+    sim.run()
+    resumed = varidem.Simulation.resume(path, backend=None)
+    assert resumed.steps_done == 250
+    assert resumed.backend == "cpu"
+    resumed.run()
+    for name in ["positions", "velocities", "rotations", "angular_velocities"]:
+        assert np.array_equal(getattr(sim, name), getattr(resumed, name)), name
+
+
+def test_resume_of_a_cli_checkpoint_writes_the_cli_final_csv(cli, container_scene, tmp_path):
+    run_cli(cli, "run", container_scene, "--out", tmp_path / "cli", "--no-vtk", "--quiet",
+            "--backend", "cpu", "--checkpoint-every", "300")
+    resumed = varidem.Simulation.resume(tmp_path / "cli" / "checkpoints" / "checkpoint_00000300.vdc", backend="cpu")
+    assert resumed.steps_done == 300
+    resumed.write_outputs(tmp_path / "py", vtk=False)
+    resumed.run()
+    assert (tmp_path / "py" / "final.csv").read_bytes() == (tmp_path / "cli" / "final.csv").read_bytes()
