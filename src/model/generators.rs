@@ -599,7 +599,7 @@ pub const GLASS_BED_SIDE: usize = 8;
 /// the sweeps per step grow with the height. With `hard`, contacts are hard (restitution 0,
 /// the default solver settings); otherwise Hertz–Mindlin with restitution 0.5.
 pub fn glass_bed(n: usize, hard: bool) -> Model {
-    use crate::model::{ContactLaw, ContactParams, HardContact, Wall};
+    use crate::model::{ContactLaw, ContactParams, HardContact};
     let side = GLASS_BED_SIDE;
     let layers = n.div_ceil(side * side).max(1);
     let (radius, spacing): (f64, f64) = (1e-3, 2.1e-3);
@@ -634,21 +634,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
     }
     model.materials.push(glass);
     let width = (side as f64 + 0.5) * spacing;
-    for (point, normal) in [
-        (DVec3::ZERO, DVec3::Z),
-        (DVec3::ZERO, DVec3::X),
-        (DVec3::ZERO, DVec3::Y),
-        (DVec3::new(width, 0.0, 0.0), -DVec3::X),
-        (DVec3::new(0.0, width, 0.0), -DVec3::Y),
-    ] {
-        model.walls.push(Wall {
-            point,
-            normal,
-            stiffness: 0.0,
-            material: None,
-            motion: Default::default(),
-        });
-    }
+    square_box(&mut model, width, None);
     model.gravity = DVec3::new(0.0, 0.0, -9.81);
     model.contact = Some(ContactParams {
         law: if hard {
@@ -662,6 +648,26 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
     model
 }
 
+/// A square box at rest for a bed: a floor at z = 0 and four side walls at x, y = 0 and
+/// `width`, of `material` (`None`: each particle's own).
+fn square_box(model: &mut Model, width: f64, material: Option<u32>) {
+    for (point, normal) in [
+        (DVec3::ZERO, DVec3::Z),
+        (DVec3::ZERO, DVec3::X),
+        (DVec3::ZERO, DVec3::Y),
+        (DVec3::new(width, 0.0, 0.0), -DVec3::X),
+        (DVec3::new(0.0, width, 0.0), -DVec3::Y),
+    ] {
+        model.walls.push(crate::model::Wall {
+            point,
+            normal,
+            stiffness: 0.0,
+            material,
+            motion: Default::default(),
+        });
+    }
+}
+
 /// Mean radius of the poured bed's spheres (m).
 pub const POURED_BED_RADIUS: f64 = 1e-3;
 
@@ -673,7 +679,7 @@ pub const POURED_BED_RADIUS: f64 = 1e-3;
 /// seeded jitter of 0.1 radius and random velocities of up to 5 cm/s, so that gravity
 /// rains them into the box in a random packing. `seed` drives every random number.
 pub fn loose_box_bed(n: usize, seed: u64) -> Model {
-    use crate::model::{ContactLaw, ContactParams, Wall};
+    use crate::model::{ContactLaw, ContactParams};
     let radius = POURED_BED_RADIUS;
     let material = crate::model::Material {
         name: "beads".into(),
@@ -707,21 +713,7 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         model.particles.push(p);
     }
     model.materials.push(material);
-    for (point, normal) in [
-        (DVec3::ZERO, DVec3::Z),
-        (DVec3::ZERO, DVec3::X),
-        (DVec3::ZERO, DVec3::Y),
-        (DVec3::new(width, 0.0, 0.0), -DVec3::X),
-        (DVec3::new(0.0, width, 0.0), -DVec3::Y),
-    ] {
-        model.walls.push(Wall {
-            point,
-            normal,
-            stiffness: 0.0,
-            material: Some(0),
-            motion: Default::default(),
-        });
-    }
+    square_box(&mut model, width, Some(0));
     model.gravity = DVec3::new(0.0, 0.0, -9.81);
     model.contact = Some(ContactParams {
         law: ContactLaw::Hertz,
