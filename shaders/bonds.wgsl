@@ -30,11 +30,13 @@ fn bond_forces_at(gid: vec3<u32>, energies: bool) {
 
 @compute @workgroup_size(WG)
 fn bond_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_BOND_FORCES);
     bond_forces_at(gid, true);
 }
 
 @compute @workgroup_size(WG)
 fn bond_forces_no_energy(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_BOND_FORCES);
     bond_forces_at(gid, false);
 }
 

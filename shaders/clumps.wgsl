@@ -84,6 +84,7 @@ fn exact_increment(h: real, i0: vec3<real>, i1: vec3<real>, i2: vec3<real>, pi: 
 // body that leaves the [domain], raises an ERR_CLUMP_* code at the body's index.
 @compute @workgroup_size(WG)
 fn clump_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_CLUMP_PREDICT);
     let b = gid.x;
     if (b >= N_BODIES || failed() || clump_dormant(b)) { return; }
     let info = clump_info(b);

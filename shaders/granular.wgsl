@@ -32,11 +32,13 @@ fn granular_forces_at(gid: vec3<u32>, energies: bool) {
 
 @compute @workgroup_size(WG)
 fn granular_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_GRANULAR_FORCES);
     granular_forces_at(gid, true);
 }
 
 @compute @workgroup_size(WG)
 fn granular_forces_no_energy(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_GRANULAR_FORCES);
     granular_forces_at(gid, false);
 }
 

@@ -40,6 +40,7 @@ fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(WG)
 fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_GRID_INSERT);
     let i = gid.x;
     if (i >= params.n_particles || !rebuilding()) { return; }
     // Dormant particles (reserved by an inserter) are in no bucket (NeighborList::absent).
@@ -57,6 +58,7 @@ fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
 // rows.first .. rows.first + rows.count, each particle's own row only.
 @compute @workgroup_size(WG)
 fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_NEIGHBOR_BUILD);
     let li = gid.x;
     if (li >= rows.count || !rebuilding()) { return; }
     let i = rows.first + li;

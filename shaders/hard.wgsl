@@ -201,6 +201,7 @@ fn hard_begin() {
 // v*, and the force of the state (the field's, which outputs show).
 @compute @workgroup_size(WG)
 fn hard_free(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_HARD_FREE);
     let i = gid.x;
     if (i >= params.n_particles + N_BODIES || failed()) { return; }
     if (i >= params.n_particles) {
@@ -630,6 +631,7 @@ fn color_one(c: u32) -> bool {
 // counted (M_LEFT) so that hard_color_gate can stop the rounds.
 @compute @workgroup_size(WG)
 fn hard_color_round(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_HARD_COLOR_ROUND);
     let c = gid.x;
     if (c >= state(S_TOTAL) || failed()) { return; }
     if (!color_one(c)) { atomicAdd(&hard_atomic[A_MISC + M_LEFT], 1u); }
@@ -1001,6 +1003,7 @@ fn hard_solve_end(@builtin(local_invocation_id) lid: vec3<u32>) {
 // start.
 @compute @workgroup_size(WG)
 fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_HARD_ADVANCE);
     let i = gid.x;
     if (i > params.n_particles || failed()) { return; }
     hard_words[W_WARM_OFF + i] = own_first(i);
@@ -1049,6 +1052,7 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
 // after the solve at the step's start attitude, as the CPU's.
 @compute @workgroup_size(WG)
 fn hard_advance_clumps(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_HARD_ADVANCE_CLUMPS);
     let k = gid.x;
     if (k >= N_BODIES || failed() || clump_dormant(k)) { return; }
     let b = N_FREE + k;

@@ -3,10 +3,15 @@
 // The correct half (the twin of cpu::kernels::integrate::integrate_correct) ends particle_forces
 // (particles.wgsl); both halves are the functions of common/integrator.wgsl.
 
-// One invocation: counts the step (stops counting once an error is raised).
+// One invocation: counts the step (stops counting once an error is raised), and seals
+// a raised error, so that no kernel of this or a later step runs on through it (see
+// `failed`, common/layout.wgsl).
 @compute @workgroup_size(1)
 fn step_begin() {
-    if (failed()) { return; }
+    if (failed()) {
+        atomicOr(&status[STATUS_ERROR], ERROR_SEALED);
+        return;
+    }
     atomicAdd(&status[STATUS_STEP], 1u);
 }
 
@@ -17,6 +22,7 @@ fn step_begin() {
 // lavapipe executes every arm of a divergent `if`, stores included.
 @compute @workgroup_size(WG)
 fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_INTEGRATE_PREDICT);
     let li = gid.x;
     if (li >= rows.count) { return; }
     let i = rows.first + li;

@@ -159,6 +159,7 @@ fn forces_on(i: u32, li: u32, energies: bool, merged: bool, inline_bonds: bool) 
 // separate pass over the state. The twin of cpu::kernels::integrate::integrate_correct.
 @compute @workgroup_size(WG)
 fn particle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_PARTICLE_FORCES);
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
@@ -216,6 +217,7 @@ fn store_next_pos(i: u32, x: vec3<real>, c: vec3<real>) {
 // stored v, Ω and F.
 @compute @workgroup_size(WG)
 fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    enter(PHASE_PARTICLE_FORCES_PREDICT);
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;

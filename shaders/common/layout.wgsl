@@ -534,10 +534,31 @@ fn inertia_of(i: u32) -> real { return body[O_OMEGA + i].w; }
 fn radius_of(i: u32) -> real { return body[i].w; }
 fn gravity() -> vec3<real> { return vec3<real>(params.gravity_x, params.gravity_y, params.gravity_z); }
 
-// An error stops every later kernel; the lowest index per code is kept (deterministic).
+// The phase of this invocation's kernel, set by `enter` at the top of the kernels whose
+// invocations raise errors at their own index (0: a kernel without one). Distinct per
+// entry point; a dispatch is told apart from the step's others by its phase.
+var<private> own_phase: u32;
+const PHASE_INTEGRATE_PREDICT: u32 = 1u;
+const PHASE_CLUMP_PREDICT: u32 = 2u;
+const PHASE_GRID_INSERT: u32 = 3u;
+const PHASE_NEIGHBOR_BUILD: u32 = 4u;
+const PHASE_BOND_FORCES: u32 = 5u;
+const PHASE_GRANULAR_FORCES: u32 = 6u;
+const PHASE_PARTICLE_FORCES: u32 = 7u;
+const PHASE_PARTICLE_FORCES_PREDICT: u32 = 8u;
+const PHASE_HARD_FREE: u32 = 9u;
+const PHASE_HARD_COLOR_ROUND: u32 = 10u;
+const PHASE_HARD_ADVANCE: u32 = 11u;
+const PHASE_HARD_ADVANCE_CLUMPS: u32 = 12u;
+fn enter(phase: u32) { own_phase = phase; }
+
+// An error stops every later kernel; the lowest index per code is kept. The raising
+// dispatch's phase goes into the same word as the code (ERROR_PHASE_SHIFT), so that
+// `failed` lets that dispatch run to its end: then the invocations that run, and so the
+// lowest index, do not depend on the order in which workgroups run (deterministic).
 fn raise(code: u32, index: u32) {
-    atomicOr(&status[STATUS_ERROR], 1u << code);
     atomicMin(&status[STATUS_FIRST_INDEX + code], index);
+    atomicOr(&status[STATUS_ERROR], (1u << code) | (own_phase << ERROR_PHASE_SHIFT));
 }
 
 // The rigid body of particle i for the neighbour list (NeighborList::body): itself, or
@@ -549,7 +570,16 @@ fn body_of(i: u32) -> u32 {
 
 fn is_removed(i: u32) -> bool { return (particle_flags[i] & FLAG_REMOVED) != 0u; }
 
-fn failed() -> bool { return atomicLoad(&status[STATUS_ERROR]) != 0u; }
+// An error was raised by an earlier dispatch: the kernel stops. Errors of its own
+// dispatch (same phase, before step_begin seals the word) do not stop a kernel that
+// called `enter`: an early return there would depend on which workgroup ran first.
+// Dispatches are ordered (wgpu puts a barrier between dispatches that write the same
+// storage buffer), so an earlier dispatch's error is always seen.
+fn failed() -> bool {
+    let e = atomicLoad(&status[STATUS_ERROR]);
+    if (e == 0u) { return false; }
+    return own_phase == 0u || (e & ~ERROR_CODES) != (own_phase << ERROR_PHASE_SHIFT);
+}
 
 fn finite3(v: vec3<real>) -> bool {
     return all(v == v) && all(abs(v) <= vec3<real>(MAX_REAL));

@@ -35,7 +35,7 @@ impl GpuBackend {
         let s = self.status()?;
         // An error of a fused predict is the next step's (step_begin no longer counts it).
         self.steps = s[STATUS_STEP] as u64 + u64::from(s[STATUS_AHEAD] != 0);
-        let bits = s[STATUS_ERROR];
+        let bits = s[STATUS_ERROR] & contract::ERROR_CODES;
         if bits == 0 {
             return Ok(());
         }
@@ -406,7 +406,7 @@ impl GpuBackend {
             self.submit(&format!("{batch} hard-contact steps"), encoder)?;
             left -= batch;
             let status = self.status()?;
-            let bits = status[STATUS_ERROR];
+            let bits = status[STATUS_ERROR] & contract::ERROR_CODES;
             if bits == 1 << contract::ERR_HARD_SKIN {
                 // The margin outran the skin at this step, before anything moved: the
                 // skin grows and the step is taken again.

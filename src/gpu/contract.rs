@@ -10,7 +10,8 @@ use crate::model::{
 
 /// Status word: steps completed (`step_begin` counts; an error stops the count).
 pub const STATUS_STEP: u32 = 0;
-/// Status word: bit set of raised error codes (0: no error).
+/// Status word: bit set of raised error codes (0: no error), with the raising
+/// dispatch's phase above them ([`ERROR_CODES`], [`ERROR_PHASE_SHIFT`], [`ERROR_SEALED`]).
 pub const STATUS_ERROR: u32 = 1;
 /// Status word: the neighbour list is stale.
 pub const STATUS_REBUILD: u32 = 2;
@@ -82,11 +83,25 @@ pub const ERR_HARD_SWEEP_BUDGET: u32 = 17;
 /// Kernel error, internal: the step's colouring needs more colours than are encoded
 /// per sweep; the host encodes more and takes the step again (index: the colours).
 pub const ERR_HARD_COLOR_BUDGET: u32 = 18;
-/// Number of kernel error codes (the status words hold the first index of each).
 /// Error code: a particle touches more mesh features than its mesh slots hold.
 pub const ERR_MESH_OVERFLOW: u32 = 19;
 /// Number of error codes.
 pub const ERR_COUNT: u32 = 20;
+/// `STATUS_ERROR` bits `ERROR_CODES`: the raised codes; above them, from bit
+/// `ERROR_PHASE_SHIFT`, the phase of the dispatch that raised first (0: a kernel without
+/// one), and `ERROR_SEALED` once a later step has begun. In one word, so that an
+/// invocation never sees a code without the phase that raised it (WGSL atomics are
+/// relaxed). See `failed` in `shaders/common/layout.wgsl`.
+pub const ERROR_CODES: u32 = (1 << ERR_COUNT) - 1;
+/// First bit of the raising dispatch's phase in `STATUS_ERROR`.
+pub const ERROR_PHASE_SHIFT: u32 = ERR_COUNT;
+/// `STATUS_ERROR` bit: a step began after the error (`step_begin` sets it), so no
+/// kernel runs on.
+pub const ERROR_SEALED: u32 = 1 << 31;
+const _: () = assert!(
+    ERR_COUNT <= 20,
+    "the phase bits need 11 bits above the codes"
+);
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
 /// `index` the status words record; `bond_ends` names a bond's particles,
@@ -341,7 +356,7 @@ const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 120] = [
+pub const CONSTANTS: [(&str, u32); 123] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -369,6 +384,9 @@ pub const CONSTANTS: [(&str, u32); 120] = [
     ("ERR_CLUMP_NON_FINITE", ERR_CLUMP_NON_FINITE),
     ("ERR_MESH_OVERFLOW", ERR_MESH_OVERFLOW),
     ("ERR_COUNT", ERR_COUNT),
+    ("ERROR_CODES", ERROR_CODES),
+    ("ERROR_PHASE_SHIFT", ERROR_PHASE_SHIFT),
+    ("ERROR_SEALED", ERROR_SEALED),
     ("FLAG_HELD", FLAG_HELD),
     ("FLAG_PENDULUM", FLAG_PENDULUM),
     ("FLAG_NO_ROTATION", FLAG_NO_ROTATION),
