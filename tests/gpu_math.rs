@@ -298,7 +298,6 @@ fn mesh_set_start(a: u32, spring: vec3<f64>) {
 /// base) and a flat patch: faces, edges and corners of every kind; and its data as
 /// [`MESH_ACCESSORS`] reads it, with `a`, `b` the test's two reals.
 fn test_mesh(a: f64, b: f64) -> (varidem::physics::mesh::MeshSurfaces, Vec<f64>) {
-    use varidem::model::{MeshWall, Motion, TriangleMesh};
     let v = |x: f64, y: f64, z: f64| DVec3::new(x, y, z);
     let vertices = vec![
         v(0.0, 0.0, 0.0),
@@ -321,6 +320,40 @@ fn test_mesh(a: f64, b: f64) -> (varidem::physics::mesh::MeshSurfaces, Vec<f64>)
         [7, 5, 6],
         [7, 6, 8],
     ];
+    mesh_data(vertices, triangles, a, b)
+}
+
+/// A bumpy `k` × `k` grid over the unit square (z a smooth bump, each square split in
+/// two): 2k² triangles, more than the 32 candidates `mesh_near` keeps as bits.
+fn bumpy_grid(k: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
+    let h = |x: f64, y: f64| 0.15 * (3.0 * x).sin() * (2.0 * y).cos();
+    let s = f64::from(k);
+    let vertices = (0..=k)
+        .flat_map(|j| (0..=k).map(move |i| (f64::from(i) / s, f64::from(j) / s)))
+        .map(|(x, y)| DVec3::new(x, y, h(x, y)))
+        .collect();
+    let at = |i: u32, j: u32| j * (k + 1) + i;
+    let triangles = (0..k)
+        .flat_map(|j| (0..k).map(move |i| (i, j)))
+        .flat_map(|(i, j)| {
+            [
+                [at(i, j), at(i + 1, j), at(i + 1, j + 1)],
+                [at(i, j), at(i + 1, j + 1), at(i, j + 1)],
+            ]
+        })
+        .collect();
+    (vertices, triangles)
+}
+
+/// The mesh of `vertices` and `triangles` and its data as [`MESH_ACCESSORS`] reads it,
+/// with `a`, `b` the test's two reals.
+fn mesh_data(
+    vertices: Vec<DVec3>,
+    triangles: Vec<[u32; 3]>,
+    a: f64,
+    b: f64,
+) -> (varidem::physics::mesh::MeshSurfaces, Vec<f64>) {
+    use varidem::model::{MeshWall, Motion, TriangleMesh};
     let wall = MeshWall {
         name: "m".into(),
         mesh: TriangleMesh::new(vertices, triangles).unwrap(),
@@ -397,6 +430,59 @@ fn run_mesh_kernel(
 /// distances and normals bit for bit.
 #[test]
 fn wgsl_mesh_contacts_match_cpu() {
+    let Some(ctx) = gpu_common::context_f64("wgsl_mesh_contacts_match_cpu") else {
+        return;
+    };
+    let n = 2048;
+    let (surfaces, mut input) = test_mesh(n as f64, 0.3);
+    let points = random_points(8, n, [-0.3, -0.3, -0.3], [2.3, 1.3, 0.7], &mut input);
+    let (faces, others) = mesh_contacts_match(&ctx, &surfaces, &input, &points, 0.3);
+    assert!(
+        faces > 100 && others > 100,
+        "{faces} face and {others} edge or corner contacts"
+    );
+}
+
+/// [`wgsl_mesh_contacts_match_cpu`] on a mesh of 72 triangles ([`bumpy_grid`]): the
+/// candidates from 32 on, which `mesh_near` does not hold as bits and the search and
+/// `mesh_all_agree` then visit one by one, as the CPU's `near_order` does.
+#[test]
+fn wgsl_mesh_contacts_beyond_32_candidates_match_cpu() {
+    let Some(ctx) = gpu_common::context_f64("wgsl_mesh_contacts_beyond_32_candidates_match_cpu")
+    else {
+        return;
+    };
+    let n = 2048;
+    let (vertices, triangles) = bumpy_grid(6);
+    let (surfaces, mut input) = mesh_data(vertices, triangles, n as f64, 0.12);
+    let points = random_points(9, n, [-0.1, -0.1, -0.3], [1.1, 1.1, 0.3], &mut input);
+    let (faces, others) = mesh_contacts_match(&ctx, &surfaces, &input, &points, 0.12);
+    // Contacts on triangles 32.. (keys are 8 t + feature): half the grid.
+    let beyond = points
+        .iter()
+        .filter(|x| {
+            let all: Vec<u32> = (0..surfaces.triangles.len() as u32).collect();
+            let mut late = false;
+            surfaces.contacts(&all, **x, 0.12, |c| late |= c.key / 8 >= 32);
+            late
+        })
+        .count();
+    assert!(
+        faces > 100 && others > 100 && beyond > 200,
+        "{faces} face and {others} edge or corner contacts, {beyond} spheres touching triangles from 32 on"
+    );
+}
+
+/// Runs the contact search kernel at `points` (already in `input`) with `reach`, every
+/// triangle of `surfaces` a candidate, and checks every sphere's contacts against the
+/// CPU's bit for bit; returns the face and the edge or corner contacts seen.
+fn mesh_contacts_match(
+    ctx: &varidem::gpu::context::GpuContext,
+    surfaces: &varidem::physics::mesh::MeshSurfaces,
+    input: &[f64],
+    points: &[DVec3],
+    reach: f64,
+) -> (usize, usize) {
     const KERNEL: &str = r#"
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
@@ -425,19 +511,18 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     ys[o] = f64(hits);
 }
 "#;
-    let Some(ctx) = gpu_common::context_f64("wgsl_mesh_contacts_match_cpu") else {
-        return;
-    };
-    let n = 2048;
-    let reach = 0.3;
-    let (surfaces, mut input) = test_mesh(n as f64, reach);
-    let points = random_points(8, n, [-0.3, -0.3, -0.3], [2.3, 1.3, 0.7], &mut input);
-    let out = run_mesh_kernel(&ctx, KERNEL, &input, 65 * n, (n as u32).div_ceil(64));
+    let n = points.len();
+    let out = run_mesh_kernel(ctx, KERNEL, input, 65 * n, (n as u32).div_ceil(64));
     let candidates: Vec<u32> = (0..surfaces.triangles.len() as u32).collect();
     let (mut faces, mut others) = (0, 0);
     for (i, x) in points.iter().enumerate() {
         let mut cpu = Vec::new();
         surfaces.contacts(&candidates, *x, reach, |c| cpu.push(c));
+        assert!(
+            cpu.len() <= 8,
+            "point {i}: {} contacts, the kernel keeps 8",
+            cpu.len()
+        );
         let o = 65 * i;
         assert_eq!(out[o] as usize, cpu.len(), "point {i} at {x}: contacts");
         for (h, c) in cpu.iter().enumerate() {
@@ -461,10 +546,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
             }
         }
     }
-    assert!(
-        faces > 100 && others > 100,
-        "{faces} face and {others} edge or corner contacts"
-    );
+    (faces, others)
 }
 
 /// The WGSL spring handover (`mesh_carried`) against `physics::mesh::carried_springs`:
