@@ -8,7 +8,8 @@
 #
 # Usage: bench/peers/liggghts.sh [N] [STEPS] [ROUNDS]   (default 100000 400 3)
 # Environment: WARMUP (untimed steps first, default 50), VARIDEM (a varidem binary; by
-# default this checkout's release build), GPU=0 to leave out the GPU backend.
+# default this checkout's release build), GPU=0 to leave out the GPU backend, GPU_F64=1
+# to time the GPU backend in f64 too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -17,6 +18,7 @@ STEPS="${2:-400}"
 ROUNDS="${3:-3}"
 WARMUP="${WARMUP:-50}"
 GPU="${GPU:-1}"
+GPU_F64="${GPU_F64:-0}"
 
 if ! command -v liggghts >/dev/null || ! command -v mpirun >/dev/null; then
     echo "peers: installing LIGGGHTS and Open MPI from Debian's packages"
@@ -74,6 +76,7 @@ echo
 echo "timing, particle-steps/s ($ROUNDS rounds, alternating)"
 runs=(lig1 lig2 cpu)
 [ "$GPU" = "1" ] && runs+=(gpu)
+[ "$GPU" = "1" ] && [ "$GPU_F64" = "1" ] && runs+=(gpu64)
 declare -A all
 for round in $(seq 1 "$ROUNDS"); do
     line="round $round:"
@@ -84,12 +87,13 @@ for round in $(seq 1 "$ROUNDS"); do
             lig2) read -r x _ _ <<<"$(liggghts_run 2)" ;;
             cpu) read -r x _ _ <<<"$(varidem_run cpu)" ;;
             gpu) read -r x _ _ <<<"$(varidem_run gpu --precision f32)" ;;
+            gpu64) read -r x _ _ <<<"$(varidem_run gpu --precision f64)" ;;
         esac
         rate[$r]="$x"
         all[$r]="${all[$r]:-} $x"
         line="$line $r $x"
     done
-    for r in cpu gpu; do
+    for r in cpu gpu gpu64; do
         [ -n "${rate[$r]:-}" ] || continue
         ratio="$(awk -v a="${rate[$r]}" -v b="${rate[lig2]}" 'BEGIN { printf "%.2f", a / b }')"
         all[$r/lig2]="${all[$r/lig2]:-} $ratio"
@@ -102,7 +106,7 @@ done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "medians over $ROUNDS rounds:"
-for key in "${runs[@]}" cpu/lig2 gpu/lig2; do
+for key in "${runs[@]}" cpu/lig2 gpu/lig2 gpu64/lig2; do
     [ -n "${all[$key]:-}" ] || continue
     echo "  $key: $(median "${all[$key]}")  (rounds:${all[$key]})"
 done
