@@ -536,7 +536,9 @@ fn gravity() -> vec3<real> { return vec3<real>(params.gravity_x, params.gravity_
 
 // The phase of this invocation's kernel, set by `enter` at the top of the kernels whose
 // invocations raise errors at their own index (0: a kernel without one). Distinct per
-// entry point; a dispatch is told apart from the step's others by its phase.
+// entry point, except that the variants with and without energies of one kernel share
+// theirs (a step dispatches one of them); a dispatch is told apart from the step's
+// others by its phase.
 var<private> own_phase: u32;
 const PHASE_INTEGRATE_PREDICT: u32 = 1u;
 const PHASE_CLUMP_PREDICT: u32 = 2u;
