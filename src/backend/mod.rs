@@ -2,6 +2,7 @@
 
 pub mod contacts;
 pub mod loads;
+pub mod profile;
 
 use glam::DVec3;
 
@@ -461,5 +462,13 @@ pub trait Backend: Send {
     /// printed by `bench`, since the figures depend on it.
     fn kernel_path(&self) -> Option<String> {
         None
+    }
+    /// Advances `n` steps timing every dispatch with timestamp queries, each step
+    /// submitted and waited for alone: GPU time per kernel family ([`profile`]).
+    /// `None` (and nothing advanced) on a backend or device without timestamp queries.
+    /// The results are the same bits as [`Backend::advance`]'s.
+    fn kernel_profile(&mut self, n: u64) -> Result<Option<profile::KernelProfile>> {
+        let _ = n;
+        Ok(None)
     }
 }

@@ -79,6 +79,10 @@ enum Command {
         /// (checkpoint_<step>.vdc), from which `varidem resume` continues the run.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         checkpoint_every: Option<u64>,
+        /// Stop after N steps instead of at the scene's end (`steps` or `t_end`): a short
+        /// trial of a scene; run.toml records the shortened run.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        steps: Option<u64>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -149,6 +153,22 @@ enum Command {
         /// `bench/peers/liggghts.sh` runs it.
         #[arg(long, value_name = "DIR")]
         export_liggghts: Option<PathBuf>,
+        /// Steps profiled after the timed ones, each alone with timestamp queries
+        /// around every dispatch: GPU time per kernel family (predict, grid, contacts,
+        /// bonds, forces, hard solver) and dispatches per step. 0: none; skipped on
+        /// the CPU and on adapters without timestamp queries.
+        #[arg(long, value_name = "P", default_value_t = 10)]
+        profile_steps: u64,
+        /// `poured-bed` only: build the bed of about N spheres by tiling the settled
+        /// (cached, else poured) bed of N0 spheres side by side, kx × ky copies with
+        /// kx·ky = round(N/N0) (`varidem::bench::tile_bed`: the same packing, contacts
+        /// and contact history), instead of pouring N spheres.
+        #[arg(long, value_name = "N0", value_parser = clap::value_parser!(u64).range(1..))]
+        tile_from: Option<u64>,
+        /// Solver of the hard-contact workload (`hard-bed`): nbgs (its default, CPU
+        /// only), jacobi or colored (both backends).
+        #[arg(long, value_enum)]
+        hard_solver: Option<HardSolverArg>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -337,9 +357,10 @@ fn run_command(
     scene: Option<&Path>,
     out: &Path,
     output: &OutputOptions,
+    steps: Option<u64>,
     device: &DeviceArgs,
 ) -> Result<()> {
-    let scene = match scene {
+    let mut scene = match scene {
         Some(path) => load_scene(path)?,
         None => {
             log::info!(
@@ -348,6 +369,9 @@ fn run_command(
             default_scene()
         }
     };
+    if let Some(steps) = steps {
+        scene.simulation.duration = RunLength::Steps(steps);
+    }
     let mut backend = device.backend(&scene)?;
     let summary = run_with(&scene, backend.as_mut(), out, output)?;
     print_summary(&summary);
@@ -514,10 +538,33 @@ fn info_command() {
     }
 }
 
+/// `bench --hard-solver`: [`varidem::model::HardSolver`] by its scene name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum HardSolverArg {
+    /// Nonlinear block Gauss–Seidel (sequential: CPU only).
+    Nbgs,
+    /// Damped block Jacobi.
+    Jacobi,
+    /// Gauss–Seidel over a colouring of the contact graph.
+    Colored,
+}
+
+impl HardSolverArg {
+    fn solver(self) -> varidem::model::HardSolver {
+        use varidem::model::HardSolver as S;
+        match self {
+            Self::Nbgs => S::Nbgs,
+            Self::Jacobi => S::Jacobi,
+            Self::Colored => S::Colored,
+        }
+    }
+}
+
 /// Generated problems of `bench`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Workload {
-    /// The particle-binder block (`bonded_block`).
+    /// The particle-binder block (`bonded_block`; also `block`).
+    #[value(alias = "block")]
     BondedBlock,
     /// The granular settling bed (`settling_bed`).
     SettlingBed,
@@ -606,10 +653,15 @@ fn settled_glass_bed(n: usize, settle: u64) -> Result<varidem::model::Model> {
 fn bench_scene(
     scene: Option<&Path>,
     n: Option<u64>,
-    steps: u64,
+    (steps, tile_from): (u64, Option<u64>),
     workload: Workload,
     settle: u64,
 ) -> Result<(Scene, Option<varidem::backend::StateSnapshot>)> {
+    if tile_from.is_some() && workload != Workload::PouredBed {
+        return Err(varidem::Error::Scene(
+            "--tile-from tiles the poured bed: it needs --workload poured-bed".into(),
+        ));
+    }
     match (scene, n) {
         (Some(path), None) => Ok((load_scene(path)?, None)),
         (path, n) => {
@@ -629,6 +681,26 @@ fn bench_scene(
                 &format!("--n {n}: the generated {workload:?}"),
                 varidem::memory_check::model_bytes(n as u64, 0),
             )?;
+            if let Some(n0) = tile_from {
+                let n0 = usize::try_from(n0).unwrap_or(usize::MAX);
+                let tiles = varidem::bench::tile_counts(n, n0);
+                varidem::memory_check::check(
+                    &format!("--n {n} --tile-from {n0}"),
+                    varidem::memory_check::model_bytes((tiles.0 * tiles.1 * n0) as u64, 0),
+                )?;
+                let base = poured_bed(n0)?;
+                let tiled = varidem::bench::tile_bed(&base, tiles)?;
+                println!(
+                    "bed: {} × {} copies of the settled bed of {n0} spheres: {} spheres",
+                    tiles.0,
+                    tiles.1,
+                    tiled.state.position.len()
+                );
+                let mut scene = tiled.scene;
+                scene.simulation.duration = RunLength::Steps(steps);
+                scene.simulation.output_every = steps;
+                return Ok((scene, Some(tiled.state)));
+            }
             if workload == Workload::PouredBed {
                 let checkpoint = poured_bed(n)?;
                 let mut scene = checkpoint.scene;
@@ -678,11 +750,11 @@ fn bench_scene(
 /// input (in its settled state for `poured-bed`).
 fn export_liggghts_command(
     scene: Option<&Path>,
-    n: Option<u64>,
+    (n, tile_from): (Option<u64>, Option<u64>),
     workload: Workload,
     dir: &Path,
 ) -> Result<()> {
-    let (scene, state) = bench_scene(scene, n, 1, workload, 0)?;
+    let (scene, state) = bench_scene(scene, n, (1, tile_from), workload, 0)?;
     let state = match state {
         Some(state) => state,
         None => {
@@ -706,10 +778,22 @@ fn bench_command(
     n: Option<u64>,
     (steps, warmup): (u64, Option<u64>),
     workload: Workload,
+    (profile_steps, hard_solver, tile_from): (u64, Option<HardSolverArg>, Option<u64>),
     device: &DeviceArgs,
 ) -> Result<()> {
     let warmup = warmup.unwrap_or(steps.min(BENCH_WARMUP));
-    let (scene, state) = bench_scene(scene, n, steps, workload, warmup)?;
+    let (mut scene, state) = bench_scene(scene, n, (steps, tile_from), workload, warmup)?;
+    if let Some(solver) = hard_solver {
+        match scene.model.contact.as_mut().map(|c| &mut c.law) {
+            Some(varidem::model::ContactLaw::Hard(h)) => h.solver = solver.solver(),
+            _ => {
+                return Err(varidem::Error::Scene(
+                    "--hard-solver: the timed problem has no hard contacts (--workload hard-bed)"
+                        .into(),
+                ))
+            }
+        }
+    }
     let particles = scene.model.sphere_count();
     let bonds = scene.model.bonds.len();
     log::info!("setting up {particles} particle(s), {bonds} bond(s)");
@@ -790,7 +874,7 @@ fn bench_command(
             "contacts per particle (walls included): {:.2}",
             touching as f64 / particles.max(1) as f64
         );
-        if workload == Workload::PouredBed && state.is_some() {
+        if workload == Workload::PouredBed {
             // LIGGGHTS's contact/atom counts the pairs alone.
             let walls = varidem::bench::wall_contacts(&scene.model, &frame.particles);
             println!(
@@ -799,7 +883,7 @@ fn bench_command(
             );
         }
     }
-    if workload == Workload::PouredBed && state.is_some() {
+    if workload == Workload::PouredBed {
         // What the peer prints too (bench/peers/liggghts.sh): the physics agree.
         let ke = varidem::bench::kinetic_energy(&backend.particles()?);
         println!("kinetic energy after the timed steps: {ke:.6e} J");
@@ -812,6 +896,41 @@ fn bench_command(
     }
     if let Some(b) = builds {
         println!("neighbour-list builds during the timed steps: {b}");
+    }
+    // Last: the profiled steps move the state on past what is printed above.
+    if profile_steps > 0 {
+        match backend.kernel_profile(profile_steps)? {
+            Some(p) => {
+                println!(
+                    "gpu time per step: {:.3} ms over {} profiled steps ({:.1} % of their wall time, {:.1} dispatches per step)",
+                    1e3 * p.gpu_seconds() / p.steps.max(1) as f64,
+                    p.steps,
+                    if p.wall_seconds > 0.0 {
+                        100.0 * p.gpu_seconds() / p.wall_seconds
+                    } else {
+                        0.0
+                    },
+                    p.dispatches_per_step()
+                );
+                for line in p.lines() {
+                    println!("gpu time, {line}");
+                }
+                if p.untimed_dispatches > 0 {
+                    println!(
+                        "gpu time: {} dispatches beyond the query set were not timed",
+                        p.untimed_dispatches
+                    );
+                }
+            }
+            None => println!(
+                "gpu time per step: not measured ({})",
+                if backend.name().starts_with("cpu") {
+                    "the CPU backend"
+                } else {
+                    "the adapter has no timestamp queries inside passes"
+                }
+            ),
+        }
     }
     Ok(())
 }
@@ -884,6 +1003,7 @@ fn main() -> ExitCode {
             no_vtk,
             quiet,
             checkpoint_every,
+            steps,
             device,
         } => run_command(
             scene.as_deref(),
@@ -893,6 +1013,7 @@ fn main() -> ExitCode {
                 checkpoint_every: *checkpoint_every,
                 progress: show_progress(*quiet),
             },
+            *steps,
             device,
         ),
         Command::Resume {
@@ -967,10 +1088,20 @@ fn main() -> ExitCode {
             warmup,
             workload,
             export_liggghts,
+            profile_steps,
+            hard_solver,
+            tile_from,
             device,
         } => match export_liggghts {
-            Some(dir) => export_liggghts_command(scene.as_deref(), *n, *workload, dir),
-            None => bench_command(scene.as_deref(), *n, (*steps, *warmup), *workload, device),
+            Some(dir) => export_liggghts_command(scene.as_deref(), (*n, *tile_from), *workload, dir),
+            None => bench_command(
+                scene.as_deref(),
+                *n,
+                (*steps, *warmup),
+                *workload,
+                (*profile_steps, *hard_solver, *tile_from),
+                device,
+            ),
         },
         Command::Plot { dir, out_dir } => plot_command(dir, out_dir.as_deref()),
         Command::Render {

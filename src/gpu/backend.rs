@@ -6,8 +6,10 @@ use glam::DVec3;
 
 use super::buffers::Field;
 use super::plan::groups;
+use super::profile::Profiler;
 use super::{bind, contract, placement, GpuBackend, Precision};
 use super::{STATUS_AHEAD, STATUS_ERROR, STATUS_FIRST_INDEX, STATUS_STEP, STATUS_WORDS};
+use crate::backend::profile::KernelProfile;
 use crate::backend::{Backend, BackendKind, Frame, StateSnapshot};
 use crate::diagnostics::{Diagnostics, Potentials};
 use crate::error::{Error, Result};
@@ -91,6 +93,23 @@ impl Backend for GpuBackend {
         self.hard
             .as_mut()
             .map_or_else(Vec::new, |h| std::mem::take(&mut h.rows))
+    }
+
+    fn kernel_profile(&mut self, n: u64) -> Result<Option<KernelProfile>> {
+        let Some(profiler) = Profiler::new(&self.ctx.device, &self.ctx.queue) else {
+            return Ok(None);
+        };
+        self.profiler = Some(profiler);
+        let start = std::time::Instant::now();
+        let result = self.advance(n);
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let profiler = self.profiler.take();
+        result?;
+        Ok(profiler.map(|p| KernelProfile {
+            steps: n,
+            wall_seconds,
+            ..p.totals()
+        }))
     }
 
     fn kernel_path(&self) -> Option<String> {
@@ -321,6 +340,16 @@ impl Backend for GpuBackend {
 }
 
 impl GpuBackend {
+    /// Steps encoded per submission: one while a profile is recorded, so that its
+    /// timestamps fit one query set.
+    fn steps_per_submit(&self) -> u64 {
+        if self.profiler.is_some() {
+            1
+        } else {
+            STEPS_PER_SUBMIT
+        }
+    }
+
     /// Advances `n` steps in batches of [`STEPS_PER_SUBMIT`] (or under hard contacts).
     fn advance_steps(&mut self, n: u64) -> Result<()> {
         if self.hard.is_some() {
@@ -328,7 +357,7 @@ impl GpuBackend {
         }
         let mut left = n;
         while left > 0 {
-            let batch = left.min(STEPS_PER_SUBMIT);
+            let batch = left.min(self.steps_per_submit());
             // The batch evaluates the forces of steps s + 1 ..= s + batch; the last
             // step of the call records the wall loads.
             self.write_wall_poses(self.steps + (n - left) + 1);
@@ -353,7 +382,7 @@ impl GpuBackend {
                     );
                 }
             }
-            self.submit(&format!("{batch} steps"), encoder)?;
+            self.submit_steps(&format!("{batch} steps"), encoder)?;
             left -= batch;
         }
         self.check_status()
@@ -384,7 +413,7 @@ impl GpuBackend {
         hard: &mut super::hard::HardGpu,
         n: u64,
     ) -> Result<(Vec<crate::backend::SolverRow>, Option<Error>)> {
-        let batch_max = u64::from(contract::HARD_ROWS).min(STEPS_PER_SUBMIT);
+        let batch_max = u64::from(contract::HARD_ROWS).min(self.steps_per_submit());
         let mut rows = Vec::new();
         let mut left = n;
         while left > 0 {
@@ -403,7 +432,7 @@ impl GpuBackend {
                     self.encode_hard_step(&mut pass, hard);
                 }
             }
-            self.submit(&format!("{batch} hard-contact steps"), encoder)?;
+            self.submit_steps(&format!("{batch} hard-contact steps"), encoder)?;
             left -= batch;
             let status = self.status()?;
             let bits = status[STATUS_ERROR] & contract::ERROR_CODES;

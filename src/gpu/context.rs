@@ -225,7 +225,10 @@ impl GpuContext {
                 ))
             }
         };
-        let features = adapter.features() & wgpu::Features::SHADER_F64;
+        // Timestamp queries where the adapter has them: `bench` times the kernels with
+        // them (nothing is timed unless a profile is asked for).
+        let features =
+            adapter.features() & (wgpu::Features::SHADER_F64 | super::profile::features());
         let required_limits = request.limits(&adapter.limits());
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("varidem"),

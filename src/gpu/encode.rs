@@ -15,6 +15,39 @@ impl GpuBackend {
         })
     }
 
+    /// [`Self::submit`] for a submission of steps: while a profile is recorded, its
+    /// timestamps are resolved at its end and read back into the profile.
+    pub(super) fn submit_steps(&self, what: &str, mut encoder: wgpu::CommandEncoder) -> Result<()> {
+        let queries = self
+            .profiler
+            .as_ref()
+            .map_or(0, |p| p.resolve(&mut encoder));
+        self.submit(what, encoder)?;
+        if let Some(p) = &self.profiler {
+            let raw = if queries > 0 {
+                let bytes = u64::from(queries) * wgpu::QUERY_SIZE as u64;
+                self.read_buffer_at(&p.resolve, 0, bytes)?
+            } else {
+                Vec::new()
+            };
+            p.collect(&raw[..raw.len().min(queries as usize * 8)]);
+        }
+        Ok(())
+    }
+
+    /// Runs `dispatch`, between two timestamps while a profile is recorded.
+    pub(super) fn timed(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        name: KernelId,
+        dispatch: impl FnOnce(&mut wgpu::ComputePass<'_>),
+    ) {
+        match &self.profiler {
+            Some(p) => p.around(pass, name, dispatch),
+            None => dispatch(pass),
+        }
+    }
+
     pub(super) fn encoder(&self) -> wgpu::CommandEncoder {
         self.ctx
             .device
@@ -37,7 +70,7 @@ impl GpuBackend {
         groups: u32,
     ) {
         self.bind(pass, name, chunk);
-        pass.dispatch_workgroups(groups, 1, 1);
+        self.timed(pass, name, |pass| pass.dispatch_workgroups(groups, 1, 1));
     }
 
     /// Sets `name`'s pipeline and its bind group of chunk `chunk`.
@@ -58,7 +91,10 @@ impl GpuBackend {
     ) {
         self.bind(pass, name, chunk);
         let offset = 4 * (1 + 3 * entry as u64);
-        pass.dispatch_workgroups_indirect(&self.buffers[bind::GRID_ARGS as usize], offset);
+        let args = &self.buffers[bind::GRID_ARGS as usize];
+        self.timed(pass, name, |pass| {
+            pass.dispatch_workgroups_indirect(args, offset)
+        });
     }
 
     /// Dispatches a [`KernelId::row_chunked`] kernel once per row chunk, over its particles.

@@ -437,10 +437,10 @@ impl GpuBackend {
         let k = &self.kernels[&name];
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &k.bind_groups[0], &[]);
-        pass.dispatch_workgroups_indirect(
-            &self.buffers[bind::HARD_ARGS as usize],
-            12 * u64::from(entry),
-        );
+        let args = &self.buffers[bind::HARD_ARGS as usize];
+        self.timed(pass, name, |pass| {
+            pass.dispatch_workgroups_indirect(args, 12 * u64::from(entry))
+        });
     }
 
     /// The set-up evaluation of a hard scene: the field's forces (and the solver's

@@ -36,6 +36,7 @@ pub mod limits;
 mod options;
 pub mod placement;
 pub mod plan;
+mod profile;
 pub mod shaders;
 mod walls;
 
@@ -145,6 +146,9 @@ pub struct GpuBackend {
     /// is not the one that produced the state (the forces are restored as stored, and
     /// so are these).
     restored_loads: Option<(u64, Vec<[DVec3; 2]>)>,
+    /// The timestamp queries of a profile being recorded
+    /// ([`Backend::kernel_profile`](crate::backend::Backend::kernel_profile)).
+    profiler: Option<profile::Profiler>,
 }
 
 impl GpuBackend {
@@ -457,6 +461,7 @@ impl GpuBackend {
             mesh_slots: plan.mesh_slots,
             loads_step: None,
             restored_loads: None,
+            profiler: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)
