@@ -763,5 +763,97 @@ fn bench_poured_bed_pours_once_then_reads_the_cache() {
         );
         assert!(out.contains("bed: read from"), "{out}");
         assert!(out.contains(&format!("backend: {backend}")), "{out}");
+
+        // Issue 43: a larger bed tiled from the cached one, and where its GPU time
+        // goes (the CPU says it measures none).
+        let tiled = [
+            "bench",
+            "--workload",
+            "poured-bed",
+            "--n",
+            "1200",
+            "--tile-from",
+            "300",
+            "--steps",
+            "3",
+            "--profile-steps",
+            "2",
+            "--backend",
+            backend,
+        ];
+        let o = varidem_env(&tiled, &[("VARIDEM_CACHE_DIR", cache)]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains("bed: 2 × 2 copies of the settled bed of 300 spheres: 1200 spheres"),
+            "{out}"
+        );
+        assert!(out.contains("particles: 1200"), "{out}");
+        assert!(
+            out.contains("contacts per particle between spheres: "),
+            "{out}"
+        );
+        if backend == "cpu" {
+            assert!(
+                out.contains("gpu time per step: not measured (the CPU backend)"),
+                "{out}"
+            );
+        } else {
+            assert!(
+                out.contains("gpu time per step: ") && out.contains("over 2 profiled steps"),
+                "{out}"
+            );
+            assert!(out.contains("gpu time, contacts: "), "{out}");
+            assert!(out.contains("gpu time, predict: "), "{out}");
+        }
     }
+    let o = varidem_env(
+        &[
+            "bench",
+            "--workload",
+            "block",
+            "--n",
+            "100",
+            "--tile-from",
+            "50",
+            "--backend",
+            "cpu",
+        ],
+        &[("VARIDEM_CACHE_DIR", cache)],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--tile-from tiles the poured bed"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `run --steps N` (issue 43) stops a scene after N steps, and run.toml records the
+/// shortened run.
+#[test]
+fn run_steps_shortens_a_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scene = scenes().join("torus-impact.toml");
+    let o = varidem(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--steps",
+        "7",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-vtk",
+        "--backend",
+        "cpu",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    assert!(text.starts_with("7 steps (t = 0.007 s)"), "{text}");
+    let record = std::fs::read_to_string(out.join("run.toml")).unwrap();
+    assert!(record.contains("steps = 7"), "{record}");
 }
