@@ -9,7 +9,8 @@
 # It checks that DIR with the tracked tree fits in the 64 MiB that travel.
 #
 # Usage: bench/device-prepare.sh DIR   (DIR inside the checkout and git-ignored, e.g.
-# .device-bundle; then on the device: bench/device.sh OUT_DIR with DIR carried)
+# .device-bundle; then on the device: bench/device.sh OUT_DIR with DIR carried).
+# VARIDEM_DEVICE_QUICK=1 prepares only what quick mode uses (the 500-sphere bed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,10 @@ strip "$DIR/varidem"
 # (10⁴ spheres: about a minute on 2 cores).
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 local_cache="${VARIDEM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/varidem}"
-for n in 500 10000; do
+# Quick mode (VARIDEM_DEVICE_QUICK=1, as bench/device.sh) needs only the small bed.
+beds=(500 10000)
+[ "${VARIDEM_DEVICE_QUICK:-0}" = "1" ] && beds=(500)
+for n in "${beds[@]}"; do
     name="poured-bed-n$n-seed27-ke1e-6-v1.ckpt"
     if [ -f "$DIR/cache/$name" ]; then
         continue

@@ -12,7 +12,7 @@
 # left of the whole script's budget is skipped with a line saying so: the script
 # stays under DEVICE_BUDGET seconds (480 on a GPU; 900 in quick mode).
 #
-# Usage: bench/device.sh OUT_DIR
+# Usage: bench/device.sh OUT_DIR   (exit 2 when the parity check failed)
 # Environment: VARIDEM_DEVICE_BUNDLE (the prepared folder, default .device-bundle),
 # VARIDEM (a varidem binary; default the bundle's), VARIDEM_DEVICE_QUICK=1 (every N
 # shrunk so that the whole script runs in 15 minutes on lavapipe: the same code path,
@@ -314,3 +314,5 @@ done
     echo "Skipped or refused: $(awk -F, 'NR > 1 && $12 != "ok"' "$CSV" | wc -l) runs (status column above; log.txt has every command and its output). Whole script: $(($(date +%s) - START)) s of a $BUDGET s budget."
 } >"$OUT/results.md"
 note "device: done in $(($(date +%s) - START)) s; $OUT/results.md"
+# A failed parity check is the script's failure too (every file is written first).
+[ $parity_ok = 1 ] || exit 2
