@@ -270,6 +270,47 @@ fn step_and_record(
 /// systems varidem runs conserve or dissipate energy.
 pub const BLOW_UP_FACTOR: f64 = 1.0;
 
+/// A fault naming the particle when an energy or momentum of `d` is not finite (a state
+/// can stay finite while its kinetic energy overflows: a velocity of 1e160 m/s). The
+/// particle is the first whose state or kinetic energy is not finite, else the one with
+/// the largest kinetic energy.
+fn non_finite_energy(d: &crate::diagnostics::Diagnostics, backend: &mut dyn Backend) -> Result<()> {
+    let q = &d.potentials;
+    let parts = [
+        ("kinetic energy", d.e_kin),
+        ("rotational energy", d.e_rot),
+        ("contact energy", q.contact),
+        ("wall energy", q.wall),
+        ("field energy", q.field),
+        ("bond energy", q.bend + q.axial + q.shear),
+        ("near-field energy", q.near_field),
+        ("linear momentum", d.momentum.length_squared()),
+        ("angular momentum", d.angular_momentum.length_squared()),
+    ];
+    let Some(&(what, value)) = parts.iter().find(|(_, v)| !v.is_finite()) else {
+        return Ok(());
+    };
+    let p = backend.particles()?;
+    let ke = |i: usize| {
+        0.5 * p.mass[i] * p.velocity[i].length_squared()
+            + 0.5 * p.inertia[i] * p.angular_velocity[i].length_squared()
+    };
+    let finite =
+        |i: usize| p.position[i].is_finite() && p.velocity[i].is_finite() && ke(i).is_finite();
+    let particle = (0..p.len())
+        .find(|&i| !finite(i))
+        .or_else(|| (0..p.len()).max_by(|&a, &b| ke(a).total_cmp(&ke(b))))
+        .unwrap_or(0);
+    Err(Error::fault(
+        d.step,
+        crate::error::Fault::NonFinite {
+            particle,
+            field: Some(what),
+            value: Some(format!("{value:e}")),
+        },
+    ))
+}
+
 /// The initial energy scale for the blow-up guard: the sum of the magnitudes of every
 /// kinetic and potential part.
 fn energy_scale(d: &crate::diagnostics::Diagnostics) -> f64 {
@@ -463,6 +504,7 @@ impl Recorder {
             last_good: None,
         };
         let d = backend.diagnostics()?;
+        non_finite_energy(&d, backend)?;
         if is_output(scene, first) {
             recorder.energy.write(&d)?;
             recorder.write_rows(scene, backend, first)?;
@@ -557,6 +599,9 @@ impl Recorder {
         let mut written = None;
         if is_output(scene, next) {
             let d = backend.diagnostics()?;
+            // Before the row is written: a NaN or infinite energy is a fault on either
+            // backend (issue 49), never a row of energy.csv.
+            non_finite_energy(&d, backend)?;
             self.energy.write(&d)?;
             self.write_rows(scene, backend, next)?;
             if self.scale0 > 0.0 && d.e_total() - self.e0 > BLOW_UP_FACTOR * self.scale0 {

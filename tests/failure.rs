@@ -74,3 +74,69 @@ fn blow_up_is_caught_and_the_last_good_state_saved() {
     let restored = CpuBackend::from_snapshot(c.scene.model.clone(), &c.state).unwrap();
     assert_eq!(varidem::backend::Backend::step_count(&restored), step);
 }
+
+/// Issue 49, item 2: an energy that is not finite while every state value is (a
+/// velocity of 1e160 m/s squares to infinity) is a named fault on the CPU backend, as
+/// on the GPU, never a row of `energy.csv`: at set-up the run is refused naming the
+/// particle; during a run (gravity 1e300 m/s² overflows the kinetic energy within five
+/// steps) it stops at that output step with the last good state saved.
+#[test]
+fn a_non_finite_energy_is_a_named_fault_on_the_cpu() {
+    let scene = |gravity: &str, velocity: &str| {
+        parse_scene(&format!(
+            "[simulation]\ndt = 1e-3\nsteps = 20\noutput_every = 5\ngravity = {gravity}\n\
+             [contact]\nlaw = \"binder\"\nk_pp = 2100.0\n\
+             [[particle]]\nposition = [0.0, 0.0, 0.1]\nmass = 1.0\nradius = 0.05\n\
+             [[particle]]\nposition = [0.3, 0.0, 0.1]\nmass = 1.0\nradius = 0.05\nvelocity = {velocity}\n"
+        ))
+        .unwrap()
+    };
+    let options = OutputOptions {
+        vtk: false,
+        checkpoint_every: None,
+        progress: false,
+    };
+    let fast = scene("[0.0, 0.0, -9.81]", "[1e160, 0.0, 0.0]");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = CpuBackend::new(&fast).unwrap();
+    let err = run_with(&fast, &mut b, tmp.path(), &options).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("step 0, particle 1: kinetic energy is not finite (inf)"),
+        "{msg}"
+    );
+    let energy = std::fs::read_to_string(tmp.path().join("energy.csv")).unwrap_or_default();
+    assert!(
+        !energy.contains("inf") && !energy.contains("NaN"),
+        "{energy}"
+    );
+
+    let falling = scene("[0.0, 0.0, 1e300]", "[0.0, 0.0, 0.0]");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = CpuBackend::new(&falling).unwrap();
+    let err = run_with(&falling, &mut b, tmp.path(), &options).unwrap_err();
+    let msg = err.to_string();
+    let Error::RunFailed { error, step, .. } = err else {
+        panic!("expected RunFailed, got {msg}");
+    };
+    assert!(
+        matches!(
+            *error,
+            Error::Fault {
+                step: 5,
+                fault: Fault::NonFinite {
+                    field: Some("kinetic energy"),
+                    ..
+                }
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(step, 0, "{msg}");
+    let energy = std::fs::read_to_string(tmp.path().join("energy.csv")).unwrap();
+    assert_eq!(energy.lines().count(), 2, "the header and step 0: {energy}");
+    assert!(
+        !energy.contains("inf") && !energy.contains("NaN"),
+        "{energy}"
+    );
+}
