@@ -7,6 +7,48 @@ use serde::Deserialize;
 /// A vector as written in the file.
 pub(super) type Vec3 = [f64; 3];
 
+/// Exactly `N` values (serde's fixed-size arrays read the first `N` and ignore the rest,
+/// so `position = [0.3, 0.0, 0.1, 5.0]` would pass as its first three): too long is
+/// refused like too short, with serde's "invalid length" naming the value.
+fn exact<'de, D, T, const N: usize>(d: D) -> Result<[T; N], D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let v: Vec<T> = Vec::deserialize(d)?;
+    let len = v.len();
+    v.try_into().map_err(|_| {
+        serde::de::Error::invalid_length(len, &format!("an array of length {N}").as_str())
+    })
+}
+
+/// [`exact`] for an optional key.
+fn exact_opt<'de, D, T, const N: usize>(d: D) -> Result<Option<[T; N]>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    exact(d).map(Some)
+}
+
+/// [`exact`] for every entry of an optional list (mesh vertices and triangles).
+fn exact_opt_vec<'de, D, T, const N: usize>(d: D) -> Result<Option<Vec<[T; N]>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let rows: Vec<Vec<T>> = Vec::deserialize(d)?;
+    rows.into_iter()
+        .map(|v| {
+            let len = v.len();
+            v.try_into().map_err(|_| {
+                serde::de::Error::invalid_length(len, &format!("an array of length {N}").as_str())
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SceneFile {
@@ -76,6 +118,7 @@ pub(super) struct InserterSection {
     #[serde(default)]
     pub(super) density: Option<f64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
     pub(super) seed: i64,
@@ -89,7 +132,9 @@ pub(super) struct InserterSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BoxRegion {
+    #[serde(deserialize_with = "exact")]
     pub(super) min: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) max: Vec3,
 }
 
@@ -97,7 +142,9 @@ pub(super) struct BoxRegion {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DiscRegion {
+    #[serde(deserialize_with = "exact")]
     pub(super) center: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) normal: Vec3,
     pub(super) radius: f64,
 }
@@ -120,6 +167,7 @@ pub(super) struct ClumpTypeSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ClumpSphereSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) position: Vec3,
     pub(super) radius: f64,
 }
@@ -129,19 +177,25 @@ pub(super) struct ClumpSphereSection {
 pub(super) struct ClumpSection {
     #[serde(rename = "type")]
     pub(super) kind: String,
+    #[serde(deserialize_with = "exact")]
     pub(super) position: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) rotation: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) angular_velocity: Vec3,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DomainSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) min: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) max: Vec3,
     #[serde(default)]
     pub(super) on_exit: Option<String>,
@@ -165,6 +219,7 @@ pub(super) struct MaterialSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct InteractionSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) materials: [String; 2],
     #[serde(default)]
     pub(super) restitution: Option<f64>,
@@ -180,6 +235,7 @@ pub(super) struct DragSection {
     #[serde(default)]
     pub(super) coefficient: f64,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) fluid_velocity: Vec3,
     #[serde(default)]
     pub(super) magnus: f64,
@@ -202,7 +258,9 @@ pub(super) struct NearFieldSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CloudSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) min: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) max: Vec3,
     pub(super) count: i64,
     #[serde(default)]
@@ -216,6 +274,7 @@ pub(super) struct CloudSection {
     #[serde(default)]
     pub(super) material: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
     pub(super) hold_rotation: bool,
@@ -236,6 +295,7 @@ pub(super) struct SimulationSection {
     #[serde(default)]
     pub(super) output_every: Option<i64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) gravity: Option<Vec3>,
     #[serde(default)]
     pub(super) precision: Option<String>,
@@ -298,12 +358,16 @@ pub(super) struct ContactSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ParticleSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) position: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) rotation: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) angular_velocity: Vec3,
     #[serde(default)]
     pub(super) mass: Option<f64>,
@@ -315,6 +379,7 @@ pub(super) struct ParticleSection {
     #[serde(default)]
     pub(super) hold_rotation: bool,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) pendulum_offset: Option<Vec3>,
     #[serde(default)]
     pub(super) material: Option<String>,
@@ -336,17 +401,22 @@ pub(super) struct BondSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct WallSection {
+    #[serde(deserialize_with = "exact")]
     pub(super) point: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) normal: Vec3,
     #[serde(default)]
     pub(super) stiffness: Option<f64>,
     #[serde(default)]
     pub(super) material: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) velocity: Option<Vec3>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) angular_velocity: Option<Vec3>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) axis_point: Option<Vec3>,
     #[serde(default)]
     pub(super) start: Option<f64>,
@@ -365,24 +435,31 @@ pub(super) struct MeshSection {
     #[serde(default)]
     pub(super) file: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt_vec")]
     pub(super) vertices: Option<Vec<Vec3>>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt_vec")]
     pub(super) triangles: Option<Vec<[i64; 3]>>,
     #[serde(default)]
     pub(super) scale: Option<f64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) translate: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) rotate: Vec3,
     #[serde(default)]
     pub(super) material: Option<String>,
     #[serde(default)]
     pub(super) stiffness: Option<f64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) velocity: Option<Vec3>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) angular_velocity: Option<Vec3>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) axis_point: Option<Vec3>,
     #[serde(default)]
     pub(super) start: Option<f64>,
@@ -400,15 +477,19 @@ pub(super) struct RingSection {
     pub(super) count: i64,
     pub(super) diameter: f64,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) center: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
     pub(super) axis: Option<Vec3>,
     pub(super) mass: f64,
     #[serde(default)]
     pub(super) inertia: Option<f64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) angular_velocity: Vec3,
     #[serde(default = "default_true")]
     pub(super) bond: bool,
@@ -424,7 +505,9 @@ pub(super) struct RingSection {
 #[serde(deny_unknown_fields)]
 pub(super) struct BlockSection {
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) origin: Vec3,
+    #[serde(deserialize_with = "exact")]
     pub(super) counts: [i64; 3],
     pub(super) spacing: f64,
     pub(super) radius: f64,
@@ -433,6 +516,7 @@ pub(super) struct BlockSection {
     #[serde(default)]
     pub(super) density: Option<f64>,
     #[serde(default)]
+    #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
     pub(super) bond_cutoff: f64,

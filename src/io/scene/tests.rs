@@ -630,3 +630,63 @@ fn bad_meshes_and_motions_are_named_errors() {
     let two = mesh_scene(&format!("{ok}\nname = \"a\"\n[[mesh]]\n{ok}\nname = \"a\""));
     assert!(error_of(&two).contains("mesh[1].name = \"a\": mesh[0] has that name"));
 }
+
+/// Issue 49, item 3: every vector and index list has its exact length; too long is
+/// refused like too short, with the line and the value (serde's arrays used to read
+/// the first three values and drop the rest without a word).
+#[test]
+fn vectors_and_index_lists_have_their_exact_length() {
+    let long = "invalid length 4, expected an array of length 3";
+    assert_error(
+        &chain(1, "").replace(
+            "position = [0.0, 0.0, 0.0]",
+            "position = [0.0, 0.0, 0.0, 5.0]",
+        ),
+        long,
+    );
+    assert_error(
+        &chain(1, "").replace("position = [0.0, 0.0, 0.0]", "position = [0.0, 0.0]"),
+        "invalid length 2, expected an array of length 3",
+    );
+    assert_error(&chain(1, "gravity = [0.0, 0.0, -9.81, 1.0]\n"), long);
+    assert_error(
+        &chain(1, "gravity = [0.0, 0.0, -9.81, 1.0]\n"),
+        "gravity = [0.0, 0.0, -9.81, 1.0]",
+    );
+    let mesh = |v: &str, t: &str| {
+        chain(
+            1,
+            &format!("[contact]\nlaw = \"binder\"\nk_pp = 1.0\n[[mesh]]\nvertices = {v}\ntriangles = {t}\n"),
+        )
+    };
+    let v = "[[0.0, 0.0, -1.0], [1.0, 0.0, -1.0], [0.0, 1.0, -1.0]]";
+    assert!(
+        parse_scene(&mesh(v, "[[0, 1, 2]]")).is_ok(),
+        "{:?}",
+        parse_scene(&mesh(v, "[[0, 1, 2]]")).err()
+    );
+    assert_error(&mesh(v, "[[0, 1, 2, 3]]"), long);
+    assert_error(
+        &mesh(v, "[[0, 1]]"),
+        "invalid length 2, expected an array of length 3",
+    );
+    assert_error(
+        &mesh(
+            "[[0.0, 0.0, -1.0, 0.0], [1.0, 0.0, -1.0], [0.0, 1.0, -1.0]]",
+            "[[0, 1, 2]]",
+        ),
+        long,
+    );
+    let wall = |extra: &str| {
+        chain(
+            1,
+            &format!("[contact]\nlaw = \"binder\"\nk_pp = 1.0\n[[wall]]\npoint = [0.0, 0.0, -1.0]\nnormal = [0.0, 0.0, 1.0]\n{extra}"),
+        )
+    };
+    assert!(
+        parse_scene(&wall("")).is_ok(),
+        "{:?}",
+        parse_scene(&wall("")).err()
+    );
+    assert_error(&wall("velocity = [0.0, 0.0, 1.0, 0.0]\n"), long);
+}
