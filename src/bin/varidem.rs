@@ -413,11 +413,17 @@ fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
     Ok(())
 }
 
+/// A time for people: 12 significant digits, then the shortest form (t = steps · dt
+/// prints 3 s, not 3.0000000000000004 s).
+fn readable(t: f64) -> f64 {
+    format!("{t:.11e}").parse().unwrap_or(t)
+}
+
 fn print_summary(summary: &RunSummary) {
     println!(
         "{} steps (t = {} s) of {} particles on the {} backend in {:.3} s: {:.3e} particle-steps/s",
         summary.steps,
-        summary.time,
+        readable(summary.time),
         summary.particles,
         summary.backend,
         summary.wall_time.as_secs_f64(),
@@ -987,6 +993,36 @@ fn quiet_window_system_probe() {
     }
 }
 
+/// A command line clap cannot take: help and version as clap prints them (exit 0);
+/// anything else one `error:` line on stderr and exit code 1, as for every other
+/// error (README), with clap's tip folded into the line (issue 49, item 9).
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(1)
+        }
+        _ => {
+            let text = e.to_string();
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("error: invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let tip: String = lines
+                .take_while(|l| !l.starts_with("Usage:"))
+                .filter(|l| l.starts_with("tip:") || l.starts_with("[possible values"))
+                .map(|t| format!("; {t}"))
+                .collect();
+            eprintln!("error: {first}{tip} (see varidem --help)");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     quiet_window_system_probe();
     // wgpu probes every graphics API when listing adapters; EGL initialisation failing
@@ -995,7 +1031,10 @@ fn main() -> ExitCode {
         env_logger::Env::default().default_filter_or("info,wgpu_hal::gles::egl=off"),
     )
     .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let result = match &cli.command {
         Command::Run {
             scene,
@@ -1058,9 +1097,9 @@ fn main() -> ExitCode {
                 };
                 println!(
                     "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; {what}",
-                    ins.interval,
-                    ins.start,
-                    ins.event_time(events.saturating_sub(1)),
+                    readable(ins.interval),
+                    readable(ins.start),
+                    readable(ins.event_time(events.saturating_sub(1))),
                     ins.total(),
                     ins.capacity,
                 );
