@@ -440,10 +440,18 @@ impl Recorder {
         out_dir: &Path,
         options: &OutputOptions,
     ) -> Result<Self> {
+        let first = backend.step_count();
+        // A resumed run continues its own outputs or starts in an empty directory:
+        // never another run's (issue 49: its later energy rows would be cut and the
+        // files left mixed). Checked before anything is written.
+        if first > 0 {
+            check_same_run(scene, out_dir)?;
+        } else {
+            clear_previous_outputs(out_dir)?;
+        }
         std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
         write_run_record(scene, backend, out_dir)?;
         let sim = &scene.simulation;
-        let first = backend.step_count();
         let energy_path = out_dir.join(ENERGY_CSV);
         // A fresh run starts energy.csv; a resumed one continues it.
         let (energy, replaced) = if first == 0 {
@@ -671,6 +679,83 @@ impl Recorder {
 /// last step.
 fn is_output(scene: &Scene, step: u64) -> bool {
     step % scene.simulation.output_every.max(1) == 0 || step == scene.simulation.steps()
+}
+
+/// The outputs a run writes into its directory: a directory holding any of them
+/// belongs to some run.
+const RUN_OUTPUTS: [&str; 7] = [
+    ENERGY_CSV,
+    FINAL_CSV,
+    crate::io::WALLS_CSV,
+    crate::io::SOLVER_CSV,
+    crate::io::INSERTERS_CSV,
+    crate::io::PVD_FILE,
+    crate::io::VTK_DIR,
+];
+
+/// A fresh run into `out_dir` replaces the outputs of a run there before wholly
+/// (issue 49): its CSV files, `particles.pvd` and `vtk/particles_*.vtp` frames are
+/// removed, so that no file (a `--no-vtk` run's frames, a walls.csv the new scene
+/// does not write) is left from the other run for `render` or `plot` to read.
+/// `checkpoints/` and any other file are kept: each checkpoint carries its own scene.
+fn clear_previous_outputs(out_dir: &Path) -> Result<()> {
+    let remove = |path: &Path| match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    };
+    for f in RUN_OUTPUTS.iter().filter(|&&f| f != crate::io::VTK_DIR) {
+        remove(&out_dir.join(f))?;
+    }
+    let frames = out_dir.join(crate::io::VTK_DIR);
+    if let Ok(entries) = std::fs::read_dir(&frames) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("particles_") && name.ends_with(".vtp") {
+                remove(&entry.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to resume `scene` (the checkpoint's, as it was at step 0) into `out_dir`
+/// when the directory holds the outputs of another run: its `run.toml` records
+/// another scene, or it has outputs and no `run.toml`. An empty or missing directory,
+/// or the run's own, is accepted.
+pub fn check_same_run(scene: &Scene, out_dir: &Path) -> Result<()> {
+    let record = out_dir.join(RUN_RECORD);
+    let text = match std::fs::read_to_string(&record) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let found: Vec<&str> = RUN_OUTPUTS
+                .iter()
+                .copied()
+                .filter(|f| out_dir.join(f).exists())
+                .collect();
+            if found.is_empty() {
+                return Ok(());
+            }
+            return Err(Error::Scene(format!(
+                "{}: the directory holds outputs ({}) but no {RUN_RECORD}, so they cannot be told to come from the checkpoint's run; resume into an empty directory or the run's own",
+                out_dir.display(),
+                found.join(", ")
+            )));
+        }
+        Err(e) => return Err(Error::io(&record, e)),
+    };
+    // The record's scene follows its [run] table, after the first blank line.
+    let recorded = text.split_once("\n\n").map_or("", |(_, scene)| scene);
+    let ours = crate::io::scene_to_toml(scene);
+    let same = recorded == ours || crate::io::parse_scene(recorded).is_ok_and(|s| s == *scene);
+    if same {
+        return Ok(());
+    }
+    Err(Error::Scene(format!(
+        "{}: it holds the outputs of another run (its scene differs from the checkpoint's); resuming there would cut and mix that run's files: resume into an empty directory or the run's own",
+        record.display()
+    )))
 }
 
 /// Writes `DIR/run.toml`: the varidem version, the backend (with adapter and precision),

@@ -889,3 +889,87 @@ fn usage_errors_are_one_error_line_and_exit_1() {
         assert!(!o.stdout.is_empty());
     }
 }
+
+/// Issue 49, item 1: `resume` into another run's directory is refused before anything
+/// is written, naming the checkpoint and the directory's record; into the run's own
+/// directory or an empty one it goes on (in place, the same bytes as the uninterrupted
+/// run).
+#[test]
+fn resume_refuses_another_runs_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    let run = |scene: &str, out: &Path, extra: &[&str]| {
+        let path = scenes().join(scene);
+        let mut args = vec![
+            "run",
+            path.to_str().unwrap(),
+            "--steps",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-vtk",
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        let o = varidem(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run("torus-impact.toml", &a, &["--checkpoint-every", "100"]);
+    run("pendulum.toml", &b, &[]);
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let (b_energy, a_energy, a_final) = (
+        read(&b.join("energy.csv")),
+        read(&a.join("energy.csv")),
+        read(&a.join("final.csv")),
+    );
+    let ckpt = a.join("checkpoints").join("checkpoint_00000100.vdc");
+    let resume = |out: &Path| {
+        varidem(&[
+            "resume",
+            ckpt.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-vtk",
+            "--backend",
+            "cpu",
+        ])
+    };
+    let o = resume(&b);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("checkpoint_00000100.vdc") && err.contains("run.toml"),
+        "{err}"
+    );
+    assert!(err.contains("another run"), "{err}");
+    assert_eq!(
+        read(&b.join("energy.csv")),
+        b_energy,
+        "b's outputs were touched"
+    );
+
+    let o = resume(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&a.join("energy.csv")), a_energy);
+    assert_eq!(read(&a.join("final.csv")), a_final);
+    let o = resume(&c);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&c.join("final.csv")), a_final);
+
+    // Outputs without a record cannot be told to be the run's: refused too.
+    let d = dir.path().join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("energy.csv"), "step,t\n").unwrap();
+    let o = resume(&d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no run.toml"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("energy.csv")).unwrap(),
+        "step,t\n"
+    );
+}

@@ -390,6 +390,14 @@ struct ResumeArgs<'a> {
 
 fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
     let checkpoint = Checkpoint::read(a.checkpoint)?;
+    // Before a backend is set up: `--out` of another run is refused naming both.
+    varidem::run::check_same_run(&checkpoint.scene, a.out).map_err(|e| {
+        varidem::Error::Scene(format!(
+            "resuming {}: {}",
+            a.checkpoint.display(),
+            e.to_string().trim_start_matches("scene: ")
+        ))
+    })?;
     log::info!(
         "resuming {} at step {} of {} (written by the {} backend)",
         a.checkpoint.display(),
