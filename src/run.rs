@@ -272,8 +272,8 @@ pub const BLOW_UP_FACTOR: f64 = 1.0;
 
 /// A fault naming the particle when an energy or momentum of `d` is not finite (a state
 /// can stay finite while its kinetic energy overflows: a velocity of 1e160 m/s). The
-/// particle is the first whose state or kinetic energy is not finite, else the one with
-/// the largest kinetic energy.
+/// particle is the first whose state or kinetic energy is not finite, else
+/// [`fastest_particle`].
 fn non_finite_energy(d: &crate::diagnostics::Diagnostics, backend: &mut dyn Backend) -> Result<()> {
     let q = &d.potentials;
     let parts = [
@@ -299,8 +299,7 @@ fn non_finite_energy(d: &crate::diagnostics::Diagnostics, backend: &mut dyn Back
         |i: usize| p.position[i].is_finite() && p.velocity[i].is_finite() && ke(i).is_finite();
     let particle = (0..p.len())
         .find(|&i| !finite(i))
-        .or_else(|| (0..p.len()).max_by(|&a, &b| ke(a).total_cmp(&ke(b))))
-        .unwrap_or(0);
+        .unwrap_or_else(|| fastest_particle(&p));
     Err(Error::fault(
         d.step,
         crate::error::Fault::NonFinite {
@@ -309,6 +308,15 @@ fn non_finite_energy(d: &crate::diagnostics::Diagnostics, backend: &mut dyn Back
             value: Some(format!("{value:e}")),
         },
     ))
+}
+
+/// The particle with the largest translational kinetic energy (0 without particles):
+/// the one a blow-up or a non-finite energy names.
+fn fastest_particle(p: &crate::model::Particles) -> usize {
+    let ke = |i: usize| p.mass[i] * p.velocity[i].length_squared();
+    (0..p.len())
+        .max_by(|&a, &b| ke(a).total_cmp(&ke(b)))
+        .unwrap_or(0)
 }
 
 /// The initial energy scale for the blow-up guard: the sum of the magnitudes of every
@@ -613,13 +621,7 @@ impl Recorder {
             self.energy.write(&d)?;
             self.write_rows(scene, backend, next)?;
             if self.scale0 > 0.0 && d.e_total() - self.e0 > BLOW_UP_FACTOR * self.scale0 {
-                let p = backend.particles()?;
-                let particle = (0..p.len())
-                    .max_by(|&a, &b| {
-                        let ke = |i: usize| p.mass[i] * p.velocity[i].length_squared();
-                        ke(a).total_cmp(&ke(b))
-                    })
-                    .unwrap_or(0);
+                let particle = fastest_particle(&backend.particles()?);
                 return Err(Error::BlowUp {
                     step: next,
                     particle,

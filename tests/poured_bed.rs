@@ -57,13 +57,7 @@ fn the_poured_bed_settles_into_the_box_and_is_cached() {
         .fold(0.0, f64::max);
     assert!(peak_speed2.sqrt() < 0.02, "{}", peak_speed2.sqrt());
     assert!(kinetic_energy(&p) > 0.0);
-    let frame = cpu.frame().unwrap();
-    let contacts = frame
-        .contact_count
-        .iter()
-        .map(|&c| f64::from(c))
-        .sum::<f64>()
-        / 400.0;
+    let contacts = contacts_per_sphere(&mut cpu);
     assert!(
         (3.0..6.0).contains(&contacts),
         "{contacts} contacts per sphere"
@@ -77,6 +71,18 @@ fn the_poured_bed_settles_into_the_box_and_is_cached() {
     assert_eq!(cached, built);
 
     tiling_keeps_the_packing(&built, contacts);
+}
+
+/// Contacts per sphere of the backend's current state, walls included.
+fn contacts_per_sphere(b: &mut varidem::cpu::CpuBackend) -> f64 {
+    let frame = b.frame().unwrap();
+    let n = frame.contact_count.len() as f64;
+    frame
+        .contact_count
+        .iter()
+        .map(|&c| f64::from(c))
+        .sum::<f64>()
+        / n
 }
 
 /// `tile_bed` (issue 43) on the settled 400-sphere bed: one copy is the bed itself, bit
@@ -120,13 +126,7 @@ fn tiling_keeps_the_packing(bed: &varidem::checkpoint::Checkpoint, contacts: f64
     let mut cpu =
         varidem::cpu::CpuBackend::from_snapshot(tiled.scene.model.clone(), &tiled.state).unwrap();
     cpu.advance(200).unwrap();
-    let frame = cpu.frame().unwrap();
-    let after = frame
-        .contact_count
-        .iter()
-        .map(|&c| f64::from(c))
-        .sum::<f64>()
-        / (6 * n) as f64;
+    let after = contacts_per_sphere(&mut cpu);
     // The bed's contacts counted walls included: the tiled box has fewer side walls
     // per sphere, and the seams' pairs take their place.
     assert!(
