@@ -50,6 +50,11 @@ pub struct OutputOptions {
     /// Show a progress bar on stderr (simulated time, ETA, particle-steps/s), updated at
     /// every output step. Default off; the CLI turns it on when stderr is a terminal.
     pub progress: bool,
+    /// The identity of the run being continued (a resumed checkpoint's
+    /// [`Checkpoint::run_id`]). `None` starts a new run with a fresh identity
+    /// ([`new_run_id`]). It goes into `run.toml` and every checkpoint the run writes, so
+    /// that a resume recognises the run's own directory ([`check_same_run`]).
+    pub run_id: Option<u64>,
 }
 
 impl Default for OutputOptions {
@@ -58,8 +63,28 @@ impl Default for OutputOptions {
             vtk: true,
             checkpoint_every: None,
             progress: false,
+            run_id: None,
         }
     }
+}
+
+/// A fresh run identity: 64 random bits (std's randomly keyed hasher over the time and
+/// the process id), never 0, which the checkpoint format reserves for none.
+pub fn new_run_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish().max(1)
+}
+
+/// How `run.toml` and errors write a run identity: 16 hexadecimal digits.
+pub fn run_id_text(id: u64) -> String {
+    format!("{id:016x}")
 }
 
 fn progress_bar(first: u64, total: u64, dt: f64) -> Option<indicatif::ProgressBar> {
@@ -250,6 +275,8 @@ fn step_and_record(
         scene: scene.clone(),
         state,
         checkpoint_every: recorder.checkpoint_every,
+        run_id: Some(recorder.run_id),
+        vtk: recorder.vtk.is_some(),
     };
     let path = checkpoint_path(&recorder.out_dir, step);
     match checkpoint.write(&path) {
@@ -433,6 +460,8 @@ pub struct Recorder {
     scale0: f64,
     /// The state at the last output step that passed the checks.
     last_good: Option<crate::backend::StateSnapshot>,
+    /// The run's identity ([`OutputOptions::run_id`]).
+    run_id: u64,
 }
 
 impl Recorder {
@@ -453,12 +482,13 @@ impl Recorder {
         // never another run's (issue 49: its later energy rows would be cut and the
         // files left mixed). Checked before anything is written.
         if first > 0 {
-            check_same_run(scene, out_dir)?;
+            check_same_run(scene, options.run_id, out_dir)?;
         } else {
             clear_previous_outputs(out_dir)?;
         }
+        let run_id = options.run_id.unwrap_or_else(new_run_id);
         std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-        write_run_record(scene, backend, out_dir)?;
+        write_run_record(scene, backend, out_dir, run_id, options.vtk)?;
         let sim = &scene.simulation;
         let energy_path = out_dir.join(ENERGY_CSV);
         // A fresh run starts energy.csv; a resumed one continues it.
@@ -518,6 +548,7 @@ impl Recorder {
             e0: 0.0,
             scale0: 0.0,
             last_good: None,
+            run_id,
         };
         let d = backend.diagnostics()?;
         non_finite_energy(&d, backend)?;
@@ -640,7 +671,10 @@ impl Recorder {
         if let Some(k) = self.checkpoint_every {
             if next % k == 0 {
                 let path = checkpoint_path(&self.out_dir, next);
-                Checkpoint::take(scene, backend, Some(k))?.write(&path)?;
+                let mut c = Checkpoint::take(scene, backend, Some(k))?;
+                c.run_id = Some(self.run_id);
+                c.vtk = self.vtk.is_some();
+                c.write(&path)?;
                 log::info!("step {next}: checkpoint {}", path.display());
             }
         }
@@ -722,11 +756,13 @@ fn clear_previous_outputs(out_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Refuses to resume `scene` (the checkpoint's, as it was at step 0) into `out_dir`
-/// when the directory holds the outputs of another run: its `run.toml` records
-/// another scene, or it has outputs and no `run.toml`. An empty or missing directory,
-/// or the run's own, is accepted.
-pub fn check_same_run(scene: &Scene, out_dir: &Path) -> Result<()> {
+/// Refuses to resume `scene` (the checkpoint's, as it was at step 0) of the run
+/// `run_id` (the checkpoint's identity; `None` for files of format 8 and older) into
+/// `out_dir` when the directory holds the outputs of another run: its `run.toml`
+/// records another run identity, or (where either identity is unknown) another scene,
+/// or it has outputs and no `run.toml`. An empty or missing directory, or the run's
+/// own, is accepted.
+pub fn check_same_run(scene: &Scene, run_id: Option<u64>, out_dir: &Path) -> Result<()> {
     let record = out_dir.join(RUN_RECORD);
     let text = match std::fs::read_to_string(&record) {
         Ok(text) => text,
@@ -747,7 +783,20 @@ pub fn check_same_run(scene: &Scene, out_dir: &Path) -> Result<()> {
         }
         Err(e) => return Err(Error::io(&record, e)),
     };
-    // The record's scene follows its [run] table, after the first blank line.
+    let recorded_id = crate::io::recorded_run(&text).run_id;
+    if let (Some(ours), Some(theirs)) = (run_id, recorded_id) {
+        if ours == theirs {
+            return Ok(());
+        }
+        return Err(Error::Scene(format!(
+            "{}: it holds the outputs of another run (run {}; the checkpoint belongs to run {}); resuming there would cut and mix that run's files: resume into an empty directory or the run's own",
+            record.display(),
+            run_id_text(theirs),
+            run_id_text(ours)
+        )));
+    }
+    // Without both identities, the scenes decide. The record's scene follows its
+    // [run] table, after the first blank line.
     let recorded = text.split_once("\n\n").map_or("", |(_, scene)| scene);
     let ours = crate::io::scene_to_toml(scene);
     let same = recorded == ours || crate::io::parse_scene(recorded).is_ok_and(|s| s == *scene);
@@ -761,17 +810,25 @@ pub fn check_same_run(scene: &Scene, out_dir: &Path) -> Result<()> {
 }
 
 /// Writes `DIR/run.toml`: the varidem version, the backend (with adapter and precision),
-/// the step the run starts from, then the full resolved scene (every particle, bond and
-/// wall with its rest state's source configuration) as `io::scene_to_toml` writes it.
-/// The scene part, without the `[run]` table, is a valid scene file.
-pub fn write_run_record(scene: &Scene, backend: &dyn Backend, out_dir: &Path) -> Result<()> {
+/// the step the run starts from, the run's identity and whether it writes VTK frames,
+/// then the full resolved scene (every particle, bond and wall with its rest state's
+/// source configuration) as `io::scene_to_toml` writes it. The whole file is a scene
+/// file that `run` and `check` accept as it is (they ignore the `[run]` table).
+pub fn write_run_record(
+    scene: &Scene,
+    backend: &dyn Backend,
+    out_dir: &Path,
+    run_id: u64,
+    vtk: bool,
+) -> Result<()> {
     let path = out_dir.join(RUN_RECORD);
     let text = format!(
-        "# varidem reproducibility record: rerun with the scene below (drop the [run] table)\n\
-         [run]\nvaridem_version = \"{}\"\nbackend = \"{}\"\nstart_step = {}\n\n{}",
+        "# varidem reproducibility record: a scene file (the [run] table says how it ran)\n\
+         [run]\nvaridem_version = \"{}\"\nbackend = \"{}\"\nstart_step = {}\nrun_id = \"{}\"\nvtk = {vtk}\n\n{}",
         env!("CARGO_PKG_VERSION"),
         backend.name().replace('"', "'"),
         backend.step_count(),
+        run_id_text(run_id),
         crate::io::scene_to_toml(scene)
     );
     std::fs::write(&path, text).map_err(|e| Error::io(&path, e))

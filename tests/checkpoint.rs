@@ -213,6 +213,7 @@ fn options(checkpoint_every: Option<u64>) -> OutputOptions {
         vtk: false,
         checkpoint_every,
         progress: false,
+        run_id: None,
     }
 }
 
@@ -324,7 +325,11 @@ fn check_restart(
         &c.scene,
         b.as_mut(),
         &in_place,
-        &options(c.checkpoint_every),
+        // As `varidem resume` does: the run goes on under its own identity.
+        &OutputOptions {
+            run_id: c.run_id,
+            ..options(c.checkpoint_every)
+        },
     )
     .unwrap();
     for file in [ENERGY_CSV, FINAL_CSV] {

@@ -973,3 +973,164 @@ fn resume_refuses_another_runs_directory() {
         "step,t\n"
     );
 }
+
+/// Issue 49, item 1: two runs of the same scene are still two runs: the run identity in
+/// checkpoints and `run.toml` refuses a resume into the other one's directory, which
+/// the scene alone could not tell apart.
+#[test]
+fn resume_tells_two_runs_of_one_scene_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let path = scenes().join("pendulum.toml");
+    for out in [&a, &b] {
+        let o = varidem(&[
+            "run",
+            path.to_str().unwrap(),
+            "--steps",
+            "200",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-vtk",
+            "--checkpoint-every",
+            "100",
+            "--backend",
+            "cpu",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let record = |d: &Path| std::fs::read_to_string(d.join("run.toml")).unwrap();
+    let id = |d: &Path| {
+        let r = record(d);
+        let line = r.lines().find(|l| l.starts_with("run_id = ")).unwrap();
+        line.to_owned()
+    };
+    assert_ne!(id(&a), id(&b), "two runs drew the same identity");
+    let b_energy = std::fs::read(b.join("energy.csv")).unwrap();
+    let ckpt = a.join("checkpoints").join("checkpoint_00000100.vdc");
+    let o = varidem(&[
+        "resume",
+        ckpt.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let theirs = id(&b)
+        .trim_start_matches("run_id = ")
+        .trim_matches('"')
+        .to_owned();
+    let ours = id(&a)
+        .trim_start_matches("run_id = ")
+        .trim_matches('"')
+        .to_owned();
+    assert!(err.contains(&theirs) && err.contains(&ours), "{err}");
+    assert_eq!(std::fs::read(b.join("energy.csv")).unwrap(), b_energy);
+
+    // Resumed in place, the run keeps its identity and its --no-vtk (no flag given).
+    let o = varidem(&[
+        "resume",
+        ckpt.to_str().unwrap(),
+        "--out",
+        a.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(record(&a).contains(&ours), "{}", record(&a));
+    assert!(record(&a).contains("vtk = false"), "{}", record(&a));
+    assert!(!a.join("vtk").exists() && !a.join("particles.pvd").exists());
+
+    // run.toml is a scene file as it is: check and run accept it.
+    let rec = a.join("run.toml");
+    let o = varidem(&["check", rec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = dir.path().join("c");
+    let o = varidem(&[
+        "run",
+        rec.to_str().unwrap(),
+        "--steps",
+        "10",
+        "--out",
+        c.to_str().unwrap(),
+        "--no-vtk",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Issue 49, item 1: a file that is not a checkpoint fails on its header at once, in
+/// bounded memory: `/dev/zero` used to be read until memory ran out.
+#[test]
+fn resume_of_an_endless_file_fails_on_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let o = varidem(&[
+        "resume",
+        "/dev/zero",
+        "--out",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("not a varidem checkpoint"),
+        "{err}"
+    );
+    assert!(
+        start.elapsed().as_secs_f64() < 10.0,
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Issue 49, item 1: `render` reads only the frames of the run the directory's record
+/// describes: a `--no-vtk` run draws its final.csv, not frames another run left.
+#[test]
+fn render_ignores_frames_a_no_vtk_run_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let run = |scene: &str, out: &Path, vtk: bool| {
+        let path = scenes().join(scene);
+        let mut args = vec![
+            "run",
+            path.to_str().unwrap(),
+            "--steps",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ];
+        if !vtk {
+            args.push("--no-vtk");
+        }
+        let o = varidem(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run("torus-impact.toml", &a, true);
+    run("pendulum.toml", &b, false);
+    // Frames of another run planted where b has none.
+    std::fs::create_dir_all(b.join("vtk")).unwrap();
+    for e in std::fs::read_dir(a.join("vtk")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), b.join("vtk").join(e.file_name())).unwrap();
+    }
+    let png = dir.path().join("b.png");
+    let o = varidem(&[
+        "render",
+        b.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+        "--width",
+        "64",
+        "--height",
+        "48",
+    ]);
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(o.status.success(), "{all}");
+    assert!(all.contains("final.csv"), "{all}");
+    assert!(!all.contains(".vtp"), "{all}");
+}

@@ -27,6 +27,7 @@ fn blow_up_is_caught_and_the_last_good_state_saved() {
         vtk: false,
         checkpoint_every: None,
         progress: false,
+        run_id: None,
     };
     let err = run_with(&scene, &mut b, tmp.path(), &options).unwrap_err();
     let msg = err.to_string();
@@ -95,6 +96,7 @@ fn a_non_finite_energy_is_a_named_fault_on_the_cpu() {
         vtk: false,
         checkpoint_every: None,
         progress: false,
+        run_id: None,
     };
     let fast = scene("[0.0, 0.0, -9.81]", "[1e160, 0.0, 0.0]");
     let tmp = tempfile::tempdir().unwrap();

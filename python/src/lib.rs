@@ -556,6 +556,7 @@ impl Simulation {
             vtk,
             checkpoint_every,
             progress: false,
+            ..OutputOptions::default()
         };
         let recorder =
             Recorder::start(&state.scene, state.backend.as_mut(), &dir, &options).map_err(to_py)?;

@@ -270,6 +270,8 @@ impl DeviceArgs {
             scene: scene.clone(),
             state: state.clone(),
             checkpoint_every: None,
+            run_id: None,
+            vtk: true,
         };
         varidem::select::resume_backend(
             &checkpoint,
@@ -391,7 +393,7 @@ struct ResumeArgs<'a> {
 fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
     let checkpoint = Checkpoint::read(a.checkpoint)?;
     // Before a backend is set up: `--out` of another run is refused naming both.
-    varidem::run::check_same_run(&checkpoint.scene, a.out).map_err(|e| {
+    varidem::run::check_same_run(&checkpoint.scene, checkpoint.run_id, a.out).map_err(|e| {
         varidem::Error::Scene(format!(
             "resuming {}: {}",
             a.checkpoint.display(),
@@ -412,10 +414,19 @@ fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
         a.adapter,
         &path_switches(),
     )?;
+    // The run goes on as it ran: its identity, its checkpoint interval and (unless
+    // `--no-vtk` now) its VTK setting, so a `--no-vtk` run stays one.
     let output = OutputOptions {
         checkpoint_every: a.output.checkpoint_every.or(checkpoint.checkpoint_every),
+        vtk: a.output.vtk && checkpoint.vtk,
+        run_id: checkpoint.run_id,
         ..a.output
     };
+    if !checkpoint.vtk && !a.output.vtk {
+        log::debug!("the run was started with --no-vtk");
+    } else if !checkpoint.vtk {
+        log::info!("the run was started with --no-vtk: it goes on without VTK frames");
+    }
     let summary = run_with(&checkpoint.scene, backend.as_mut(), a.out, &output)?;
     print_summary(&summary);
     Ok(())
@@ -1059,6 +1070,7 @@ fn main() -> ExitCode {
                 vtk: !no_vtk,
                 checkpoint_every: *checkpoint_every,
                 progress: show_progress(*quiet),
+                run_id: None,
             },
             *steps,
             device,
@@ -1079,6 +1091,7 @@ fn main() -> ExitCode {
                 vtk: !no_vtk,
                 checkpoint_every: *checkpoint_every,
                 progress: show_progress(*quiet),
+                run_id: None,
             },
             backend: *backend,
             precision: *precision,

@@ -16,7 +16,7 @@ use crate::model::Scene;
 /// First bytes of every checkpoint file.
 pub const MAGIC: &[u8; 19] = b"VARIDEM-CHECKPOINT\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 /// The oldest format version this build still reads (version 2 has no device origin:
 /// its `f32` states were stored in absolute coordinates, origin zero).
 pub const OLDEST_READ_VERSION: u32 = 2;
@@ -53,10 +53,20 @@ pub struct Checkpoint {
     /// The interval the run wrote checkpoints at, if it did: `varidem resume` goes on
     /// writing them at that interval unless told otherwise.
     pub checkpoint_every: Option<u64>,
+    /// The identity of the run that wrote the checkpoint (issue 49): a random number
+    /// drawn when the run started, kept by every resume of it, and recorded in the
+    /// run's `run.toml`, so that `varidem resume` recognises the run's own directory.
+    /// `None` for files of format 8 and older.
+    pub run_id: Option<u64>,
+    /// Whether the run wrote VTK frames (`varidem run --no-vtk` did not): `varidem
+    /// resume` keeps the setting. `true` for files of format 8 and older.
+    pub vtk: bool,
 }
 
 impl Checkpoint {
     /// Takes a checkpoint of `backend`, which runs `scene` (as it was at step 0).
+    /// The run's identity and VTK setting are those of a fresh run without one
+    /// (`None`, VTK on): a run's recorder sets them.
     pub fn take(
         scene: &Scene,
         backend: &mut dyn Backend,
@@ -66,6 +76,8 @@ impl Checkpoint {
             scene: scene.clone(),
             state: backend.checkpoint_state()?,
             checkpoint_every,
+            run_id: None,
+            vtk: true,
         })
     }
 
@@ -88,9 +100,54 @@ impl Checkpoint {
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
     }
 
-    /// Reads and verifies the checkpoint at `path`.
+    /// Reads and verifies the checkpoint at `path`. The header is read first: a file
+    /// that is not a checkpoint (`/dev/zero`, a scene, a picture) fails on its first
+    /// bytes, and no more is read than the header announces (plus one byte to tell a
+    /// longer file), so any file fails in bounded time and memory (issue 49).
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        use std::io::Read as _;
+        let io = |e| Error::io(path, e);
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut head = Vec::with_capacity(HEADER_LEN);
+        (&file)
+            .take(HEADER_LEN as u64)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        if head.len() < HEADER_LEN {
+            // Too short for a header: from_bytes names what is wrong.
+            return Self::from_bytes(&head, path);
+        }
+        let len = u64::from_le_bytes(head[HEADER_LEN - 8..].try_into().unwrap_or([0; 8]));
+        let version = u32::from_le_bytes(
+            head[MAGIC.len()..MAGIC.len() + 4]
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        if &head[..MAGIC.len()] != MAGIC
+            || !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version)
+        {
+            // Not a checkpoint, or one of an unknown format: from_bytes says which.
+            return Self::from_bytes(&head, path);
+        }
+        let total = len.saturating_add(HEADER_LEN as u64 + 4);
+        let size = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        if let Some(size) = size.filter(|&s| s != total) {
+            return Err(Error::Checkpoint {
+                path: path.to_owned(),
+                message: format!(
+                    "truncated or corrupt: the header announces {len} bytes of data ({total} bytes in all with header and checksum), the file has {size} bytes"
+                ),
+            });
+        }
+        let mut bytes = head;
+        (&file)
+            .take(total.saturating_sub(HEADER_LEN as u64).saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         Self::from_bytes(&bytes, path)
     }
 
@@ -99,6 +156,8 @@ impl Checkpoint {
         let mut body = Writer::default();
         body.str(&self.summary());
         encode_state_header(&mut body, &self.state, self.checkpoint_every);
+        body.u64(self.run_id.unwrap_or(0));
+        body.u8(u8::from(self.vtk));
         encode_simulation(&mut body, &self.scene.simulation);
         encode_model(&mut body, &self.scene.model);
         encode_state_arrays(&mut body, &self.state);
@@ -116,8 +175,8 @@ impl Checkpoint {
     /// Parses and verifies checkpoint bytes; `path` names the file in errors.
     ///
     /// Fails, naming `path`, when the magic is missing, the format version is unknown,
-    /// the file is truncated, the checksum does not match or the contents do not
-    /// decode.
+    /// the file is truncated, the checksum does not match, the contents do not
+    /// decode or the decoded scene fails the checks of a scene file.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self> {
         let fail = |message: String| Error::Checkpoint {
             path: path.to_owned(),
@@ -161,7 +220,14 @@ impl Checkpoint {
                 "checksum mismatch (CRC-32 stored {stored:08x}, computed {computed:08x}): the file is corrupt"
             )));
         }
-        decode(&data[HEADER_LEN..], version).map_err(|e| fail(format!("corrupt contents: {e}")))
+        let checkpoint = decode(&data[HEADER_LEN..], version)
+            .map_err(|e| fail(format!("corrupt contents: {e}")))?;
+        // The scene passes every check a scene file does (issue 49): written back as
+        // the scene text `run.toml` holds and parsed, so a checkpoint cannot start a
+        // run that its scene file could not.
+        crate::io::parse_scene(&crate::io::scene_to_toml(&checkpoint.scene))
+            .map_err(|e| fail(format!("its scene is not a valid scene: {e}")))?;
+        Ok(checkpoint)
     }
 
     /// The human-readable summary at the start of the body.
@@ -215,6 +281,8 @@ mod tests {
             scene,
             state,
             checkpoint_every: Some(7),
+            run_id: Some(0x0123_4567_89ab_cdef),
+            vtk: false,
         }
     }
 
@@ -278,6 +346,28 @@ mod tests {
         }
     }
 
+    /// A checkpoint whose values decode but whose scene a scene file could not hold is
+    /// refused with the scene check's message, naming the key (issue 49).
+    #[test]
+    fn the_decoded_scene_is_validated_like_a_scene_file() {
+        type Spoil = fn(&mut Checkpoint);
+        let cases: [(&str, Spoil); 2] = [
+            ("gravity", |c| c.scene.model.gravity.x = f64::NAN),
+            ("k_bend", |c| c.scene.model.bonds[0].k_bend = -1.0),
+        ];
+        for (what, spoil) in cases {
+            let mut c = checkpoint();
+            spoil(&mut c);
+            let err = Checkpoint::from_bytes(&c.to_bytes(), Path::new("x.vdc"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("x.vdc") && err.contains("not a valid scene") && err.contains(what),
+                "{what}: {err}"
+            );
+        }
+    }
+
     const CLUMPS: &str = "[simulation]\ndt = 1e-5\nsteps = 40\n\
         [contact]\nlaw = \"hertz\"\n\
         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
@@ -297,6 +387,8 @@ mod tests {
             scene,
             state: backend.checkpoint_state().unwrap(),
             checkpoint_every: Some(20),
+            run_id: None,
+            vtk: true,
         }
     }
 

@@ -62,6 +62,18 @@ pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
     let mut r = Reader::new(body);
     let _summary = r.str()?;
     let header = decode_state_header(&mut r)?;
+    // Format 9 added the run's identity (0: none) and its VTK setting.
+    let (run_id, vtk) = if version >= 9 {
+        let id = Some(r.u64()?).filter(|&id| id != 0);
+        let vtk = match r.u8()? {
+            0 => false,
+            1 => true,
+            c => return Err(format!("VTK flag {c}, not 0 or 1")),
+        };
+        (id, vtk)
+    } else {
+        (None, true)
+    };
     let simulation = decode_simulation(&mut r)?;
     let model = decode_model(&mut r, version)?;
     let checkpoint_every = header.checkpoint_every;
@@ -78,6 +90,8 @@ pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
         scene: Scene { simulation, model },
         state,
         checkpoint_every,
+        run_id,
+        vtk,
     })
 }
 

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 8)
+//! # File format (version 9)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -25,7 +25,8 @@
 //!
 //! The body is, in order: a human-readable summary (`u32` length + UTF-8 text, `key =
 //! value` lines; informational only), the snapshot header (step, backend, backend name,
-//! precision, integrator, dt, checkpoint interval), the run parameters, the model
+//! precision, integrator, dt, checkpoint interval), the run's identity (`u64`, 0 for
+//! none) and VTK setting (`u8`), the run parameters, the model
 //! (gravity, shear form, contact law, materials, drag, near field, then the particle
 //! arrays, bonds, walls, clump types and clumps) and the snapshot arrays (x, v, α, Ω,
 //! compensation terms, the `f32` GPU backend's device origin and relative positions,
@@ -38,7 +39,9 @@
 //! impulses (issue 25; older files have none), version 6 wall motions, mesh walls and
 //! their contact slots and loads, version 7 the inserters (after the meshes) and their
 //! counts of inserted and skipped particles (after the impulses; issue 26), version 8
-//! each inserter's clump type (a `u32` after its material, `u32::MAX` for spheres);
+//! each inserter's clump type (a `u32` after its material, `u32::MAX` for spheres),
+//! version 9 the run's identity and VTK setting (issue 49; older files have no
+//! identity and VTK on);
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.

@@ -34,6 +34,7 @@ pub const RUN_RECORD: &str = "run.toml";
 pub mod csv;
 pub mod liggghts;
 pub mod plot;
+pub mod run_record;
 pub mod scene;
 pub mod stl;
 pub mod vtk_reader;
@@ -43,6 +44,7 @@ pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, InsertersCsv,
     ParticleState, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
+pub use run_record::{recorded_run, RecordedRun};
 pub use scene::{
     default_scene, load_scene, parse_scene, parse_scene_in, scene_to_toml, DEFAULT_SCENE,
 };

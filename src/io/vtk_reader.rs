@@ -404,8 +404,14 @@ impl ParticleFrame {
     }
 }
 
-/// The output steps that have a `.vtp` frame in `DIR/vtk/`, sorted.
+/// The output steps that have a `.vtp` frame in `DIR/vtk/`, sorted; none when the
+/// directory's `run.toml` records a run without VTK output (`--no-vtk`): frames left
+/// there by another run are never read as this one's (issue 49).
 pub fn frame_steps(dir: &Path) -> Vec<u64> {
+    let record = std::fs::read_to_string(dir.join(super::RUN_RECORD)).unwrap_or_default();
+    if super::recorded_run(&record).vtk == Some(false) {
+        return Vec::new();
+    }
     let mut steps: Vec<u64> = std::fs::read_dir(dir.join(VTK_DIR))
         .into_iter()
         .flatten()
@@ -443,7 +449,8 @@ pub fn load_frame(dir: &Path, step: Option<u64>) -> Result<ParticleFrame> {
         }
     };
     let vtp = dir.join(VTK_DIR).join(frame_file_name(step));
-    if vtp.is_file() {
+    // Only a frame the run record allows (`frame_steps`): another run's stay unread.
+    if steps.binary_search(&step).is_ok() && vtp.is_file() {
         let mut frame = ParticleFrame::from_vtp(&vtp)?;
         frame.step = step;
         return Ok(frame);

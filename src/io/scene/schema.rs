@@ -87,6 +87,12 @@ pub(super) struct SceneFile {
     pub(super) clumps: Vec<ClumpSection>,
     #[serde(default, rename = "inserter")]
     pub(super) inserters: Vec<InserterSection>,
+    /// `[run]`: how a run ran, in the `run.toml` record it writes (version, backend,
+    /// identity); read by resume and render, ignored as a scene (issue 49: `run.toml`
+    /// is a scene file as it is).
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub(super) run: Option<toml::Table>,
 }
 
 /// `[[inserter]]`: particles added over time in a box or disc region.
