@@ -78,8 +78,8 @@ fn blow_up_is_caught_and_the_last_good_state_saved() {
 
 /// Issue 49, item 2: an energy that is not finite while every state value is (a
 /// velocity of 1e160 m/s squares to infinity) is a named fault on the CPU backend, as
-/// on the GPU, never a row of `energy.csv`: at set-up the run is refused naming the
-/// particle; during a run (gravity 1e300 m/s² overflows the kinetic energy within five
+/// on the GPU, never a row of `energy.csv`: a scene file with it is refused naming the
+/// key, a model with it refused at set-up naming the particle; during a run (gravity 1e300 m/s² overflows the kinetic energy within five
 /// steps) it stops at that output step with the last good state saved.
 #[test]
 fn a_non_finite_energy_is_a_named_fault_on_the_cpu() {
@@ -98,7 +98,17 @@ fn a_non_finite_energy_is_a_named_fault_on_the_cpu() {
         progress: false,
         run_id: None,
     };
-    let fast = scene("[0.0, 0.0, -9.81]", "[1e160, 0.0, 0.0]");
+    // The scene file is refused naming the key; a model given that state another way
+    // (the library, Python's set_velocities) is a fault at step 0.
+    let text = "[simulation]\ndt = 1e-3\nsteps = 20\n\
+        [[particle]]\nposition = [0.0, 0.0, 0.1]\nmass = 1.0\nradius = 0.05\nvelocity = [1e160, 0.0, 0.0]\n";
+    let msg = parse_scene(text).unwrap_err().to_string();
+    assert!(
+        msg.contains("particle[0]: its kinetic energy") && msg.contains("particle[0].velocity"),
+        "{msg}"
+    );
+    let mut fast = scene("[0.0, 0.0, -9.81]", "[1.0, 0.0, 0.0]");
+    fast.model.particles.velocity[1].x = 1e160;
     let tmp = tempfile::tempdir().unwrap();
     let mut b = CpuBackend::new(&fast).unwrap();
     let err = run_with(&fast, &mut b, tmp.path(), &options).unwrap_err();

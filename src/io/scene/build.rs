@@ -11,6 +11,7 @@ use super::checks::{
 };
 use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
+use super::initial::{check_initial_energy, Origins};
 use super::inserters::{add_inserters, check_in_domain};
 use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
@@ -52,9 +53,11 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
         ..Model::default()
     };
     let mut bonded: Bonded = HashMap::new();
+    let mut origins = Origins::default();
 
+    origins.mark_listed(&model, "particle");
     add_particles(&mut model, &file.particles, &materials, hertz)?;
-    add_rings(&mut model, &file.rings, &binder, &mut bonded)?;
+    add_rings(&mut model, &file.rings, &binder, &mut bonded, &mut origins)?;
     add_blocks(
         &mut model,
         &file.blocks,
@@ -62,10 +65,12 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
         &materials,
         hertz,
         &mut bonded,
+        &mut origins,
     )?;
     model.clump_types = clump_types(&file.clump_types, &materials, hertz)?;
+    origins.mark_listed(&model, "clump");
     add_clumps(&mut model, &file.clumps)?;
-    add_clouds(&mut model, &file.clouds, &materials, hertz)?;
+    add_clouds(&mut model, &file.clouds, &materials, hertz, &mut origins)?;
     if model.particles.is_empty() && model.clumps.is_empty() && file.inserters.is_empty() {
         return Err(scene_error(
             "the scene has no particles; add a [[particle]], [[ring]] or [[block]] (or a [[cloud]], [[clump]] or [[inserter]])",
@@ -75,6 +80,7 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     add_walls(&mut model, &file.walls, law, &materials)?;
     add_meshes(&mut model, &file.meshes, law, &materials, base)?;
     let end = simulation.steps() as f64 * simulation.dt;
+    origins.mark(&model, "an [[inserter]]");
     add_inserters(&mut model, &file.inserters, &materials, hertz, end)?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {
@@ -107,6 +113,7 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;
     check_hard(&model, simulation.integrator)?;
+    check_initial_energy(&model, &origins)?;
 
     Ok(Scene { simulation, model })
 }
@@ -132,9 +139,11 @@ fn add_rings(
     sections: &[RingSection],
     binder: &BinderDefaults,
     bonded: &mut Bonded,
+    origins: &mut Origins,
 ) -> Result<()> {
     for (k, r) in sections.iter().enumerate() {
         let who = format!("ring[{k}]");
+        origins.mark(model, &who);
         let ring = ring(k, r)?;
         check_capacity(&who, model.particles.len(), ring.count)?;
         let stiffness = if ring.bond {
@@ -159,9 +168,11 @@ fn add_blocks(
     materials: &[Material],
     hertz: bool,
     bonded: &mut Bonded,
+    origins: &mut Origins,
 ) -> Result<()> {
     for (k, b) in sections.iter().enumerate() {
         let who = format!("block[{k}]");
+        origins.mark(model, &who);
         let block = block(k, b, materials, hertz)?;
         let n = block
             .counts
@@ -188,9 +199,11 @@ fn add_clouds(
     sections: &[CloudSection],
     materials: &[Material],
     hertz: bool,
+    origins: &mut Origins,
 ) -> Result<()> {
     for (k, c) in sections.iter().enumerate() {
         let who = format!("cloud[{k}]");
+        origins.mark(model, &who);
         let cloud = cloud(k, c, materials, hertz, &model.clump_types)?;
         check_capacity(&who, model.particles.len(), cloud.count)?;
         cloud

@@ -86,6 +86,7 @@ mod build;
 mod checks;
 mod clumps;
 mod generators;
+mod initial;
 mod inserters;
 mod overlaps;
 mod schema;

@@ -81,7 +81,8 @@ fn ring_amplitudes_must_have_a_finite_interval() {
     for key in ["random_velocity", "random_angular_velocity"] {
         assert_error(&ring(key), &format!("ring[0].{key} = 1e308: too large"));
     }
-    let ok = ring("random_velocity").replace("1e308", "1e300");
+    // 1e150: the largest speeds whose ½ m v² is finite (issue 49 refuses the others).
+    let ok = ring("random_velocity").replace("1e308", "1e150");
     assert!(parse_scene(&ok).is_ok(), "{:?}", parse_scene(&ok).err());
 }
 
@@ -689,4 +690,32 @@ fn vectors_and_index_lists_have_their_exact_length() {
         parse_scene(&wall("")).err()
     );
     assert_error(&wall("velocity = [0.0, 0.0, 1.0, 0.0]\n"), long);
+}
+
+/// Issue 49: a value that passes every check of its own but whose energy overflows
+/// (½ m v² of a velocity of 1e160, m g·x of a huge field far from the origin) is
+/// refused naming the item and the key, instead of filling energy.csv with inf.
+#[test]
+fn an_initial_energy_that_overflows_is_refused_naming_the_key() {
+    let mut fast = chain(2, "");
+    fast.push_str("velocity = [1e160, 0.0, 0.0]\n");
+    assert_error(
+        &fast,
+        "particle[1]: its kinetic energy ½ m v² at t = 0 is inf, not finite (particle[1].velocity = [1e160, 0e0, 0e0])",
+    );
+    let mut spin = chain(1, "");
+    spin.push_str("angular_velocity = [0.0, 1e200, 0.0]\ninertia = 1.0\n");
+    assert_error(&spin, "particle[0]: its rotational energy");
+    assert_error(
+        &chain(3, "gravity = [1e308, 0.0, 0.0]\n"),
+        "particle[2]: its field energy m g·x at t = 0 is inf, not finite (simulation.gravity = [1e308, 0e0, 0e0])",
+    );
+    let far = "[simulation]\ndt = 1e-3\nsteps = 10\ngravity = [0.0, 0.0, -1e300]\n\
+               [[ring]]\ncount = 4\ndiameter = 2.0\ncenter = [0.0, 0.0, 1e10]\nmass = 1.0\nbond = false\n";
+    assert_error(
+        far,
+        "particle 0 (of ring[0]): its field energy m g·x at t = 0 is -inf, not finite (simulation.gravity = [0e0, 0e0, -1e300])",
+    );
+    // Large but finite energies are accepted.
+    parse_scene(&chain(2, "gravity = [0.0, 0.0, -1e300]\n")).unwrap();
 }
