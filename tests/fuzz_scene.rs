@@ -1,11 +1,19 @@
 //! The scene parser never panics: arbitrary text, and valid scenes with random edits
-//! (bytes replaced, lines dropped or duplicated, numbers swapped for extreme values),
-//! must give either a scene or an error.
+//! (bytes replaced, lines dropped or duplicated, numbers swapped for extreme values and
+//! vectors of the wrong length), must give either a scene or an error. And one
+//! validation path (issue 49): an edited scene the parser (`varidem check`) accepts is
+//! one `run` starts: its set-up and first steps fail, if at all, only with a fault of
+//! the run, never with a refusal of the scene that `check` did not give.
 
 use proptest::prelude::*;
-use varidem::io::parse_scene;
+use std::path::Path;
+use varidem::cpu::CpuBackend;
+use varidem::io::parse_scene_in;
+use varidem::model::RunLength;
+use varidem::run::{run_with, OutputOptions};
+use varidem::Error;
 
-const SCENES: [&str; 7] = [
+const SCENES: [&str; 12] = [
     include_str!("../scenes/torus-impact.toml"),
     include_str!("../scenes/torus-free.toml"),
     include_str!("../scenes/pendulum.toml"),
@@ -13,10 +21,16 @@ const SCENES: [&str; 7] = [
     include_str!("../scenes/spinning-sphere.toml"),
     include_str!("../scenes/three-spheres.toml"),
     include_str!("../scenes/container.toml"),
+    include_str!("../scenes/clump-pour.toml"),
+    include_str!("../scenes/hard-pile.toml"),
+    include_str!("../scenes/painleve-rod.toml"),
+    include_str!("../scenes/hopper.toml"),
+    include_str!("../scenes/drum.toml"),
 ];
 
-/// Values that stress validation: non-finite, huge, negative, zero, wrong types.
-const NASTY: [&str; 14] = [
+/// Values that stress validation: non-finite, huge, negative, zero, wrong types, and
+/// vectors and index lists of the wrong length.
+const NASTY: [&str; 19] = [
     "nan",
     "inf",
     "-inf",
@@ -31,13 +45,63 @@ const NASTY: [&str; 14] = [
     "[nan, 0.0, 0.0]",
     "18446744073709551616",
     "-9223372036854775809",
+    "[1.0, 2.0, 3.0, 4.0]",
+    "[0.0, 0.0]",
+    "[[0, 1, 2, 3]]",
+    "[[0, 1, 2], [2, 1, 0]]",
+    "1e160",
 ];
+
+/// The scenes' own directory: mesh files are read relative to it.
+fn scenes_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes"))
+}
 
 fn parse_no_panic(text: &str) {
     let r = std::panic::catch_unwind(|| {
-        let _ = parse_scene(text);
+        let _ = parse_scene_in(text, scenes_dir());
     });
     assert!(r.is_ok(), "parse_scene panicked on:\n{text}");
+}
+
+/// Whether `e` is a failure of the run itself (a fault found while stepping), not a
+/// refusal of its scene.
+fn during_run(e: &Error) -> bool {
+    match e {
+        Error::RunFailed { .. } | Error::BlowUp { .. } | Error::NotConverged { .. } => true,
+        Error::Fault { step, .. } => *step > 0,
+        _ => false,
+    }
+}
+
+/// An accepted scene starts: the CPU backend is set up and two steps run (or fail with a
+/// fault of the run). Scenes of over 20 000 spheres are only parsed (the set-up would
+/// make the test slow, not more thorough).
+fn accepted_scene_starts(text: &str) -> Result<(), String> {
+    let Ok(mut scene) = parse_scene_in(text, scenes_dir()) else {
+        return Ok(());
+    };
+    if scene.model.sphere_count() > 20_000 {
+        return Ok(());
+    }
+    scene.simulation.duration = RunLength::Steps(2);
+    scene.simulation.output_every = 1;
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let started = std::panic::catch_unwind(|| {
+        let mut backend = CpuBackend::new(&scene)?;
+        let options = OutputOptions {
+            vtk: false,
+            ..OutputOptions::default()
+        };
+        run_with(&scene, &mut backend, tmp.path(), &options).map(|_| ())
+    });
+    match started {
+        Err(_) => Err(format!("the run panicked on:\n{text}")),
+        Ok(Err(e)) if !during_run(&e) => Err(format!(
+            "`check` accepted a scene that `run` refuses: {e}\n{text}"
+        )),
+        Ok(_) => Ok(()),
+    }
 }
 
 proptest! {
@@ -78,7 +142,11 @@ proptest! {
                 }
             }
         }
-        parse_no_panic(&lines.join("\n"));
+        let text = lines.join("\n");
+        parse_no_panic(&text);
+        if let Err(e) = accepted_scene_starts(&text) {
+            return Err(TestCaseError::fail(e));
+        }
     }
 }
 
@@ -95,7 +163,7 @@ fn denormal_cloud_radius_does_not_panic() {
         "the container scene's cloud radius line moved"
     );
     parse_no_panic(&text);
-    let err = parse_scene(&text).unwrap_err().to_string();
+    let err = parse_scene_in(&text, scenes_dir()).unwrap_err().to_string();
     assert!(err.contains("cloud[0].radius = 1e-320"), "{err}");
 }
 

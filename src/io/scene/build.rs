@@ -113,6 +113,7 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;
     check_hard(&model, simulation.integrator)?;
+    check_clump_support(&model, simulation.integrator)?;
     check_initial_energy(&model, &origins)?;
 
     Ok(Scene { simulation, model })
@@ -387,6 +388,26 @@ fn add_interactions(
 /// Hard contacts (`law = "hard"`) and the `impulse-velocity` integrator go together, and
 /// the features hard contacts have no meaning for (restitution, bonds, near-field) or
 /// do not support yet (drag on clumps, removal at the domain's edge) are named errors.
+/// What clumps do not run with yet, refused here with the backends' message so that
+/// `varidem check` refuses what `run` would (issue 49).
+fn check_clump_support(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
+    let clumps = !model.clumps.is_empty() || model.inserters.iter().any(|i| i.clump.is_some());
+    if !clumps {
+        return Ok(());
+    }
+    if integrator == crate::model::IntegratorKind::CampelloTrapezoidal {
+        return Err(scene_error(
+            "simulation.integrator = \"campello-trapezoidal\": it does not run clumps; use variational, variational-exact or symplectic-euler",
+        ));
+    }
+    if model.domain.is_some_and(|d| d.remove) {
+        return Err(scene_error(
+            "domain.on_exit = \"remove\" is not supported for clumps yet; use \"error\"",
+        ));
+    }
+    Ok(())
+}
+
 fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
     let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
     let impulse = integrator == crate::model::IntegratorKind::ImpulseVelocity;

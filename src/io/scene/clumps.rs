@@ -349,6 +349,23 @@ mod tests {
                 ),
                 "bond[0].j = 1: no such particle (1 particle; clumps cannot be bonded)",
             ),
+            // What the backends cannot run is refused by the loader (issue 49: `check`
+            // accepted them and `run` then refused).
+            (
+                dimer("", ONE).replacen(
+                    "steps = 10\n",
+                    "steps = 10\nintegrator = \"campello-trapezoidal\"\n",
+                    1,
+                ),
+                "simulation.integrator = \"campello-trapezoidal\": it does not run clumps",
+            ),
+            (
+                dimer(
+                    "",
+                    &format!("{ONE}[domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"remove\"\n"),
+                ),
+                "domain.on_exit = \"remove\" is not supported for clumps yet",
+            ),
         ];
         for (text, want) in cases {
             let msg = error_of(&text);
