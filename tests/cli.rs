@@ -194,6 +194,34 @@ fn check_advises_a_time_step_for_clumps() {
         stdout.contains("300 clumps") && stdout.contains("t_col = 2.3098e-4"),
         "{stdout}"
     );
+    // `check` counts particles as `run` does: every sphere, a clump's included.
+    let count = |text: &str, before: &str| -> u64 {
+        let at = text.find(" particles").expect("a particle count");
+        let head = &text[..at];
+        let start = head.rfind(before).map_or(0, |p| p + before.len());
+        head[start..]
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{text}"))
+    };
+    let checked = count(&stdout, ": ");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scene = scenes().join("clump-pour.toml");
+    let o = varidem(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--no-vtk",
+        "--steps",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ran = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(count(&ran, " of "), checked, "{stdout}\n{ran}");
 }
 
 /// `run` warns when dt is above t_col/20.

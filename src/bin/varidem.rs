@@ -319,7 +319,8 @@ fn describe(scene: &Scene) -> String {
     let reserved: u64 = m.inserters.iter().map(|i| u64::from(i.capacity)).sum();
     format!(
         "{}{}{}, {}, {}{}, contact {}; {length} of dt = {} s, integrator {}, energy row every {} steps",
-        plural(m.particles.len(), "particle"),
+        // Counted as `run` counts them: every sphere, a clump's included.
+        plural(m.sphere_count(), "particle"),
         if reserved == 0 {
             String::new()
         } else {
@@ -334,7 +335,11 @@ fn describe(scene: &Scene) -> String {
         if m.clumps.is_empty() {
             String::new()
         } else {
-            format!(", {}", plural(m.clumps.len(), "clump"))
+            format!(
+                " (of which {} in {})",
+                m.sphere_count() - m.particles.len(),
+                plural(m.clumps.len(), "clump")
+            )
         },
         plural(m.bonds.len(), "bond"),
         plural(m.walls.len(), "wall"),

@@ -246,6 +246,17 @@ mod tests {
         assert_eq!(c.events_by(10_000, dt), 11);
     }
 
+    /// docs/scene-format.md's example: every event opens an interval and adds its feed,
+    /// so the total is the feed of (stop − start + interval), 1550 here, not 1500.
+    #[test]
+    fn the_documented_rate_example_inserts_1550() {
+        let mut r = inserter(Batch::Rate(5000.0));
+        (r.start, r.stop, r.interval) = (0.0, 0.3, 0.01);
+        assert_eq!(r.events(), 31);
+        assert!((0..r.events()).all(|k| r.batch_size(k) == 50));
+        assert_eq!(r.total(), 1550);
+    }
+
     #[test]
     fn samples_keep_the_sphere_inside() {
         let b = Region::Box {
