@@ -462,6 +462,10 @@ pub struct Recorder {
     last_good: Option<crate::backend::StateSnapshot>,
     /// The run's identity ([`OutputOptions::run_id`]).
     run_id: u64,
+    /// Scenes with `[domain] on_exit = "remove"`: the particles removed so far, logged
+    /// as one line per output step that removed some (the hopper printed 887 lines, one
+    /// per particle; issue 49).
+    removed: Option<usize>,
 }
 
 impl Recorder {
@@ -549,7 +553,11 @@ impl Recorder {
             scale0: 0.0,
             last_good: None,
             run_id,
+            removed: None,
         };
+        if scene.model.domain.is_some_and(|d| d.remove) {
+            recorder.removed = Some(removed_count(backend)?);
+        }
         let d = backend.diagnostics()?;
         non_finite_energy(&d, backend)?;
         if is_output(scene, first) {
@@ -707,7 +715,32 @@ impl Recorder {
         if let Some(log) = &mut self.inserters {
             log.write(step, t, &backend.insertion_counts())?;
         }
+        if let Some(before) = self.removed {
+            let now = removed_count(backend)?;
+            if now > before {
+                log::info!(
+                    "step {step}: {} left the domain and were removed since the last output step ({now} in all)",
+                    plural_particles(now - before)
+                );
+            }
+            self.removed = Some(now);
+        }
         Ok(())
+    }
+}
+
+/// Particles removed from the run (left the domain with `on_exit = "remove"`; reserved
+/// particles an inserter has not yet inserted are not counted).
+fn removed_count(backend: &mut dyn Backend) -> Result<usize> {
+    Ok(crate::model::removed_ids(&backend.particles()?.flags).len())
+}
+
+/// "1 particle", "5 particles".
+fn plural_particles(n: usize) -> String {
+    if n == 1 {
+        "1 particle".to_owned()
+    } else {
+        format!("{n} particles")
     }
 }
 

@@ -1162,3 +1162,49 @@ fn render_ignores_frames_a_no_vtk_run_did_not_write() {
     assert!(all.contains("final.csv"), "{all}");
     assert!(!all.contains(".vtp"), "{all}");
 }
+
+/// Issue 49, item 12: removals are summarised, a line per output step that removed
+/// some, not a line per particle (the hopper printed 887).
+#[test]
+fn removals_are_summarised_per_output_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from(
+        "[simulation]\ndt = 1e-3\nsteps = 30\noutput_every = 10\n\
+         [domain]\nmin = [-1.0, -1.0, -1.0]\nmax = [1.0, 1.0, 1.0]\non_exit = \"remove\"\n",
+    );
+    // 12 spheres leave through x = 1 between steps 5 and 16, at 100 m/s.
+    for k in 0..12 {
+        let x = 0.5 + 0.1 * k as f64 / 12.0;
+        text.push_str(&format!(
+            "[[particle]]\nposition = [{x}, {}, 0.0]\nvelocity = [{}, 0.0, 0.0]\nmass = 1.0\nradius = 0.01\n",
+            -0.9 + 0.1 * k as f64,
+            50.0 + 2.0 * k as f64
+        ));
+    }
+    let scene = dir.path().join("leave.toml");
+    std::fs::write(&scene, text).unwrap();
+    let out = dir.path().join("out");
+    let o = varidem_env(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--no-vtk",
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    let log = stderr(&o);
+    assert!(o.status.success(), "{log}");
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("left the domain"))
+        .collect();
+    assert!(
+        !lines.is_empty() && lines.len() <= 3,
+        "one line per output step: {lines:?}"
+    );
+    assert!(lines.last().unwrap().contains("(12 in all)"), "{lines:?}");
+}

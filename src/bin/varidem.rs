@@ -1005,18 +1005,6 @@ fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
-/// Mesa's Vulkan drivers probe the Wayland window system when an instance is created
-/// and print `error: XDG_RUNTIME_DIR is invalid or not set` without it; compute needs no
-/// window system, so a missing or relative value is replaced by the temporary directory
-/// before anything else runs (single-threaded here).
-fn quiet_window_system_probe() {
-    let valid =
-        std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_absolute());
-    if !valid {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-}
-
 /// A command line clap cannot take: help and version as clap prints them (exit 0);
 /// anything else one `error:` line on stderr and exit code 1, as for every other
 /// error (README), with clap's tip folded into the line (issue 49, item 9).
@@ -1048,7 +1036,7 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    quiet_window_system_probe();
+    varidem::gpu::context::quiet_window_system_probe();
     // wgpu probes every graphics API when listing adapters; EGL initialisation failing
     // on a machine without a display is expected, not worth an error line.
     env_logger::Builder::from_env(

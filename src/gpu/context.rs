@@ -105,6 +105,24 @@ fn summary(a: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
+/// Mesa's Vulkan drivers probe the Wayland window system when an instance is created
+/// and print `error: XDG_RUNTIME_DIR is invalid or not set` without it (626 lines in
+/// `cargo test`, two from Python's `varidem.adapters()`; issue 49). Compute needs no
+/// window system, so before the first instance a missing or relative value is replaced
+/// by the temporary directory, once per process. The binary does the same first thing
+/// in `main`, single-threaded; a library user (tests, Python) gets it here, before any
+/// driver reads the variable.
+pub fn quiet_window_system_probe() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let valid = std::env::var_os("XDG_RUNTIME_DIR")
+            .is_some_and(|d| std::path::Path::new(&d).is_absolute());
+        if !valid {
+            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+        }
+    });
+}
+
 /// The backends varidem lists and may use: the primary APIs (Vulkan, Metal, DX12) and
 /// OpenGL (through EGL on Linux; headless, with no display handle, so no window-system
 /// probe).
@@ -113,6 +131,7 @@ const BACKENDS: wgpu::Backends = wgpu::Backends::PRIMARY.union(wgpu::Backends::G
 /// An instance over `backends`, or over those `WGPU_BACKEND` names (e.g. `vulkan`, `gl`)
 /// when it is set.
 fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    quiet_window_system_probe();
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     if std::env::var_os("WGPU_BACKEND").is_none() {
         desc.backends = backends;

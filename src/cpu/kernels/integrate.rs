@@ -147,7 +147,8 @@ impl CpuBackend {
                 let s = stored_side(kind, h, p, i, &self.forces.particles[i]);
                 self.spare_forces.sides.set(i, s);
             }
-            log::info!("step {step}: particle {i} left the domain and was removed");
+            // The run logs a line per output step (`run::Recorder`), not one a particle.
+            log::debug!("step {step}: particle {i} left the domain and was removed");
         }
         Ok(stale)
     }
