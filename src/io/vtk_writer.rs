@@ -8,7 +8,8 @@
 //! * `DIR/particles.pvd`: `<VTKFile type="Collection">` with one
 //!   `<DataSet timestep="t" file="vtk/particles_SSSSSSSS.vtp"/>` per frame, `t` the
 //!   simulated time. [`VtkSeries`] rewrites it (atomically, through a rename) after every
-//!   frame, so it is valid whenever a run stops.
+//!   frame, so it is valid whenever a run stops. Frames are written the same way (to
+//!   `particles_SSSSSSSS.vtp.tmp`, then renamed): a full disk leaves no truncated frame.
 //!
 //! A `.vtp` file holds one piece:
 //!
@@ -167,11 +168,7 @@ pub fn write_pvd(path: &Path, entries: &[PvdEntry]) -> Result<()> {
         );
     }
     text.push_str("  </Collection>\n</VTKFile>\n");
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    write_file(&tmp, text.as_bytes())?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    write_file(path, text.as_bytes())
 }
 
 /// Writes one frame as VTK XML PolyData (see the [module docs](self) for the arrays).
@@ -402,14 +399,42 @@ fn xml_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// Writes `bytes` to `path` through `path.tmp` renamed over it, so `path` holds either
+/// its old contents or all the new ones: a full disk or a failing write leaves no
+/// truncated frame (issue 49) and the temporary file is removed.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(path, e))
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(&tmp, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A frame whose write fails (here its temporary name is taken by a directory; on a
+    /// full disk, `write_all` fails) leaves the file of that name as it was, never
+    /// truncated, and no temporary file.
+    #[test]
+    fn a_failing_write_leaves_the_old_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("particles_00000010.vtp");
+        write_file(&path, b"the whole old frame").unwrap();
+        assert!(!dir.path().join("particles_00000010.vtp.tmp").exists());
+        std::fs::create_dir(dir.path().join("particles_00000010.vtp.tmp")).unwrap();
+        let err = write_file(&path, b"a new frame").unwrap_err().to_string();
+        assert!(err.contains("particles_00000010.vtp.tmp"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"the whole old frame");
+        std::fs::remove_dir(dir.path().join("particles_00000010.vtp.tmp")).unwrap();
+        write_file(&path, b"a new frame").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a new frame");
+    }
 
     #[test]
     fn base64_matches_rfc_4648_vectors() {
