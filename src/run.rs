@@ -481,6 +481,7 @@ impl Recorder {
         out_dir: &Path,
         options: &OutputOptions,
     ) -> Result<Self> {
+        check_out_dir(out_dir)?;
         let first = backend.step_count();
         // A resumed run continues its own outputs or starts in an empty directory:
         // never another run's (issue 49: its later energy rows would be cut and the
@@ -789,6 +790,30 @@ fn clear_previous_outputs(out_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an output directory (`--out`) that is a file, or lies under one, naming it
+/// (issue 49: the error was `DIR/energy.csv: Not a directory`). A directory that does
+/// not exist yet is fine: the run creates it.
+pub fn check_out_dir(out_dir: &Path) -> Result<()> {
+    let Some(existing) = out_dir.ancestors().find(|a| a.exists()) else {
+        return Ok(());
+    };
+    if existing.is_dir() || existing.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let what = if existing == out_dir {
+        "is a file, not a directory: give a directory for the outputs (one that does not exist is created)".to_owned()
+    } else {
+        format!(
+            "is a file, so the output directory {} cannot be made under it",
+            out_dir.display()
+        )
+    };
+    Err(Error::io(
+        existing,
+        std::io::Error::new(std::io::ErrorKind::AlreadyExists, what),
+    ))
+}
+
 /// Refuses to resume `scene` (the checkpoint's, as it was at step 0) of the run
 /// `run_id` (the checkpoint's identity; `None` for files of format 8 and older) into
 /// `out_dir` when the directory holds the outputs of another run: its `run.toml`
@@ -796,6 +821,7 @@ fn clear_previous_outputs(out_dir: &Path) -> Result<()> {
 /// or it has outputs and no `run.toml`. An empty or missing directory, or the run's
 /// own, is accepted.
 pub fn check_same_run(scene: &Scene, run_id: Option<u64>, out_dir: &Path) -> Result<()> {
+    check_out_dir(out_dir)?;
     let record = out_dir.join(RUN_RECORD);
     let text = match std::fs::read_to_string(&record) {
         Ok(text) => text,

@@ -1208,3 +1208,40 @@ fn removals_are_summarised_per_output_step() {
     );
     assert!(lines.last().unwrap().contains("(12 in all)"), "{lines:?}");
 }
+
+/// Issue 49, item 9: `--out` naming a file says so (it said `DIR/energy.csv: Not a
+/// directory`), on run and resume, before anything is set up; and a reader of stdout
+/// that goes away (`varidem check … | head -1`) ends the command quietly, no panic.
+#[test]
+fn out_naming_a_file_says_so_and_a_closed_stdout_is_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    for out in [file.clone(), file.join("sub")] {
+        let o = varidem(&["run", "--out", out.to_str().unwrap(), "--backend", "cpu"]);
+        assert_eq!(o.status.code(), Some(1));
+        let e = stderr(&o);
+        assert!(e.contains(&format!("{}: is a file", file.display())), "{e}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+
+    use std::io::Read as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_varidem"))
+        .args(["check", scenes().join("pour.toml").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the pipe before the command writes: its first line meets a broken pipe.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+}

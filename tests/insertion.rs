@@ -234,6 +234,12 @@ fn bad_inserters_are_named_errors() {
             "seed = 3\ncapacity = 0",
             "inserter[0].capacity = 0",
         ),
+        // Too large, not "below 1" (issue 49).
+        (
+            "seed = 3",
+            "seed = 3\ncapacity = 10000000000",
+            "inserter[0].capacity = 10000000000: too large",
+        ),
         ("seed = 3", "seed = 3\nshape = 1", "unknown field"),
         (
             "seed = 3",

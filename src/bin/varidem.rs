@@ -20,6 +20,22 @@
 //!
 //! Errors print one line `error: ...` to stderr and exit with code 1.
 
+/// `println!` that ends the process quietly when the reader of stdout has gone
+/// (`varidem check SCENE | head -1`), as Unix tools do, instead of panicking on the
+/// broken pipe; another write error is an `error:` line and exit code 1.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            eprintln!("error: writing to stdout: {e}");
+            std::process::exit(1);
+        }
+    }};
+}
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -379,6 +395,8 @@ fn run_command(
     if let Some(steps) = steps {
         scene.simulation.duration = RunLength::Steps(steps);
     }
+    // Before a backend is set up (minutes for a large GPU scene).
+    varidem::run::check_out_dir(out)?;
     let mut backend = device.backend(&scene)?;
     let summary = run_with(&scene, backend.as_mut(), out, output)?;
     print_summary(&summary);
@@ -444,7 +462,7 @@ fn readable(t: f64) -> f64 {
 }
 
 fn print_summary(summary: &RunSummary) {
-    println!(
+    out!(
         "{} steps (t = {} s) of {} particles on the {} backend in {:.3} s: {:.3e} particle-steps/s",
         summary.steps,
         readable(summary.time),
@@ -453,10 +471,10 @@ fn print_summary(summary: &RunSummary) {
         summary.wall_time.as_secs_f64(),
         summary.particle_steps_per_second
     );
-    println!("energy: {}", summary.energy_csv.display());
-    println!("final state: {}", summary.final_csv.display());
+    out!("energy: {}", summary.energy_csv.display());
+    out!("final state: {}", summary.final_csv.display());
     if let Some(pvd) = &summary.pvd {
-        println!("paraview: {}", pvd.display());
+        out!("paraview: {}", pvd.display());
     }
 }
 
@@ -480,7 +498,7 @@ fn bytes(n: u64) -> String {
 }
 
 fn print_adapter(k: usize, a: &AdapterSummary) {
-    println!("  [{k}] {}", a.name);
+    out!("  [{k}] {}", a.name);
     let rows = [
         ("backend", a.backend.clone()),
         ("device type", format!("{:?}", a.device_type)),
@@ -521,33 +539,33 @@ fn print_adapter(k: usize, a: &AdapterSummary) {
         ),
     ];
     for (key, value) in rows {
-        println!("      {:<33}{value}", format!("{key}:"));
+        out!("      {:<33}{value}", format!("{key}:"));
     }
 }
 
 fn info_command() {
-    println!("varidem {}", env!("CARGO_PKG_VERSION"));
-    println!(
+    out!("varidem {}", env!("CARGO_PKG_VERSION"));
+    out!(
         "CPU backend: f64 reference, {} thread(s) (rayon; set RAYON_NUM_THREADS to change)",
         rayon::current_num_threads()
     );
     let adapters = list_adapters();
     if adapters.is_empty() {
-        println!("no GPU adapter found: the GPU backend falls back to the CPU");
-        println!(
+        out!("no GPU adapter found: the GPU backend falls back to the CPU");
+        out!(
             "hint: without a GPU, install Mesa's software Vulkan driver (lavapipe), e.g. apt-get install mesa-vulkan-drivers"
         );
         return;
     }
-    println!(
+    out!(
         "GPU adapters: {} (in order of preference; --adapter NAME|BACKEND or ${ADAPTER_ENV} picks another)",
         adapters.len()
     );
     if let Ok(wanted) = std::env::var(ADAPTER_ENV) {
-        println!("{ADAPTER_ENV} = {wanted:?}");
+        out!("{ADAPTER_ENV} = {wanted:?}");
     }
     let p = varidem::gpu::limits::PORTABLE;
-    println!(
+    out!(
         "varidem's minimum: {} storage buffers per shader stage, {} per storage binding, {} of workgroup memory, {} invocations per workgroup",
         p.storage_buffers_per_stage,
         bytes(p.storage_binding_bytes),
@@ -556,10 +574,10 @@ fn info_command() {
     );
     match std::env::var(LIMITS_ENV) {
         Ok(v) => match LimitsRequest::parse(&v) {
-            Ok(_) => println!("{LIMITS_ENV} = {v:?}: devices are requested with these limits"),
-            Err(e) => println!("{e}"),
+            Ok(_) => out!("{LIMITS_ENV} = {v:?}: devices are requested with these limits"),
+            Err(e) => out!("{e}"),
         },
-        Err(_) => println!(
+        Err(_) => out!(
             "devices are requested with the adapter's own limits ({LIMITS_ENV}=minimum requests varidem's minimum)"
         ),
     }
@@ -636,7 +654,7 @@ fn poured_bed(n: usize) -> Result<Checkpoint> {
             log::info!("pour: t = {t:.3} s, kinetic energy {fraction:.3e} of its peak");
         }
     })?;
-    println!(
+    out!(
         "bed: {} {} (settled at t = {:.3} s, step {})",
         if built {
             "poured and cached in"
@@ -720,7 +738,7 @@ fn bench_scene(
                 )?;
                 let base = poured_bed(n0)?;
                 let tiled = varidem::bench::tile_bed(&base, tiles)?;
-                println!(
+                out!(
                     "bed: {} × {} copies of the settled bed of {n0} spheres: {} spheres",
                     tiles.0,
                     tiles.1,
@@ -793,7 +811,7 @@ fn export_liggghts_command(
         }
     };
     varidem::io::liggghts::write_liggghts(dir, &scene, &state)?;
-    println!(
+    out!(
         "wrote {} and {} ({} spheres, dt = {:e} s)",
         dir.join(varidem::io::liggghts::LIGGGHTS_DATA).display(),
         dir.join(varidem::io::liggghts::LIGGGHTS_INPUT).display(),
@@ -859,19 +877,19 @@ fn bench_command(
             f64::INFINITY
         }
     };
-    println!("backend: {}", backend.name());
+    out!("backend: {}", backend.name());
     if let Some(path) = backend.kernel_path() {
-        println!("kernel path: {path}");
+        out!("kernel path: {path}");
     }
-    println!("particles: {particles}");
-    println!("bonds: {bonds}");
-    println!("steps: {steps} (after {warmup} warm-up)");
-    println!("wall time: {seconds:.6} s");
-    println!("particle-steps/s: {:.2e}", rate(particles));
-    println!("bond-steps/s: {:.2e}", rate(bonds));
-    println!("time step: {:e} s", scene.simulation.dt);
+    out!("particles: {particles}");
+    out!("bonds: {bonds}");
+    out!("steps: {steps} (after {warmup} warm-up)");
+    out!("wall time: {seconds:.6} s");
+    out!("particle-steps/s: {:.2e}", rate(particles));
+    out!("bond-steps/s: {:.2e}", rate(bonds));
+    out!("time step: {:e} s", scene.simulation.dt);
     if seconds > 0.0 {
-        println!(
+        out!(
             "simulated seconds per wall second: {:.3e}",
             steps as f64 * scene.simulation.dt / seconds
         );
@@ -881,7 +899,7 @@ fn bench_command(
         let sweeps: u64 = rows.iter().map(|r| u64::from(r.sweeps)).sum();
         let unconverged = rows.iter().filter(|r| !r.converged).count();
         let contacts: u64 = rows.iter().map(|r| u64::from(r.contacts)).sum();
-        println!(
+        out!(
             "hard-contact sweeps per step: {:.1} (largest {}, {unconverged} of {} steps unconverged), {:.2} solver contacts per particle",
             sweeps as f64 / rows.len() as f64,
             rows.iter().map(|r| r.sweeps).max().unwrap_or(0),
@@ -893,21 +911,21 @@ fn bench_command(
         // Particle-steps count spheres (a clump's included); bodies are the particles
         // and the clumps.
         let bodies = scene.model.particles.len() + scene.model.clumps.len();
-        println!("bodies: {bodies}");
-        println!("body-steps/s: {:.2e}", rate(bodies));
-        println!("sphere-steps/s: {:.2e}", rate(particles));
+        out!("bodies: {bodies}");
+        out!("body-steps/s: {:.2e}", rate(bodies));
+        out!("sphere-steps/s: {:.2e}", rate(particles));
     }
     if scene.model.contact.is_some() {
         let frame = backend.frame()?;
         let touching: u64 = frame.contact_count.iter().map(|&c| u64::from(c)).sum();
-        println!(
+        out!(
             "contacts per particle (walls included): {:.2}",
             touching as f64 / particles.max(1) as f64
         );
         if workload == Workload::PouredBed {
             // LIGGGHTS's contact/atom counts the pairs alone.
             let walls = varidem::bench::wall_contacts(&scene.model, &frame.particles);
-            println!(
+            out!(
                 "contacts per particle between spheres: {:.4}",
                 touching.saturating_sub(walls) as f64 / particles.max(1) as f64
             );
@@ -916,22 +934,22 @@ fn bench_command(
     if workload == Workload::PouredBed {
         // What the peer prints too (bench/peers/liggghts.sh): the physics agree.
         let ke = varidem::bench::kinetic_energy(&backend.particles()?);
-        println!("kinetic energy after the timed steps: {ke:.6e} J");
+        out!("kinetic energy after the timed steps: {ke:.6e} J");
     }
     if let Some(listed) = backend.listed_neighbors()? {
-        println!(
+        out!(
             "listed neighbours per particle: {:.2}",
             listed as f64 / particles.max(1) as f64
         );
     }
     if let Some(b) = builds {
-        println!("neighbour-list builds during the timed steps: {b}");
+        out!("neighbour-list builds during the timed steps: {b}");
     }
     // Last: the profiled steps move the state on past what is printed above.
     if profile_steps > 0 {
         match backend.kernel_profile(profile_steps)? {
             Some(p) => {
-                println!(
+                out!(
                     "gpu time per step: {:.3} ms over {} profiled steps ({:.1} % of their wall time, {:.1} dispatches per step)",
                     1e3 * p.gpu_seconds() / p.steps.max(1) as f64,
                     p.steps,
@@ -943,16 +961,16 @@ fn bench_command(
                     p.dispatches_per_step()
                 );
                 for line in p.lines() {
-                    println!("gpu time, {line}");
+                    out!("gpu time, {line}");
                 }
                 if p.untimed_dispatches > 0 {
-                    println!(
+                    out!(
                         "gpu time: {} dispatches beyond the query set were not timed",
                         p.untimed_dispatches
                     );
                 }
             }
-            None => println!(
+            None => out!(
                 "gpu time per step: not measured ({})",
                 if backend.name().starts_with("cpu") {
                     "the CPU backend"
@@ -967,9 +985,9 @@ fn bench_command(
 
 fn plot_command(dir: &Path, out_dir: Option<&Path>) -> Result<()> {
     let plots = varidem::io::plot::plot_run(dir, out_dir)?;
-    println!("{} energy rows plotted", plots.rows);
-    println!("energy: {}", plots.energy.display());
-    println!("momentum: {}", plots.momentum.display());
+    out!("{} energy rows plotted", plots.rows);
+    out!("energy: {}", plots.energy.display());
+    out!("momentum: {}", plots.momentum.display());
     Ok(())
 }
 
@@ -982,19 +1000,19 @@ fn render_command(
     let s = render_run(dir, step, out, options)?;
     let time = s.time.map_or(String::new(), |t| format!(" (t = {t} s)"));
     let (field, lo, hi) = s.color;
-    println!(
+    out!(
         "step {}{time}: {} particles from {}",
         s.step,
         s.particles,
         s.source.display()
     );
-    println!(
+    out!(
         "colour: {} from {lo:.6e} (dark purple) to {hi:.6e} (yellow); view {}; adapter {}",
         field.name(),
         s.view.name(),
         s.adapter
     );
-    println!("picture: {}", s.out.display());
+    out!("picture: {}", s.out.display());
     Ok(())
 }
 
@@ -1091,7 +1109,7 @@ fn main() -> ExitCode {
             adapter: adapter.as_deref(),
         }),
         Command::Check { scene } => load_scene(scene).map(|s| {
-            println!("{}: {}", scene.display(), describe(&s));
+            out!("{}: {}", scene.display(), describe(&s));
             for (k, ins) in s.model.inserters.iter().enumerate() {
                 let events = ins.events();
                 let batch = match ins.batch {
@@ -1109,7 +1127,7 @@ fn main() -> ExitCode {
                         100.0 * ins.radius_jitter
                     ),
                 };
-                println!(
+                out!(
                     "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; {what}",
                     readable(ins.interval),
                     readable(ins.start),
@@ -1119,7 +1137,7 @@ fn main() -> ExitCode {
                 );
             }
             if let Some(a) = time_step_advice(&s.model) {
-                println!(
+                out!(
                     "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",
                     a.v_rel,
                     a.collision_duration,

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::checks::{
     check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, plural, scene_error,
+    shown,
 };
 use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
@@ -321,7 +322,8 @@ fn domain(d: &DomainSection, particles: &Particles) -> Result<Domain> {
         Some("remove") => true,
         Some(other) => {
             return Err(scene_error(format!(
-                "domain.on_exit = {other:?}: unknown (allowed: \"error\", \"remove\")"
+                "domain.on_exit = {}: unknown (allowed: \"error\", \"remove\")",
+                shown(other)
             )))
         }
     };

@@ -16,6 +16,21 @@ pub(super) fn fmt_vec(v: Vec3) -> String {
     format!("[{}, {}, {}]", v[0], v[1], v[2])
 }
 
+/// A user's string as an error echoes it: quoted, at most [`MAX_ECHO`] characters, the
+/// rest elided with its length, so a pasted megabyte does not flood the terminal
+/// (issue 49).
+pub(super) fn shown(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= MAX_ECHO {
+        return format!("{s:?}");
+    }
+    let head: String = s.chars().take(MAX_ECHO).collect();
+    format!("{head:?}… ({n} characters)")
+}
+
+/// The most characters of a value an error echoes.
+pub(super) const MAX_ECHO: usize = 200;
+
 pub(super) fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
@@ -64,11 +79,16 @@ pub(super) fn finite_vec(key: &str, v: Vec3) -> Result<DVec3> {
     }
 }
 
+/// A direction: finite and not zero. One whose length overflows (`[1e300, 1e300, 0]`)
+/// is a direction all the same, returned divided by its largest component so that its
+/// length is finite (issue 49: it was called zero).
 pub(super) fn nonzero_vec(key: &str, v: Vec3, why: &str) -> Result<DVec3> {
     let d = finite_vec(key, v)?;
     let len = d.length();
     if len > 0.0 && len.is_finite() {
         Ok(d)
+    } else if len.is_infinite() {
+        Ok(d / d.abs().max_element())
     } else {
         Err(scene_error(format!(
             "{key} = {}: must be a non-zero vector ({why})",
@@ -114,12 +134,13 @@ pub(super) fn material_index(key: &str, name: &str, materials: &[Material]) -> R
         .position(|m| m.name == name)
         .map(|i| i as u32)
         .ok_or_else(|| {
-            let known: Vec<String> = materials.iter().map(|m| format!("{:?}", m.name)).collect();
+            let known: Vec<String> = materials.iter().map(|m| shown(&m.name)).collect();
+            let name = shown(name);
             scene_error(if known.is_empty() {
-                format!("{key} = {name:?}: unknown material (the scene has no [[material]])")
+                format!("{key} = {name}: unknown material (the scene has no [[material]])")
             } else {
                 format!(
-                    "{key} = {name:?}: unknown material (defined: {})",
+                    "{key} = {name}: unknown material (defined: {})",
                     known.join(", ")
                 )
             })

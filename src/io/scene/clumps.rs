@@ -27,7 +27,7 @@
 
 use glam::{DMat3, DVec3};
 
-use super::checks::{finite_vec, fmt_vec, material_of, plural, positive, scene_error};
+use super::checks::{finite_vec, fmt_vec, material_of, plural, positive, scene_error, shown};
 use super::schema::{ClumpSection, ClumpTypeSection};
 use crate::error::Result;
 use crate::model::{Clump, ClumpType, Material, Model};
@@ -40,7 +40,7 @@ pub(super) fn clump_types(
 ) -> Result<Vec<ClumpType>> {
     let mut types: Vec<ClumpType> = Vec::with_capacity(sections.len());
     for (k, t) in sections.iter().enumerate() {
-        let who = format!("clump_type[{k}] ({:?})", t.name);
+        let who = format!("clump_type[{k}] ({})", shown(&t.name));
         if t.name.is_empty() {
             return Err(scene_error(format!(
                 "clump_type[{k}].name: must not be empty"
@@ -123,8 +123,9 @@ pub(super) fn clump_type_index(key: &str, name: &str, types: &[ClumpType]) -> Re
         .map(|i| i as u32)
         .ok_or_else(|| {
             let known: Vec<&str> = types.iter().map(|t| t.name.as_str()).collect();
+            let name = shown(name);
             scene_error(format!(
-                "{key} = {name:?}: unknown clump type ({})",
+                "{key} = {name}: unknown clump type ({})",
                 if known.is_empty() {
                     "no [[clump_type]] is defined".to_owned()
                 } else {

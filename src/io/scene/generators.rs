@@ -5,7 +5,7 @@ use glam::DVec3;
 
 use super::checks::{
     amplitude, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive, scene_error,
-    seed, sphere_sizes,
+    seed, shown, sphere_sizes,
 };
 use super::clumps::clump_type_index;
 use super::schema::{BlockSection, CloudSection, RingSection};
@@ -256,8 +256,9 @@ fn clump_cloud(k: usize, c: &CloudSection, name: &str, types: &[ClumpType]) -> R
     ] {
         if given {
             return Err(scene_error(format!(
-                "{}: not used with clump_type (the clump type {name:?} sets its spheres, material and mass)",
-                key(field)
+                "{}: not used with clump_type (the clump type {} sets its spheres, material and mass)",
+                key(field),
+                shown(name)
             )));
         }
     }

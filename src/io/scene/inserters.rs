@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::checks::{
     check_capacity, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive,
-    scene_error, seed, sphere_sizes, unit,
+    scene_error, seed, shown, sphere_sizes, unit,
 };
 use super::clumps::clump_type_index;
 use super::generators::density_of;
@@ -85,12 +85,19 @@ pub(super) fn add_inserters(
             ..what
         };
         let capacity = match s.capacity {
-            Some(c) => u32::try_from(c)
-                .ok()
-                .filter(|&c| c >= 1)
-                .ok_or_else(|| {
-                    scene_error(format!("{} = {c}: must be >= 1", key("capacity")))
-                })?,
+            Some(c) if c < 1 => {
+                return Err(scene_error(format!(
+                    "{} = {c}: must be >= 1",
+                    key("capacity")
+                )))
+            }
+            Some(c) => u32::try_from(c).map_err(|_| {
+                scene_error(format!(
+                    "{} = {c}: too large (a scene holds at most {} particles)",
+                    key("capacity"),
+                    u32::MAX
+                ))
+            })?,
             None => match ins.total() {
                 0 => {
                     return Err(scene_error(format!(
@@ -189,8 +196,9 @@ fn clump_kind(who: &str, s: &InserterSection, name: &str, model: &Model) -> Resu
     ] {
         if given {
             return Err(scene_error(format!(
-                "{}: belongs to the clump type {name:?}; an inserter of clumps takes none",
-                key(field)
+                "{}: belongs to the clump type {}; an inserter of clumps takes none",
+                key(field),
+                shown(name)
             )));
         }
     }

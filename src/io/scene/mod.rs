@@ -110,14 +110,30 @@ pub const DEFAULT_SCENE: &str = include_str!("../../../scenes/torus-impact.toml"
 /// Turns a TOML or serde error into a one-line scene error with line and column.
 fn toml_error(text: &str, e: &toml::de::Error) -> Error {
     let message = e.message().trim().replace('\n', " ");
+    // serde's messages quote the offending value (`invalid type: string "…"`): at most
+    // about MAX_ECHO characters of it.
+    let message = if message.chars().count() > 2 * checks::MAX_ECHO {
+        let head: String = message.chars().take(2 * checks::MAX_ECHO).collect();
+        format!("{head}…")
+    } else {
+        message
+    };
     let located = e.span().and_then(|span| {
         let before = text.get(..span.start)?;
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |p| p + 1);
         let column = before[line_start..].chars().count() + 1;
         let content = text[line_start..].lines().next().unwrap_or("").trim();
+        // At most MAX_ECHO characters of the line (a vector of a million numbers is
+        // one line).
+        let shown: String = content.chars().take(checks::MAX_ECHO).collect();
+        let more = if shown.len() < content.len() {
+            "…"
+        } else {
+            ""
+        };
         Some(format!(
-            "line {line}, column {column}: {message} (at `{content}`)"
+            "line {line}, column {column}: {message} (at `{shown}{more}`)"
         ))
     });
     scene_error(located.unwrap_or(message))

@@ -7,7 +7,7 @@ use glam::DVec3;
 
 use super::checks::{
     finite_vec, fmt_vec, int_in, mass_of, material_of, non_negative, positive, positive_int,
-    scene_error,
+    scene_error, shown,
 };
 use super::schema::{
     BinderSection, ContactSection, DragSection, MaterialSection, NearFieldSection, ParticleSection,
@@ -87,7 +87,8 @@ pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVe
                 .map(|k| format!("{:?}", k.name()))
                 .collect();
             scene_error(format!(
-                "simulation.integrator = {name:?}: unknown integrator (allowed: {})",
+                "simulation.integrator = {}: unknown integrator (allowed: {})",
+                shown(name),
                 allowed.join(", ")
             ))
         })?,
@@ -103,7 +104,8 @@ pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVe
                     let allowed: Vec<String> =
                         PRECISIONS.iter().map(|(n, _)| format!("{n:?}")).collect();
                     scene_error(format!(
-                        "simulation.precision = {name:?}: unknown precision (allowed: {})",
+                        "simulation.precision = {}: unknown precision (allowed: {})",
+                        shown(name),
                         allowed.join(", ")
                     ))
                 })?,
@@ -168,7 +170,8 @@ pub(super) fn binder(b: Option<&BinderSection>) -> Result<BinderDefaults> {
                 let allowed: Vec<String> =
                     SHEAR_FORMS.iter().map(|(n, _)| format!("{n:?}")).collect();
                 scene_error(format!(
-                    "binder.shear = {name:?}: unknown shear form (allowed: {})",
+                    "binder.shear = {}: unknown shear form (allowed: {})",
+                    shown(name),
                     allowed.join(", ")
                 ))
             })?,
@@ -244,7 +247,8 @@ pub(super) fn contact_law(c: &ContactSection) -> Result<ContactLaw> {
         other => {
             let allowed: Vec<String> = CONTACT_LAWS.iter().map(|n| format!("{n:?}")).collect();
             Err(scene_error(format!(
-                "contact.law = {other:?}: unknown contact law (allowed: {})",
+                "contact.law = {}: unknown contact law (allowed: {})",
+                shown(other),
                 allowed.join(", ")
             )))
         }
@@ -261,7 +265,8 @@ fn pick<T: Copy>(key: &str, value: &Option<String>, named: &[(&str, T)]) -> Resu
         .ok_or_else(|| {
             let allowed: Vec<String> = named.iter().map(|(n, _)| format!("{n:?}")).collect();
             scene_error(format!(
-                "contact.{key} = {v:?}: unknown (allowed: {})",
+                "contact.{key} = {}: unknown (allowed: {})",
+                shown(v),
                 allowed.join(", ")
             ))
         })
@@ -332,16 +337,16 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
         let key = |field: &str| format!("material[{k}].{field}");
         if m.name.trim().is_empty() {
             return Err(scene_error(format!(
-                "{} = {:?}: must not be empty",
+                "{} = {}: must not be empty",
                 key("name"),
-                m.name
+                shown(&m.name)
             )));
         }
         if let Some(first) = out.iter().position(|o| o.name == m.name) {
             return Err(scene_error(format!(
-                "{} = {:?}: material[{first}] already has that name",
+                "{} = {}: material[{first}] already has that name",
                 key("name"),
-                m.name
+                shown(&m.name)
             )));
         }
         let young = positive(&key("young"), m.young)?;

@@ -489,6 +489,17 @@ fn walls_are_normalised_and_checked() {
         ),
         "invalid length 2",
     );
+    // A normal whose length overflows is a direction, not zero (issue 49).
+    let s = parse_scene(&chain(
+        1,
+        &format!("{contact}[[wall]]\npoint = [0.0, -1.0, 0.0]\nnormal = [1e300, 1e300, 0.0]\n"),
+    ))
+    .unwrap();
+    let n = s.model.walls[0].normal;
+    assert!(
+        (n - DVec3::new(1.0, 1.0, 0.0).normalize()).length() < 1e-15,
+        "{n}"
+    );
 }
 
 #[test]
@@ -718,4 +729,33 @@ fn an_initial_energy_that_overflows_is_refused_naming_the_key() {
     );
     // Large but finite energies are accepted.
     parse_scene(&chain(2, "gravity = [0.0, 0.0, -1e300]\n")).unwrap();
+}
+
+/// Issue 49, item 9: an error echoes at most about 200 characters of a value, however
+/// long the value or its line.
+#[test]
+fn errors_echo_at_most_about_200_characters_of_a_value() {
+    let long = "x".repeat(100_000);
+    let cases = [
+        chain(1, &format!("integrator = \"{long}\"\n")),
+        chain(1, "").replace(
+            "radius = 0.1",
+            &format!("radius = 0.1\nmaterial = \"{long}\""),
+        ),
+        chain(1, &format!("dt = \"{long}\"\n")).replacen("dt = 1e-3\n", "", 1),
+        chain(
+            1,
+            &format!("gravity = [{}]\n", vec!["1.0"; 50_000].join(", ")),
+        ),
+    ];
+    for text in cases {
+        let msg = error_of(&text);
+        assert!(
+            msg.len() < 1200,
+            "{} characters: {}",
+            msg.len(),
+            &msg[..300]
+        );
+        assert!(msg.contains('…'), "the cut is marked: {msg}");
+    }
 }
