@@ -449,7 +449,11 @@ fn a_seam_one_f32_step_apart_carries_a_resting_bead_once() {
     };
     floor(
         "seam.stl",
-        [[(-1.0f32).next_up(), -1.0], [1.0, 1.0f32.next_down()]],
+        // One f32 step toward zero each (one less in the bits).
+        [
+            [f32::from_bits((-1.0f32).to_bits() - 1), -1.0],
+            [1.0, f32::from_bits(1.0f32.to_bits() - 1)],
+        ],
     );
     let d = 1e-5f32;
     floor("gap.stl", [[-1.0 - d, -1.0 + d], [1.0 - d, 1.0 + d]]);

@@ -143,7 +143,7 @@ fn starts_solid(bytes: &[u8]) -> bool {
     let rest = bytes.trim_ascii_start();
     rest.len() >= 5
         && rest[..5].eq_ignore_ascii_case(b"solid")
-        && rest.get(5).is_none_or(u8::is_ascii_whitespace)
+        && rest.get(5).map_or(true, u8::is_ascii_whitespace)
 }
 
 /// Whether `bytes` can be text: no control bytes but blanks. Binary triangles hold
@@ -442,13 +442,14 @@ mod tests {
     #[test]
     fn a_seam_one_f32_step_apart_is_one_edge() {
         for offset in [0.0f32, 1000.0] {
-            let up = |x: f32| (x + offset).next_up();
+            // The next f32 up (x + offset ≥ 0: one more in the bits).
+            let up = |x: f32| f32::from_bits((x + offset).to_bits() + 1);
             let o = |x: f32| x + offset;
             let t = [
                 tri([o(0.0), 0.0, 0.0], [o(1.0), 0.0, 0.0], [o(1.0), 1.0, 0.0]),
                 tri(
                     [up(0.0), 0.0, 0.0],
-                    [o(1.0), 1.0f32.next_down(), 0.0],
+                    [o(1.0), f32::from_bits(1.0f32.to_bits() - 1), 0.0],
                     [o(0.0), 1.0, 0.0],
                 ),
             ];

@@ -15,7 +15,8 @@ use super::Motion;
 /// made of, and how it moves.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeshWall {
-    /// The name given in the scene (`name`), else the file's stem; names the wall in
+    /// The name given in the scene (`name`), else the file's stem made of the allowed
+    /// characters (ASCII letters, digits, `_ - .`), else `mesh[k]`; names the wall in
     /// errors and in `walls.csv`.
     pub name: String,
     /// The mesh, placed (scaled, turned, moved) at its rest pose.

@@ -798,7 +798,7 @@ fn stl_errors_name_the_key_and_say_what_is_wrong() {
         vertices: [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]].map(stl_io::Vertex::new),
     };
     let mut two = Vec::new();
-    stl_io::write_stl(&mut two, [t.clone(), t].iter()).unwrap();
+    stl_io::write_stl(&mut two, [t, t].iter()).unwrap();
     let mut count = two.clone();
     count[80] = 1;
     let ascii = "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
