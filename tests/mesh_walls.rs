@@ -422,3 +422,70 @@ fn a_sliding_plate_drags_a_hard_contact_bead_to_two_sevenths() {
         assert!((v.x - 2.0 * speed / 7.0).abs() < 1e-6 * speed, "{v}");
     }
 }
+
+/// Issue 49, item 4: a floor read from an STL whose two triangles meet at corners one
+/// `f32` step apart (an exporter's rounding) carries a bead resting on the seam once:
+/// the corners weld, the seam is one edge and one contact. The control, the same
+/// triangles with a real gap of 1.4e-5 m between their diagonals (far above the welding
+/// tolerance, 2.8e-6 m here), carries it twice (a contact on each edge, the second
+/// slightly further): what the unwelded seam did.
+#[test]
+fn a_seam_one_f32_step_apart_carries_a_resting_bead_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tri = |c: [[f32; 3]; 3]| stl_io::Triangle {
+        normal: stl_io::Normal::new([0.0, 0.0, 1.0]),
+        vertices: c.map(stl_io::Vertex::new),
+    };
+    // The square [-1, 1]² split along y = x; the second triangle's copies of the
+    // diagonal's corners are moved by `shift`.
+    let floor = |name: &str, shift: [[f32; 2]; 2]| {
+        let [a, b] = shift;
+        let t = [
+            tri([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0]]),
+            tri([[a[0], a[1], 0.0], [b[0], b[1], 0.0], [-1.0, 1.0, 0.0]]),
+        ];
+        let mut file = std::fs::File::create(dir.path().join(name)).unwrap();
+        stl_io::write_stl(&mut file, t.iter()).unwrap();
+    };
+    floor(
+        "seam.stl",
+        // One f32 step toward zero each (one less in the bits).
+        [
+            [f32::from_bits((-1.0f32).to_bits() - 1), -1.0],
+            [1.0, f32::from_bits(1.0f32.to_bits() - 1)],
+        ],
+    );
+    let d = 1e-5f32;
+    floor("gap.stl", [[-1.0 - d, -1.0 + d], [1.0 - d, 1.0 + d]]);
+    // A binder bead at its equilibrium overlap over the seam, at (0.3, 0.3).
+    let z = 0.02 * (1.0 - (0.01 * 9.81 * 0.02 / 50.0f64).powf(2.0 / 3.0));
+    let weight = 0.01 * 9.81;
+    for (file, vertices, loads, within) in [("seam.stl", 4, 1.0, 1e-3), ("gap.stl", 6, 2.0, 1e-2)] {
+        let text = format!(
+            "[simulation]\ndt = 1e-5\nsteps = 1\noutput_every = 1\ngravity = [0.0, 0.0, -9.81]\n\
+             [contact]\nlaw = \"binder\"\nk_pp = 50.0\nskin = 0.002\n\
+             [[particle]]\nposition = [0.3, 0.3, {z:?}]\nradius = 0.02\nmass = 0.01\n\
+             [[mesh]]\nfile = \"{file}\"\n"
+        );
+        let path = dir.path().join(format!("{file}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let scene = varidem::io::load_scene(&path).unwrap();
+        assert_eq!(
+            scene.model.meshes[0].mesh.vertices.len(),
+            vertices,
+            "{file}"
+        );
+        let mut b = CpuBackend::new(&scene).unwrap();
+        let out = dir.path().join(file.replace(".stl", ""));
+        varidem::run::run(&scene, &mut b, &out).unwrap();
+        let csv = std::fs::read_to_string(out.join("walls.csv")).unwrap();
+        let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(first[0], "0");
+        let fz: f64 = first[5].parse().unwrap();
+        println!("{file}: fz = {fz:.6e}, weight {weight:.6e}");
+        assert!(
+            (fz + loads * weight).abs() < within * weight,
+            "{file}: fz = {fz}, {loads} × the weight {weight} expected"
+        );
+    }
+}

@@ -248,13 +248,32 @@ impl WallLoad {
     /// The header of `walls.csv`.
     pub const CSV_HEADER: &'static str = "step,t,wall,fx,fy,fz,mx,my,mz";
 
-    /// The row of this load at `step` and time `t`, reals in `{:.16e}`.
+    /// The row of this load at `step` and time `t`, reals in `{:.16e}`. Scene names
+    /// never need quoting (their characters are restricted); a label from a model built
+    /// in code that holds a comma, a quote or a line break is quoted as RFC 4180 says,
+    /// so the row keeps its columns.
     pub fn csv_row(&self, step: u64, t: f64) -> String {
         let (f, m) = (self.force, self.moment);
         format!(
             "{step},{t:.16e},{},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e}",
-            self.wall, f.x, f.y, f.z, m.x, m.y, m.z
+            csv_field(&self.wall),
+            f.x,
+            f.y,
+            f.z,
+            m.x,
+            m.y,
+            m.z
         )
+    }
+}
+
+/// `s` as one CSV field (RFC 4180): as it is, or in double quotes with its quotes
+/// doubled when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
+    } else {
+        s.into()
     }
 }
 
@@ -470,5 +489,32 @@ pub trait Backend: Send {
     fn kernel_profile(&mut self, n: u64) -> Result<Option<profile::KernelProfile>> {
         let _ = n;
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 49, item 5: a label that would break the row's columns is quoted.
+    #[test]
+    fn wall_labels_keep_the_columns_of_walls_csv() {
+        let load = |wall: &str| WallLoad {
+            wall: wall.into(),
+            force: DVec3::new(1.0, 2.0, 3.0),
+            moment: DVec3::ZERO,
+        };
+        let row = load("hopper").csv_row(5, 0.5);
+        assert!(
+            row.starts_with("5,5.0000000000000000e-1,hopper,1.0"),
+            "{row}"
+        );
+        assert_eq!(row.split(',').count(), 9);
+        let row = load("a,\"b\"").csv_row(5, 0.5);
+        assert!(
+            row.starts_with("5,5.0000000000000000e-1,\"a,\"\"b\"\"\",1.0"),
+            "{row}"
+        );
+        assert_eq!(csv_field("x\ny"), "\"x\ny\"");
     }
 }

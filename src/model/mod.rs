@@ -27,7 +27,7 @@ pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use inserter::{Batch, Inserter, Region, DEFAULT_ATTEMPTS, DEFAULT_RATE_INTERVAL};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use materials::{Interaction, Material};
-pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA};
+pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA, WELD_TOLERANCE};
 pub use motion::{Motion, Pose};
 pub use particles::{
     is_dormant, removed_ids, Particle, Particles, FLAG_DORMANT, FLAG_HELD, FLAG_MEMBER,

@@ -759,3 +759,153 @@ fn errors_echo_at_most_about_200_characters_of_a_value() {
         assert!(msg.contains('…'), "the cut is marked: {msg}");
     }
 }
+
+/// The inline unit triangle of the mesh tests, with `extra` keys.
+const TRIANGLE: &str =
+    "vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\ntriangles = [[0, 1, 2]]";
+
+/// Issue 49, item 5: a mesh's name labels its walls.csv rows, so it is restricted to
+/// letters, digits and `_ - .` (no comma, quote or blank to break the columns, no
+/// brackets to pass for a plane's `wall[k]`), and unique; a file's stem is made such a
+/// name rather than refused.
+#[test]
+fn mesh_names_are_restricted_and_unique() {
+    let named = |name: &str| mesh_scene(&format!("{TRIANGLE}\nname = {name:?}"));
+    assert!(parse_scene(&named("Hopper_v2-1.0")).is_ok());
+    assert_error(
+        &named("a,b"),
+        "mesh[0].name = \"a,b\": ',' is not allowed; a name may use only ASCII letters, digits and `_`, `-`, `.`",
+    );
+    for bad in ["a b", "a\"b", "drum\n", "tab\t", "é", "x[1]"] {
+        assert!(
+            error_of(&named(bad)).contains("is not allowed"),
+            "{bad:?}: {}",
+            error_of(&named(bad))
+        );
+    }
+    assert_error(&named(""), "mesh[0].name = \"\": must not be empty");
+    // A plane's label, and another mesh's automatic one.
+    assert_error(
+        &named("wall[0]"),
+        "mesh[0].name = \"wall[0]\": that is the label walls.csv gives the plane wall[0]",
+    );
+    assert_error(
+        &named("mesh[3]"),
+        "that is the label walls.csv gives mesh[3] when it is inline and unnamed",
+    );
+    // Its own label is what an unnamed inline mesh is called, and written back as.
+    let unnamed = parse_scene(&mesh_scene(TRIANGLE)).unwrap();
+    assert_eq!(unnamed.model.meshes[0].name, "mesh[0]");
+    assert!(scene_to_toml(&unnamed).contains("name = \"mesh[0]\""));
+    assert_eq!(parse_scene(&scene_to_toml(&unnamed)).unwrap(), unnamed);
+    // Unique: named, and a file's stem against a name.
+    let two = mesh_scene(&format!(
+        "{TRIANGLE}\nname = \"a\"\n[[mesh]]\n{TRIANGLE}\nname = \"a\""
+    ));
+    assert_error(&two, "mesh[1].name = \"a\": mesh[0] has that name already");
+    let dir = tempfile::tempdir().unwrap();
+    let mut stl = Vec::new();
+    let t = stl_io::Triangle {
+        normal: stl_io::Normal::new([0.0, 0.0, 1.0]),
+        vertices: [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]].map(stl_io::Vertex::new),
+    };
+    stl_io::write_stl(&mut stl, [t].iter()).unwrap();
+    std::fs::write(dir.path().join("drum, v2.stl"), &stl).unwrap();
+    let scene = parse_scene_in(&mesh_scene("file = \"drum, v2.stl\""), dir.path()).unwrap();
+    assert_eq!(
+        scene.model.meshes[0].name, "drum__v2",
+        "the stem, sanitized"
+    );
+    let clash = mesh_scene(&format!(
+        "{TRIANGLE}\nname = \"drum__v2\"\n[[mesh]]\nfile = \"drum, v2.stl\""
+    ));
+    let e = parse_scene_in(&clash, dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("mesh[1]: its default name \"drum__v2\" (the file's stem): mesh[0] has that name already"),
+        "{e}"
+    );
+}
+
+/// Issue 49, item 4: an inline mesh's vertices are welded, so a triangle repeated
+/// through a copied vertex (or one a hair away) is refused, naming both triangles; a
+/// seam through copies is one shared edge.
+#[test]
+fn inline_meshes_are_welded() {
+    let square = |extra: &str| {
+        mesh_scene(&format!(
+            "name = \"m\"\nvertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], {extra}]\n\
+             triangles = [[0, 1, 2], [4, 2, 3], [5, 2, 1]]"
+        ))
+    };
+    // Vertex 4 copies vertex 0, vertex 5 copies 0 a rounding step away: triangle 2
+    // welds onto triangle 0 (turned over).
+    let e = error_of(&square("[0.0, 0.0, 0.0], [1e-17, 0.0, 0.0]"));
+    assert!(
+        e.contains("mesh[0]: triangle 2 repeats triangle 0: with corners within 1.414e-6 of each other welded"),
+        "{e}"
+    );
+    // Vertex 5 elsewhere: the seam 0–2 (through the copy 4) is one edge.
+    let scene = parse_scene(&square("[1e-7, 0.0, 0.0], [2.0, 0.0, 0.0]")).unwrap();
+    let mesh = &scene.model.meshes[0].mesh;
+    assert_eq!(mesh.vertices.len(), 5, "{:?}", mesh.vertices);
+    assert_eq!(mesh.triangles[..2], [[0, 1, 2], [0, 2, 3]]);
+    assert_eq!(mesh.edges()[&[0, 2]], vec![0, 1]);
+    // A triangle whose corners weld together.
+    let e = error_of(&mesh_scene(
+        "vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1e-9, 0.0, 0.0]]\ntriangles = [[0, 1, 2], [0, 3, 2]]",
+    ));
+    assert!(e.contains("mesh[0]: triangle 1 has corners [0.0, 0.0, 0.0] and [1e-9, 0.0, 0.0] within the welding tolerance"), "{e}");
+}
+
+/// Issue 49, item 4: an STL file's errors name the `mesh[k].file` key, the path and
+/// what is wrong.
+#[test]
+fn stl_errors_name_the_key_and_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = stl_io::Triangle {
+        normal: stl_io::Normal::new([0.0, 0.0, 1.0]),
+        vertices: [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]].map(stl_io::Vertex::new),
+    };
+    let mut two = Vec::new();
+    stl_io::write_stl(&mut two, [t, t].iter()).unwrap();
+    let mut count = two.clone();
+    count[80] = 1;
+    let ascii = "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
+    let files: [(&str, Vec<u8>); 4] = [
+        ("count.stl", count),
+        ("short.stl", two[..150].to_vec()),
+        ("bom.stl", format!("\u{feff}{ascii}").into_bytes()),
+        ("garbage.stl", b"not an STL file".to_vec()),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let error = |file: &str| {
+        let text = mesh_scene(&format!("file = {file:?}"));
+        let e = parse_scene_in(&text, dir.path()).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+        let want = format!(
+            "scene: mesh[0].file = {file:?}: {}: ",
+            dir.path().join(file).display()
+        );
+        assert!(e.starts_with(&want), "{e}");
+        e[want.len()..].to_owned()
+    };
+    assert_eq!(
+        error("count.stl"),
+        "the header's triangle count disagrees with the file's size (the triangles past the count would be lost): as a binary STL its header counts 1 triangle, so it should have 84 + 50 × 1 = 134 bytes, but it has 184 bytes, room for 2 triangles"
+    );
+    let e = error("short.stl");
+    assert!(
+        e.starts_with("truncated")
+            && e.contains("counts 2 triangles, so it should have 84 + 50 × 2 = 184 bytes, but it has 150 bytes")
+            && e.contains("room for 1 triangle and 16 bytes more"),
+        "{e}"
+    );
+    assert!(error("bom.stl").starts_with("starts with a UTF-8 byte-order mark"));
+    assert!(error("garbage.stl").starts_with("is not an STL file"));
+    assert!(error("missing.stl").starts_with("cannot read it: "));
+    // The same facet twice.
+    std::fs::write(dir.path().join("twice.stl"), &two).unwrap();
+    assert!(error("twice.stl").starts_with("triangle 1 repeats triangle 0"));
+}

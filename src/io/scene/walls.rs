@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::checks::{
-    finite_vec, material_index, non_negative, nonzero_vec, positive, scene_error, unit,
+    finite_vec, material_index, non_negative, nonzero_vec, positive, scene_error, shown, unit,
 };
 use super::schema::{MeshSection, Vec3, WallSection};
 use crate::error::Result;
@@ -143,15 +143,21 @@ pub(super) fn add_meshes(
         let (mesh, default_name) = match (&m.file, &m.vertices, &m.triangles) {
             (Some(file), None, None) => {
                 let path = base.join(file);
-                let mesh = crate::io::stl::read_mesh(&path).map_err(|e| match e {
-                    crate::error::Error::Scene(msg) => {
-                        scene_error(format!("{}: {msg}", key("file")))
-                    }
-                    other => other,
+                let mesh = crate::io::stl::read_mesh(&path).map_err(|e| {
+                    scene_error(format!(
+                        "{} = {}: {}: {e}",
+                        key("file"),
+                        shown(file),
+                        path.display()
+                    ))
                 })?;
+                // The stem names the mesh unless `name` does, its other characters
+                // made `_` (a file `drum, v2.stl` is the mesh `drum__v2`).
                 let stem = Path::new(file)
                     .file_stem()
-                    .map_or_else(|| who.clone(), |s| s.to_string_lossy().into_owned());
+                    .map(|s| sanitized(&s.to_string_lossy()))
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| who.clone());
                 (mesh, stem)
             }
             (None, Some(vertices), Some(triangles)) => {
@@ -173,17 +179,21 @@ pub(super) fn add_meshes(
         // Placement keeps areas' ratios; rounding could still make a sliver degenerate.
         let mesh = TriangleMesh::new(placed.vertices, placed.triangles)
             .map_err(|e| scene_error(format!("{who}: once placed, {e}")))?;
-        let name = m.name.clone().unwrap_or(default_name);
-        if name.trim().is_empty() {
-            return Err(scene_error(format!(
-                "{} = {name:?}: must not be empty",
-                key("name")
-            )));
-        }
+        let name = match &m.name {
+            Some(name) => {
+                check_name(&key("name"), name, k)?;
+                name.clone()
+            }
+            None => default_name,
+        };
         if let Some(j) = model.meshes.iter().position(|o| o.name == name) {
+            let given = if m.name.is_some() {
+                format!("{} = {}", key("name"), shown(&name))
+            } else {
+                format!("{who}: its default name {} (the file's stem)", shown(&name))
+            };
             return Err(scene_error(format!(
-                "{} = {name:?}: mesh[{j}] has that name already; names must be unique (they label walls.csv)",
-                key("name")
+                "{given}: mesh[{j}] has that name already; names must be unique (they label walls.csv rows): give each mesh its own `name`"
             )));
         }
         let material = wall_material(&key("material"), m.material.as_deref(), materials)?;
@@ -198,7 +208,71 @@ pub(super) fn add_meshes(
     Ok(())
 }
 
-/// An inline mesh: finite vertices, triangle indices in range.
+/// The characters a mesh's `name` may use besides ASCII letters and digits. The name
+/// labels the mesh's rows of `walls.csv` and is written back into TOML: without commas,
+/// quotes, blanks or control characters it needs no quoting in either, and without
+/// brackets it cannot be a plane's label (`wall[k]`) or an unnamed inline mesh's
+/// (`mesh[k]`).
+const NAME_PUNCTUATION: &str = "_-.";
+
+/// Whether `c` may appear in a mesh's name ([`NAME_PUNCTUATION`]).
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || NAME_PUNCTUATION.contains(c)
+}
+
+/// `s` with every character a name may not use replaced by `_`.
+fn sanitized(s: &str) -> String {
+    s.chars()
+        .map(|c| if name_char(c) { c } else { '_' })
+        .collect()
+}
+
+/// The automatic label `s` is, if it is one: `wall[k]` (the k-th plane) or `mesh[k]`
+/// (the k-th mesh, inline and unnamed).
+fn automatic_label(s: &str) -> Option<(&str, &str)> {
+    let (kind, rest) = s.split_once('[')?;
+    let index = rest.strip_suffix(']')?;
+    (matches!(kind, "wall" | "mesh")
+        && !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit()))
+    .then_some((kind, index))
+}
+
+/// Checks `name`, given at `key` for the `k`-th mesh: not empty, only
+/// [`name_char`]s. Its own automatic label `mesh[k]` is accepted too: `scene_to_toml`
+/// writes it back so for an unnamed inline mesh.
+fn check_name(key: &str, name: &str, k: usize) -> Result<()> {
+    if name.is_empty() {
+        return Err(scene_error(format!("{key} = \"\": must not be empty")));
+    }
+    let allowed = "only ASCII letters, digits and `_`, `-`, `.` (names label walls.csv rows)";
+    match automatic_label(name) {
+        Some(("mesh", i)) if i == k.to_string() => return Ok(()),
+        Some((kind, i)) => {
+            let whose = if kind == "wall" {
+                format!("the plane wall[{i}]")
+            } else {
+                format!("mesh[{i}] when it is inline and unnamed")
+            };
+            return Err(scene_error(format!(
+                "{key} = {}: that is the label walls.csv gives {whose}; a mesh's name may use {allowed}",
+                shown(name)
+            )));
+        }
+        None => {}
+    }
+    if let Some(c) = name.chars().find(|&c| !name_char(c)) {
+        return Err(scene_error(format!(
+            "{key} = {}: {c:?} is not allowed; a name may use {allowed}",
+            shown(name)
+        )));
+    }
+    Ok(())
+}
+
+/// An inline mesh: finite vertices, triangle indices in range, vertices welded within
+/// [`TriangleMesh::weld_tolerance`] (a vertex given twice is one vertex, so a triangle
+/// repeated through the copy is refused).
 fn inline(who: &str, vertices: &[Vec3], triangles: &[[i64; 3]]) -> Result<TriangleMesh> {
     let v = vertices
         .iter()
@@ -219,5 +293,6 @@ fn inline(who: &str, vertices: &[Vec3], triangles: &[[i64; 3]]) -> Result<Triang
         }
         t.push(out);
     }
-    TriangleMesh::new(v, t).map_err(|e| scene_error(format!("{who}: {e}")))
+    let tol = TriangleMesh::weld_tolerance(&v);
+    TriangleMesh::welded(v, t, tol).map_err(|e| scene_error(format!("{who}: {e}")))
 }
