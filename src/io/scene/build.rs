@@ -14,7 +14,7 @@ use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
 use super::initial::{check_initial_energy, Origins};
 use super::inserters::{add_inserters, check_in_domain};
-use super::overlaps::{check_initial_overlaps, MAX_INITIAL_OVERLAP};
+use super::overlaps::{check_initial_overlaps, check_initial_wall_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
     BlockSection, BondSection, CloudSection, ContactSection, DomainSection, InteractionSection,
     ParticleSection, RingSection, SceneFile,
@@ -110,6 +110,7 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
             None => MAX_INITIAL_OVERLAP,
         };
         check_initial_overlaps(&model, limit)?;
+        check_initial_wall_overlaps(&model, limit)?;
     }
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;

@@ -8,6 +8,8 @@ use super::checks::scene_error;
 use super::clumps::{sphere_list, sphere_name};
 use crate::error::Result;
 use crate::model::Model;
+use crate::neighbor::MeshList;
+use crate::physics::mesh::MeshSurfaces;
 
 /// Largest initial overlap of two unbonded particles in a scene with contacts, relative
 /// to the smaller radius: more is almost always a placement mistake (and an explosion).
@@ -88,4 +90,73 @@ pub(super) fn worst_initial_overlap(
         }
     }
     worst
+}
+
+/// Rejects scenes whose spheres (particles and clumps' spheres, not those an inserter
+/// has yet to insert) start overlapping a plane wall or a mesh by more than
+/// `max_overlap` of their radius, or lie behind a plane (issue 49: a particle wholly
+/// behind a plane started with 5.2·10³ J of wall energy). The planes and meshes are
+/// placed at t = 0, and mesh contacts are found as the backends find them
+/// ([`MeshSurfaces::contacts`] over the [`MeshList`] candidates).
+pub(super) fn check_initial_wall_overlaps(model: &Model, max_overlap: f64) -> Result<()> {
+    if model.walls.is_empty() && model.meshes.is_empty() {
+        return Ok(());
+    }
+    let spheres = sphere_list(model);
+    let n = model.particles.len();
+    let present = |s: usize| {
+        if s < n {
+            !crate::model::is_dormant(model.particles.flags[s])
+        } else {
+            !model.reserved_clump(spheres[s].2 - n)
+        }
+    };
+    let refuse = |s: usize, what: String, overlap: f64, r: f64| {
+        Err(scene_error(format!(
+            "{} overlaps {what} by {overlap:.3e} m at t = 0, more than {max_overlap} of its radius ({:.3e} m): move it out, or raise [contact] max_initial_overlap",
+            sphere_name(model, s),
+            max_overlap * r
+        )))
+    };
+    for (k, wall) in model.walls.iter().enumerate() {
+        let wall = wall.placed(&wall.motion.pose(0.0));
+        for (s, &(x, r, _)) in spheres.iter().enumerate() {
+            let d = wall.distance(x);
+            let overlap = r - d;
+            if !present(s) || overlap <= max_overlap * r {
+                continue;
+            }
+            if d <= -r {
+                return Err(scene_error(format!(
+                    "{} lies wholly behind wall[{k}] at t = 0 (its centre {d:.3e} m from the plane, radius {r:.3e} m): a plane wall holds spheres on the side its normal points to",
+                    sphere_name(model, s)
+                )));
+            }
+            return refuse(s, format!("wall[{k}]"), overlap, r);
+        }
+    }
+    if model.meshes.is_empty() {
+        return Ok(());
+    }
+    let mut surfaces = MeshSurfaces::new(&model.meshes);
+    surfaces.place(0.0);
+    let position: Vec<DVec3> = spheres.iter().map(|s| s.0).collect();
+    let radius: Vec<f64> = spheres.iter().map(|s| s.1).collect();
+    let mut list = MeshList::new(0.0, 0.0);
+    list.build(&surfaces, &position, &radius);
+    for s in (0..spheres.len()).filter(|&s| present(s)) {
+        let r = radius[s];
+        let mut worst: Option<(f64, u32)> = None;
+        surfaces.contacts(list.of(s), position[s], r, |c| {
+            let overlap = r - c.distance;
+            if worst.map_or(true, |w| overlap > w.0) {
+                worst = Some((overlap, c.mesh));
+            }
+        });
+        if let Some((overlap, m)) = worst.filter(|w| w.0 > max_overlap * r) {
+            let name = &model.meshes[m as usize].name;
+            return refuse(s, format!("mesh[{m}] ({name})"), overlap, r);
+        }
+    }
+    Ok(())
 }

@@ -909,3 +909,43 @@ fn stl_errors_name_the_key_and_say_what_is_wrong() {
     std::fs::write(dir.path().join("twice.stl"), &two).unwrap();
     assert!(error("twice.stl").starts_with("triangle 1 repeats triangle 0"));
 }
+
+/// Issue 49, item 8: a sphere that starts overlapping a plane or a mesh by more than
+/// `max_initial_overlap` of its radius, or wholly behind a plane, is refused naming
+/// both; one within the allowance starts.
+#[test]
+fn spheres_overlapping_walls_at_t_0_are_refused_naming_both() {
+    let contact = "[contact]\nlaw = \"binder\"\nk_pp = 50.0\n";
+    // The chain's particle 0 is at the origin with radius 0.1.
+    let plane = |z: f64| {
+        chain(
+            1,
+            &format!("{contact}[[wall]]\npoint = [0.0, 0.0, {z}]\nnormal = [0.0, 0.0, 1.0]\n"),
+        )
+    };
+    parse_scene(&plane(-0.1)).unwrap();
+    parse_scene(&plane(-0.096)).unwrap();
+    assert_error(
+        &plane(-0.09),
+        "particle 0 overlaps wall[0] by 1.000e-2 m at t = 0, more than 0.05 of its radius (5.000e-3 m)",
+    );
+    assert_error(
+        &plane(0.5),
+        "particle 0 lies wholly behind wall[0] at t = 0 (its centre -5.000e-1 m from the plane",
+    );
+    let allowed = plane(-0.09).replace(contact, &format!("{contact}max_initial_overlap = 0.2\n"));
+    parse_scene(&allowed).unwrap();
+    let mesh = |z: f64| {
+        chain(
+            1,
+            &format!(
+                "{contact}[[mesh]]\nname = \"floor\"\nvertices = [[-1.0, -1.0, {z}], [1.0, -1.0, {z}], [0.0, 1.0, {z}]]\ntriangles = [[0, 1, 2]]\n"
+            ),
+        )
+    };
+    parse_scene(&mesh(-0.1)).unwrap();
+    assert_error(
+        &mesh(-0.05),
+        "particle 0 overlaps mesh[0] (floor) by 5.000e-2 m at t = 0, more than 0.05 of its radius",
+    );
+}
