@@ -150,6 +150,57 @@ proptest! {
     }
 }
 
+/// A coordinate of a fuzzed mesh vertex: mostly ordinary, sometimes extreme.
+fn coordinate() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        8 => -2.0f64..2.0,
+        1 => prop::sample::select(vec![0.0, 1e-300, -1e-300, 1e300, f64::MIN_POSITIVE, 1.0 + f64::EPSILON]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200)
+    ))]
+
+    /// Mesh topology: inline meshes of random vertices (repeated, nearly repeated,
+    /// collinear, extreme) and random triangles (indices out of range, repeated
+    /// corners, duplicates in any order) under two beads. The loader refuses or accepts
+    /// without a panic, and an accepted mesh runs.
+    #[test]
+    fn random_mesh_topology(
+        vertices in prop::collection::vec((coordinate(), coordinate(), coordinate()), 0..9),
+        copies in prop::collection::vec((0usize..9, 0u32..3), 0..3),
+        triangles in prop::collection::vec((0u32..10, 0u32..10, 0u32..10), 0..8),
+    ) {
+        let mut v: Vec<[f64; 3]> = vertices.iter().map(|&(x, y, z)| [x, y, z - 3.0]).collect();
+        // Near copies of vertices: exact, one f32 step and one f64 step off.
+        for (k, how) in copies {
+            if let Some(&c) = v.get(k % v.len().max(1)) {
+                let e = match how { 0 => 0.0, 1 => f64::from(f32::EPSILON), _ => f64::EPSILON };
+                v.push([c[0] * (1.0 + e), c[1], c[2]]);
+            }
+        }
+        let fmt = |x: f64| format!("{x:?}");
+        let vertices: Vec<String> = v.iter().map(|c| format!("[{}, {}, {}]", fmt(c[0]), fmt(c[1]), fmt(c[2]))).collect();
+        let triangles: Vec<String> = triangles.iter().map(|(a, b, c)| format!("[{a}, {b}, {c}]")).collect();
+        let text = format!(
+            "[simulation]\ndt = 1e-4\nsteps = 2\ngravity = [0.0, 0.0, -9.81]\n\
+             [contact]\nlaw = \"hertz\"\n\
+             [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\nrestitution = 0.5\nfriction_static = 0.4\n\
+             [[particle]]\nposition = [0.0, 0.0, 0.5]\nradius = 0.1\nmaterial = \"glass\"\n\
+             [[particle]]\nposition = [0.5, 0.0, 0.5]\nradius = 0.1\nmaterial = \"glass\"\n\
+             [[mesh]]\nvertices = [{}]\ntriangles = [{}]\n",
+            vertices.join(", "),
+            triangles.join(", ")
+        );
+        parse_no_panic(&text);
+        if let Err(e) = accepted_scene_starts(&text) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+}
+
 /// A case the fuzzer found: a `[[cloud]]` radius of 1e-320 (denormal) made the cell
 /// index of the placement grid saturate, and stepping to the adjacent cell overflowed
 /// (a panic in builds with overflow checks). The scene is now refused before the

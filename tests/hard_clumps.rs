@@ -221,7 +221,8 @@ fn a_clump_sphere_penetration_is_reported_and_reduced() {
         [[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
         spheres = [{ position = [0.0, 0.0, 0.02], radius = 0.01 }, \
                    { position = [0.0, 0.0, 0.0], radius = 0.004 }]\n\
-        [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.0]\n";
+        [[clump]]\ntype = \"dimer\"\nposition = [0.0, 0.0, 0.05]\n";
+    // Parsed clear of the floor (a scene may not start 1 mm in), then placed.
     let mut scene = parse_scene(text).unwrap();
     // Place the small sphere's centre 3 mm above the floor: 1 mm into it.
     let t = scene.model.clump_types[0].clone();

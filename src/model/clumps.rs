@@ -48,6 +48,38 @@ pub enum ClumpTypeError {
     /// The given or computed inertia tensor is impossible.
     #[error("inertia: {0}")]
     Inertia(#[from] InertiaError),
+    /// More spheres than [`MAX_CLUMP_SPHERES`].
+    #[error("{0} spheres: at most {MAX_CLUMP_SPHERES} in one clump type")]
+    TooManySpheres(usize),
+    /// More overlapping pairs than [`MAX_OVERLAP_PAIRS`]: the mass properties would not
+    /// be computed in bounded time (issue 49: 1000 mutually overlapping spheres never
+    /// finished).
+    #[error("more than {MAX_OVERLAP_PAIRS} overlapping pairs of spheres (the mass properties of their union cost about 1 ms per pair: measured 0.8 ms): use fewer or less overlapping spheres")]
+    TooManyOverlaps,
+}
+
+/// Most spheres in one clump type.
+pub const MAX_CLUMP_SPHERES: usize = 10_000;
+
+/// Most overlapping sphere pairs in one clump type: each costs one pass over the
+/// [`sphere_union`] rule's directions (see [`crate::model::mass_properties`]), so this
+/// bounds the set-up to about 5 s (0.8 ms per pair measured on one core).
+pub const MAX_OVERLAP_PAIRS: usize = 5_000;
+
+/// Overlapping pairs of `spheres`, counted up to `limit + 1` (then the count stops).
+fn overlapping_pairs(spheres: &[(DVec3, f64)], limit: usize) -> usize {
+    let mut pairs = 0;
+    for (k, &(c, r)) in spheres.iter().enumerate() {
+        for &(cj, rj) in &spheres[..k] {
+            if (cj - c).length() < r + rj {
+                pairs += 1;
+                if pairs > limit {
+                    return pairs;
+                }
+            }
+        }
+    }
+    pairs
 }
 
 impl ClumpType {
@@ -67,6 +99,12 @@ impl ClumpType {
     ) -> Result<Self, ClumpTypeError> {
         if spheres.is_empty() {
             return Err(ClumpTypeError::Empty);
+        }
+        if spheres.len() > MAX_CLUMP_SPHERES {
+            return Err(ClumpTypeError::TooManySpheres(spheres.len()));
+        }
+        if overlapping_pairs(spheres, MAX_OVERLAP_PAIRS) > MAX_OVERLAP_PAIRS {
+            return Err(ClumpTypeError::TooManyOverlaps);
         }
         let union = sphere_union(spheres);
         let mass = match (mass, density) {
@@ -128,6 +166,31 @@ impl Clump {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 49: a type of 1000 mutually overlapping spheres is refused at once instead
+    /// of running for hours; one at the pair limit finishes in bounded time (timed
+    /// here, printed with --nocapture).
+    #[test]
+    fn mass_properties_take_bounded_time() {
+        let crowd: Vec<(DVec3, f64)> = (0..1000)
+            .map(|k| (DVec3::new(1e-3 * k as f64, 0.0, 0.0), 1.0))
+            .collect();
+        let t = std::time::Instant::now();
+        let err = ClumpType::new("crowd", &crowd, 0, Some(1.0), None, None).unwrap_err();
+        assert_eq!(err, ClumpTypeError::TooManyOverlaps);
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+        let many = vec![(DVec3::ZERO, 1.0); MAX_CLUMP_SPHERES + 1];
+        let err = ClumpType::new("many", &many, 0, Some(1.0), None, None).unwrap_err();
+        assert!(err.to_string().contains("10001 spheres"), "{err}");
+        // A chain whose spheres each overlap the 4 before: 4 pairs a sphere.
+        let chain: Vec<(DVec3, f64)> = (0..100)
+            .map(|k| (DVec3::new(0.45 * k as f64, 0.0, 0.0), 1.0))
+            .collect();
+        assert_eq!(overlapping_pairs(&chain, usize::MAX), 4 * 100 - 10);
+        let t = std::time::Instant::now();
+        ClumpType::new("chain", &chain, 0, Some(1.0), None, None).unwrap();
+        println!("390 overlapping pairs: {:?}", t.elapsed());
+    }
 
     #[test]
     fn a_dimer_is_centred_on_its_centre_of_mass() {

@@ -172,7 +172,20 @@ impl TriangleGrid {
         // grid has at most a few cells per particle however far apart they are.
         let volume_per_cell = extent.x.max(reach) * extent.y.max(reach) * extent.z.max(reach)
             / (Self::CELLS_PER_PARTICLE * position.len().max(1) as f64);
-        let edge = reach.max(volume_per_cell.cbrt());
+        let mut edge = reach.max(volume_per_cell.cbrt());
+        // An axis thinner than the reach still takes a cell, so particles spread along
+        // one line far apart (a hostile checkpoint's 1e300) could ask for more cells
+        // than exist (the counts overflowed): widen the cells until there are at most
+        // a few per particle. Ordinary scenes stay far below the cap.
+        let cells_at = |edge: f64| {
+            (0..3)
+                .map(|a| (extent[a] / edge).floor() + 1.0)
+                .product::<f64>()
+        };
+        let cap = 8.0 * (Self::CELLS_PER_PARTICLE * position.len().max(1) as f64).max(8.0);
+        while edge.is_finite() && !(cells_at(edge) <= cap) {
+            edge *= 2.0;
+        }
         let inv = 1.0 / edge;
         let dims = [0, 1, 2].map(|a| ((extent[a] * inv).floor() as i64 + 1).max(1));
         let cells = (dims[0] * dims[1] * dims[2]) as usize;

@@ -91,7 +91,7 @@ pub(super) struct SceneFile {
     /// identity); read by resume and render, ignored as a scene (issue 49: `run.toml`
     /// is a scene file as it is).
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "read only to be accepted: run.toml's [run] table")]
     pub(super) run: Option<toml::Table>,
 }
 
