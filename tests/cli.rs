@@ -1245,3 +1245,68 @@ fn out_naming_a_file_says_so_and_a_closed_stdout_is_no_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.code(), Some(0), "{err}");
 }
+
+/// Issue 49, item 6: `render` draws a `--no-vtk` run of clumps from its final.csv, one
+/// row per body, each clump as its spheres posed by its body (here the 300 dimers and
+/// trimers of clump-pour, 750 spheres).
+#[test]
+fn render_draws_a_no_vtk_clump_run() {
+    if !has_adapter("render_draws_a_no_vtk_clump_run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scene = scenes().join("clump-pour.toml");
+    let o = varidem(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--steps",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--no-vtk",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("vtk").exists());
+    let rows = read_final_csv(&out.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 300, "one row per clump");
+    let png = dir.path().join("clumps.png");
+    let o = varidem(&[
+        "render",
+        out.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+        "--width",
+        "160",
+        "--height",
+        "120",
+    ]);
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(o.status.success(), "{all}");
+    assert!(all.contains("step 20"), "{all}");
+    assert!(
+        all.contains("750 particles from") && all.contains("final.csv"),
+        "{all}"
+    );
+    // The picture decodes to its size and shows spheres: many pixels off the background.
+    let file = std::fs::File::open(&png).unwrap();
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (160, 120));
+    let channels = info.color_type.samples();
+    let drawn = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .filter(|px| px[..3] != varidem::render::BACKGROUND)
+        .count();
+    assert!(
+        drawn > 160 * 120 / 20,
+        "{drawn} of {} pixels drawn",
+        160 * 120
+    );
+}

@@ -259,6 +259,99 @@ fn the_last_frame_reads_the_same_from_vtp_and_final_csv() {
     );
 }
 
+/// A particle and two clumps (one turned and spinning) falling onto a floor: 40 steps,
+/// a frame every 20.
+const CLUMP_SCENE: &str = r#"
+[simulation]
+dt = 4e-6
+steps = 40
+output_every = 20
+gravity = [0.0, 0.0, -9.81]
+[contact]
+law = "hertz"
+[[material]]
+name = "glass"
+young = 1e7
+poisson = 0.3
+density = 2500.0
+restitution = 0.3
+friction_static = 0.4
+[[clump_type]]
+name = "dimer"
+spheres = [ { position = [-0.5e-3, 0.0, 0.0], radius = 1.0e-3 },
+            { position = [ 0.6e-3, 0.0, 0.0], radius = 0.8e-3 } ]
+material = "glass"
+[[clump_type]]
+name = "trimer"
+spheres = [ { position = [0.0, 0.0, 0.0], radius = 0.9e-3 },
+            { position = [1.1e-3, 0.0, 0.0], radius = 0.7e-3 },
+            { position = [0.0, 1.0e-3, 0.3e-3], radius = 0.6e-3 } ]
+material = "glass"
+[[wall]]
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass"
+[[particle]]
+position = [0.004, 0.0, 0.0011]
+velocity = [0.0, 0.0, -1.0]
+radius = 1.0e-3
+material = "glass"
+[[clump]]
+type = "dimer"
+position = [0.0, 0.0, 0.0012]
+velocity = [0.0, 0.0, -1.0]
+angular_velocity = [0.0, 0.0, 5.0]
+[[clump]]
+type = "trimer"
+position = [0.0, 0.005, 0.0014]
+rotation = [0.1, -0.2, 0.3]
+velocity = [0.0, 0.0, -1.0]
+angular_velocity = [3.0, -1.0, 2.0]
+"#;
+
+/// Issue 49, item 6: the last frame of a clump run reads the same from its `.vtp` and
+/// from `final.csv` (one row per body, each clump expanded into its spheres posed by
+/// the body): the same spheres, ids, bodies, radii and motion, to the bit.
+#[test]
+fn a_clump_runs_last_frame_reads_the_same_from_vtp_and_final_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (dir.path().join("with"), dir.path().join("without"));
+    let scene = parse_scene(CLUMP_SCENE).unwrap();
+    for (out, vtk) in [(&with, true), (&without, false)] {
+        let mut backend = CpuBackend::new(&scene).unwrap();
+        let options = OutputOptions {
+            vtk,
+            ..OutputOptions::default()
+        };
+        run_with(&scene, &mut backend, out, &options).unwrap();
+    }
+    let a = load_frame(&with, None).unwrap();
+    let b = load_frame(&without, None).unwrap();
+    assert_eq!((a.step, b.step), (40, 40));
+    assert!(b.source.ends_with("final.csv"), "{}", b.source.display());
+    assert_eq!(b.len(), 1 + 2 + 3);
+    assert_eq!(a.id, b.id);
+    assert_eq!(b.id, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(a.body_id, b.body_id);
+    assert_eq!(b.body_id, [0, 1, 1, 2, 2, 2]);
+    assert_eq!(a.radius, b.radius);
+    assert_eq!(b.radius, [1.0e-3, 1.0e-3, 0.8e-3, 0.9e-3, 0.7e-3, 0.6e-3]);
+    assert_eq!(a.position, b.position);
+    assert_eq!(a.velocity, b.velocity);
+    assert_eq!(a.angular_velocity, b.angular_velocity);
+    assert_eq!(a.time, b.time);
+    // A row that is not in the scene is named.
+    let csv = without.join("final.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let last = text.lines().last().unwrap().replacen("2,", "3,", 1);
+    std::fs::write(&csv, format!("{text}{last}\n")).unwrap();
+    let err = load_frame(&without, None).unwrap_err().to_string();
+    assert!(
+        err.contains("row 3 is not in the scene") && err.contains("1 particles and 2 clumps"),
+        "{err}"
+    );
+}
+
 #[test]
 fn render_draws_each_particle_in_its_colormap_colour() {
     let Some(ctx) = gpu_common::context("render_draws_each_particle_in_its_colormap_colour") else {

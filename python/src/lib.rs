@@ -23,8 +23,12 @@ use varidem::checkpoint::Checkpoint;
 use varidem::diagnostics::Diagnostics;
 use varidem::gpu::context::list_adapters;
 use varidem::gpu::{PathSwitches, Precision};
+use varidem::integrators::bodies::Bodies;
+use varidem::integrators::rigid::{angular_velocity, spin_of};
 use varidem::io::{load_scene, parse_scene};
-use varidem::model::Scene;
+use varidem::math::rodrigues::rotate;
+use varidem::model::{Model, Scene};
+use varidem::physics::rigid_body::member_velocity;
 use varidem::run::{gpu_options, make_backend, OutputOptions, Recorder};
 use varidem::Error;
 
@@ -248,11 +252,134 @@ fn read_vec3(array: &Bound<'_, PyAny>, n: usize, what: &str) -> PyResult<Vec<DVe
             view.shape()
         )));
     }
-    Ok(view
+    let rows: Vec<DVec3> = view
         .rows()
         .into_iter()
         .map(|r| DVec3::new(r[0], r[1], r[2]))
-        .collect())
+        .collect();
+    if let Some((i, v)) = rows.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{what} must be finite: row {i} is [{}, {}, {}]",
+            v.x, v.y, v.z
+        )));
+    }
+    Ok(rows)
+}
+
+/// The rows of the state arrays: one per body, as `final.csv` numbers them (the
+/// particles, inserters' reserved ones included, then the clumps in scene order).
+fn row_count(model: &Model) -> usize {
+    model.particles.len() + model.clumps.len()
+}
+
+/// Which motion a setter changes.
+#[derive(Clone, Copy)]
+enum Motion {
+    /// Velocity `v` (m/s): a clump's is its centre of mass's.
+    Linear,
+    /// Spatial angular velocity `Ω` (rad/s).
+    Angular,
+}
+
+/// Sets the `motion` of every row of `state` (one per body, [`row_count`]) to `rows`.
+/// A row whose value has the bits the state already reports is left as it is, so
+/// that setting the array just read changes nothing. A changed particle gets no Kahan
+/// term for the value (`f32` GPU states); a changed clump gets its body's velocity or
+/// spin (`integrators::rigid::spin_of` of the new Ω), and its spheres the velocities
+/// and Ω of the body's motion, as the backends set them after a step.
+fn set_rows(
+    model: &Model,
+    state: &mut varidem::backend::StateSnapshot,
+    rows: &[DVec3],
+    motion: Motion,
+) -> Result<(), Error> {
+    let free = model.particles.len();
+    let spheres = model.sphere_count();
+    if rows.len() != row_count(model)
+        || state.velocity.len() != spheres
+        || state.angular_velocity.len() != spheres
+        || state.bodies.len() != model.clumps.len()
+    {
+        return Err(Error::Snapshot(format!(
+            "the state ({} spheres, {} clumps) does not fit the scene ({spheres} spheres, {} clumps)",
+            state.velocity.len(),
+            state.bodies.len(),
+            model.clumps.len()
+        )));
+    }
+    let same =
+        |a: DVec3, b: DVec3| a.to_array().map(f64::to_bits) == b.to_array().map(f64::to_bits);
+    // The Kahan terms: 9 per sphere (x, v, Ω) and 9 per body (x, v, spin).
+    let offset = match motion {
+        Motion::Linear => 3,
+        Motion::Angular => 6,
+    };
+    let sphere_terms = state.compensation.len() == 9 * spheres;
+    let body_terms = state.body_compensation.len() == 9 * state.bodies.len();
+    for (i, &new) in rows.iter().enumerate().take(free) {
+        let slot = match motion {
+            Motion::Linear => &mut state.velocity[i],
+            Motion::Angular => &mut state.angular_velocity[i],
+        };
+        if !same(*slot, new) {
+            *slot = new;
+            if sphere_terms {
+                state.compensation[9 * i + offset..9 * i + offset + 3].fill(0.0);
+            }
+        }
+    }
+    let mut first = free;
+    for (b, clump) in model.clumps.iter().enumerate() {
+        let t = &model.clump_types[clump.kind as usize];
+        let body = &mut state.bodies[b];
+        let new = rows[free + b];
+        let changed = match motion {
+            Motion::Linear if !same(body.v, new) => {
+                body.v = new;
+                true
+            }
+            Motion::Angular if !same(angular_velocity(&t.inertia, body.alpha, body.spin), new) => {
+                body.spin = spin_of(&t.inertia, body.alpha, new);
+                true
+            }
+            _ => false,
+        };
+        if changed {
+            if body_terms {
+                state.body_compensation[9 * b + offset..9 * b + offset + 3].fill(0.0);
+            }
+            let w = angular_velocity(&t.inertia, body.alpha, body.spin);
+            for (k, sphere) in t.spheres.iter().enumerate() {
+                let i = first + k;
+                state.velocity[i] = member_velocity(body.v, w, rotate(body.alpha, sphere.offset));
+                state.angular_velocity[i] = w;
+                if sphere_terms {
+                    state.compensation[9 * i + 3..9 * i + 9].fill(0.0);
+                }
+            }
+        }
+        first += t.spheres.len();
+    }
+    Ok(())
+}
+
+/// The forces and moments of the state arrays' rows: a particle's total force and
+/// spatial moment, a clump's total force and spatial moment about its centre of mass.
+fn row_loads(state: &mut State) -> Result<(Vec<DVec3>, Vec<DVec3>), Error> {
+    let frame = state.backend.frame()?;
+    let model = &state.scene.model;
+    let free = model.particles.len();
+    let (mut force, mut moment) = (frame.force, frame.moment);
+    force.truncate(free);
+    moment.truncate(free);
+    if !model.clumps.is_empty() {
+        let snapshot = state.backend.checkpoint_state()?;
+        for b in &snapshot.bodies {
+            force.push(b.force);
+            moment.push(b.moment);
+        }
+    }
+    Ok((force, moment))
 }
 
 #[pymethods]
@@ -388,64 +515,89 @@ impl Simulation {
         self.locked().backend.name()
     }
 
-    /// Number of particles N (the rows of the state arrays).
+    /// Number of rows N of the state arrays: one per body, as in `final.csv` (the
+    /// particles, inserters' reserved ones included, then the clumps in scene order).
+    /// Without clumps, the number of particles.
     #[getter]
     fn n(&self) -> usize {
-        self.locked().scene.model.particles.len()
+        row_count(&self.locked().scene.model)
     }
 
-    /// Positions (m), an (N, 3) float64 copy (a read-back on the GPU).
+    /// Number of clumps (the last `n_clumps` rows of the state arrays).
+    #[getter]
+    fn n_clumps(&self) -> usize {
+        self.locked().scene.model.clumps.len()
+    }
+
+    /// Positions (m), an (N, 3) float64 copy (a read-back on the GPU); a clump's row is
+    /// its centre of mass.
     #[getter]
     fn positions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let p = self.state().backend.particles().map_err(to_py)?;
         Ok(vec3_array(py, &p.position))
     }
 
-    /// Velocities (m/s), an (N, 3) float64 copy (a read-back on the GPU).
+    /// Velocities (m/s), an (N, 3) float64 copy (a read-back on the GPU); a clump's row
+    /// is its centre of mass's.
     #[getter]
     fn velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let p = self.state().backend.particles().map_err(to_py)?;
         Ok(vec3_array(py, &p.velocity))
     }
 
-    /// Rotation vectors (rescaled Rodrigues), an (N, 3) float64 copy.
+    /// Rotation vectors (rescaled Rodrigues), an (N, 3) float64 copy; a clump's row is
+    /// α of its body frame.
     #[getter]
     fn rotations<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let p = self.state().backend.particles().map_err(to_py)?;
         Ok(vec3_array(py, &p.rotation))
     }
 
-    /// Spatial angular velocities (rad/s), an (N, 3) float64 copy.
+    /// Spatial angular velocities (rad/s), an (N, 3) float64 copy; a clump's row is its
+    /// body's spatial Ω.
     #[getter]
     fn angular_velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let p = self.state().backend.particles().map_err(to_py)?;
         Ok(vec3_array(py, &p.angular_velocity))
     }
 
-    /// Radii (m), an (N,) float64 array.
+    /// Radii (m), an (N,) float64 array; a clump's row is the radius of its bounding
+    /// ball: the smallest ball about its centre of mass that holds all its spheres.
     #[getter]
     fn radii<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.locked().scene.model.particles.radius)
+        let s = self.locked();
+        let m = &s.scene.model;
+        let mut r = m.particles.radius.clone();
+        r.extend(
+            m.clumps
+                .iter()
+                .map(|c| m.clump_types[c.kind as usize].reach()),
+        );
+        r.into_pyarray(py)
     }
 
-    /// Masses (kg), an (N,) float64 array.
+    /// Masses (kg), an (N,) float64 array; a clump's row is its total mass.
     #[getter]
     fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.locked().scene.model.particles.mass)
+        let s = self.locked();
+        let m = &s.scene.model;
+        let mut mass = m.particles.mass.clone();
+        mass.extend(m.clumps.iter().map(|c| m.clump_types[c.kind as usize].mass));
+        mass.into_pyarray(py)
     }
 
-    /// Particle ids, an (N,) int64 array: 0 .. N, the row index of every state array
-    /// and the `id` column of `final.csv`.
+    /// Row ids, an (N,) int64 array: 0 .. N, the row index of every state array and
+    /// the `id` column of `final.csv` (the particles' ids, then the clumps').
     #[getter]
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let n = self.locked().scene.model.particles.len() as i64;
+        let n = row_count(&self.locked().scene.model) as i64;
         let ids: Vec<i64> = (0..n).collect();
         ids.into_pyarray(py)
     }
 
-    /// Whether each particle takes part, an (N,) bool array: false for particles
-    /// removed for leaving the domain and for those an inserter holds in reserve (not
-    /// yet inserted; `final.csv` leaves those out).
+    /// Whether each row takes part, an (N,) bool array: false for particles removed
+    /// for leaving the domain and for particles and clumps an inserter holds in
+    /// reserve (not yet inserted; `final.csv` leaves those out).
     #[getter]
     fn active<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let p = self.state().backend.particles().map_err(to_py)?;
@@ -457,38 +609,82 @@ impl Simulation {
         Ok(flags.into_pyarray(py))
     }
 
-    /// Total force on each particle (N) as last evaluated (at the current state), an
-    /// (N, 3) float64 copy.
+    /// Total force on each row (N) as last evaluated (at the current state), an
+    /// (N, 3) float64 copy; a clump's row is the total force on the body.
     #[getter]
     fn forces<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let f = self.state().backend.frame().map_err(to_py)?;
-        Ok(vec3_array(py, &f.force))
+        let (force, _) = row_loads(self.state()).map_err(to_py)?;
+        Ok(vec3_array(py, &force))
     }
 
-    /// Total spatial moment on each particle (N m) as last evaluated, an (N, 3)
-    /// float64 copy.
+    /// Total spatial moment on each row (N m) as last evaluated, an (N, 3) float64
+    /// copy; a clump's row is the moment on the body about its centre of mass.
     #[getter]
     fn moments<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let f = self.state().backend.frame().map_err(to_py)?;
-        Ok(vec3_array(py, &f.moment))
+        let (_, moment) = row_loads(self.state()).map_err(to_py)?;
+        Ok(vec3_array(py, &moment))
     }
 
-    /// Sets the velocities (m/s) from an (N, 3) float64 array (any other shape or
-    /// dtype: ValueError). The backend is rebuilt from a snapshot of its state with the
-    /// new velocities (on the GPU: a new device set-up). Setting the array just read
+    /// Every sphere the engine simulates, a dict of arrays with one row per sphere: the
+    /// particles (the rows 0 .. N − n_clumps of the state arrays), then each clump's
+    /// spheres, clump by clump in the order of its type's `spheres`. `positions`,
+    /// `velocities`, `rotations`, `angular_velocities`, `forces`, `moments` (S, 3)
+    /// float64 and `radii` (S,) float64 as for the state arrays, but per sphere (a
+    /// clump's sphere moves with its body; its force and moment are the loads on that
+    /// sphere, moment about its centre); `body` (S,) int64: the row of its body in the
+    /// state arrays (a particle's own row); `active` (S,) bool. The sphere numbering is
+    /// that of the VTK frames' `id` and of `contacts()`; `body` is their `body_id`. On
+    /// the GPU this reads back a frame (state and forces).
+    fn spheres<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.state().backend.frame().map_err(to_py)?;
+        let p = &f.particles;
+        let n = p.len();
+        let body: Vec<i64> = if f.body_id.len() == n {
+            f.body_id.iter().map(|&b| i64::from(b)).collect()
+        } else {
+            (0..n as i64).collect()
+        };
+        let active: Vec<bool> = p
+            .flags
+            .iter()
+            .map(|&f| f & varidem::model::FLAG_REMOVED == 0 && !varidem::model::is_dormant(f))
+            .collect();
+        let out = PyDict::new(py);
+        out.set_item("positions", vec3_array(py, &p.position))?;
+        out.set_item("velocities", vec3_array(py, &p.velocity))?;
+        out.set_item("rotations", vec3_array(py, &p.rotation))?;
+        out.set_item("angular_velocities", vec3_array(py, &p.angular_velocity))?;
+        out.set_item("radii", PyArray1::from_slice(py, &p.radius))?;
+        out.set_item("forces", vec3_array(py, &f.force))?;
+        out.set_item("moments", vec3_array(py, &f.moment))?;
+        out.set_item("body", body.into_pyarray(py))?;
+        out.set_item("active", active.into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// Sets the velocities (m/s) from an (N, 3) float64 array of finite values, one
+    /// row per row of the state arrays (any other shape, dtype or a non-finite value:
+    /// ValueError); a clump's row sets its centre of mass's velocity (its spheres move
+    /// with it). The backend is rebuilt from a snapshot of its state with the new
+    /// velocities (on the GPU: a new device set-up). Setting the array just read
     /// changes nothing, to the bit.
     fn set_velocities(&mut self, py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<()> {
-        let n = self.state().scene.model.particles.len();
+        let n = row_count(&self.state().scene.model);
         let v = read_vec3(array, n, "velocities")?;
-        self.replace_state(py, |s| s.velocity = v)
+        self.replace_state(py, |c| {
+            set_rows(&c.scene.model, &mut c.state, &v, Motion::Linear)
+        })
     }
 
     /// Sets the spatial angular velocities (rad/s) from an (N, 3) float64 array; as
-    /// `set_velocities`.
+    /// `set_velocities`. A clump's row sets its body's Ω (stored as its angular
+    /// momentum, so a new value may read back a few bits off).
     fn set_angular_velocities(&mut self, py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<()> {
-        let n = self.state().scene.model.particles.len();
+        let n = row_count(&self.state().scene.model);
         let w = read_vec3(array, n, "angular velocities")?;
-        self.replace_state(py, |s| s.angular_velocity = w)
+        self.replace_state(py, |c| {
+            set_rows(&c.scene.model, &mut c.state, &w, Motion::Angular)
+        })
     }
 
     /// The energies and momenta of the current state: a dict with the columns of
@@ -512,16 +708,27 @@ impl Simulation {
         Ok(out)
     }
 
-    /// The touching particle pairs of the current state (granular scenes, Hertz law): a
+    /// The touching sphere pairs of the current state (granular scenes, Hertz law): a
     /// dict of arrays `i`, `j` (M,) int64 with i < j, `normal` (M, 3) unit normals from
     /// i to j, `overlap` (M,), and `normal_force`, `tangential_force` (M, 3): the
-    /// forces on i (j gets the opposite) at the current state. Scenes without the
-    /// Hertz law raise VaridemError. On the GPU this reads back the whole state.
+    /// forces on i (j gets the opposite) at the current state. `i` and `j` number the
+    /// spheres as `spheres()` does: without clumps, the rows of the state arrays; with
+    /// clumps, `spheres()["body"]` gives each one's row. Scenes without the Hertz law
+    /// raise VaridemError. On the GPU this reads back the whole state.
     fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = self.state();
         let snapshot = state.backend.checkpoint_state().map_err(to_py)?;
-        let Some(c) = varidem::backend::contacts::contact_forces(&state.scene.model, &snapshot)
-        else {
+        // The spheres as the backend numbers them (the clumps' after the particles),
+        // with the flags of the current state (inserted and removed ones).
+        let mut model = state.scene.model.clone();
+        if !model.clumps.is_empty() {
+            Bodies::expand(&mut model);
+        }
+        let frame = state.backend.frame().map_err(to_py)?;
+        if frame.particles.flags.len() == model.particles.len() {
+            model.particles.flags = frame.particles.flags;
+        }
+        let Some(c) = varidem::backend::contacts::contact_forces(&model, &snapshot) else {
             return Err(VaridemError::new_err(
                 "contacts: the scene has no granular (Hertz) contacts".to_owned(),
             ));
@@ -583,8 +790,12 @@ impl Simulation {
 
     fn __repr__(&self) -> String {
         let s = self.locked();
+        let clumps = match s.scene.model.clumps.len() {
+            0 => String::new(),
+            c => format!(" and {c} clumps"),
+        };
         format!(
-            "<varidem.Simulation: {} particles, step {} of {}, t = {} s, backend {}>",
+            "<varidem.Simulation: {} particles{clumps}, step {} of {}, t = {} s, backend {}>",
             s.scene.model.particles.len(),
             s.backend.step_count(),
             s.scene.simulation.steps(),
@@ -616,17 +827,18 @@ impl Simulation {
         Ok(())
     }
 
-    /// Rebuilds the backend from a snapshot of its state changed by `change`, on the
-    /// same backend kind, precision and adapter.
+    /// Rebuilds the backend from a snapshot of its state (in a checkpoint of the
+    /// scene) changed by `change`, on the same backend kind, precision and adapter;
+    /// an error of `change` leaves the backend as it was.
     fn replace_state(
         &mut self,
         py: Python<'_>,
-        change: impl FnOnce(&mut varidem::backend::StateSnapshot),
+        change: impl FnOnce(&mut Checkpoint) -> Result<(), Error>,
     ) -> PyResult<()> {
         let state = self.state();
         let mut checkpoint =
             Checkpoint::take(&state.scene, state.backend.as_mut(), None).map_err(to_py)?;
-        change(&mut checkpoint.state);
+        change(&mut checkpoint).map_err(to_py)?;
         let adapter = state.adapter.clone();
         let backend = py
             .detach(|| {

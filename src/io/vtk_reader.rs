@@ -430,8 +430,9 @@ pub fn frame_steps(dir: &Path) -> Vec<u64> {
 
 /// The particles of output step `step` of the run in `dir` (the last frame when `step`
 /// is `None`): `DIR/vtk/particles_<step>.vtp` if it exists; otherwise, for the run's
-/// last step, `DIR/final.csv` with the radii of the scene recorded in `DIR/run.toml`
-/// (such a frame has no forces or contact counts).
+/// last step, `DIR/final.csv` with the radii and clump shapes of the scene recorded in
+/// `DIR/run.toml`, each clump drawn as its spheres (such a frame has no forces or
+/// contact counts).
 pub fn load_frame(dir: &Path, step: Option<u64>) -> Result<ParticleFrame> {
     let steps = frame_steps(dir);
     let last = last_row(dir);
@@ -518,12 +519,32 @@ pub fn mesh_triangles(dir: &Path, time: Option<f64>) -> Result<Vec<[DVec3; 3]>> 
     Ok(out)
 }
 
+/// The frame of `final.csv` with the scene of `run.toml`: a particle's row is drawn as
+/// that particle with its radius; a clump's row (after the particles) as the clump's
+/// spheres, each placed, moving and turning with the body the row gives
+/// (`physics::rigid_body`, as the backends pose them), numbered and with the `body_id`
+/// that a `.vtp` frame gives them.
 fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
+    use crate::math::rodrigues::rotate;
+    use crate::physics::rigid_body::member_velocity;
+
     let record = dir.join(super::RUN_RECORD);
     let scene = run_scene(dir)?;
     let path = dir.join(super::FINAL_CSV);
     let rows = super::read_final_csv(&path)?;
-    let radius = &scene.model.particles.radius;
+    let model = &scene.model;
+    let radius = &model.particles.radius;
+    let free = radius.len();
+    // Each clump's first sphere id: the spheres follow the particles, clump by clump.
+    let mut first_sphere = Vec::with_capacity(model.clumps.len());
+    let mut next = free;
+    for c in &model.clumps {
+        first_sphere.push(next);
+        next += model
+            .clump_types
+            .get(c.kind as usize)
+            .map_or(0, |t| t.spheres.len());
+    }
     let mut frame = ParticleFrame {
         step,
         time: Some(time),
@@ -531,23 +552,44 @@ fn from_final_csv(dir: &Path, step: u64, time: f64) -> Result<ParticleFrame> {
         ..ParticleFrame::default()
     };
     for r in rows {
-        let r_i = radius.get(r.id as usize).copied().ok_or_else(|| {
-            bad(
+        let row = r.id as usize;
+        if let Some(&r_i) = radius.get(row) {
+            frame.position.push(r.position);
+            frame.velocity.push(r.velocity);
+            frame.angular_velocity.push(r.angular_velocity);
+            frame.radius.push(r_i);
+            frame.id.push(r.id);
+            frame.body_id.push(r.id);
+            continue;
+        }
+        let clump = row - free;
+        let Some(t) = model
+            .clumps
+            .get(clump)
+            .and_then(|c| model.clump_types.get(c.kind as usize))
+        else {
+            return Err(bad(
                 &path,
                 format!(
-                    "particle {} is not in the scene of {} ({} particles)",
+                    "row {} is not in the scene of {} ({} particles and {} clumps)",
                     r.id,
                     record.display(),
-                    radius.len()
+                    free,
+                    model.clumps.len()
                 ),
-            )
-        })?;
-        frame.position.push(r.position);
-        frame.velocity.push(r.velocity);
-        frame.angular_velocity.push(r.angular_velocity);
-        frame.radius.push(r_i);
-        frame.id.push(r.id);
-        frame.body_id.push(r.id);
+            ));
+        };
+        for (k, s) in t.spheres.iter().enumerate() {
+            let lever = rotate(r.rotation, s.offset);
+            frame.position.push(r.position + lever);
+            frame
+                .velocity
+                .push(member_velocity(r.velocity, r.angular_velocity, lever));
+            frame.angular_velocity.push(r.angular_velocity);
+            frame.radius.push(s.radius);
+            frame.id.push((first_sphere[clump] + k) as u32);
+            frame.body_id.push(r.id);
+        }
     }
     Ok(frame)
 }

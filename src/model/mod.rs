@@ -20,7 +20,9 @@ mod precision;
 mod walls;
 
 pub use bonds::{Bond, BondError, BondStiffness, Incidence};
-pub use clumps::{Clump, ClumpSphere, ClumpType, ClumpTypeError};
+pub use clumps::{
+    Clump, ClumpSphere, ClumpType, ClumpTypeError, MAX_CLUMP_SPHERES, MAX_OVERLAP_PAIRS,
+};
 pub use fields::{Drag, NearField};
 pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
