@@ -183,7 +183,7 @@ impl TriangleGrid {
                 .product::<f64>()
         };
         let cap = 8.0 * (Self::CELLS_PER_PARTICLE * position.len().max(1) as f64).max(8.0);
-        while edge.is_finite() && !(cells_at(edge) <= cap) {
+        while edge.is_finite() && (cells_at(edge) > cap || cells_at(edge).is_nan()) {
             edge *= 2.0;
         }
         let inv = 1.0 / edge;
