@@ -239,6 +239,29 @@ pub enum Fault {
         /// Colours encoded per sweep.
         max: u32,
     },
+    /// A Hertz contact overlaps by more than `[contact] max_overlap` of the smaller
+    /// radius (of the particle's, against a wall or mesh): the law of eq. (19) assumes
+    /// `δ ≪ r` and means nothing there; the time step is almost always too large. Of
+    /// the contacts beyond the limit, the one named is that of the lowest particle id
+    /// (a pair counts for its lower id), with its lowest-id partner, else its first
+    /// wall, else its first mesh: both backends name the same one.
+    #[error("{}: the Hertz contact means nothing that deep; the time step is likely too large: {}", overlap_what(*particle, other, *fraction, *limit), dt_advice(*dt, *recommended_dt))]
+    Overlap {
+        /// The particle (a pair's lower id).
+        particle: usize,
+        /// What it overlaps.
+        other: Contacted,
+        /// The overlap as a fraction of the smaller radius, where known (CPU).
+        fraction: Option<f64>,
+        /// `[contact] max_overlap`.
+        limit: f64,
+        /// The run's time step (s).
+        dt: f64,
+        /// `varidem check`'s recommended largest time step, `t_col/20` of Campello
+        /// eq. (50) for the scene at `t = 0` (`physics::granular::time_step_advice`),
+        /// where it has one.
+        recommended_dt: Option<f64>,
+    },
     /// A particle left the `[domain]` box (with `on_exit = "error"`).
     #[error("particle {particle}: left the domain{} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
     LeftDomain {
@@ -247,6 +270,47 @@ pub enum Fault {
         /// Where it would have been, where known (CPU).
         position: Option<[f64; 3]>,
     },
+}
+
+/// What a particle overlaps too deeply ([`Fault::Overlap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contacted {
+    /// Another particle (a higher id).
+    Particle(usize),
+    /// Plane wall `wall[k]`, in scene order.
+    Wall(usize),
+    /// Mesh wall `mesh[k]`, in scene order.
+    Mesh(usize),
+}
+
+/// The first part of [`Fault::Overlap`]'s message: who overlaps what, by how much.
+fn overlap_what(particle: usize, other: &Contacted, fraction: Option<f64>, limit: f64) -> String {
+    let by = match fraction {
+        Some(f) => format!("by {:.0} %", 100.0 * f),
+        None => format!("by more than {} %", 100.0 * limit),
+    };
+    match other {
+        Contacted::Particle(j) => format!(
+            "particles {particle} and {j} overlap {by} of the smaller radius ([contact] max_overlap = {limit})"
+        ),
+        Contacted::Wall(k) => format!(
+            "particle {particle} overlaps wall[{k}] {by} of its radius ([contact] max_overlap = {limit})"
+        ),
+        Contacted::Mesh(k) => format!(
+            "particle {particle} overlaps mesh[{k}] {by} of its radius ([contact] max_overlap = {limit})"
+        ),
+    }
+}
+
+/// The time-step advice of [`Fault::Overlap`]'s message, with `varidem check`'s figure
+/// as it prints it.
+fn dt_advice(dt: f64, recommended: Option<f64>) -> String {
+    match recommended {
+        Some(r) => format!("varidem check recommends dt <= {r:.4e} s (the scene's is {dt:e} s)"),
+        None => format!(
+            "lower dt = {dt:e} s (varidem check has no estimate: nothing moves at t = 0)"
+        ),
+    }
 }
 
 /// What went wrong in a clump's step ([`Fault::Clump`]). What only the CPU can know is

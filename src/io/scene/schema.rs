@@ -340,6 +340,9 @@ pub(super) struct ContactSection {
     pub(super) max_contacts: Option<i64>,
     #[serde(default)]
     pub(super) max_initial_overlap: Option<f64>,
+    // The Hertz law only.
+    #[serde(default)]
+    pub(super) max_overlap: Option<f64>,
     // Hard contacts (`law = "hard"`) only.
     #[serde(default)]
     pub(super) friction_model: Option<String>,
