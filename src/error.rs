@@ -245,7 +245,7 @@ pub enum Fault {
     /// the contacts beyond the limit, the one named is that of the lowest particle id
     /// (a pair counts for its lower id), with its lowest-id partner, else its first
     /// wall, else its first mesh: both backends name the same one.
-    #[error("{}: the Hertz contact means nothing that deep; the time step is likely too large: {}", overlap_what(*particle, other, *fraction, *limit), dt_advice(*dt, *recommended_dt))]
+    #[error("{}: the Hertz contact means nothing that deep; {}", overlap_what(*particle, other, *fraction, *limit), dt_advice(*dt, *recommended_dt))]
     Overlap {
         /// The particle (a pair's lower id).
         particle: usize,
@@ -302,13 +302,18 @@ fn overlap_what(particle: usize, other: &Contacted, fraction: Option<f64>, limit
     }
 }
 
-/// The time-step advice of [`Fault::Overlap`]'s message, with `varidem check`'s figure
-/// as it prints it.
+/// The second part of [`Fault::Overlap`]'s message: the likely cause, with `varidem
+/// check`'s figure as it prints it.
 fn dt_advice(dt: f64, recommended: Option<f64>) -> String {
     match recommended {
-        Some(r) => format!("varidem check recommends dt <= {r:.4e} s (the scene's is {dt:e} s)"),
+        Some(r) if dt > r => format!(
+            "the time step is likely too large: varidem check recommends dt <= {r:.4e} s (the scene's is {dt:e} s)"
+        ),
+        Some(r) => format!(
+            "dt = {dt:e} s is within varidem check's dt <= {r:.4e} s, so the impacts are likely faster than it estimates or the material too soft for them (lower dt, raise young, or raise [contact] max_overlap)"
+        ),
         None => format!(
-            "lower dt = {dt:e} s (varidem check has no estimate: nothing moves at t = 0)"
+            "the time step ({dt:e} s) is likely too large (varidem check has no estimate: nothing moves at t = 0)"
         ),
     }
 }

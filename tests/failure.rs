@@ -207,7 +207,10 @@ fn a_time_step_far_above_the_collision_time_is_a_named_overlap_fault() {
     assert_eq!(b.step_count(), 0);
     let p = b.particles().unwrap();
     assert_eq!(p.position, scene.model.particles.position);
-    assert!(p.flags.iter().all(|&f| f & varidem::model::FLAG_REMOVED == 0));
+    assert!(p
+        .flags
+        .iter()
+        .all(|&f| f & varidem::model::FLAG_REMOVED == 0));
 
     // Through `run`: RunFailed with step 0 saved, energy.csv intact.
     let tmp = tempfile::tempdir().unwrap();
@@ -226,7 +229,13 @@ fn a_time_step_far_above_the_collision_time_is_a_named_overlap_fault() {
         panic!("expected RunFailed: {err}");
     };
     assert!(
-        matches!(*error, Error::Fault { step: 1, fault: Fault::Overlap { .. } }),
+        matches!(
+            *error,
+            Error::Fault {
+                step: 1,
+                fault: Fault::Overlap { .. }
+            }
+        ),
         "{error}"
     );
     assert_eq!(Checkpoint::read(&checkpoint).unwrap().state.step, 0);
@@ -240,7 +249,9 @@ fn a_time_step_far_above_the_collision_time_is_a_named_overlap_fault() {
     b.advance(20).unwrap();
     let p = b.particles().unwrap();
     assert!(
-        p.flags.iter().all(|&f| f & varidem::model::FLAG_REMOVED != 0),
+        p.flags
+            .iter()
+            .all(|&f| f & varidem::model::FLAG_REMOVED != 0),
         "{:?}",
         p.position
     );
@@ -304,10 +315,21 @@ fn max_overlap_is_checked_and_round_trips() {
         let msg = parse_scene(&head_on(key)).unwrap_err().to_string();
         assert!(msg.contains(want), "{msg}");
     }
-    let binder = head_on("max_overlap = 0.3").replace("law = \"hertz\"", "law = \"binder\"\nk_pp = 1.0");
+    let binder =
+        head_on("max_overlap = 0.3").replace("law = \"hertz\"", "law = \"binder\"\nk_pp = 1.0");
     let msg = parse_scene(&binder).unwrap_err().to_string();
-    assert!(msg.contains("contact.max_overlap = 0.3: only the \"hertz\" law uses it"), "{msg}");
-    let limit = |text: &str| parse_scene(text).unwrap().model.contact.unwrap().max_overlap;
+    assert!(
+        msg.contains("contact.max_overlap = 0.3: only the \"hertz\" law uses it"),
+        "{msg}"
+    );
+    let limit = |text: &str| {
+        parse_scene(text)
+            .unwrap()
+            .model
+            .contact
+            .unwrap()
+            .max_overlap
+    };
     assert_eq!(limit(&head_on("max_initial_overlap = 0.8")), 0.8);
     assert_eq!(limit(&head_on("max_overlap = 0.3")), 0.3);
     for extra in ["max_overlap = 0.3", "", "max_initial_overlap = 0.8"] {

@@ -752,7 +752,9 @@ fn a_time_step_far_above_the_collision_time_is_the_cpus_overlap_fault() {
         let (
             Error::Fault {
                 step: s_cpu,
-                fault: Fault::Overlap { fraction: Some(f), .. } ,
+                fault: Fault::Overlap {
+                    fraction: Some(f), ..
+                },
             },
             Error::Fault {
                 step: s_gpu,
@@ -766,12 +768,32 @@ fn a_time_step_far_above_the_collision_time_is_the_cpus_overlap_fault() {
         assert_eq!(s_cpu, s_gpu);
         let without_fraction = |e: &Error| match e {
             Error::Fault {
-                fault: Fault::Overlap { fraction: _, particle, other, limit, dt, recommended_dt },
+                fault:
+                    Fault::Overlap {
+                        fraction: _,
+                        particle,
+                        other,
+                        limit,
+                        dt,
+                        recommended_dt,
+                    },
                 ..
             } => (*particle, *other, *limit, *dt, *recommended_dt),
             _ => unreachable!(),
         };
         assert_eq!(without_fraction(&gpu), without_fraction(&cpu));
+        let (particle, other, ..) = without_fraction(&gpu);
+        assert!(
+            matches!(
+                (particle, other),
+                (0, varidem::error::Contacted::Particle(1))
+                    | (
+                        common::overlap::FIRST_LANDING,
+                        varidem::error::Contacted::Wall(0)
+                    )
+            ),
+            "{gpu}"
+        );
         assert!(gpu.to_string().contains("by more than 50 % of"), "{gpu}");
     }
 }

@@ -137,7 +137,7 @@ fn check_values(sim: &SimulationParams, model: &Model, state: &StateSnapshot) ->
                 c.skin
             ));
         }
-        if !(c.max_overlap > 0.0) {
+        if c.max_overlap.is_nan() || c.max_overlap <= 0.0 {
             return Err(format!(
                 "the largest overlap allowed is {}, not a number > 0",
                 c.max_overlap

@@ -38,7 +38,10 @@ pub const FIRST_LANDING: usize = 70;
 pub fn onto(floor: &str) -> String {
     let mut beads = String::new();
     for k in 0..150 {
-        let (x, y) = (0.03 * (k % 15) as f64 - 0.21, 0.03 * (k / 15) as f64 - 0.135);
+        let (x, y) = (
+            0.03 * (k % 15) as f64 - 0.21,
+            0.03 * (k / 15) as f64 - 0.135,
+        );
         let z = if k < FIRST_LANDING { 2.0 * DT } else { DT } + 0.25 * R;
         beads += &format!(
             "[[particle]]\nposition = [{x:?}, {y:?}, {z:?}]\nvelocity = [0.0, 0.0, -1.0]\nradius = {R:?}\nmaterial = \"glass\"\n"

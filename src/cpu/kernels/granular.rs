@@ -186,7 +186,11 @@ impl GranularInputs<'_> {
             let (overlap, lever) = (side_i.r - c.distance, c.distance);
             if overlap > self.max_overlap * side_i.r && c.mesh <= deep.0 {
                 let fraction = overlap / side_i.r;
-                deep.1 = if c.mesh == deep.0 { deep.1.max(fraction) } else { fraction };
+                deep.1 = if c.mesh == deep.0 {
+                    deep.1.max(fraction)
+                } else {
+                    fraction
+                };
                 deep.0 = c.mesh;
             }
             let pm = self.tables.mesh(c.mesh as usize, p.material[i]);

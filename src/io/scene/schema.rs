@@ -91,7 +91,10 @@ pub(super) struct SceneFile {
     /// identity); read by resume and render, ignored as a scene (issue 49: `run.toml`
     /// is a scene file as it is).
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "accepted so that a run.toml parses as a scene; its values are read elsewhere"
+    )]
     pub(super) run: Option<toml::Table>,
 }
 
