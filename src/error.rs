@@ -287,7 +287,7 @@ pub enum Contacted {
 fn overlap_what(particle: usize, other: &Contacted, fraction: Option<f64>, limit: f64) -> String {
     let by = match fraction {
         Some(f) => format!("by {:.0} %", 100.0 * f),
-        None => format!("by more than {} %", 100.0 * limit),
+        None => format!("by more than {} %", percent(limit)),
     };
     match other {
         Contacted::Particle(j) => format!(
@@ -299,6 +299,16 @@ fn overlap_what(particle: usize, other: &Contacted, fraction: Option<f64>, limit
         Contacted::Mesh(k) => format!(
             "particle {particle} overlaps mesh[{k}] {by} of its radius ([contact] max_overlap = {limit})"
         ),
+    }
+}
+
+/// `x` in per cent, to at most two decimals and without trailing zeros (`0.3` is
+/// "30", not "30.000000000000004").
+fn percent(x: f64) -> String {
+    let s = format!("{:.2}", 100.0 * x);
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "" => "0".to_owned(),
+        t => t.to_owned(),
     }
 }
 
@@ -364,5 +374,49 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The overlap fault's line: the pair or wall, the overlap (or the limit it is
+    /// beyond, from the GPU), and the cause by the time step against `varidem check`'s.
+    #[test]
+    fn overlap_faults_read_well() {
+        let fault = |other, fraction, dt, recommended_dt| {
+            Error::fault(
+                7,
+                Fault::Overlap {
+                    particle: 3,
+                    other,
+                    fraction,
+                    limit: 0.3,
+                    dt,
+                    recommended_dt,
+                },
+            )
+            .to_string()
+        };
+        let m = fault(Contacted::Particle(9), Some(0.634), 2.5e-4, Some(2.3e-6));
+        assert_eq!(
+            m,
+            "step 7, particles 3 and 9 overlap by 63 % of the smaller radius ([contact] max_overlap = 0.3): the Hertz contact means nothing that deep; the time step is likely too large: varidem check recommends dt <= 2.3000e-6 s (the scene's is 2.5e-4 s)"
+        );
+        let m = fault(Contacted::Mesh(1), None, 1e-6, Some(2.3e-6));
+        assert!(
+            m.starts_with("step 7, particle 3 overlaps mesh[1] by more than 30 % of its radius")
+                && m.contains("within varidem check's dt <= 2.3000e-6 s")
+                && m.contains("too soft"),
+            "{m}"
+        );
+        let m = fault(Contacted::Wall(0), None, 1e-3, None);
+        assert!(
+            m.contains("wall[0]") && m.contains("(1e-3 s) is likely too large"),
+            "{m}"
+        );
+        assert_eq!(percent(0.125), "12.5");
+        assert_eq!(percent(1e-9), "0");
     }
 }

@@ -133,7 +133,8 @@ pub fn overlap_partner(word: u32, n: u32, walls: u32, meshes: u32) -> Option<Con
 /// `index` the status words record; `bond_ends` names a bond's particles,
 /// `max_contacts` is the history capacity, `free` the particles before the clumps'
 /// spheres (a clump's `final.csv` row is `free` + its index). `None` for an unknown
-/// code (a contract mismatch).
+/// code (a contract mismatch), and for [`ERR_OVERLAP`], whose fault needs the raising
+/// particle's detail word (the backend reads it: [`overlap_partner`]).
 pub fn fault(
     code: u32,
     index: u32,
@@ -559,5 +560,21 @@ mod tests {
             assert_eq!(v.len(), n, "{family} values repeat");
         }
         assert!(wgsl().contains("const PARAM_HERTZ: u32 = 8u;\n"));
+    }
+
+    /// A detail word names a partner below n, then the walls, then the meshes; past
+    /// them, nothing.
+    #[test]
+    fn overlap_details_decode() {
+        let decode = |w| overlap_partner(w, 10, 2, 3);
+        assert_eq!(decode(0), Some(Contacted::Particle(0)));
+        assert_eq!(decode(9), Some(Contacted::Particle(9)));
+        assert_eq!(decode(10), Some(Contacted::Wall(0)));
+        assert_eq!(decode(11), Some(Contacted::Wall(1)));
+        assert_eq!(decode(12), Some(Contacted::Mesh(0)));
+        assert_eq!(decode(14), Some(Contacted::Mesh(2)));
+        assert_eq!(decode(15), None);
+        assert_eq!(decode(u32::MAX), None);
+        assert_eq!(fault(ERR_OVERLAP, 0, |_| None, 16, 0), None);
     }
 }
