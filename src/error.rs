@@ -239,6 +239,29 @@ pub enum Fault {
         /// Colours encoded per sweep.
         max: u32,
     },
+    /// A Hertz contact overlaps by more than `[contact] max_overlap` of the smaller
+    /// radius (of the particle's, against a wall or mesh): the law of eq. (19) assumes
+    /// `δ ≪ r` and means nothing there; the time step is almost always too large. Of
+    /// the contacts beyond the limit, the one named is that of the lowest particle id
+    /// (a pair counts for its lower id), with its lowest-id partner, else its first
+    /// wall, else its first mesh: both backends name the same one.
+    #[error("{}: the Hertz contact means nothing that deep; {}", overlap_what(*particle, other, *fraction, *limit), dt_advice(*dt, *recommended_dt))]
+    Overlap {
+        /// The particle (a pair's lower id).
+        particle: usize,
+        /// What it overlaps.
+        other: Contacted,
+        /// The overlap as a fraction of the smaller radius, where known (CPU).
+        fraction: Option<f64>,
+        /// `[contact] max_overlap`.
+        limit: f64,
+        /// The run's time step (s).
+        dt: f64,
+        /// `varidem check`'s recommended largest time step, `t_col/20` of Campello
+        /// eq. (50) for the scene at `t = 0` (`physics::granular::time_step_advice`),
+        /// where it has one.
+        recommended_dt: Option<f64>,
+    },
     /// A particle left the `[domain]` box (with `on_exit = "error"`).
     #[error("particle {particle}: left the domain{} ([domain] on_exit = \"error\"; use on_exit = \"remove\" to take leaving particles out)", position.map(|p| format!(" at {p:?}")).unwrap_or_default())]
     LeftDomain {
@@ -247,6 +270,62 @@ pub enum Fault {
         /// Where it would have been, where known (CPU).
         position: Option<[f64; 3]>,
     },
+}
+
+/// What a particle overlaps too deeply ([`Fault::Overlap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contacted {
+    /// Another particle (a higher id).
+    Particle(usize),
+    /// Plane wall `wall[k]`, in scene order.
+    Wall(usize),
+    /// Mesh wall `mesh[k]`, in scene order.
+    Mesh(usize),
+}
+
+/// The first part of [`Fault::Overlap`]'s message: who overlaps what, by how much.
+fn overlap_what(particle: usize, other: &Contacted, fraction: Option<f64>, limit: f64) -> String {
+    let by = match fraction {
+        Some(f) => format!("by {:.0} %", 100.0 * f),
+        None => format!("by more than {} %", percent(limit)),
+    };
+    match other {
+        Contacted::Particle(j) => format!(
+            "particles {particle} and {j} overlap {by} of the smaller radius ([contact] max_overlap = {limit})"
+        ),
+        Contacted::Wall(k) => format!(
+            "particle {particle} overlaps wall[{k}] {by} of its radius ([contact] max_overlap = {limit})"
+        ),
+        Contacted::Mesh(k) => format!(
+            "particle {particle} overlaps mesh[{k}] {by} of its radius ([contact] max_overlap = {limit})"
+        ),
+    }
+}
+
+/// `x` in per cent, to at most two decimals and without trailing zeros (`0.3` is
+/// "30", not "30.000000000000004").
+fn percent(x: f64) -> String {
+    let s = format!("{:.2}", 100.0 * x);
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "" => "0".to_owned(),
+        t => t.to_owned(),
+    }
+}
+
+/// The second part of [`Fault::Overlap`]'s message: the likely cause, with `varidem
+/// check`'s figure as it prints it.
+fn dt_advice(dt: f64, recommended: Option<f64>) -> String {
+    match recommended {
+        Some(r) if dt > r => format!(
+            "the time step is likely too large: varidem check recommends dt <= {r:.4e} s (the scene's is {dt:e} s)"
+        ),
+        Some(r) => format!(
+            "dt = {dt:e} s is within varidem check's dt <= {r:.4e} s, so the impacts are likely faster than it estimates or the material too soft for them (lower dt, raise young, or raise [contact] max_overlap)"
+        ),
+        None => format!(
+            "the time step ({dt:e} s) is likely too large (varidem check has no estimate: nothing moves at t = 0)"
+        ),
+    }
 }
 
 /// What went wrong in a clump's step ([`Fault::Clump`]). What only the CPU can know is
@@ -295,5 +374,49 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The overlap fault's line: the pair or wall, the overlap (or the limit it is
+    /// beyond, from the GPU), and the cause by the time step against `varidem check`'s.
+    #[test]
+    fn overlap_faults_read_well() {
+        let fault = |other, fraction, dt, recommended_dt| {
+            Error::fault(
+                7,
+                Fault::Overlap {
+                    particle: 3,
+                    other,
+                    fraction,
+                    limit: 0.3,
+                    dt,
+                    recommended_dt,
+                },
+            )
+            .to_string()
+        };
+        let m = fault(Contacted::Particle(9), Some(0.634), 2.5e-4, Some(2.3e-6));
+        assert_eq!(
+            m,
+            "step 7, particles 3 and 9 overlap by 63 % of the smaller radius ([contact] max_overlap = 0.3): the Hertz contact means nothing that deep; the time step is likely too large: varidem check recommends dt <= 2.3000e-6 s (the scene's is 2.5e-4 s)"
+        );
+        let m = fault(Contacted::Mesh(1), None, 1e-6, Some(2.3e-6));
+        assert!(
+            m.starts_with("step 7, particle 3 overlaps mesh[1] by more than 30 % of its radius")
+                && m.contains("within varidem check's dt <= 2.3000e-6 s")
+                && m.contains("too soft"),
+            "{m}"
+        );
+        let m = fault(Contacted::Wall(0), None, 1e-3, None);
+        assert!(
+            m.contains("wall[0]") && m.contains("(1e-3 s) is likely too large"),
+            "{m}"
+        );
+        assert_eq!(percent(0.125), "12.5");
+        assert_eq!(percent(1e-9), "0");
     }
 }

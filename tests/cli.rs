@@ -2,6 +2,8 @@
 //! and cadence and a final.csv equal bit for bit to the library's own run of the same
 //! scene; bad scenes fail with exit code 1 and one line naming the key.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1309,4 +1311,46 @@ fn render_draws_a_no_vtk_clump_run() {
         "{drawn} of {} pixels drawn",
         160 * 120
     );
+}
+
+/// Issue 49, item 11: `varidem run` of a scene whose time step is ~100 collision
+/// durations long (two beads head on, `on_exit = "remove"`) exits 1 with one `error:`
+/// line naming the step, the pair and the time step `varidem check` recommends, the
+/// figure `check` prints; the outputs are kept and the last good state saved.
+#[test]
+fn a_far_too_large_time_step_fails_naming_the_recommended_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("head-on.toml");
+    std::fs::write(&path, common::overlap::head_on("")).unwrap();
+    let check = varidem(&["check", path.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let text = String::from_utf8_lossy(&check.stdout).into_owned();
+    let recommended = text
+        .split("recommended dt <= t_col/20 = ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap_or_else(|| panic!("no recommendation in {text}"))
+        .trim_end_matches(';')
+        .to_owned();
+    let out = dir.path().join("out");
+    let o = varidem(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let line = lines[0];
+    assert!(
+        line.starts_with("error: step 1, particles 0 and 1 overlap by 150 % of the smaller radius")
+            && line.contains(&format!("varidem check recommends dt <= {recommended} s"))
+            && line.contains("varidem resume"),
+        "{line:?} (check said {recommended})"
+    );
+    assert!(out.join("energy.csv").is_file() && out.join("final.csv").is_file());
 }

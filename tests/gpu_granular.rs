@@ -724,3 +724,76 @@ fn frictional_cluster_conserves_momenta() {
         assert!(d1.e_kin + d1.e_rot < 0.99 * (d0.e_kin + d0.e_rot));
     }
 }
+
+/// Issue 49, item 11, on the GPU: the scenes of `tests/failure.rs` with a time step
+/// ~100 collision durations long stop with the same named fault as the CPU (step,
+/// particle, what it overlaps, limit, dt and `varidem check`'s dt; the fraction only the
+/// CPU knows), in f64 and f32: beads head on with `on_exit = "remove"` (unfused steps),
+/// and beads falling onto a plane (fused steps, the contact pass split and merged).
+#[test]
+fn a_time_step_far_above_the_collision_time_is_the_cpus_overlap_fault() {
+    use common::overlap::{head_on, onto, PLANE};
+    for (text, precision, merge) in [
+        (head_on(""), Precision::F64, None),
+        (head_on(""), Precision::F32, None),
+        (onto(PLANE), Precision::F64, Some(true)),
+        (onto(PLANE), Precision::F32, Some(false)),
+    ] {
+        let scene = parse_scene(&text).unwrap();
+        let cpu = CpuBackend::new(&scene)
+            .and_then(|mut c| c.advance(20))
+            .unwrap_err();
+        let test = "a_time_step_far_above_the_collision_time_is_the_cpus_overlap_fault";
+        let Some(mut g) = gpu_merging(test, &scene, precision, merge) else {
+            return;
+        };
+        let gpu = g.advance(20).unwrap_err();
+        eprintln!("{precision:?}: gpu: {gpu}\ncpu: {cpu}");
+        let (
+            Error::Fault {
+                step: s_cpu,
+                fault: Fault::Overlap {
+                    fraction: Some(f), ..
+                },
+            },
+            Error::Fault {
+                step: s_gpu,
+                fault: Fault::Overlap { fraction: None, .. },
+            },
+        ) = (&cpu, &gpu)
+        else {
+            panic!("not both overlap faults: gpu {gpu}, cpu {cpu}");
+        };
+        assert!(*f > 0.5, "{cpu}");
+        assert_eq!(s_cpu, s_gpu);
+        let without_fraction = |e: &Error| match e {
+            Error::Fault {
+                fault:
+                    Fault::Overlap {
+                        fraction: _,
+                        particle,
+                        other,
+                        limit,
+                        dt,
+                        recommended_dt,
+                    },
+                ..
+            } => (*particle, *other, *limit, *dt, *recommended_dt),
+            _ => unreachable!(),
+        };
+        assert_eq!(without_fraction(&gpu), without_fraction(&cpu));
+        let (particle, other, ..) = without_fraction(&gpu);
+        assert!(
+            matches!(
+                (particle, other),
+                (0, varidem::error::Contacted::Particle(1))
+                    | (
+                        common::overlap::FIRST_LANDING,
+                        varidem::error::Contacted::Wall(0)
+                    )
+            ),
+            "{gpu}"
+        );
+        assert!(gpu.to_string().contains("by more than 50 % of"), "{gpu}");
+    }
+}

@@ -434,3 +434,41 @@ fn hard_contacts_faster_than_the_mesh_grid_reaches_are_a_named_fault() {
     let mut cpu = CpuBackend::new(&fast).unwrap();
     cpu.advance(150).unwrap();
 }
+
+/// Issue 49, item 11, on a mesh: the beads of `tests/failure.rs` falling onto a mesh
+/// floor with a time step ~100 collision durations long stop at step 1 with the CPU's
+/// overlap fault, naming the lowest landing bead and `mesh[1]`, in f64 and f32.
+#[test]
+fn an_overlap_with_a_mesh_is_the_cpus_fault_on_the_gpu() {
+    use common::overlap::{onto, FIRST_LANDING, MESH};
+    use varidem::error::{Contacted, Error, Fault};
+    let s = varidem::io::parse_scene(&onto(MESH)).unwrap();
+    let cpu = CpuBackend::new(&s)
+        .and_then(|mut c| c.advance(20))
+        .unwrap_err();
+    for precision in [Precision::F64, Precision::F32] {
+        let Some(mut gpu) = gpu_common::backend(&s, precision, "gpu_meshes_overlap") else {
+            return;
+        };
+        let err = gpu.advance(20).unwrap_err();
+        eprintln!("{precision:?}: gpu: {err}\ncpu: {cpu}");
+        let named = |e: &Error| match e {
+            Error::Fault {
+                step,
+                fault:
+                    Fault::Overlap {
+                        particle,
+                        other,
+                        limit,
+                        dt,
+                        recommended_dt,
+                        ..
+                    },
+            } => Some((*step, *particle, *other, *limit, *dt, *recommended_dt)),
+            _ => None,
+        };
+        let g = named(&err).unwrap_or_else(|| panic!("not an overlap fault: {err}"));
+        assert_eq!(Some(g), named(&cpu));
+        assert_eq!((g.0, g.1, g.2), (1, FIRST_LANDING, Contacted::Mesh(1)));
+    }
+}

@@ -64,9 +64,13 @@ fn mesh_side(m: u32, q: vec3<real>) -> Side {
 // operations as the search): holding the hits in private arrays, or looping to
 // MESH_SLOTS rather than to the counts, made lavapipe's LLVM unroll Hertz contacts
 // eightfold and take minutes to compile this kernel.
+//
+// `deep`: what the particle overlaps deeper than max_overlap so far (NO_PARTNER: nothing);
+// if nothing yet, the lowest-index mesh touched that deep (n + n_walls + mesh), as
+// GranularInputs::mesh_sum reports.
 fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gone: bool,
             record: bool, f: ptr<function, vec3<real>>, t: ptr<function, vec3<real>>,
-            e_wall: ptr<function, real>) {
+            e_wall: ptr<function, real>, deep: ptr<function, u32>) {
     mesh_new_row = rows.mesh_new + li * MESH_SLOTS;
     mesh_old_row = rows.mesh_old + li * MESH_SLOTS;
     // The particle's load on each mesh, summed over its contacts (w = 1: it touches).
@@ -109,12 +113,16 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     }
     mesh_carried(count, n_old);
     let m = params.n_materials;
+    var deep_mesh = NO_PARTNER;
     for (var a = 0u; a < count; a++) {
         let rec = hist[mesh_new_row + a];
         let h = mesh_touch(rec.id, side_i.x);
         let mesh = mesh_of(h.key / 8u);
         let pm = pair_mat(m * m + (params.n_walls + mesh) * m + mat_i);
         let lever = h.distance;
+        if (side_i.r - h.distance > params.max_overlap * side_i.r) {
+            deep_mesh = min(deep_mesh, mesh);
+        }
         let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
                               side_i, mesh_side(mesh, h.point), rec.spring);
         *f += c.force;
@@ -128,6 +136,9 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
             row_vec[at + 1u] = vec4<real>(row_vec[at + 1u].xyz
                                           + glam_cross(h.point - mesh_axis(mesh), -c.force), 0.0);
         }
+    }
+    if (*deep == NO_PARTNER && deep_mesh != NO_PARTNER) {
+        *deep = params.n_particles + params.n_walls + deep_mesh;
     }
 }
 
@@ -382,6 +393,9 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     let m = params.n_materials;
     var used = 0u;
     let gone = (flags_i & FLAG_REMOVED) != 0u;
+    // The first contact deeper than max_overlap × the smaller radius (a pair found by its
+    // lower id): a partner j, else n + wall, else n + n_walls + mesh (ERR_OVERLAP).
+    var deep = NO_PARTNER;
     if (hertz || near) {
         let row = li * (params.max_neighbors + 1u);
         // The old history row is sorted by partner and ended by NO_PARTNER unless full.
@@ -473,6 +487,9 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 }
                 if (cur_id == j) { spring = old_slot(li * k + cur).spring; }
             }
+            if (lower && deep == NO_PARTNER && overlap > params.max_overlap * min(r_i, r_j)) {
+                deep = j;
+            }
             let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
                                   sb.r - 0.5 * overlap, sa, sb, spring);
             f += sign * c.force;
@@ -508,6 +525,9 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             if (h < r_i) {
                 let n = -normal;
                 let overlap = r_i - h;
+                if (deep == NO_PARTNER && overlap > params.max_overlap * r_i) {
+                    deep = params.n_particles + w;
+                }
                 let pm = pair_mat(m * m + w * m + mat_i);
                 let q = side_i.x + h * n;
                 let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
@@ -527,7 +547,13 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         }
     }
     if (hertz && N_MESH_TRIS > 0u) {
-        mesh_sum(i, li, side_i, r_i, m_i, mat_i, gone, record, &f, &t, &e_wall);
+        mesh_sum(i, li, side_i, r_i, m_i, mat_i, gone, record, &f, &t, &e_wall, &deep);
+    }
+    // Raised once, after the loops (as ERR_CONTACT_OVERFLOW): the detail word first,
+    // which only this particle writes.
+    if (deep != NO_PARTNER) {
+        atomicStore(&status[STATUS_DETAIL + i], deep);
+        raise(ERR_OVERLAP, i);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         var om = end_omega(i, get_omega(i), flags_i);

@@ -62,6 +62,11 @@ struct Params {
     nf_kappa_r: real,
     nf_lambda_r: real,
     nf_cutoff: real,
+    // [contact] max_overlap of the Hertz law (ERR_OVERLAP), then padding to 16 bytes.
+    max_overlap: real,
+    pad_r0: real,
+    pad_r1: real,
+    pad_r2: real,
 }
 
 // Effective properties of a material pair (or material and wall): the layout of

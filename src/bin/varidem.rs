@@ -998,7 +998,9 @@ fn render_command(
     options: &RenderOptions,
 ) -> Result<()> {
     let s = render_run(dir, step, out, options)?;
-    let time = s.time.map_or(String::new(), |t| format!(" (t = {} s)", readable(t)));
+    let time = s
+        .time
+        .map_or(String::new(), |t| format!(" (t = {} s)", readable(t)));
     let (field, lo, hi) = s.color;
     out!(
         "step {}{time}: {} particles from {}",

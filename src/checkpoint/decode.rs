@@ -137,6 +137,12 @@ fn check_values(sim: &SimulationParams, model: &Model, state: &StateSnapshot) ->
                 c.skin
             ));
         }
+        if c.max_overlap.is_nan() || c.max_overlap <= 0.0 {
+            return Err(format!(
+                "the largest overlap allowed is {}, not a number > 0",
+                c.max_overlap
+            ));
+        }
     }
     Ok(())
 }
@@ -204,10 +210,20 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
                 2 => ContactLaw::Hard(decode_hard(r)?),
                 c => return Err(format!("contact law code {c}")),
             };
+            let skin = r.f64()?;
+            let max_contacts = r.u32()?;
+            // Format 10 added the largest overlap allowed during the run (older runs
+            // had no limit: they resume with the default).
+            let max_overlap = if version >= 10 {
+                r.f64()?
+            } else {
+                crate::model::DEFAULT_MAX_OVERLAP
+            };
             Some(ContactParams {
                 law,
-                skin: r.f64()?,
-                max_contacts: r.u32()?,
+                skin,
+                max_contacts,
+                max_overlap,
             })
         }
         c => return Err(format!("contact flag {c}")),

@@ -136,6 +136,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             law,
             skin,
             max_contacts,
+            max_overlap,
         }) => {
             w.u8(1);
             match law {
@@ -151,6 +152,8 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             }
             w.f64(*skin);
             w.u32(*max_contacts);
+            // Since version 10: the largest overlap allowed during the run.
+            w.f64(*max_overlap);
         }
     }
     w.len(materials.len());

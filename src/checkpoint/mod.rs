@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 9)
+//! # File format (version 10)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -41,7 +41,8 @@
 //! counts of inserted and skipped particles (after the impulses; issue 26), version 8
 //! each inserter's clump type (a `u32` after its material, `u32::MAX` for spheres),
 //! version 9 the run's identity and VTK setting (issue 49; older files have no
-//! identity and VTK on);
+//! identity and VTK on), version 10 `[contact] max_overlap` (an `f64` after
+//! `max_contacts`; older files read with the default);
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file
 //! in every error.

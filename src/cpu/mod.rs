@@ -78,6 +78,13 @@ pub struct CpuBackend {
     walls: Option<walls::WallState>,
     /// Particle insertion (`[[inserter]]`); `None` without inserters.
     insertion: Option<neighbor::Insertion>,
+    /// `varidem check`'s recommended time step for the scene at `t = 0`
+    /// ([`time_step_advice`](crate::physics::granular::time_step_advice)), named by
+    /// [`Fault::Overlap`].
+    dt_advice: Option<f64>,
+    /// The smallest radius (clumps' spheres included): with `[contact] max_overlap`, the
+    /// overlap below which no pair needs its partner's radius looked up.
+    min_radius: f64,
 }
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
@@ -341,6 +348,9 @@ impl CpuBackend {
         snapshot: Option<&StateSnapshot>,
     ) -> Result<Self> {
         let free = model.particles.len();
+        // From the scene as `varidem check` reads it: before the clumps are expanded
+        // and a snapshot's state is applied.
+        let dt_advice = crate::physics::granular::time_step_advice(&model).map(|a| a.dt_max);
         let hard_law = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
         if hard_law != (integrator == IntegratorKind::ImpulseVelocity) {
             return Err(Error::Backend(
@@ -406,6 +416,8 @@ impl CpuBackend {
             hard: None,
             walls: None,
             insertion,
+            dt_advice,
+            min_radius: 0.0,
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
@@ -420,6 +432,7 @@ impl CpuBackend {
         }
         backend.mark_absent();
         let p = &backend.model.particles;
+        backend.min_radius = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
         backend.field_only = backend.model.bonds.is_empty()
             && !matches!(
                 backend.model.contact.map(|c| c.law),

@@ -12,7 +12,7 @@ use super::{STATUS_AHEAD, STATUS_ERROR, STATUS_FIRST_INDEX, STATUS_STEP, STATUS_
 use crate::backend::profile::KernelProfile;
 use crate::backend::{Backend, BackendKind, Frame, StateSnapshot};
 use crate::diagnostics::{Diagnostics, Potentials};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::gpu::kernels::KernelId;
 use crate::model::Particles;
 use crate::neighbor::{contact_counts, NeighborList};
@@ -43,6 +43,11 @@ impl GpuBackend {
         }
         let code = bits.trailing_zeros();
         let index = s[STATUS_FIRST_INDEX + code as usize];
+        if code == contract::ERR_OVERLAP {
+            if let Some(fault) = self.overlap_fault(index)? {
+                return Err(Error::fault(self.steps, fault));
+            }
+        }
         let bonds = &self.model.bonds;
         let ends = |b: usize| bonds.get(b).map(|b| (b.i, b.j));
         let free = self.sections.free as usize;
@@ -53,6 +58,31 @@ impl GpuBackend {
                 self.steps
             ))),
         }
+    }
+}
+
+impl GpuBackend {
+    /// The [`Fault::Overlap`] of `particle`, the lowest to raise
+    /// [`contract::ERR_OVERLAP`]: what it overlaps is its word at
+    /// [`contract::STATUS_DETAIL`]. `None` for a word that names nothing (a contract
+    /// mismatch).
+    fn overlap_fault(&self, particle: u32) -> Result<Option<Fault>> {
+        let at = 4 * (u64::from(contract::STATUS_DETAIL) + u64::from(particle));
+        let raw = self.read_buffer_at(&self.buffers[bind::STATUS as usize], at, 4)?;
+        let Some(word) = raw.get(..4).and_then(|b| b.try_into().ok()) else {
+            return Ok(None);
+        };
+        let m = &self.model;
+        let (walls, meshes) = (m.walls.len() as u32, m.meshes.len() as u32);
+        let other = contract::overlap_partner(u32::from_le_bytes(word), self.n, walls, meshes);
+        Ok(other.map(|other| Fault::Overlap {
+            particle: particle as usize,
+            other,
+            fraction: None,
+            limit: m.contact.map_or(f64::INFINITY, |c| c.max_overlap),
+            dt: self.dt,
+            recommended_dt: self.dt_advice,
+        }))
     }
 }
 

@@ -207,7 +207,8 @@ impl<R: Real> Contents<R> {
         let rs = std::mem::size_of::<R>() as u64;
         let sections = &plan.sections;
         let params = params::<R>(model, plan, compact.is_some(), integrator, dt);
-        let mut status = [0u32; STATUS_WORDS];
+        // The status words, then a detail word per particle (STATUS_DETAIL).
+        let mut status = vec![0u32; STATUS_WORDS + n as usize];
         status[STATUS_STEP] = start;
         status[STATUS_REBUILD] = u32::from(plan.contact);
         for w in &mut status[STATUS_FIRST_INDEX..] {
@@ -549,6 +550,13 @@ fn params<R: Real>(
         nf_kappa_r: R::from_f64(near.kappa_repulsive),
         nf_lambda_r: R::from_f64(near.lambda_repulsive),
         nf_cutoff: R::from_f64(near.cutoff),
+        max_overlap: R::from_f64(match model.contact {
+            Some(c) if c.law == ContactLaw::Hertz => c.max_overlap,
+            _ => f64::INFINITY,
+        }),
+        pad_r0: R::from_f64(0.0),
+        pad_r1: R::from_f64(0.0),
+        pad_r2: R::from_f64(0.0),
     }
 }
 

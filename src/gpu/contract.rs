@@ -3,7 +3,7 @@
 //! codes, the stride and offsets of a bond result, and the reduction slots. They are defined here once and emitted into the generated WGSL header
 //! ([`wgsl`]), so the host and the shaders cannot disagree on a value.
 
-use crate::error::{ClumpFault, Fault};
+use crate::error::{ClumpFault, Contacted, Fault};
 use crate::model::{
     FLAG_DORMANT, FLAG_HELD, FLAG_MEMBER, FLAG_NO_ROTATION, FLAG_PENDULUM, FLAG_REMOVED,
 };
@@ -29,6 +29,12 @@ pub const STATUS_LOADS: u32 = 6;
 pub const STATUS_FIRST_INDEX: u32 = 8;
 /// Number of status words.
 pub const STATUS_WORDS: u32 = 32;
+/// Words `STATUS_DETAIL + i` after the status words, one per particle: what particle
+/// `i` overlaps too deeply when it raises [`ERR_OVERLAP`] (a partner id `j`, `n + w`
+/// for plane wall `w`, `n + n_walls + m` for mesh `m`; [`overlap_partner`]). Each is
+/// written by its own particle only, so the host reads the lowest raising particle's
+/// without a race.
+pub const STATUS_DETAIL: u32 = STATUS_WORDS;
 /// Steps of moving-wall poses held on the device (`tables`' wall-pose section, by step
 /// modulo this): at least the steps of one submitted batch.
 pub const POSE_SLOTS: u32 = 64;
@@ -85,8 +91,12 @@ pub const ERR_HARD_SWEEP_BUDGET: u32 = 17;
 pub const ERR_HARD_COLOR_BUDGET: u32 = 18;
 /// Error code: a particle touches more mesh features than its mesh slots hold.
 pub const ERR_MESH_OVERFLOW: u32 = 19;
+/// Error code: a Hertz contact overlaps by more than `[contact] max_overlap` of the
+/// smaller radius (index: the particle, a pair's lower id; what it overlaps in its
+/// word at [`STATUS_DETAIL`]).
+pub const ERR_OVERLAP: u32 = 20;
 /// Number of error codes.
-pub const ERR_COUNT: u32 = 20;
+pub const ERR_COUNT: u32 = 21;
 /// `STATUS_ERROR` bits `ERROR_CODES`: the raised codes; above them, from bit
 /// `ERROR_PHASE_SHIFT`, the phase of the dispatch that raised first (0: a kernel without
 /// one), and `ERROR_SEALED` once a later step has begun. In one word, so that an
@@ -99,15 +109,32 @@ pub const ERROR_PHASE_SHIFT: u32 = ERR_COUNT;
 /// kernel runs on.
 pub const ERROR_SEALED: u32 = 1 << 31;
 const _: () = assert!(
-    ERR_COUNT <= 20,
-    "the phase bits need 11 bits above the codes"
+    ERR_COUNT <= 21,
+    "the phase bits need 10 bits above the codes (phases below 1024, shaders/common/layout.wgsl), under ERROR_SEALED"
 );
+
+/// What the detail word `word` of a particle raising [`ERR_OVERLAP`] names, for `n`
+/// particles, `walls` plane walls and `meshes` meshes (`None`: a contract mismatch).
+pub fn overlap_partner(word: u32, n: u32, walls: u32, meshes: u32) -> Option<Contacted> {
+    let k = word as usize;
+    let (n, walls, meshes) = (n as usize, walls as usize, meshes as usize);
+    if k < n {
+        Some(Contacted::Particle(k))
+    } else if k - n < walls {
+        Some(Contacted::Wall(k - n))
+    } else if k - n - walls < meshes {
+        Some(Contacted::Mesh(k - n - walls))
+    } else {
+        None
+    }
+}
 
 /// The [`Fault`] a kernel error `code` stands for, at the particle, bond or clump
 /// `index` the status words record; `bond_ends` names a bond's particles,
 /// `max_contacts` is the history capacity, `free` the particles before the clumps'
 /// spheres (a clump's `final.csv` row is `free` + its index). `None` for an unknown
-/// code (a contract mismatch).
+/// code (a contract mismatch), and for [`ERR_OVERLAP`], whose fault needs the raising
+/// particle's detail word (the backend reads it: [`overlap_partner`]).
 pub fn fault(
     code: u32,
     index: u32,
@@ -356,7 +383,7 @@ const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 123] = [
+pub const CONSTANTS: [(&str, u32); 125] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -366,6 +393,7 @@ pub const CONSTANTS: [(&str, u32); 123] = [
     ("STATUS_LOADS", STATUS_LOADS),
     ("STATUS_FIRST_INDEX", STATUS_FIRST_INDEX),
     ("STATUS_WORDS", STATUS_WORDS),
+    ("STATUS_DETAIL", STATUS_DETAIL),
     ("POSE_SLOTS", POSE_SLOTS),
     ("POSE_VEC4", POSE_VEC4),
     ("MESH_POSE_VEC4", MESH_POSE_VEC4),
@@ -383,6 +411,7 @@ pub const CONSTANTS: [(&str, u32); 123] = [
     ("ERR_CLUMP_LEFT_DOMAIN", ERR_CLUMP_LEFT_DOMAIN),
     ("ERR_CLUMP_NON_FINITE", ERR_CLUMP_NON_FINITE),
     ("ERR_MESH_OVERFLOW", ERR_MESH_OVERFLOW),
+    ("ERR_OVERLAP", ERR_OVERLAP),
     ("ERR_COUNT", ERR_COUNT),
     ("ERROR_CODES", ERROR_CODES),
     ("ERROR_PHASE_SHIFT", ERROR_PHASE_SHIFT),
@@ -531,5 +560,21 @@ mod tests {
             assert_eq!(v.len(), n, "{family} values repeat");
         }
         assert!(wgsl().contains("const PARAM_HERTZ: u32 = 8u;\n"));
+    }
+
+    /// A detail word names a partner below n, then the walls, then the meshes; past
+    /// them, nothing.
+    #[test]
+    fn overlap_details_decode() {
+        let decode = |w| overlap_partner(w, 10, 2, 3);
+        assert_eq!(decode(0), Some(Contacted::Particle(0)));
+        assert_eq!(decode(9), Some(Contacted::Particle(9)));
+        assert_eq!(decode(10), Some(Contacted::Wall(0)));
+        assert_eq!(decode(11), Some(Contacted::Wall(1)));
+        assert_eq!(decode(12), Some(Contacted::Mesh(0)));
+        assert_eq!(decode(14), Some(Contacted::Mesh(2)));
+        assert_eq!(decode(15), None);
+        assert_eq!(decode(u32::MAX), None);
+        assert_eq!(fault(ERR_OVERLAP, 0, |_| None, 16, 0), None);
     }
 }

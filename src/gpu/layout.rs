@@ -115,6 +115,14 @@ pub struct Params<R: Real> {
     pub nf_lambda_r: R,
     /// Near-field cutoff (centre distance); also the smallest neighbour reach (0: none).
     pub nf_cutoff: R,
+    /// `[contact] max_overlap` under the Hertz law (`ERR_OVERLAP`).
+    pub max_overlap: R,
+    /// Padding (the block stays a multiple of 16 bytes).
+    pub pad_r0: R,
+    /// Padding.
+    pub pad_r1: R,
+    /// Padding.
+    pub pad_r2: R,
 }
 
 /// `struct Chunk` (uniform): one chunk of the bond set.
@@ -455,8 +463,8 @@ const _: () = {
     use std::mem::size_of;
     assert!(size_of::<HardParams<f32>>() == 48);
     assert!(size_of::<HardParams<f64>>() == 80);
-    assert!(size_of::<Params<f32>>() == 48 + 24 * 4);
-    assert!(size_of::<Params<f64>>() == 48 + 24 * 8);
+    assert!(size_of::<Params<f32>>() == 48 + 28 * 4);
+    assert!(size_of::<Params<f64>>() == 48 + 28 * 8);
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);

@@ -149,6 +149,10 @@ pub struct GpuBackend {
     /// The timestamp queries of a profile being recorded
     /// ([`Backend::kernel_profile`](crate::backend::Backend::kernel_profile)).
     profiler: Option<profile::Profiler>,
+    /// `varidem check`'s recommended time step for the scene at `t = 0`
+    /// ([`time_step_advice`](crate::physics::granular::time_step_advice)), named by
+    /// [`Fault::Overlap`](crate::error::Fault::Overlap).
+    dt_advice: Option<f64>,
 }
 
 impl GpuBackend {
@@ -239,6 +243,9 @@ impl GpuBackend {
         snapshot: Option<&StateSnapshot>,
     ) -> Result<Self> {
         let mut model = model;
+        // From the scene as `varidem check` reads it: before the clumps are expanded
+        // and a snapshot's state is applied.
+        let dt_advice = crate::physics::granular::time_step_advice(&model).map(|a| a.dt_max);
         let mut bodies = if model.clumps.is_empty() {
             None
         } else {
@@ -314,12 +321,12 @@ impl GpuBackend {
             ))
         })?;
         let mut backend = match options.precision {
-            Precision::F32 => {
-                Self::build::<f32>(ctx, model, integrator, dt, options, start, kahan, placement)
-            }
-            Precision::F64 => {
-                Self::build::<f64>(ctx, model, integrator, dt, options, start, kahan, None)
-            }
+            Precision::F32 => Self::build::<f32>(
+                ctx, model, integrator, dt, options, start, kahan, placement, dt_advice,
+            ),
+            Precision::F64 => Self::build::<f64>(
+                ctx, model, integrator, dt, options, start, kahan, None, dt_advice,
+            ),
         }?;
         backend.bodies = bodies;
         backend.insertion = insertion;
@@ -329,7 +336,8 @@ impl GpuBackend {
     /// Uploads everything, compiles the kernels and evaluates the forces of the
     /// model's state. `start` is the initial step count; `kahan` the initial Kahan terms
     /// (used in `f32` when it has 9 per particle, zero otherwise); `placement` the
-    /// device coordinates of a restored `f32` state.
+    /// device coordinates of a restored `f32` state; `dt_advice` `varidem check`'s
+    /// recommended time step.
     #[expect(
         clippy::too_many_arguments,
         reason = "a restored state's parts (step, Kahan terms, device coordinates) beside the run's"
@@ -343,6 +351,7 @@ impl GpuBackend {
         start: u32,
         kahan: &[f32],
         placement: Option<Placement<'_>>,
+        dt_advice: Option<f64>,
     ) -> Result<Self> {
         // The largest storage binding (a test hook may pretend it is smaller).
         let limits = ctx.device.limits();
@@ -462,6 +471,7 @@ impl GpuBackend {
             loads_step: None,
             restored_loads: None,
             profiler: None,
+            dt_advice,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

@@ -250,6 +250,7 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
         law: crate::model::ContactLaw::Binder { k_pp: 10.0 },
         skin: 0.2 * radius,
         max_contacts: crate::model::DEFAULT_MAX_CONTACTS,
+        max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
     });
     Ok(model)
 }
@@ -644,6 +645,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
         },
         skin: 0.2 * radius,
         max_contacts: 16,
+        max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
     });
     model
 }
@@ -719,6 +721,7 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         law: ContactLaw::Hertz,
         skin: 0.1 * 1.1 * radius,
         max_contacts: 16,
+        max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
     });
     model
 }
@@ -755,5 +758,6 @@ fn on_a_floor(model: &mut Model, material: crate::model::Material, skin: f64, ma
         law: ContactLaw::Hertz,
         skin,
         max_contacts,
+        max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
     });
 }

@@ -8,6 +8,7 @@
 pub mod bead;
 pub mod hard_problems;
 pub mod inserter;
+pub mod overlap;
 pub mod pour;
 
 use glam::DVec3;
@@ -77,6 +78,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
         max_contacts: 16,
         law: ContactLaw::Binder { k_pp: 2100.0 },
         skin: 0.1 * ring.particle_radius(),
+        max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
     });
     if wall {
         m.walls.push(Wall {
@@ -166,6 +168,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         max_contacts: 16,
         law: ContactLaw::Binder { k_pp: 50.0 },
         skin: 0.01,
+        max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
     });
     m.walls.push(Wall {
         point: DVec3::ZERO,

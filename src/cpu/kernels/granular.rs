@@ -15,6 +15,7 @@ use crate::cpu::forces::ParticleForce;
 use crate::cpu::pair_batch::{PairBatch, LANES};
 use crate::cpu::parallel::{dispatch_into, MIN_CHUNK};
 use crate::cpu::walls::{WallState, MESH_SLOTS};
+use crate::error::Contacted;
 use crate::integrators::{self, Body, IntegratorKind};
 use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
 use crate::neighbor::NeighborList;
@@ -81,6 +82,11 @@ pub(in crate::cpu) struct GranularForce {
     pub overflow: u32,
     /// Mesh contacts beyond [`MESH_SLOTS`] (0 when all fit).
     pub mesh_overflow: u32,
+    /// The particle's first contact deeper than `[contact] max_overlap` (a pair counts
+    /// for its lower id): its lowest-id partner, else its first wall, else its
+    /// lowest-index mesh; with the overlap as a fraction of the smaller radius. `None`
+    /// when none is.
+    pub overlap: Option<(Contacted, f64)>,
 }
 
 /// What a granular force evaluation reads besides the model.
@@ -116,6 +122,12 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     /// Forces of the previous evaluation, to carry the half-step velocities to the end
     /// of the step for the velocity-dependent forces.
     pub old_forces: &'a [ParticleForce],
+    /// `[contact] max_overlap` under the Hertz law (∞ otherwise): a contact deeper than
+    /// this fraction of the smaller radius is reported ([`GranularForce::overlap`]).
+    pub max_overlap: f64,
+    /// `max_overlap` times the smallest radius: no pair is shallower than it and
+    /// deeper than the limit, so shallower ones need not look up the partner's radius.
+    pub overlap_floor: f64,
 }
 
 impl GranularInputs<'_> {
@@ -166,9 +178,21 @@ impl GranularInputs<'_> {
         // The particle's load on each mesh it touches, summed over its contacts before
         // they join the chunk's (the GPU records one such sum per particle and mesh).
         let mut mine = [(u32::MAX, [DVec3::ZERO; 2]); MESH_SLOTS];
+        // The lowest-index mesh touched deeper than max_overlap × the radius, and the
+        // deepest of its contacts.
+        let mut deep = (u32::MAX, 0.0f64);
         for (a, c) in now.iter().enumerate() {
             let Some(c) = c else { continue };
             let (overlap, lever) = (side_i.r - c.distance, c.distance);
+            if overlap > self.max_overlap * side_i.r && c.mesh <= deep.0 {
+                let fraction = overlap / side_i.r;
+                deep.1 = if c.mesh == deep.0 {
+                    deep.1.max(fraction)
+                } else {
+                    fraction
+                };
+                deep.0 = c.mesh;
+            }
             let pm = self.tables.mesh(c.mesh as usize, p.material[i]);
             let g = ContactGeometry {
                 r_star: side_i.r,
@@ -196,6 +220,9 @@ impl GranularInputs<'_> {
                 total[0] += l[0];
                 total[1] += l[1];
             }
+        }
+        if out.overlap.is_none() && deep.0 != u32::MAX {
+            out.overlap = Some((Contacted::Mesh(deep.0 as usize), deep.1));
         }
         count.saturating_sub(MESH_SLOTS) as u32
     }
@@ -373,7 +400,8 @@ impl GranularInputs<'_> {
     /// pair's force when it is the lower id and its exact negative otherwise (so
     /// `f_ij = −f_ji` bitwise); then walls, meshes and drag. Writes `i`'s new wall
     /// springs and mesh slots; touching pairs beyond [`GranularInputs::slots`] count
-    /// as overflow.
+    /// as overflow, and the first contact deeper than [`GranularInputs::max_overlap`]
+    /// is [`GranularForce::overlap`].
     #[expect(
         clippy::too_many_arguments,
         reason = "the kernel twin's outputs are separate slices, as the shader's bindings"
@@ -415,6 +443,14 @@ impl GranularInputs<'_> {
             if c.overlap.is_nan() {
                 continue;
             }
+            // A pair deeper than max_overlap × the smaller radius, found by its lower id.
+            if lower && out.overlap.is_none() && c.overlap > self.overlap_floor {
+                let j = neighbors[k] as usize;
+                let smaller = side_i.r.min(sides.side[j].side.r);
+                if c.overlap > self.max_overlap * smaller {
+                    out.overlap = Some((Contacted::Particle(j), c.overlap / smaller));
+                }
+            }
             // `ℓ_a` or `ℓ_b` as the pair kernel formed it, from the same radius.
             let lever = side_i.r - 0.5 * c.overlap;
             if lower {
@@ -434,6 +470,9 @@ impl GranularInputs<'_> {
             let mut new = DVec3::ZERO;
             if hertz && !removed(i) {
                 if let Some((n, overlap, lever)) = wall_overlap(wall, side_i.x, side_i.r) {
+                    if out.overlap.is_none() && overlap > self.max_overlap * side_i.r {
+                        out.overlap = Some((Contacted::Wall(w), overlap / side_i.r));
+                    }
                     let pm = self.tables.wall(w, p.material[i]);
                     let g = ContactGeometry {
                         r_star: side_i.r,

@@ -12,6 +12,15 @@ use crate::cpu::contact_history::PairSpring;
 use crate::cpu::forces::{history_slots, mesh_slots, wall_stride, ForceState, ParticleForce};
 use crate::cpu::MESH_SLOTS;
 
+/// What a chunk of the force gather reports: touching contacts beyond the slots (pair
+/// and mesh counts), or a contact deeper than `[contact] max_overlap` (what, and the
+/// overlap's fraction of the smaller radius).
+#[derive(Clone, Copy, Debug)]
+enum ForceFault {
+    Overflow(u32, u32),
+    Overlap((Contacted, f64)),
+}
+
 /// A chunk's wall springs, mesh slots (keys, springs) and wall loads.
 type WallRows<'a> = (
     &'a mut [DVec3],
@@ -24,7 +33,7 @@ use crate::cpu::parallel::{
     PREFETCH_AHEAD,
 };
 use crate::cpu::CpuBackend;
-use crate::error::{Error, Fault, Result};
+use crate::error::{Contacted, Error, Fault, Result};
 use crate::model::{ContactLaw, FLAG_MEMBER, FLAG_PENDULUM, FLAG_REMOVED};
 use crate::physics::{contact, field, BondResult};
 
@@ -96,6 +105,8 @@ impl CpuBackend {
             increments,
             first,
             old_forces: &self.forces.particles,
+            max_overlap: self.max_overlap(),
+            overlap_floor: self.max_overlap() * self.min_radius,
         };
         if !std::mem::take(&mut out.sides_ready) || increments.is_some() || first {
             inputs.sides(&mut out.sides);
@@ -157,11 +168,14 @@ impl CpuBackend {
                 )
             })
             .collect();
-        // Each chunk reports its first particle with more touching contacts than slots
-        // (an error; the lowest over all chunks is named).
+        // Each chunk reports its first particle with more touching contacts than slots,
+        // else its first with a contact deeper than max_overlap (errors: the lowest over
+        // all chunks is named, an overflow before any overlap, keyed n + i, as the GPU
+        // reports the lower error code first).
+        let n = p.len();
         let kernel =
             |(lo, (f, (walls, (keys, springs), loads)), v, w): CorrectChunk<'_, WallRows<'_>>| {
-                let mut overflow = None;
+                let mut fault: Option<(usize, ForceFault)> = None;
                 for (l, f) in f.iter_mut().enumerate() {
                     let i = lo + l;
                     if contacts {
@@ -198,36 +212,65 @@ impl CpuBackend {
                     pf.overflow = g.overflow;
                     pf.mesh_overflow = g.mesh_overflow;
                     *f = pf;
-                    if (f.overflow > 0 || f.mesh_overflow > 0) && overflow.is_none() {
-                        overflow = Some((i, (f.overflow, f.mesh_overflow)));
+                    let no_overflow = fault.map_or(true, |(k, _)| k >= n);
+                    if (f.overflow > 0 || f.mesh_overflow > 0) && no_overflow {
+                        fault = Some((i, ForceFault::Overflow(f.overflow, f.mesh_overflow)));
+                    } else if let (Some(c), None) = (g.overlap, fault) {
+                        fault = Some((n + i, ForceFault::Overlap(c)));
                     }
                     if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
                         correct_one(i, f, v, w);
                     }
                 }
-                overflow
+                fault
             };
-        if let Some((particle, (over, mesh_over))) = run_chunks(chunks, p.len(), kernel) {
-            if over == 0 {
-                return Err(Error::fault(
-                    step,
-                    Fault::MeshContactOverflow {
-                        particle,
-                        contacts: MESH_SLOTS + mesh_over as usize,
-                        capacity: MESH_SLOTS,
-                    },
-                ));
+        let Some((key, fault)) = run_chunks(chunks, p.len(), kernel) else {
+            return Ok(());
+        };
+        let particle = key % n;
+        let slots = history_slots(&self.model);
+        let fault = match fault {
+            ForceFault::Overlap((other, fraction)) => {
+                self.overlap_fault(particle, other, Some(fraction))
             }
-            return Err(Error::fault(
-                step,
-                Fault::ContactOverflow {
-                    particle,
-                    contacts: Some(history_slots(&self.model) + over as usize),
-                    capacity: history_slots(&self.model),
-                },
-            ));
+            ForceFault::Overflow(0, mesh_over) => Fault::MeshContactOverflow {
+                particle,
+                contacts: MESH_SLOTS + mesh_over as usize,
+                capacity: MESH_SLOTS,
+            },
+            ForceFault::Overflow(over, _) => Fault::ContactOverflow {
+                particle,
+                contacts: Some(slots + over as usize),
+                capacity: slots,
+            },
+        };
+        Err(Error::fault(step, fault))
+    }
+
+    /// [`Fault::Overlap`] for `particle` and `other`, with this run's limit, time step
+    /// and `varidem check`'s recommended one.
+    pub(in crate::cpu) fn overlap_fault(
+        &self,
+        particle: usize,
+        other: Contacted,
+        fraction: Option<f64>,
+    ) -> Fault {
+        Fault::Overlap {
+            particle,
+            other,
+            fraction,
+            limit: self.max_overlap(),
+            dt: self.dt,
+            recommended_dt: self.dt_advice,
         }
-        Ok(())
+    }
+
+    /// `[contact] max_overlap` under the Hertz law; ∞ otherwise (no limit).
+    pub(in crate::cpu) fn max_overlap(&self) -> f64 {
+        match self.model.contact {
+            Some(c) if c.law == ContactLaw::Hertz => c.max_overlap,
+            _ => f64::INFINITY,
+        }
     }
 
     /// Kernel `particle_forces` for particle `i`: the gather of bond results (CSR

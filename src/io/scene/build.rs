@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::checks::{
-    check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, plural, scene_error,
-    shown,
+    check_capacity, finite_vec, fmt_vec, int_in, material_index, non_negative, plural, positive,
+    scene_error, shown,
 };
 use super::clumps::{add_clumps, check_clumps_in_domain, clump_types};
 use super::generators::{block, cloud, generator_stiffness, ring};
@@ -27,7 +27,7 @@ use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
 use crate::model::{
     is_dormant, Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles,
-    Scene, DEFAULT_MAX_CONTACTS,
+    Scene, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_OVERLAP,
 };
 
 /// Largest `[contact] max_contacts`.
@@ -304,7 +304,33 @@ fn contact_params(c: &ContactSection, law: ContactLaw, model: &Model) -> Result<
         law,
         skin,
         max_contacts,
+        max_overlap: max_overlap(c, law)?,
     })
+}
+
+/// `[contact] max_overlap` (the Hertz law only): at least `max_initial_overlap`, whose
+/// overlaps the first steps keep; by default [`DEFAULT_MAX_OVERLAP`], or
+/// `max_initial_overlap` where that is larger.
+fn max_overlap(c: &ContactSection, law: ContactLaw) -> Result<f64> {
+    let initial = match c.max_initial_overlap {
+        Some(v) => non_negative("contact.max_initial_overlap", v)?,
+        None => MAX_INITIAL_OVERLAP,
+    };
+    match c.max_overlap {
+        None => Ok(DEFAULT_MAX_OVERLAP.max(initial)),
+        Some(v) if law != ContactLaw::Hertz => Err(scene_error(format!(
+            "contact.max_overlap = {v}: only the \"hertz\" law uses it"
+        ))),
+        Some(v) => {
+            let v = positive("contact.max_overlap", v)?;
+            if v < initial {
+                return Err(scene_error(format!(
+                    "contact.max_overlap = {v}: must be >= contact.max_initial_overlap = {initial} (the overlaps allowed at t = 0 must not stop the first step)"
+                )));
+            }
+            Ok(v)
+        }
+    }
 }
 
 /// The `[domain]` box, which every particle must start inside.

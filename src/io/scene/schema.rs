@@ -91,7 +91,10 @@ pub(super) struct SceneFile {
     /// identity); read by resume and render, ignored as a scene (issue 49: `run.toml`
     /// is a scene file as it is).
     #[serde(default)]
-    #[allow(dead_code, reason = "read only to be accepted: run.toml's [run] table")]
+    #[allow(
+        dead_code,
+        reason = "accepted so that a run.toml parses as a scene; its values are read elsewhere"
+    )]
     pub(super) run: Option<toml::Table>,
 }
 
@@ -340,6 +343,9 @@ pub(super) struct ContactSection {
     pub(super) max_contacts: Option<i64>,
     #[serde(default)]
     pub(super) max_initial_overlap: Option<f64>,
+    // The Hertz law only.
+    #[serde(default)]
+    pub(super) max_overlap: Option<f64>,
     // Hard contacts (`law = "hard"`) only.
     #[serde(default)]
     pub(super) friction_model: Option<String>,

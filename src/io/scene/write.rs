@@ -6,7 +6,7 @@ use glam::DVec3;
 use super::overlaps::{worst_initial_overlap, MAX_INITIAL_OVERLAP};
 use super::sections::SHEAR_FORMS;
 use crate::integrators::IntegratorKind;
-use crate::model::{Bond, ContactLaw, RunLength, Scene};
+use crate::model::{Bond, ContactLaw, RunLength, Scene, DEFAULT_MAX_OVERLAP};
 
 /// A float as a TOML literal that parses back to the same bits (shortest round-trip
 /// representation).
@@ -138,6 +138,9 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         }
         let _ = writeln!(s, "skin = {}", toml_float(c.skin));
         let _ = writeln!(s, "max_contacts = {}", c.max_contacts);
+        if c.law == ContactLaw::Hertz && c.max_overlap != DEFAULT_MAX_OVERLAP {
+            let _ = writeln!(s, "max_overlap = {}", toml_float(c.max_overlap));
+        }
         // Overlaps the scene already has must parse back.
         if let Some((ratio, ..)) = worst_initial_overlap(m, None) {
             if ratio > MAX_INITIAL_OVERLAP {
