@@ -1354,3 +1354,67 @@ fn a_far_too_large_time_step_fails_naming_the_recommended_one() {
     );
     assert!(out.join("energy.csv").is_file() && out.join("final.csv").is_file());
 }
+
+/// Issue 49, item 9: a mesh too large for the GPU's storage bindings is named in the
+/// error (here a 4 608-triangle floor against bindings of 64 KiB, requested through
+/// `VARIDEM_GPU_LIMITS`; the run then falls back to the CPU as documented).
+#[test]
+fn a_mesh_too_large_for_the_gpu_is_named() {
+    if !has_adapter("a_mesh_too_large_for_the_gpu_is_named") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let n = 48;
+    let mut stl = vec![0u8; 80];
+    stl.extend_from_slice(&(2 * n * n as u32).to_le_bytes());
+    let at = |i: u32| i as f32 / n as f32 - 0.5;
+    for i in 0..n {
+        for j in 0..n {
+            let c = [
+                (at(i), at(j)),
+                (at(i + 1), at(j)),
+                (at(i + 1), at(j + 1)),
+                (at(i), at(j + 1)),
+            ];
+            for t in [[0, 1, 2], [0, 2, 3]] {
+                for x in [0.0f32, 0.0, 1.0] {
+                    stl.extend_from_slice(&x.to_le_bytes());
+                }
+                for k in t {
+                    for x in [c[k].0, c[k].1, 0.0] {
+                        stl.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+                stl.extend_from_slice(&[0, 0]);
+            }
+        }
+    }
+    std::fs::write(dir.path().join("floor.stl"), stl).unwrap();
+    let scene = dir.path().join("floor.toml");
+    std::fs::write(
+        &scene,
+        "[simulation]\ndt = 1e-5\nsteps = 1\n[contact]\nlaw = \"hertz\"\n\
+         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\nrestitution = 0.5\nfriction_static = 0.4\n\
+         [[particle]]\nposition = [0.0, 0.0, 0.01]\nradius = 0.002\nmaterial = \"glass\"\n\
+         [[mesh]]\nfile = \"floor.stl\"\nname = \"floor\"\nmaterial = \"glass\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = varidem_env(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--backend",
+            "gpu",
+            "--no-vtk",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("VARIDEM_GPU_LIMITS", "adapter,binding_bytes=65536")],
+    );
+    let e = stderr(&o);
+    assert!(
+        e.contains("does not fit the device") && e.contains("mesh[0] (floor) 4608 triangles"),
+        "{e}"
+    );
+}

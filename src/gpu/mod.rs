@@ -397,7 +397,9 @@ impl GpuBackend {
             start,
             kahan,
         );
-        let total = contents.check_fit(&plan, max_bind, &ctx.summary.name)?;
+        let total = contents
+            .check_fit(&plan, max_bind, &ctx.summary.name)
+            .map_err(|e| name_the_meshes(e, &model))?;
         log::debug!(
             "gpu buffers: {:.1} MiB; {} row chunk(s), {} bond chunk(s)",
             total as f64 / 1048576.0,
@@ -529,5 +531,38 @@ impl GpuBackend {
     /// Kernel precision.
     pub fn precision(&self) -> Precision {
         self.precision
+    }
+}
+
+/// A buffer too large for the adapter, in a scene with meshes: the error names each mesh
+/// and its triangles, which share the packed mesh tables (issue 49: a mesh too large
+/// for the GPU was not named).
+fn name_the_meshes(e: Error, model: &Model) -> Error {
+    match e {
+        // The mesh tables ride in these two buffers (gpu/contents.rs).
+        Error::DeviceTooSmall(message)
+            if !model.meshes.is_empty()
+                && ["'particle_flags'", "'tables'"]
+                    .iter()
+                    .any(|b| message.starts_with(&format!("buffer {b}"))) =>
+        {
+            let meshes: Vec<String> = model
+                .meshes
+                .iter()
+                .enumerate()
+                .map(|(k, m)| {
+                    format!(
+                        "mesh[{k}] ({}) {} triangles",
+                        m.name,
+                        m.mesh.triangles.len()
+                    )
+                })
+                .collect();
+            Error::DeviceTooSmall(format!(
+                "{message}; the meshes are packed in it: {} (use a coarser mesh, or --backend cpu)",
+                meshes.join(", ")
+            ))
+        }
+        other => other,
     }
 }
