@@ -244,7 +244,7 @@ pub enum Fault {
     /// `δ ≪ r` and means nothing there; the time step is almost always too large. Of
     /// the contacts beyond the limit, the one named is that of the lowest particle id
     /// (a pair counts for its lower id), with its lowest-id partner, else its first
-    /// wall, else its first mesh: both backends name the same one.
+    /// wall, else its lowest-index mesh: both backends name the same one.
     #[error("{}: the Hertz contact means nothing that deep; {}", overlap_what(*particle, other, *fraction, *limit), dt_advice(*dt, *recommended_dt))]
     Overlap {
         /// The particle (a pair's lower id).

@@ -252,6 +252,10 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("nf_kappa_r", nf_kappa_r),
             ("nf_lambda_r", nf_lambda_r),
             ("nf_cutoff", nf_cutoff),
+            ("max_overlap", max_overlap),
+            ("pad_r0", pad_r0),
+            ("pad_r1", pad_r1),
+            ("pad_r2", pad_r2),
         ]
     );
     check_layout!(

@@ -67,6 +67,9 @@ impl GpuBackend {
     /// [`contract::STATUS_DETAIL`]. `None` for a word that names nothing (a contract
     /// mismatch).
     fn overlap_fault(&self, particle: u32) -> Result<Option<Fault>> {
+        if particle >= self.n {
+            return Ok(None);
+        }
         let at = 4 * (u64::from(contract::STATUS_DETAIL) + u64::from(particle));
         let raw = self.read_buffer_at(&self.buffers[bind::STATUS as usize], at, 4)?;
         let Some(word) = raw.get(..4).and_then(|b| b.try_into().ok()) else {
