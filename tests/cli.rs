@@ -1364,9 +1364,9 @@ fn a_mesh_too_large_for_the_gpu_is_named() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let n = 48;
+    let n: u32 = 48;
     let mut stl = vec![0u8; 80];
-    stl.extend_from_slice(&(2 * n * n as u32).to_le_bytes());
+    stl.extend_from_slice(&(2 * n * n).to_le_bytes());
     let at = |i: u32| i as f32 / n as f32 - 0.5;
     for i in 0..n {
         for j in 0..n {
