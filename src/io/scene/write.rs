@@ -492,7 +492,7 @@ mod tests {
             hold_position = true\npendulum_offset = [0.0, 0.1, 0.0]\n\
             [[bond]]\ni = 0\nj = 1\nk_shear = 0.125\n\
             [[wall]]\npoint = [0.0, 0.0, -5.0]\nnormal = [0.3, 0.4, 1.7]\n\
-            [[wall]]\npoint = [0.0, 0.0, 5.0]\nnormal = [-1.0, -2.0, -3.0]\nstiffness = 3.0\n\
+            [[wall]]\npoint = [0.0, 0.0, 20.0]\nnormal = [-1.0, -2.0, -3.0]\nstiffness = 3.0\n\
             [[ring]]\ncount = 12\ndiameter = 1.3\ncenter = [5.0, 5.0, 5.0]\naxis = [1.0, 1.0, 0.5]\n\
             mass = 0.3\nvelocity = [0.1, 0.0, 0.0]\nrandom_velocity = 0.2\n\
             random_angular_velocity = 3.0\nseed = 7\n\
