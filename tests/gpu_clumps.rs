@@ -59,8 +59,11 @@ fn pour(side: usize, integrator: &str) -> Scene {
     let mut text = format!(
         "[simulation]\ndt = 4e-6\nsteps = 10\nintegrator = {integrator:?}\n\
          gravity = [0.0, 0.0, -9.81]\n[contact]\nlaw = \"hertz\"\nskin = 2e-4\n\
-         max_contacts = 24\n{MATERIAL}{SHAPES}"
+         max_contacts = 24\nmax_initial_overlap = 0.1\n{MATERIAL}{SHAPES}"
     );
+    // A few randomly turned clumps of the outer columns start up to 0.052 of a radius
+    // into a side wall: allowed (0.1) rather than moved, so the pour stays the one the
+    // tolerances below were measured on.
     for (point, normal) in [
         ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
         ([-half, 0.0, 0.0], [1.0, 0.0, 0.0]),
