@@ -132,20 +132,37 @@ pub struct TriangleMesh {
     pub triangles: Vec<[u32; 3]>,
 }
 
+/// The checks of a mesh's input that need no geometry, shared by
+/// [`TriangleMesh::new`] and [`TriangleMesh::welded`]: a triangle at least, finite
+/// vertices, indices in range.
+fn check_input(vertices: &[DVec3], triangles: &[[u32; 3]]) -> Result<(), MeshError> {
+    if triangles.is_empty() {
+        return Err(MeshError::Empty);
+    }
+    if let Some((vertex, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(MeshError::NonFinite {
+            vertex,
+            position: v.to_array(),
+        });
+    }
+    for (triangle, t) in triangles.iter().enumerate() {
+        if let Some(&vertex) = t.iter().find(|&&k| k as usize >= vertices.len()) {
+            return Err(MeshError::BadIndex {
+                triangle,
+                vertex,
+                count: vertices.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl TriangleMesh {
     /// The mesh of `vertices` and `triangles`, checked: at least one triangle, finite
     /// vertices, indices in range, no triangle twice (in any corner order), no
     /// degenerate triangle ([`DEGENERATE_AREA`]).
     pub fn new(vertices: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Result<Self, MeshError> {
-        if triangles.is_empty() {
-            return Err(MeshError::Empty);
-        }
-        if let Some((vertex, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(MeshError::NonFinite {
-                vertex,
-                position: v.to_array(),
-            });
-        }
+        check_input(&vertices, &triangles)?;
         let mesh = Self {
             vertices,
             triangles,
@@ -220,24 +237,7 @@ impl TriangleMesh {
         triangles: Vec<[u32; 3]>,
         tol: f64,
     ) -> Result<Self, MeshError> {
-        if triangles.is_empty() {
-            return Err(MeshError::Empty);
-        }
-        if let Some((vertex, v)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(MeshError::NonFinite {
-                vertex,
-                position: v.to_array(),
-            });
-        }
-        for (triangle, t) in triangles.iter().enumerate() {
-            if let Some(&vertex) = t.iter().find(|&&k| k as usize >= vertices.len()) {
-                return Err(MeshError::BadIndex {
-                    triangle,
-                    vertex,
-                    count: vertices.len(),
-                });
-            }
-        }
+        check_input(&vertices, &triangles)?;
         let root = weld_roots(&vertices, tol);
         let mut seen: std::collections::HashMap<[u32; 3], usize> =
             std::collections::HashMap::with_capacity(triangles.len());
