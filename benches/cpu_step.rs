@@ -1,6 +1,8 @@
 //! CPU reference step throughput (particle-steps per second, shown by criterion as
 //! elements/s): the torus of Baker & Gonzalez §4.1, bonded lattice blocks of 10⁴ and
-//! 10⁵ particles, and the granular settling bed (Hertz–Mindlin with history) of 10⁴.
+//! 10⁵ particles, and the granular settling bed (Hertz–Mindlin with history) of 10⁴;
+//! and the cost of a neighbour-list rebuild of a 10⁵-sphere bed with and without the
+//! spatial sort of storage that precedes it every `sort_every` steps (issue 44).
 
 use criterion::{criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use varidem::cpu::CpuBackend;
@@ -65,6 +67,25 @@ fn bench(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    group.finish();
+
+    // A rebuild of the 10⁵ bed's list (its storage shuffled first, as a poured bed's
+    // input order scatters it), plain and after the spatial sort.
+    let mut group = c.benchmark_group("cpu_rebuild");
+    group.sample_size(10);
+    let model = settling_bed(100_000);
+    let n = model.particles.len();
+    let mut sim = CpuBackend::from_model(model, IntegratorKind::Variational, SETTLING_BED_DT)
+        .expect("settling bed");
+    sim.set_sort_every(Some(0));
+    sim.shuffle_storage(1);
+    group.throughput(Throughput::Elements(n as u64));
+    for sort in [false, true] {
+        let name = if sort { "sorted" } else { "plain" };
+        group.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| sim.rebuild_now(sort))
+        });
+    }
     group.finish();
 }
 

@@ -70,6 +70,7 @@ impl PouredBed {
                 precision: None,
                 gpu_max_neighbors: None,
                 gpu_bucket_capacity: Some(32),
+                sort_every: None,
                 trapezoidal: Default::default(),
             },
             model,

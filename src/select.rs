@@ -160,7 +160,8 @@ pub fn resume_backend(
     let mut options = gpu_options(scene, precision.or(recorded), adapter);
     paths.apply(&mut options);
     let cpu = || -> Result<Box<dyn Backend>> {
-        let mut b = CpuBackend::from_snapshot(scene.model.clone(), state)?;
+        let sort = scene.simulation.sort_every;
+        let mut b = CpuBackend::from_snapshot_sorted(scene.model.clone(), state, sort)?;
         b.set_trapezoidal(scene.simulation.trapezoidal);
         Ok(Box::new(b))
     };

@@ -52,6 +52,7 @@ fn cluster() -> Scene {
             precision: None,
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
+            sort_every: None,
             trapezoidal: Default::default(),
         },
         model: m,

@@ -225,6 +225,7 @@ fn the_clump_bed_touches_from_the_first_step() {
             precision: None,
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
+            sort_every: None,
             trapezoidal: Default::default(),
         },
         model,

@@ -43,6 +43,7 @@ fn bed(n: usize, solver: HardSolver) -> Scene {
             precision: None,
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
+            sort_every: None,
             trapezoidal: Default::default(),
         },
         model,

@@ -185,6 +185,11 @@ enum Command {
         /// only), jacobi or colored (both backends).
         #[arg(long, value_enum)]
         hard_solver: Option<HardSolverArg>,
+        /// `[simulation] sort_every` of the timed problem (steps; 0: storage never
+        /// sorted): the CPU backend's spatial sort of storage, for timing it against
+        /// no sort. The results are the same bits either way.
+        #[arg(long, value_name = "K")]
+        sort_every: Option<u64>,
         #[command(flatten)]
         device: DeviceArgs,
     },
@@ -681,6 +686,7 @@ fn settled_glass_bed(n: usize, settle: u64) -> Result<varidem::model::Model> {
             precision: None,
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
+            sort_every: None,
             trapezoidal: Default::default(),
         },
         model: glass_bed(n, true),
@@ -784,6 +790,7 @@ fn bench_scene(
                         precision: None,
                         gpu_max_neighbors: None,
                         gpu_bucket_capacity: buckets,
+                        sort_every: None,
                         trapezoidal: Default::default(),
                     },
                     model,
@@ -827,10 +834,14 @@ fn bench_command(
     (steps, warmup): (u64, Option<u64>),
     workload: Workload,
     (profile_steps, hard_solver, tile_from): (u64, Option<HardSolverArg>, Option<u64>),
+    sort_every: Option<u64>,
     device: &DeviceArgs,
 ) -> Result<()> {
     let warmup = warmup.unwrap_or(steps.min(BENCH_WARMUP));
     let (mut scene, state) = bench_scene(scene, n, (steps, tile_from), workload, warmup)?;
+    if sort_every.is_some() {
+        scene.simulation.sort_every = sort_every;
+    }
     if let Some(solver) = hard_solver {
         match scene.model.contact.as_mut().map(|c| &mut c.law) {
             Some(varidem::model::ContactLaw::Hard(h)) => h.solver = solver.solver(),
@@ -1164,6 +1175,7 @@ fn main() -> ExitCode {
             profile_steps,
             hard_solver,
             tile_from,
+            sort_every,
             device,
         } => match export_liggghts {
             Some(dir) => export_liggghts_command(scene.as_deref(), (*n, *tile_from), *workload, dir),
@@ -1173,6 +1185,7 @@ fn main() -> ExitCode {
                 (*steps, *warmup),
                 *workload,
                 (*profile_steps, *hard_solver, *tile_from),
+                *sort_every,
                 device,
             ),
         },

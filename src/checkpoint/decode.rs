@@ -74,7 +74,7 @@ pub(super) fn decode(body: &[u8], version: u32) -> Decoded<Checkpoint> {
     } else {
         (None, true)
     };
-    let simulation = decode_simulation(&mut r)?;
+    let simulation = decode_simulation(&mut r, version)?;
     let model = decode_model(&mut r, version)?;
     let checkpoint_every = header.checkpoint_every;
     let n = model.sphere_count();
@@ -168,8 +168,8 @@ fn decode_state_header(r: &mut Reader<'_>) -> Decoded<StateHeader> {
 }
 
 /// Run parameters: the [`SimulationParams`] of the scene.
-fn decode_simulation(r: &mut Reader<'_>) -> Decoded<SimulationParams> {
-    Ok(SimulationParams {
+fn decode_simulation(r: &mut Reader<'_>, version: u32) -> Decoded<SimulationParams> {
+    let mut sim = SimulationParams {
         dt: r.f64()?,
         duration: match r.u8()? {
             0 => RunLength::Steps(r.u64()?),
@@ -189,7 +189,12 @@ fn decode_simulation(r: &mut Reader<'_>) -> Decoded<SimulationParams> {
             tolerance: r.f64()?,
             max_iterations: r.u32()?,
         },
-    })
+        sort_every: None,
+    };
+    if version >= 11 {
+        sim.sort_every = r.u64()?.checked_sub(1);
+    }
+    Ok(sim)
 }
 
 /// Model: gravity, shear form, contact law, materials, domain, interactions, drag,

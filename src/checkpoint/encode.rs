@@ -85,6 +85,7 @@ pub(super) fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
         gpu_max_neighbors,
         gpu_bucket_capacity,
         trapezoidal,
+        sort_every,
     } = sim;
     w.f64(*dt);
     match duration {
@@ -105,6 +106,8 @@ pub(super) fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
     w.f64(trapezoidal.phi);
     w.f64(trapezoidal.tolerance);
     w.u32(trapezoidal.max_iterations);
+    // Format 11: 0 for none, else 1 + steps.
+    w.u64(sort_every.map_or(0, |k| k.saturating_add(1)));
 }
 
 pub(super) fn encode_model(w: &mut Writer, m: &Model) {

@@ -50,25 +50,28 @@ impl History {
 
     /// The per-particle rows of the pair springs held in `pairs` (the half-list slots of
     /// `list`, [`PairSpring`]) with the wall springs `walls` (`wall_stride` per
-    /// particle): each particle's touching partners in ascending order, at most `slots`.
+    /// particle, by slot): each particle's touching partners in ascending id, at most
+    /// `slots`. Rows and partners are ids (`layout` maps the list's slots to them).
     pub(in crate::cpu) fn from_pairs(
         list: &NeighborList,
         pairs: &[PairSpring],
         slots: usize,
         walls: &[DVec3],
         wall_stride: usize,
+        layout: &crate::model::Layout,
     ) -> Self {
         let n = list.offsets.len().saturating_sub(1);
         let mut h = Self::new(n, slots, 0);
         h.wall_stride = wall_stride;
-        h.wall_spring = walls.to_vec();
+        h.wall_spring = layout.to_ids(walls, wall_stride);
         for i in 0..n {
-            let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+            let row = layout.slot(i);
+            let r = list.offsets[row] as usize..list.offsets[row + 1] as usize;
             let mut used = 0;
             for (&j, &s) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {
                 match pairs.get(s as usize) {
                     Some(c) if c.flags != 0 && used < slots => {
-                        h.partner[i * slots + used] = j;
+                        h.partner[i * slots + used] = layout.id(j as usize) as u32;
                         h.spring[i * slots + used] = c.spring;
                         used += 1;
                     }
@@ -79,24 +82,32 @@ impl History {
         h
     }
 
-    /// The pair springs of these rows in the half-list slots of `list` (`out` resized
-    /// to its pairs): a slot whose pair is in its lower id's row takes that spring and
-    /// is flagged touching; the others are cleared.
-    pub(in crate::cpu) fn to_pairs(&self, list: &NeighborList, out: &mut Vec<PairSpring>) {
+    /// The pair springs of these rows (by id) in the half-list slots of `list` (`out`
+    /// resized to its pairs; `layout` maps its slots to ids): a slot whose pair is in
+    /// its lower id's row takes that spring and is flagged touching; the others are
+    /// cleared.
+    pub(in crate::cpu) fn to_pairs(
+        &self,
+        list: &NeighborList,
+        layout: &crate::model::Layout,
+        out: &mut Vec<PairSpring>,
+    ) {
         out.clear();
         out.resize(list.pairs(), PairSpring::default());
         let k = self.slots;
         let n = list.offsets.len().saturating_sub(1);
         for a in 0..n {
             let (first, partners) = list.half_row(a);
-            let row = &self.partner[a * k..(a + 1) * k];
+            let i = layout.id(a);
+            let row = &self.partner[i * k..(i + 1) * k];
             let mut cur = 0;
             for (s, &j) in (first..).zip(partners) {
+                let j = layout.id(j as usize) as u32;
                 while cur < k && row[cur] < j {
                     cur += 1;
                 }
                 if cur < k && row[cur] == j {
-                    out[s].spring = self.spring[a * k + cur];
+                    out[s].spring = self.spring[i * k + cur];
                     out[s].flags = SLOT_ACTIVE;
                 }
             }
@@ -105,13 +116,16 @@ impl History {
 }
 
 /// The pair springs `springs` (in the half-list slots of `old`) moved to the half-list
-/// slots of `new`, a rebuild of the list: a pair `(a, b)`, `b > a`, sits in `a`'s half
-/// row in both, so each row is a merge by partner id (both ascending). A pair new to
-/// the list starts without a spring. In parallel over runs of rows.
+/// slots of `new`, a rebuild of the list: a pair `(a, b)`, `b` of higher id, sits in
+/// `a`'s half row in both, so each row is a merge by partner id (both ascending). A
+/// pair new to the list starts without a spring. `moved[s]` is the slot in `old` of
+/// the particle in slot `s` of `new` (empty: the same slot; a rebuild that sorted
+/// storage, [`crate::model::layout`]). In parallel over runs of rows.
 pub(in crate::cpu) fn remap_springs(
     old: &NeighborList,
     springs: &[PairSpring],
     new: &NeighborList,
+    moved: &[u32],
     out: &mut Vec<PairSpring>,
 ) {
     const ROWS: usize = 1024;
@@ -122,15 +136,23 @@ pub(in crate::cpu) fn remap_springs(
     let rows_old = old.half_offsets.len().saturating_sub(1);
     let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
         let base = new.half_offsets[lo] as usize;
-        for a in (lo..hi).filter(|&a| a < rows_old) {
-            let (first_old, partners_old) = old.half_row(a);
+        for a in lo..hi {
+            let a_old = moved.get(a).map_or(a, |&o| o as usize);
+            if a_old >= rows_old {
+                continue;
+            }
+            let (first_old, partners_old) = old.half_row(a_old);
             let (first, partners) = new.half_row(a);
             let mut cur = 0;
             for (s, &j) in (first - base..).zip(partners) {
-                while cur < partners_old.len() && partners_old[cur] < j {
+                let id = new.id_of(j as usize);
+                while cur < partners_old.len() && old.id_of(partners_old[cur] as usize) < id {
                     cur += 1;
                 }
-                if partners_old.get(cur) == Some(&j) {
+                let same = partners_old
+                    .get(cur)
+                    .is_some_and(|&k| old.id_of(k as usize) == id);
+                if same {
                     if let Some(c) = springs.get(first_old + cur).filter(|c| c.flags != 0) {
                         mine[s] = *c;
                     }

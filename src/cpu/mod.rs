@@ -23,6 +23,7 @@ mod hard;
 mod kernels;
 mod pair_batch;
 mod parallel;
+mod storage;
 mod trapezoidal;
 mod walls;
 
@@ -85,6 +86,8 @@ pub struct CpuBackend {
     /// The smallest radius (clumps' spheres included): with `[contact] max_overlap`, the
     /// overlap below which no pair needs its partner's radius looked up.
     min_radius: f64,
+    /// Which id each storage slot holds, and the spatial sort's settings.
+    storage: storage::Storage,
 }
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
@@ -97,13 +100,23 @@ fn n_particles_plus_walls(model: &Model) -> usize {
 impl CpuBackend {
     /// Sets up a run of `scene` and evaluates the forces of the initial state.
     pub fn new(scene: &Scene) -> Result<Self> {
-        let mut backend = Self::from_model(
+        let sim = &scene.simulation;
+        let mut backend = Self::set_up(
             scene.model.clone(),
-            scene.simulation.integrator,
-            scene.simulation.dt,
+            sim.integrator,
+            sim.dt,
+            0,
+            None,
+            sim.sort_every,
         )?;
-        backend.trapezoidal = scene.simulation.trapezoidal;
+        backend.trapezoidal = sim.trapezoidal;
         Ok(backend)
+    }
+
+    /// Sets `[simulation] sort_every` ([`CpuBackend::new`] takes it from the scene;
+    /// `None`: the default). Results do not depend on it.
+    pub fn set_sort_every(&mut self, sort_every: Option<u64>) {
+        self.storage.sort_every = sort_every.unwrap_or(crate::model::DEFAULT_SORT_EVERY);
     }
 
     /// Sets `φ` and the tolerance of the `campello-trapezoidal` integrator (the scene's
@@ -119,7 +132,7 @@ impl CpuBackend {
 
     /// Sets up a run of `model` with integrator `integrator` and time step `dt`.
     pub fn from_model(model: Model, integrator: IntegratorKind, dt: f64) -> Result<Self> {
-        Self::set_up(model, integrator, dt, 0, None)
+        Self::set_up(model, integrator, dt, 0, None, None)
     }
 
     /// Restores a run from a checkpoint: `model` (constant properties, bonds with their
@@ -135,12 +148,23 @@ impl CpuBackend {
     /// ([`ContactState`]): they are restored as stored, and the bond results (which
     /// depend on positions and rotations only) are recomputed.
     pub fn from_snapshot(model: Model, snapshot: &StateSnapshot) -> Result<Self> {
+        Self::from_snapshot_sorted(model, snapshot, None)
+    }
+
+    /// [`CpuBackend::from_snapshot`] with `[simulation] sort_every` (`None`: the
+    /// default).
+    pub fn from_snapshot_sorted(
+        model: Model,
+        snapshot: &StateSnapshot,
+        sort_every: Option<u64>,
+    ) -> Result<Self> {
         let mut backend = Self::set_up(
             model,
             snapshot.integrator,
             snapshot.dt,
             snapshot.step,
             Some(snapshot),
+            sort_every,
         )?;
         if let Some(b) = &mut backend.bodies {
             b.restore_snapshot(&snapshot.bodies)?;
@@ -196,8 +220,9 @@ impl CpuBackend {
             spring: c.spring.clone(),
             wall_spring: Vec::new(),
         };
-        rows.to_pairs(&self.neighbors, &mut self.forces.springs);
-        self.forces.wall_spring.clone_from(&c.wall_spring);
+        let layout = &self.storage.layout;
+        rows.to_pairs(&self.neighbors, layout, &mut self.forces.springs);
+        self.forces.wall_spring = layout.to_slots(&c.wall_spring, w);
         let slots = forces::mesh_slots(&self.model) * n;
         if c.mesh_key.len() != slots || c.mesh_spring.len() != slots {
             return Err(Error::Snapshot(format!(
@@ -205,8 +230,9 @@ impl CpuBackend {
                 c.mesh_key.len()
             )));
         }
-        self.forces.mesh_key.clone_from(&c.mesh_key);
-        self.forces.mesh_spring.clone_from(&c.mesh_spring);
+        let ms = forces::mesh_slots(&self.model);
+        self.forces.mesh_key = layout.to_slots(&c.mesh_key, ms);
+        self.forces.mesh_spring = layout.to_slots(&c.mesh_spring, ms);
         // The loads as totals in the first chunk (the sum over chunks adds zeros).
         let nl = self.model.walls.len() + self.model.meshes.len();
         if !c.wall_load.is_empty() && c.wall_load.len() != nl {
@@ -219,7 +245,8 @@ impl CpuBackend {
         if let Some(first) = self.forces.wall_loads.get_mut(..c.wall_load.len()) {
             first.copy_from_slice(&c.wall_load);
         }
-        for (i, f) in self.forces.particles.iter_mut().enumerate() {
+        for (s, f) in self.forces.particles.iter_mut().enumerate() {
+            let i = layout.id(s);
             f.force = c.force[i];
             f.moment = c.moment[i];
             [f.e_contact, f.e_wall, f.e_near] = c.energy[i];
@@ -234,7 +261,9 @@ impl CpuBackend {
             return None;
         }
         let h = self.history();
-        let f = &self.forces.particles;
+        let f = self.particle_forces();
+        let layout = &self.storage.layout;
+        let ms = forces::mesh_slots(&self.model);
         Some(ContactState {
             slots: h.slots as u32,
             partner: h.partner,
@@ -246,8 +275,8 @@ impl CpuBackend {
                 .iter()
                 .map(|f| [f.e_contact, f.e_wall, f.e_near])
                 .collect(),
-            mesh_key: self.forces.mesh_key.clone(),
-            mesh_spring: self.forces.mesh_spring.clone(),
+            mesh_key: layout.to_ids(&self.forces.mesh_key, ms),
+            mesh_spring: layout.to_ids(&self.forces.mesh_spring, ms),
             wall_load: self
                 .compute_wall_loads()
                 .iter()
@@ -256,8 +285,8 @@ impl CpuBackend {
         })
     }
 
-    /// Contact history after the last step, in the per-particle layout of snapshots
-    /// (empty without granular forces).
+    /// Contact history after the last step, in the per-particle layout of snapshots,
+    /// by id (empty without granular forces).
     pub fn history(&self) -> History {
         if !granular_model(&self.model) {
             return History::default();
@@ -269,6 +298,7 @@ impl CpuBackend {
             history_slots(&self.model),
             &f.wall_spring,
             wall_stride(&self.model),
+            &self.storage.layout,
         )
     }
 
@@ -297,11 +327,17 @@ impl CpuBackend {
     /// Rebuilds the neighbour list at the current positions, moving the pair springs
     /// of the current forces to the new list's slots (and the mesh candidate lists).
     fn rebuild_neighbors(&mut self) {
+        let old = self.tables.is_some().then(|| self.neighbors.clone());
+        self.rebuild_list_from(old, &[]);
+    }
+
+    /// Rebuilds the lists after a permutation `moved` of storage (empty: none; see
+    /// [`contact_history::remap_springs`]), the pair springs moving from `old`'s slots.
+    fn rebuild_list_from(&mut self, old: Option<NeighborList>, moved: &[u32]) {
         let p = &self.model.particles;
         if let Some(ws) = &mut self.walls {
             ws.rebuild_list(&p.position, &p.radius);
         }
-        let old = self.tables.is_some().then(|| self.neighbors.clone());
         self.neighbors.build(&p.position, &p.radius);
         if let Some(old) = old {
             let springs = std::mem::take(&mut self.forces.springs);
@@ -309,6 +345,7 @@ impl CpuBackend {
                 &old,
                 &springs,
                 &self.neighbors,
+                moved,
                 &mut self.forces.springs,
             );
         }
@@ -346,6 +383,7 @@ impl CpuBackend {
         dt: f64,
         step: u64,
         snapshot: Option<&StateSnapshot>,
+        sort_every: Option<u64>,
     ) -> Result<Self> {
         let free = model.particles.len();
         // From the scene as `varidem check` reads it: before the clumps are expanded
@@ -397,6 +435,7 @@ impl CpuBackend {
         let tables = granular_model(&model).then(|| PairTables::new(&model));
         let mut neighbors = NeighborList::new(skin);
         neighbors.min_reach = model.near_field.map_or(0.0, |nf| nf.cutoff);
+        let storage = storage::Storage::new(&model, free, sort_every, step);
         let mut backend = Self {
             forces: ForceState::new(n, nb, &model),
             spare_forces: ForceState::new(n, nb, &model),
@@ -418,6 +457,7 @@ impl CpuBackend {
             insertion,
             dt_advice,
             min_radius: 0.0,
+            storage,
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
@@ -440,6 +480,8 @@ impl CpuBackend {
             )
             && p.flags.iter().all(|&f| f & FLAG_PENDULUM == 0);
         if backend.model.contact.is_some() {
+            // The set-up's build is a rebuild: storage starts in space order.
+            backend.sort_at_set_up();
             backend.neighbors.build(
                 &backend.model.particles.position,
                 &backend.model.particles.radius,
@@ -454,16 +496,6 @@ impl CpuBackend {
         backend.forces = f;
         backend.spare_forces = ForceState::new(n, nb, &backend.model);
         Ok(backend)
-    }
-
-    /// The model with the current state.
-    pub fn model(&self) -> &Model {
-        &self.model
-    }
-
-    /// Force, moment and contact energies of every particle at the current state.
-    pub fn particle_forces(&self) -> &[ParticleForce] {
-        &self.forces.particles
     }
 
     /// Binder result of every bond at the current state, in bond order (forces, moments
@@ -481,8 +513,13 @@ impl CpuBackend {
     }
 
     /// Touching contacts of every particle at the current state, walls included (see
-    /// [`Frame::contact_count`]); all zero without contacts.
+    /// [`Frame::contact_count`]), by id; all zero without contacts.
     pub fn contact_counts(&self) -> Vec<u32> {
+        let counts = self.contact_counts_by_slot();
+        self.storage.layout.to_ids(&counts, 1)
+    }
+
+    fn contact_counts_by_slot(&self) -> Vec<u32> {
         let p = &self.model.particles;
         if self.model.contact.is_none() {
             return vec![0; p.len()];
@@ -498,13 +535,14 @@ impl CpuBackend {
         counts
     }
 
-    /// Neighbours of particle `i` in the current contact list (ascending ids).
-    pub fn neighbor_list(&self, i: usize) -> &[u32] {
-        if self.model.contact.is_some() {
-            self.neighbors.of(i)
-        } else {
-            &[]
+    /// Neighbours of particle `i` in the current contact list (their ids, ascending).
+    pub fn neighbor_list(&self, i: usize) -> Vec<u32> {
+        if self.model.contact.is_none() {
+            return Vec::new();
         }
+        let layout = &self.storage.layout;
+        let row = self.neighbors.of(layout.slot(i));
+        row.iter().map(|&j| layout.id(j as usize) as u32).collect()
     }
 
     /// Number of neighbour-list rebuilds so far.
@@ -547,12 +585,15 @@ impl CpuBackend {
         if !ins.due(self.step) {
             return;
         }
-        let placed = ins.insert(self.step, &self.model.particles);
+        // The inserter speaks ids: it reads the particles by id and names the placed
+        // ones by id.
+        let layout = &self.storage.layout;
+        let placed = ins.insert(self.step, &self.model.particles.to_ids(layout));
         if placed.is_empty() {
             return;
         }
         let p = &mut self.model.particles;
-        ins.wake(&placed, p);
+        ins.wake_in(&placed, p, |i| layout.slot(i));
         let g = self.model.gravity;
         for q in &placed {
             if q.clump {
@@ -562,11 +603,11 @@ impl CpuBackend {
                     b.wake(q.id as usize, q.position, q.velocity, q.rotation, g);
                 }
                 for w in ins.woken(std::slice::from_ref(q)) {
-                    self.forces.particles[w.id as usize] = ParticleForce::default();
+                    self.forces.particles[layout.slot(w.id as usize)] = ParticleForce::default();
                 }
                 continue;
             }
-            let i = q.id as usize;
+            let i = layout.slot(q.id as usize);
             self.forces.particles[i] = ParticleForce {
                 force: p.mass[i] * g,
                 ..ParticleForce::default()
@@ -625,7 +666,7 @@ impl CpuBackend {
             }
         }
         if self.model.contact.is_some() && stale {
-            self.rebuild_neighbors();
+            self.rebuild_sorted(self.storage.due(step), step);
         }
         self.place_walls(step);
         let mut f = std::mem::take(&mut self.spare_forces);
@@ -681,7 +722,7 @@ impl CpuBackend {
         }
     }
 
-    /// Checks every state value is finite; names the first particle that is not.
+    /// Checks every state value is finite; names the lowest id that is not.
     pub fn check_finite(&self) -> Result<()> {
         let p = &self.model.particles;
         let fields: [(&'static str, &Vec<DVec3>); 4] = [
@@ -690,13 +731,13 @@ impl CpuBackend {
             ("rotation", &p.rotation),
             ("angular_velocity", &p.angular_velocity),
         ];
-        for i in 0..p.len() {
+        for (id, i) in self.storage.layout.slots_by_id(p.len()).enumerate() {
             for (name, v) in &fields {
                 if !v[i].is_finite() {
                     return Err(Error::fault(
                         self.step,
                         Fault::NonFinite {
-                            particle: i,
+                            particle: id,
                             field: Some(name),
                             value: Some(format!("{:?}", v[i].to_array())),
                         },
@@ -773,7 +814,8 @@ impl Backend for CpuBackend {
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        let p = &self.model.particles;
+        let by_id = self.model.particles.to_ids(&self.storage.layout);
+        let p = &by_id;
         Ok(StateSnapshot {
             backend: BackendKind::Cpu,
             backend_name: self.name(),
@@ -807,8 +849,10 @@ impl Backend for CpuBackend {
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
+        // Summed in id order, whatever the storage.
+        let by_id = self.model.particles.to_ids(&self.storage.layout);
         let (mut e_kin, mut e_rot, mut momentum, mut angular_momentum, mut e_field) =
-            diagnostics::kinematic(&self.model.particles, self.model.gravity);
+            diagnostics::kinematic(&by_id, self.model.gravity);
         if let Some(b) = &self.bodies {
             // The spheres count in their bodies (diagnostics::kinematic skips them).
             let (k, r, p, l, f) = b.kinematic(self.model.gravity);
@@ -836,21 +880,22 @@ impl Backend for CpuBackend {
     /// One row per body: the free particles, then one per clump
     /// (centre of mass, velocity, α and spatial Ω).
     fn particles(&mut self) -> Result<Particles> {
+        let by_id = self.model.particles.to_ids(&self.storage.layout);
         let Some(b) = &self.bodies else {
-            return Ok(self.model.particles.clone());
+            return Ok(by_id);
         };
-        let mut out = self.model.particles.clone();
+        let mut out = by_id;
         out.truncate(self.free);
         out.extend(&b.rows());
         Ok(out)
     }
 
     fn frame(&mut self) -> Result<Frame> {
-        let f = &self.forces.particles;
+        let f = self.particle_forces();
         Ok(Frame {
             step: self.step,
             time: self.time(),
-            particles: self.model.particles.clone(),
+            particles: self.model.particles.to_ids(&self.storage.layout),
             force: f.iter().map(|f| f.force).collect(),
             moment: f.iter().map(|f| f.moment).collect(),
             contact_count: self.contact_counts(),

@@ -187,10 +187,13 @@ impl crate::cpu::CpuBackend {
                 }
             }
             Some(ContactLaw::Binder { .. }) => {
-                // Planes as the GPU computes them (backend::loads), then meshes.
-                let planes = loads::binder_plane_loads(p, &m.walls, &axes);
+                // Planes as the GPU computes them (backend::loads), then meshes, in id
+                // order whatever the storage.
+                let layout = &self.storage.layout;
+                let by_id = p.to_ids(layout);
+                let planes = loads::binder_plane_loads(&by_id, &m.walls, &axes);
                 total[..nw].copy_from_slice(&planes);
-                for i in 0..p.len() {
+                for i in layout.slots_by_id(p.len()) {
                     if p.flags[i] & FLAG_REMOVED != 0 {
                         continue;
                     }

@@ -11,6 +11,7 @@ mod hard;
 mod inertia;
 mod inserter;
 mod integrator;
+pub mod layout;
 pub mod mass_properties;
 mod materials;
 mod mesh;
@@ -28,6 +29,7 @@ pub use hard::{FrictionModel, HardContact, HardSolver, OnNonconvergence};
 pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use inserter::{Batch, Inserter, Region, DEFAULT_ATTEMPTS, DEFAULT_RATE_INTERVAL};
 pub use integrator::{IntegratorKind, Trapezoidal};
+pub use layout::Layout;
 pub use materials::{Interaction, Material};
 pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA, WELD_TOLERANCE};
 pub use motion::{Motion, Pose};
@@ -229,7 +231,15 @@ pub struct SimulationParams {
     pub gpu_bucket_capacity: Option<u32>,
     /// `phi` and `tolerance` of the `campello-trapezoidal` integrator.
     pub trapezoidal: Trapezoidal,
+    /// Spatial sorting of storage (`sort_every`): at a neighbour-list rebuild at least
+    /// this many steps after the last sort, the backend reorders its storage along a
+    /// space-filling curve; `Some(0)` never sorts, `None` takes
+    /// [`DEFAULT_SORT_EVERY`]. Results do not depend on it ([`layout`]).
+    pub sort_every: Option<u64>,
 }
+
+/// Default `[simulation] sort_every` (steps).
+pub const DEFAULT_SORT_EVERY: u64 = 1000;
 
 impl SimulationParams {
     /// Total number of steps.

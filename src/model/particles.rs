@@ -174,6 +174,33 @@ impl Particles {
         self.material.truncate(n);
     }
 
+    /// Rearranges the particles so that slot `s` holds the one of old slot `order[s]`
+    /// (`order` a permutation of the slots; [`crate::model::layout`]).
+    pub fn permute(&mut self, order: &[u32]) {
+        use crate::model::layout::permute_rows;
+        permute_rows(&mut self.position, order, 1);
+        permute_rows(&mut self.velocity, order, 1);
+        permute_rows(&mut self.rotation, order, 1);
+        permute_rows(&mut self.angular_velocity, order, 1);
+        permute_rows(&mut self.mass, order, 1);
+        permute_rows(&mut self.inertia, order, 1);
+        permute_rows(&mut self.radius, order, 1);
+        permute_rows(&mut self.pendulum_offset, order, 1);
+        permute_rows(&mut self.flags, order, 1);
+        permute_rows(&mut self.material, order, 1);
+    }
+
+    /// The particles in id order, from storage in `layout`'s order.
+    pub fn to_ids(&self, layout: &crate::model::Layout) -> Self {
+        if layout.is_identity() {
+            return self.clone();
+        }
+        let order: Vec<u32> = layout.slots_by_id(self.len()).map(|s| s as u32).collect();
+        let mut out = self.clone();
+        out.permute(&order);
+        out
+    }
+
     /// Appends `other`'s particles, flags and all.
     pub fn extend(&mut self, other: &Particles) {
         self.position.extend_from_slice(&other.position);

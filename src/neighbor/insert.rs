@@ -354,8 +354,19 @@ impl Insertion {
     /// Wakes the `placed` particles and clumps' spheres in `particles`: their state,
     /// and no longer dormant.
     pub fn wake(&self, placed: &[Placed], particles: &mut Particles) {
+        self.wake_in(placed, particles, |i| i);
+    }
+
+    /// [`Insertion::wake`] of particles stored apart from their ids: id `i` in slot
+    /// `slot(i)` ([`crate::model::Layout`]).
+    pub fn wake_in(
+        &self,
+        placed: &[Placed],
+        particles: &mut Particles,
+        slot: impl Fn(usize) -> usize,
+    ) {
         for p in self.woken(placed) {
-            let i = p.id as usize;
+            let i = slot(p.id as usize);
             particles.position[i] = p.position;
             particles.velocity[i] = p.velocity;
             particles.rotation[i] = p.rotation;

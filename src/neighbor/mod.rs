@@ -61,6 +61,11 @@ pub struct NeighborList {
     /// Particles left out of the grid, with empty rows: the dormant particles of
     /// inserters ([`crate::model::FLAG_DORMANT`]). Empty: none.
     pub absent: Vec<bool>,
+    /// The particle id of each storage slot ([`crate::model::Layout`]); empty when
+    /// slot and id agree. Rows hold slots but ascend by partner id, and a pair
+    /// belongs to the half row of its lower id, so the list (and every sum over it)
+    /// follows ids, not storage.
+    pub id: Vec<u32>,
 }
 
 /// Hash of integer cell coordinates (three large odd multipliers, as in Teschner et al.
@@ -232,7 +237,17 @@ impl NeighborList {
         }
     }
 
-    /// Neighbours of particle `p`.
+    /// The id of slot `p`.
+    #[inline]
+    pub fn id_of(&self, p: usize) -> u32 {
+        if self.id.is_empty() {
+            p as u32
+        } else {
+            self.id[p]
+        }
+    }
+
+    /// Neighbours of particle `p`: slots, in ascending id.
     #[inline]
     pub fn of(&self, p: usize) -> &[u32] {
         &self.neighbors[self.offsets[p] as usize..self.offsets[p + 1] as usize]
@@ -269,6 +284,16 @@ impl NeighborList {
     pub fn moved(&self, x: DVec3, reference: DVec3, shift: DVec3) -> bool {
         let half = 0.5 * (self.skin - self.reserve);
         ((x - reference) - shift).length_squared() > half * half
+    }
+
+    /// Rearranges the per-particle arrays (reference positions, bodies, absent flags)
+    /// so that slot `s` holds old slot `order[s]`'s ([`crate::model::layout`]); the
+    /// rows still hold the old slots, so the list must be rebuilt before it is read.
+    pub fn permute(&mut self, order: &[u32]) {
+        use crate::model::layout::permute_rows;
+        permute_rows(&mut self.reference, order, 1);
+        permute_rows(&mut self.body, order, 1);
+        permute_rows(&mut self.absent, order, 1);
     }
 
     /// Positions at the last build (empty before the first).
@@ -330,6 +355,7 @@ impl NeighborList {
         // particle), then the buffers are concatenated in order.
         let (skin, min_reach) = (self.skin, self.min_reach);
         let body = &self.body;
+        let id_of_slot = &self.id;
         let other_body = |i: usize, j: usize| body.is_empty() || body[i] != body[j];
         let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(BUILD_CHUNK))
             .into_par_iter()
@@ -355,7 +381,11 @@ impl NeighborList {
                             }
                         }
                     });
-                    flat[first..].sort_unstable();
+                    if id_of_slot.is_empty() {
+                        flat[first..].sort_unstable();
+                    } else {
+                        flat[first..].sort_unstable_by_key(|&j| id_of_slot[j as usize]);
+                    }
                     counts.push((flat.len() - first) as u32);
                 }
                 (counts, flat)
@@ -386,8 +416,8 @@ impl NeighborList {
         self.half_offsets.last().map_or(0, |&o| o as usize)
     }
 
-    /// `p`'s half row: its partners above `p` (the tail of its ascending row), whose
-    /// pairs it owns, with the half-list slot of the first (the others follow).
+    /// `p`'s half row: its partners of higher id (the tail of its row), whose pairs
+    /// it owns, with the half-list slot of the first (the others follow).
     #[inline]
     pub fn half_row(&self, p: usize) -> (usize, &[u32]) {
         let end = self.offsets[p + 1] as usize;
@@ -396,11 +426,19 @@ impl NeighborList {
         (first, &self.neighbors[end - len..end])
     }
 
-    /// Index of the first entry of `p`'s row with a partner above `p`.
+    /// Index of the first entry of `p`'s row with a partner of higher id.
     #[inline]
     pub fn split(&self, p: usize) -> usize {
         let row = self.of(p);
-        self.offsets[p] as usize + row.partition_point(|&j| (j as usize) < p)
+        let me = self.id_of(p);
+        self.offsets[p] as usize + row.partition_point(|&j| self.id_of(j as usize) < me)
+    }
+
+    /// Entries of `p`'s row below its own id (those whose pairs their partners own).
+    #[inline]
+    pub fn below(&self, p: usize) -> usize {
+        let len = self.offsets[p + 1] - self.offsets[p];
+        (len - (self.half_offsets[p + 1] - self.half_offsets[p])) as usize
     }
 
     /// `half_offsets` and `pair_index` from the rows (the list is symmetric: `j` is in
@@ -431,8 +469,9 @@ impl NeighborList {
         // after j's partners below j.
         let slot_below = |i: usize, j: usize| {
             let row = list.of(j);
+            let me = list.id_of(i);
             let at = row
-                .binary_search(&(i as u32))
+                .binary_search_by_key(&me, |&k| list.id_of(k as usize))
                 .expect("neighbour lists are symmetric");
             let below_j = row.len() - (list.half_offsets[j + 1] - list.half_offsets[j]) as usize;
             list.half_offsets[j] + (at - below_j) as u32
@@ -569,6 +608,46 @@ mod tests {
             }
         }
         assert!(owner.iter().all(Option::is_some), "no slot unused");
+    }
+
+    /// With storage apart from ids (a seeded permutation in [`NeighborList::id`]), rows
+    /// hold the slots of the brute-force pairs in ascending id, and every pair's
+    /// half-list slot lies in its lower id's half row.
+    #[test]
+    fn rows_follow_ids_when_storage_does_not() {
+        let mut rnd = uniform(4242);
+        let n = 400;
+        let pos: Vec<DVec3> = (0..n)
+            .map(|_| DVec3::new(rnd(), rnd(), rnd()) * 2.0)
+            .collect();
+        let rad: Vec<f64> = (0..n).map(|_| 0.06 + 0.04 * rnd()).collect();
+        let mut id: Vec<u32> = (0..n as u32).collect();
+        for k in (1..n).rev() {
+            id.swap(k, (rnd() * (k + 1) as f64) as usize % (k + 1));
+        }
+        let mut list = NeighborList::new(0.02);
+        list.id = id.clone();
+        list.build(&pos, &rad);
+        let mut pairs = 0;
+        for i in 0..n {
+            let mut expect: Vec<u32> = (0..n)
+                .filter(|&j| j != i && pos[i].distance(pos[j]) < rad[i] + rad[j] + 0.02)
+                .map(|j| j as u32)
+                .collect();
+            expect.sort_by_key(|&j| id[j as usize]);
+            assert_eq!(list.of(i), expect.as_slice(), "slot {i}");
+            let base = list.offsets[i] as usize;
+            let own = list.half_offsets[i] as usize..list.half_offsets[i + 1] as usize;
+            for (k, &j) in list.of(i).iter().enumerate() {
+                let slot = list.pair_index[base + k] as usize;
+                let mine = id[j as usize] > id[i];
+                assert_eq!(own.contains(&slot), mine, "slot {i}, partner {j}");
+                assert_eq!(k >= list.below(i), mine);
+                pairs += usize::from(mine);
+            }
+        }
+        assert_eq!(pairs, list.pairs());
+        assert!(pairs > 500, "{pairs} pairs: the check is vacuous");
     }
 
     /// The shifted rebuild test keeps the list complete: a dense cloud drifting fast as

@@ -394,7 +394,7 @@ impl GranularInputs<'_> {
 
     /// Kernel `granular_sum` (the granular part of `particle_forces`) for particle `i`
     /// with neighbours
-    /// `neighbors` (ascending) whose pairs sit in the half-list slots `slots` (one per
+    /// `neighbors` (ascending id; with the count of those below `i`'s id) whose pairs sit in the half-list slots `slots` (one per
     /// neighbour, [`crate::neighbor::NeighborList::pair_index`]) of `pairs` and `near`:
     /// the contact and near-field results are summed in neighbour order, `i` taking a
     /// pair's force when it is the lower id and its exact negative otherwise (so
@@ -409,7 +409,7 @@ impl GranularInputs<'_> {
     pub(in crate::cpu) fn granular_sum(
         &self,
         i: usize,
-        neighbors: &[u32],
+        neighbors: (&[u32], usize),
         slots: &[u32],
         pairs: &[PairSlot],
         near: &[NearSlot],
@@ -428,7 +428,7 @@ impl GranularInputs<'_> {
         // The row ascends: partners below `i` (whose slots are theirs: `i` takes the
         // negative of the force and lever arm `ℓ_b`), then those above (`i`'s own
         // slots: the force and `ℓ_a`). `x + (−1·f)` is `x − f` to the bit.
-        let below = neighbors.partition_point(|&j| (j as usize) < i);
+        let (neighbors, below) = neighbors;
         for (k, &slot) in slots.iter().enumerate() {
             let lower = k >= below;
             if let Some(nf) = near.get(slot as usize).filter(|s| s.flags != 0) {

@@ -75,7 +75,8 @@ impl CpuBackend {
             })
             .collect();
         // Every particle is updated and saved (no early exit: the restore needs them
-        // all); a chunk reports its lowest failing particle.
+        // all); a chunk reports its lowest failing id.
+        let layout = &self.storage.layout;
         let update = |(lo, x, v, alpha, omega, saved, side, spin): PredictChunk<'_>| {
             let mut fault = None;
             let mut moved = false;
@@ -85,7 +86,12 @@ impl CpuBackend {
                 let out = (&mut saved[l], side.get_mut(l), spin.get_mut(l));
                 match ctx.particle(i, state, out) {
                     Ok(m) => moved |= m,
-                    Err(e) => fault = fault.or(Some((i, e))),
+                    Err(e) => {
+                        let id = layout.id(i);
+                        if fault.as_ref().map_or(true, |&(k, _)| id < k) {
+                            fault = Some((id, e));
+                        }
+                    }
                 }
             }
             if moved {
@@ -119,14 +125,17 @@ impl CpuBackend {
             return Ok(stale);
         };
         let p = &mut self.model.particles;
-        let leaving: Vec<usize> = (0..n)
+        let layout = &self.storage.layout;
+        let leaving: Vec<usize> = layout
+            .slots_by_id(n)
             .filter(|&i| {
                 // A clump's spheres leave with their body (checked by the step).
                 p.flags[i] & (FLAG_REMOVED | FLAG_MEMBER) == 0 && !d.contains(p.position[i])
             })
             .collect();
-        if let (Some(&particle), false) = (leaving.first(), d.remove) {
-            let position = p.position[particle].to_array();
+        if let (Some(&slot), false) = (leaving.first(), d.remove) {
+            let position = p.position[slot].to_array();
+            let particle = layout.id(slot);
             self.restore();
             return Err(Error::fault(
                 step,
@@ -148,7 +157,8 @@ impl CpuBackend {
                 self.spare_forces.sides.set(i, s);
             }
             // The run logs a line per output step (`run::Recorder`), not one a particle.
-            log::debug!("step {step}: particle {i} left the domain and was removed");
+            let id = self.storage.layout.id(i);
+            log::debug!("step {step}: particle {id} left the domain and was removed");
         }
         Ok(stale)
     }

@@ -173,26 +173,44 @@ impl CpuBackend {
         // all chunks is named, an overflow before any overlap, keyed n + i, as the GPU
         // reports the lower error code first).
         let n = p.len();
+        // Wall loads are summed in id order: in place when slots are ids, else each
+        // particle's loads (summed over its contacts from zero, as they would join the
+        // chunk's) are listed by id and added after the pass (`WallLoads`).
+        let layout = &self.storage.layout;
+        let by_id = !layout.is_identity() && n_loads > 0;
+        let listed = std::sync::Mutex::new(Vec::<(u32, u32, [DVec3; 2])>::new());
         let kernel =
             |(lo, (f, (walls, (keys, springs), loads)), v, w): CorrectChunk<'_, WallRows<'_>>| {
                 let mut fault: Option<(usize, ForceFault)> = None;
+                let mut mine = vec![[DVec3::ZERO; 2]; if by_id { n_loads } else { 0 }];
+                let mut list_of_chunk = Vec::new();
                 for (l, f) in f.iter_mut().enumerate() {
                     let i = lo + l;
+                    let id = layout.id(i);
                     if contacts {
                         prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
                     }
                     let mut pf = self.particle_force(bonds, i);
                     let (neighbors, slots) = if contacts {
                         let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
-                        (&list.neighbors[r.clone()], &list.pair_index[r])
+                        (
+                            (&list.neighbors[r.clone()], list.below(i)),
+                            &list.pair_index[r],
+                        )
                     } else {
-                        (&[][..], &[][..])
+                        ((&[][..], 0), &[][..])
                     };
                     let wall_spring = &mut walls[l * nw..(l + 1) * nw];
                     let mesh_row = (
                         keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
                         springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
                     );
+                    let target = if by_id {
+                        mine.fill([DVec3::ZERO; 2]);
+                        &mut mine[..]
+                    } else {
+                        &mut *loads
+                    };
                     let g = inputs.granular_sum(
                         i,
                         neighbors,
@@ -201,9 +219,15 @@ impl CpuBackend {
                         near,
                         wall_spring,
                         mesh_row,
-                        loads,
+                        target,
                         sides,
                     );
+                    for (k, l) in mine.iter().enumerate() {
+                        // Adding a zero load leaves a sum starting from +0 unchanged.
+                        if *l != [DVec3::ZERO; 2] {
+                            list_of_chunk.push((id as u32, k as u32, *l));
+                        }
+                    }
                     pf.force += g.force;
                     pf.moment += g.moment;
                     pf.e_contact += g.e_contact;
@@ -212,25 +236,50 @@ impl CpuBackend {
                     pf.overflow = g.overflow;
                     pf.mesh_overflow = g.mesh_overflow;
                     *f = pf;
-                    let no_overflow = fault.map_or(true, |(k, _)| k >= n);
-                    if (f.overflow > 0 || f.mesh_overflow > 0) && no_overflow {
-                        fault = Some((i, ForceFault::Overflow(f.overflow, f.mesh_overflow)));
-                    } else if let (Some(c), None) = (g.overlap, fault) {
-                        fault = Some((n + i, ForceFault::Overlap(c)));
+                    // The lowest id is named, an overflow before any overlap.
+                    let found = if f.overflow > 0 || f.mesh_overflow > 0 {
+                        Some((id, ForceFault::Overflow(f.overflow, f.mesh_overflow)))
+                    } else {
+                        g.overlap.map(|c| (n + id, ForceFault::Overlap(c)))
+                    };
+                    if let Some(c) = found.filter(|c| fault.map_or(true, |(k, _)| c.0 < k)) {
+                        fault = Some(c);
                     }
                     if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
                         correct_one(i, f, v, w);
                     }
                 }
+                if !list_of_chunk.is_empty() {
+                    if let Ok(mut all) = listed.lock() {
+                        all.extend(list_of_chunk);
+                    }
+                }
                 fault
             };
-        let Some((key, fault)) = run_chunks(chunks, p.len(), kernel) else {
+        let found = run_chunks(chunks, p.len(), kernel);
+        if by_id {
+            // (id, load) is unique: the order the chunks listed them in does not matter.
+            let mut all = listed.into_inner().unwrap_or_default();
+            all.sort_unstable_by_key(|e| (e.0, e.1));
+            for (id, k, l) in all {
+                let at = (id as usize / MIN_CHUNK) * n_loads + k as usize;
+                if let Some(t) = out.wall_loads.get_mut(at) {
+                    t[0] += l[0];
+                    t[1] += l[1];
+                }
+            }
+        }
+        let Some((key, fault)) = found else {
             return Ok(());
         };
         let particle = key % n;
         let slots = history_slots(&self.model);
         let fault = match fault {
             ForceFault::Overlap((other, fraction)) => {
+                let other = match other {
+                    Contacted::Particle(j) => Contacted::Particle(layout.id(j)),
+                    c => c,
+                };
                 self.overlap_fault(particle, other, Some(fraction))
             }
             ForceFault::Overflow(0, mesh_over) => Fault::MeshContactOverflow {

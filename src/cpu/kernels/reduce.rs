@@ -1,5 +1,5 @@
 //! Twin of `shaders/reduce.wgsl`: the potential energies summed over bonds and
-//! particles in index order (the kinetic terms are
+//! particles in id order (whatever the storage) (the kinetic terms are
 //! [`crate::diagnostics::kinematic`]).
 
 use crate::cpu::CpuBackend;
@@ -13,7 +13,8 @@ impl CpuBackend {
             pot.axial += r.e_axial;
             pot.shear += r.e_shear;
         }
-        for f in &self.forces.particles {
+        let f = &self.forces.particles;
+        for f in self.storage.layout.slots_by_id(f.len()).map(|s| &f[s]) {
             pot.contact += f.e_contact;
             pot.wall += f.e_wall;
             pot.near_field += f.e_near;

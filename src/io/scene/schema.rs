@@ -316,6 +316,8 @@ pub(super) struct SimulationSection {
     pub(super) phi: Option<f64>,
     #[serde(default)]
     pub(super) tolerance: Option<f64>,
+    #[serde(default)]
+    pub(super) sort_every: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -131,6 +131,16 @@ pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVe
     if let Some(tol) = s.tolerance {
         trapezoidal.tolerance = positive("simulation.tolerance", tol)?;
     }
+    let sort_every = s
+        .sort_every
+        .map(|k| {
+            u64::try_from(k).map_err(|_| {
+                scene_error(format!(
+                    "simulation.sort_every = {k}: must be >= 0 (steps; 0 never sorts)"
+                ))
+            })
+        })
+        .transpose()?;
     let mut params = SimulationParams {
         dt,
         duration,
@@ -140,6 +150,7 @@ pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVe
         gpu_max_neighbors,
         gpu_bucket_capacity,
         trapezoidal,
+        sort_every,
     };
     params.output_every = match s.output_every {
         Some(k) => positive_int("simulation.output_every", k)?,

@@ -1,0 +1,264 @@
+//! Where particles are stored, apart from who they are (issue 44).
+//!
+//! A particle's id is permanent: scene order, then inserted spheres in insertion order.
+//! Where a backend stores it is its own business: the CPU backend reorders its storage
+//! along a space-filling curve at neighbour-list rebuilds (`[simulation] sort_every`),
+//! so that partners near in space are near in memory. A [`Layout`] maps between the
+//! two. Every boundary (outputs, checkpoints, faults, the Python API) speaks ids, and
+//! every sum runs in an order fixed by ids, so results do not depend on the layout.
+
+/// A permutation between storage slots and particle ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The id stored in each slot (`id[s]`); empty for the identity.
+    id: Vec<u32>,
+    /// The slot of each id (`slot[i]`); empty for the identity.
+    slot: Vec<u32>,
+}
+
+impl Layout {
+    /// The identity: slot `s` holds id `s`.
+    pub fn identity() -> Self {
+        Self::default()
+    }
+
+    /// Whether slot `s` holds id `s` for every `s`.
+    #[inline]
+    pub fn is_identity(&self) -> bool {
+        self.id.is_empty()
+    }
+
+    /// The layout with `ids[s]` in slot `s` (a permutation of `0..ids.len()`), or
+    /// `None` when `ids` is not one.
+    pub fn from_ids(ids: Vec<u32>) -> Option<Self> {
+        let mut slot = vec![u32::MAX; ids.len()];
+        for (s, &i) in ids.iter().enumerate() {
+            let at = slot.get_mut(i as usize)?;
+            if *at != u32::MAX {
+                return None;
+            }
+            *at = s as u32;
+        }
+        if ids.iter().enumerate().all(|(s, &i)| s as u32 == i) {
+            return Some(Self::identity());
+        }
+        Some(Self { id: ids, slot })
+    }
+
+    /// The id in slot `s`.
+    #[inline]
+    pub fn id(&self, s: usize) -> usize {
+        if self.id.is_empty() {
+            s
+        } else {
+            self.id[s] as usize
+        }
+    }
+
+    /// The slot of id `i`.
+    #[inline]
+    pub fn slot(&self, i: usize) -> usize {
+        if self.slot.is_empty() {
+            i
+        } else {
+            self.slot[i] as usize
+        }
+    }
+
+    /// The ids by slot (`0..n` for the identity).
+    pub fn ids(&self, n: usize) -> Vec<u32> {
+        if self.id.is_empty() {
+            (0..n as u32).collect()
+        } else {
+            self.id.clone()
+        }
+    }
+
+    /// The storage-to-id table itself (empty for the identity): what a neighbour list
+    /// orders its rows by.
+    pub fn id_table(&self) -> &[u32] {
+        &self.id
+    }
+
+    /// The slots in ascending id: the order of every global sum.
+    pub fn slots_by_id(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..n).map(move |i| self.slot(i))
+    }
+
+    /// `by_slot` (rows of `stride` items per slot) in id order.
+    pub fn to_ids<T: Clone>(&self, by_slot: &[T], stride: usize) -> Vec<T> {
+        if self.is_identity() || stride == 0 {
+            return by_slot.to_vec();
+        }
+        let mut out = Vec::with_capacity(by_slot.len());
+        for s in self.slots_by_id(by_slot.len() / stride) {
+            out.extend_from_slice(&by_slot[s * stride..(s + 1) * stride]);
+        }
+        out
+    }
+
+    /// `by_id` (rows of `stride` items per id) in slot order.
+    pub fn to_slots<T: Clone>(&self, by_id: &[T], stride: usize) -> Vec<T> {
+        if self.is_identity() || stride == 0 {
+            return by_id.to_vec();
+        }
+        let mut out = Vec::with_capacity(by_id.len());
+        for s in 0..by_id.len() / stride {
+            let i = self.id(s);
+            out.extend_from_slice(&by_id[i * stride..(i + 1) * stride]);
+        }
+        out
+    }
+
+    /// This layout after moving the particle of old slot `order[s]` to slot `s`.
+    pub fn reordered(&self, order: &[u32]) -> Self {
+        let ids = order.iter().map(|&o| self.id(o as usize) as u32).collect();
+        Self::from_ids(ids).expect("a reordering of a permutation is a permutation")
+    }
+}
+
+/// Rows of `stride` items per slot of `v` rearranged so that new slot `s` holds old
+/// slot `order[s]`'s row (`order` a permutation of the slots).
+pub fn permute_rows<T: Clone>(v: &mut Vec<T>, order: &[u32], stride: usize) {
+    if stride == 0 || v.len() != order.len() * stride {
+        return;
+    }
+    let mut out = Vec::with_capacity(v.len());
+    for &o in order {
+        let o = o as usize;
+        out.extend_from_slice(&v[o * stride..(o + 1) * stride]);
+    }
+    *v = out;
+}
+
+/// The order storage is sorted in (`VARIDEM_SORT_CURVE`, for measuring one against the
+/// other; the default is [`Curve::Cells`], the faster on the CPU backend).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Curve {
+    /// Cells of the neighbour grid's edge in z, then y, then x order (slabs one cell
+    /// thick, rows within them): the cells a particle's partners sit in are its own
+    /// row's neighbours and the rows just before and after in y and z.
+    Cells,
+    /// The Morton (Z-order) curve over the same cells.
+    Morton,
+}
+
+impl Curve {
+    /// The curve `VARIDEM_SORT_CURVE` names (`cells` or `morton`), else the default.
+    pub fn from_env() -> Self {
+        match std::env::var("VARIDEM_SORT_CURVE").as_deref() {
+            Ok("morton") => Self::Morton,
+            _ => Self::Cells,
+        }
+    }
+}
+
+/// Bits of an axis in a sort key (2²¹ cells).
+const AXIS_BITS: u32 = 21;
+
+/// `v` with two zero bits after each of its low 21 bits (Morton interleaving).
+#[inline]
+fn spread(v: u64) -> u64 {
+    let mut b = v & 0x1f_ffff;
+    b = (b | (b << 32)) & 0x1f_0000_0000_ffff;
+    b = (b | (b << 16)) & 0x1f_0000_ff00_00ff;
+    b = (b | (b << 8)) & 0x100f_00f0_0f00_f00f;
+    b = (b | (b << 4)) & 0x10c3_0c30_c30c_30c3;
+    (b | (b << 2)) & 0x1249_2492_4924_9249
+}
+
+/// The slots `0..position.len()` ordered along `curve` over cells of edge `cell` from
+/// the bounding box of the first `sortable` of them (the rest keep their slots, after),
+/// ties in slot order: the `order` of [`permute_rows`] for a spatial sort.
+pub fn spatial_order(
+    position: &[glam::DVec3],
+    sortable: usize,
+    cell: f64,
+    curve: Curve,
+) -> Vec<u32> {
+    let head = &position[..sortable.min(position.len())];
+    let lo = head
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(glam::DVec3::INFINITY, |lo, x| lo.min(*x));
+    let inv = if cell > 0.0 && cell.is_finite() {
+        1.0 / cell
+    } else {
+        0.0
+    };
+    let max = ((1u64 << AXIS_BITS) - 1) as f64;
+    // NaN and far-out values clamp (a blown-up particle sorts to an end).
+    let axis = |v: f64, o: f64| -> u64 {
+        let c = ((v - o) * inv).floor();
+        if c.is_nan() {
+            max as u64
+        } else {
+            c.clamp(0.0, max) as u64
+        }
+    };
+    let key = |x: &glam::DVec3| -> u64 {
+        let (cx, cy, cz) = (axis(x.x, lo.x), axis(x.y, lo.y), axis(x.z, lo.z));
+        match curve {
+            Curve::Cells => (cz << (2 * AXIS_BITS)) | (cy << AXIS_BITS) | cx,
+            Curve::Morton => spread(cx) | (spread(cy) << 1) | (spread(cz) << 2),
+        }
+    };
+    let mut keyed: Vec<(u64, u32)> = head
+        .iter()
+        .enumerate()
+        .map(|(s, x)| (key(x), s as u32))
+        .collect();
+    keyed.sort_unstable();
+    let mut order: Vec<u32> = keyed.into_iter().map(|(_, s)| s).collect();
+    order.extend(head.len() as u32..position.len() as u32);
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::DVec3;
+
+    #[test]
+    fn layouts_map_both_ways() {
+        let l = Layout::from_ids(vec![2, 0, 1]).unwrap();
+        assert_eq!((l.id(0), l.slot(2), l.slot(0)), (2, 0, 1));
+        assert_eq!(l.to_ids(&[20, 0, 10], 1), [0, 10, 20]);
+        assert_eq!(l.to_slots(&[0, 10, 20], 1), [20, 0, 10]);
+        assert_eq!(l.to_ids(&[2, 2, 0, 0, 1, 1], 2), [0, 0, 1, 1, 2, 2]);
+        assert!(Layout::from_ids(vec![0, 1, 2]).unwrap().is_identity());
+        assert!(Layout::from_ids(vec![0, 0]).is_none());
+        assert!(Layout::from_ids(vec![0, 5]).is_none());
+        // Moving old slot 2 to the front, then old slot 0, then 1.
+        let r = l.reordered(&[2, 0, 1]);
+        assert_eq!(r.ids(3), [1, 2, 0]);
+        let mut v = vec!['a', 'b', 'c'];
+        permute_rows(&mut v, &[2, 0, 1], 1);
+        assert_eq!(v, ['c', 'a', 'b']);
+    }
+
+    /// Points along a line in reverse come out in space order on both curves; the
+    /// unsorted tail stays; cells order z before y before x; NaN sorts last.
+    #[test]
+    fn spatial_order_follows_space() {
+        let pos: Vec<DVec3> = (0..10)
+            .map(|k| DVec3::new(9.0 - k as f64, 0.0, 0.0))
+            .collect();
+        for curve in [Curve::Cells, Curve::Morton] {
+            let order = spatial_order(&pos, 8, 1.0, curve);
+            assert_eq!(order, [7, 6, 5, 4, 3, 2, 1, 0, 8, 9], "{curve:?}");
+            let mut nan = pos.clone();
+            nan[3] = DVec3::NAN;
+            let order = spatial_order(&nan, 10, 1.0, curve);
+            assert_eq!(order.len(), 10);
+            assert_eq!(order[9], 3, "{curve:?}");
+        }
+        let slab = [
+            DVec3::new(5.0, 0.0, 1.0),
+            DVec3::new(0.0, 5.0, 0.0),
+            DVec3::ZERO,
+        ];
+        assert_eq!(spatial_order(&slab, 3, 1.0, Curve::Cells), [2, 1, 0]);
+        assert_eq!(spread(0b101), 0b1_000_001);
+    }
+}
