@@ -618,7 +618,7 @@ mod tests {
         let mut rnd = uniform(4242);
         let n = 400;
         let pos: Vec<DVec3> = (0..n)
-            .map(|_| DVec3::new(rnd(), rnd(), rnd()) * 2.0)
+            .map(|_| DVec3::new(rnd(), rnd(), rnd()) * 1.2)
             .collect();
         let rad: Vec<f64> = (0..n).map(|_| 0.06 + 0.04 * rnd()).collect();
         let mut id: Vec<u32> = (0..n as u32).collect();
