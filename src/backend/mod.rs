@@ -477,6 +477,12 @@ pub trait Backend: Send {
     fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
         Vec::new()
     }
+    /// Spatial sorts of storage so far, and the mean distance in storage between a
+    /// particle and its listed neighbours (slots apart; what the sort shortens), or
+    /// `None` when the backend does not sort: printed by `bench`.
+    fn storage_order(&self) -> Option<(u64, f64)> {
+        None
+    }
     /// The kernel path this backend chose for the problem (`None` when it has one):
     /// printed by `bench`, since the figures depend on it.
     fn kernel_path(&self) -> Option<String> {

@@ -889,6 +889,9 @@ fn bench_command(
         }
     };
     out!("backend: {}", backend.name());
+    if let Some((sorts, distance)) = backend.storage_order() {
+        out!("storage sorts: {sorts}, mean slot distance to a listed neighbour: {distance:.1}");
+    }
     if let Some(path) = backend.kernel_path() {
         out!("kernel path: {path}");
     }

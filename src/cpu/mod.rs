@@ -766,6 +766,20 @@ impl Backend for CpuBackend {
         }))
     }
 
+    fn storage_order(&self) -> Option<(u64, f64)> {
+        let list = &self.neighbors;
+        let entries = list.neighbors.len();
+        let mut total = 0u64;
+        for p in 0..list.offsets.len().saturating_sub(1) {
+            total += list
+                .of(p)
+                .iter()
+                .map(|&j| (j as i64 - p as i64).unsigned_abs())
+                .sum::<u64>();
+        }
+        Some((self.storage.sorts, total as f64 / entries.max(1) as f64))
+    }
+
     fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
         self.insertion
             .as_ref()

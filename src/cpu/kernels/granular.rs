@@ -87,6 +87,8 @@ pub(in crate::cpu) struct GranularForce {
     /// lowest-index mesh; with the overlap as a fraction of the smaller radius. `None`
     /// when none is.
     pub overlap: Option<(Contacted, f64)>,
+    /// Whether the particle added a load to a plane or mesh (it touched one).
+    pub loaded: bool,
 }
 
 /// What a granular force evaluation reads besides the model.
@@ -216,6 +218,7 @@ impl GranularInputs<'_> {
             }
         }
         for (mesh, l) in mine.iter().take_while(|e| e.0 != u32::MAX) {
+            out.loaded = true;
             if let Some(total) = loads.get_mut(*mesh as usize) {
                 total[0] += l[0];
                 total[1] += l[1];
@@ -501,6 +504,7 @@ impl GranularInputs<'_> {
                     if let Some(l) = loads.get_mut(w) {
                         let q = side_i.x + lever * n;
                         add_load(l, self.plane_axis(w), q, -r.force);
+                        out.loaded = true;
                     }
                 }
             }

@@ -205,12 +205,8 @@ impl CpuBackend {
                         keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
                         springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
                     );
-                    let target = if by_id {
-                        mine.fill([DVec3::ZERO; 2]);
-                        &mut mine[..]
-                    } else {
-                        &mut *loads
-                    };
+                    // `mine` is all zero here (cleared after each particle that loaded it).
+                    let target = if by_id { &mut mine[..] } else { &mut *loads };
                     let g = inputs.granular_sum(
                         i,
                         neighbors,
@@ -222,10 +218,13 @@ impl CpuBackend {
                         target,
                         sides,
                     );
-                    for (k, l) in mine.iter().enumerate() {
-                        // Adding a zero load leaves a sum starting from +0 unchanged.
-                        if *l != [DVec3::ZERO; 2] {
-                            list_of_chunk.push((id as u32, k as u32, *l));
+                    if by_id && g.loaded {
+                        for (k, l) in mine.iter_mut().enumerate() {
+                            // Adding a zero load leaves a sum starting from +0 unchanged.
+                            if *l != [DVec3::ZERO; 2] {
+                                list_of_chunk.push((id as u32, k as u32, *l));
+                                *l = [DVec3::ZERO; 2];
+                            }
                         }
                     }
                     pf.force += g.force;
