@@ -588,7 +588,14 @@ impl CpuBackend {
         // The inserter speaks ids: it reads the particles by id and names the placed
         // ones by id.
         let layout = &self.storage.layout;
-        let placed = ins.insert(self.step, &self.model.particles.to_ids(layout));
+        let by_id;
+        let particles = if layout.is_identity() {
+            &self.model.particles
+        } else {
+            by_id = self.model.particles.to_ids(layout);
+            &by_id
+        };
+        let placed = ins.insert(self.step, particles);
         if placed.is_empty() {
             return;
         }
@@ -864,9 +871,15 @@ impl Backend for CpuBackend {
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
         // Summed in id order, whatever the storage.
-        let by_id = self.model.particles.to_ids(&self.storage.layout);
+        let by_id;
+        let particles = if self.storage.layout.is_identity() {
+            &self.model.particles
+        } else {
+            by_id = self.model.particles.to_ids(&self.storage.layout);
+            &by_id
+        };
         let (mut e_kin, mut e_rot, mut momentum, mut angular_momentum, mut e_field) =
-            diagnostics::kinematic(&by_id, self.model.gravity);
+            diagnostics::kinematic(particles, self.model.gravity);
         if let Some(b) = &self.bodies {
             // The spheres count in their bodies (diagnostics::kinematic skips them).
             let (k, r, p, l, f) = b.kinematic(self.model.gravity);
