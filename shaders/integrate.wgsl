@@ -53,6 +53,9 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     if (p.removed) {
         set_flags(i, flags | FLAG_REMOVED);
+        // removed.csv's step (CPU: integrate_predict's exit_steps); its state at exit
+        // is the x and v stored above.
+        particle_flags[O_EXIT_STEP + i] = atomicLoad(&status[STATUS_STEP]);
     } else if ((params.flags & PARAM_CONTACT) != 0u) {
         check_skin(i, p.x);
     }

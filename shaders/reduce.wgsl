@@ -12,8 +12,9 @@ fn contributions(i: u32) -> array<real, Q_COUNT> {
     // A clump's sphere counts its contact energies only: its body's motion and field
     // energy the host adds (integrators::bodies::Bodies::kinematic; the CPU skips the
     // spheres in diagnostics::kinematic the same way, and dormant particles).
-    // A dormant particle (reserved by an inserter) is not yet in the system.
-    if (i < N_FREE && (particle_flags[i] & FLAG_DORMANT) == 0u) {
+    // A dormant particle (reserved by an inserter) is not yet in the system, a removed
+    // one no longer (a dormant one carries FLAG_REMOVED too).
+    if (i < N_FREE && (particle_flags[i] & FLAG_REMOVED) == 0u) {
         let m = mass_of(i);
         let jj = inertia_of(i);
         let x = get_pos(i);

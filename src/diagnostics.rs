@@ -114,8 +114,9 @@ pub fn kinematic(particles: &Particles, gravity: DVec3) -> (f64, f64, DVec3, DVe
     let mut e_field = 0.0;
     for i in 0..particles.len() {
         // A clump's sphere counts in its body (the backend adds the bodies); a dormant
-        // particle is not yet in the system.
-        if particles.flags[i] & (crate::model::FLAG_MEMBER | crate::model::FLAG_DORMANT) != 0 {
+        // particle is not yet in the system, a removed one no longer (dormant ones
+        // carry FLAG_REMOVED too).
+        if particles.flags[i] & (crate::model::FLAG_MEMBER | crate::model::FLAG_REMOVED) != 0 {
             continue;
         }
         let (m, j) = (particles.mass[i], particles.inertia[i]);

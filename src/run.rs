@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
-use crate::io::{write_final_csv, EnergyCsv, InsertersCsv, SolverCsv, VtkSeries, WallsCsv};
+use crate::io::{
+    write_final_csv, EnergyCsv, InsertersCsv, RemovedCsv, SolverCsv, VtkSeries, WallsCsv,
+};
 use crate::model::Scene;
 
 pub use crate::io::{ENERGY_CSV, FINAL_CSV, RUN_RECORD};
@@ -337,11 +339,13 @@ fn non_finite_energy(d: &crate::diagnostics::Diagnostics, backend: &mut dyn Back
     ))
 }
 
-/// The particle with the largest translational kinetic energy (0 without particles):
-/// the one a blow-up or a non-finite energy names.
+/// The particle in the system with the largest translational kinetic energy (0
+/// without particles): the one a blow-up or a non-finite energy names. Removed
+/// particles keep their exit velocity but are out of the system.
 fn fastest_particle(p: &crate::model::Particles) -> usize {
     let ke = |i: usize| p.mass[i] * p.velocity[i].length_squared();
     (0..p.len())
+        .filter(|&i| p.flags[i] & crate::model::FLAG_REMOVED == 0)
         .max_by(|&a, &b| ke(a).total_cmp(&ke(b)))
         .unwrap_or(0)
 }
@@ -466,6 +470,11 @@ pub struct Recorder {
     /// as one line per output step that removed some (the hopper printed 887 lines, one
     /// per particle; issue 49).
     removed: Option<usize>,
+    /// Scenes with `[domain] on_exit = "remove"`: `removed.csv`, and the step up to
+    /// which its rows are written.
+    exits: Option<(RemovedCsv, u64)>,
+    /// Particles removed so far (with removal).
+    removed_total: usize,
 }
 
 impl Recorder {
@@ -537,6 +546,17 @@ impl Recorder {
                 InsertersCsv::resume(&path, first)?
             })
         };
+        // Removal: removed.csv, a row per particle that left (issue 44).
+        let exits = if scene.model.domain.is_some_and(|d| d.remove) {
+            let path = out_dir.join(crate::io::REMOVED_CSV);
+            Some(if first == 0 {
+                (RemovedCsv::create(&path)?, 0)
+            } else {
+                (RemovedCsv::resume(&path, first)?, first)
+            })
+        } else {
+            None
+        };
         let vtk = match (options.vtk, first) {
             (false, _) => None,
             (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),
@@ -555,9 +575,12 @@ impl Recorder {
             last_good: None,
             run_id,
             removed: None,
+            exits,
+            removed_total: 0,
         };
         if scene.model.domain.is_some_and(|d| d.remove) {
-            recorder.removed = Some(removed_count(backend)?);
+            recorder.removed_total = removed_count(backend)?;
+            recorder.removed = Some(recorder.removed_total);
         }
         let d = backend.diagnostics()?;
         non_finite_energy(&d, backend)?;
@@ -651,7 +674,11 @@ impl Recorder {
         if let Some(log) = &mut self.solver {
             log.write(&backend.take_solver_rows())?;
         }
+        // The exits of the steps advanced (of a failed advance too: removal is not
+        // undone), before anything can stop the run.
+        let exits = self.write_exits(scene, backend);
         advanced?;
+        exits?;
         let mut written = None;
         if is_output(scene, next) {
             let d = backend.diagnostics()?;
@@ -690,6 +717,21 @@ impl Recorder {
         Ok(written)
     }
 
+    /// Appends the exits since the last call to `removed.csv` (scenes with removal).
+    fn write_exits(&mut self, scene: &Scene, backend: &mut dyn Backend) -> Result<()> {
+        let Some((log, written)) = &mut self.exits else {
+            return Ok(());
+        };
+        let exits = backend.exits(*written)?;
+        log.write(&exits, scene.simulation.dt)?;
+        self.removed_total += exits.len();
+        // A failed step may have removed particles (removal is not undone) at a step
+        // past the backend's count.
+        let last = exits.last().map_or(0, |e| e.step);
+        *written = backend.step_count().max(last).max(*written);
+        Ok(())
+    }
+
     /// Writes `final.csv` with the backend's current state
     /// ([`crate::io::write_final_csv`]).
     pub fn write_final(&self, backend: &mut dyn Backend) -> Result<()> {
@@ -717,7 +759,7 @@ impl Recorder {
             log.write(step, t, &backend.insertion_counts())?;
         }
         if let Some(before) = self.removed {
-            let now = removed_count(backend)?;
+            let now = self.removed_total;
             if now > before {
                 log::info!(
                     "step {step}: {} left the domain and were removed since the last output step ({now} in all)",
@@ -753,12 +795,13 @@ fn is_output(scene: &Scene, step: u64) -> bool {
 
 /// The outputs a run writes into its directory: a directory holding any of them
 /// belongs to some run.
-const RUN_OUTPUTS: [&str; 7] = [
+const RUN_OUTPUTS: [&str; 8] = [
     ENERGY_CSV,
     FINAL_CSV,
     crate::io::WALLS_CSV,
     crate::io::SOLVER_CSV,
     crate::io::INSERTERS_CSV,
+    crate::io::REMOVED_CSV,
     crate::io::PVD_FILE,
     crate::io::VTK_DIR,
 ];

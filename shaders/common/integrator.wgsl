@@ -85,8 +85,9 @@ struct Predicted {
 
 // Maps (25)/(23): v_{k+½} = v_k + h F_k/(2m), x_{k+1} = x_k + h v_{k+½}, Ω likewise,
 // α_{k+1} = α_k ⊕ Δα (Δα = hΩ, or eq. 23's exact increment); map (27) kicks by the whole
-// step. A particle leaving the [domain] is removed (parked, at rest, α unchanged) or an
-// error; a non-finite result is an error.
+// step. A particle leaving the [domain] is removed (parked where it left with the
+// velocity it left with, not spinning, α unchanged) or an error; a non-finite result
+// is an error.
 fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s: Velocities, cx0: vec3<real>, f: vec3<real>, t: vec3<real>) -> Predicted {
     let h = params.dt;
     let euler = params.integrator == INTEGRATOR_SYMPLECTIC_EULER;
@@ -112,8 +113,8 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
         let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
         let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
         if (!(all(p.x >= lo) && all(p.x <= hi))) {
-            // Removed: parked where it left, at rest, out of every contact (CPU:
-            // integrate_predict); otherwise an error.
+            // Removed: parked where it left with its exit velocity, out of every
+            // contact and diagnostic (CPU: integrate_predict); otherwise an error.
             p.removed = (params.flags & PARAM_DOMAIN_REMOVE) != 0u;
             p.err = select(ERR_LEFT_DOMAIN, NO_ERROR, p.removed);
         }
@@ -137,9 +138,7 @@ fn predict_half(flags: u32, m: real, jj: real, x0: vec3<real>, a0: vec3<real>, s
         if (p.err == NO_ERROR && !c.ok) { p.err = ERR_HALF_TURN; }
         p.a = c.value;
     }
-    if (p.removed) {
-        p.v = vec3<real>(0.0);
-    } else if (p.err == NO_ERROR && !(finite3(p.x) && finite3(p.v) && finite3(p.a) && finite3(p.w))) {
+    if (!p.removed && p.err == NO_ERROR && !(finite3(p.x) && finite3(p.v) && finite3(p.a) && finite3(p.w))) {
         p.err = ERR_NON_FINITE;
     }
     return p;

@@ -245,7 +245,9 @@ struct HardColor {
 // terms of pos_next (f32 builds with pos_next).
 @group(0) @binding(3) var<storage, read_write> vecs: array<real>;
 // particle_flags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
-// particles leaving the domain) | materials (granular scenes).
+// particles leaving the domain) | materials (granular scenes) | then the clump and mesh
+// words (src/gpu/plan.rs) | the step at which each removed particle left (O_EXIT_STEP,
+// scenes with removal).
 @group(0) @binding(4) var<storage, read_write> particle_flags: array<u32>;
 // Constant tables: the granular pair table (M × M pairs, then W × M wall pairs; two
 // vec4 per PairRecord) | the walls (two vec4 per WallRecord) | compact bond kinds (K^m, K^a, K^s).

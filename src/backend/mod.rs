@@ -75,12 +75,25 @@ impl Frame {
     /// The frame without its dormant particles (reserved by an inserter, not yet
     /// inserted), and the ids of the particles kept; `None` when there are none.
     pub fn without_dormant(&self) -> Option<(Frame, Vec<u32>)> {
+        self.keeping(|f| !crate::model::is_dormant(f))
+    }
+
+    /// The frame of the particles in the system: without the removed ones (left the
+    /// domain) and the dormant ones, and the ids of the particles kept; `None` when
+    /// every particle is in the system.
+    pub fn in_system(&self) -> Option<(Frame, Vec<u32>)> {
+        self.keeping(|f| f & crate::model::FLAG_REMOVED == 0)
+    }
+
+    /// The frame of the particles whose flags pass `keep`, and their ids; `None` when
+    /// all of them do.
+    fn keeping(&self, keep: impl Fn(u32) -> bool) -> Option<(Frame, Vec<u32>)> {
         let flags = &self.particles.flags;
-        if !flags.iter().any(|&f| crate::model::is_dormant(f)) {
+        if flags.iter().all(|&f| keep(f)) {
             return None;
         }
         let keep: Vec<u32> = (0..flags.len() as u32)
-            .filter(|&i| !crate::model::is_dormant(flags[i as usize]))
+            .filter(|&i| keep(flags[i as usize]))
             .collect();
         let pick3 = |v: &[DVec3]| -> Vec<DVec3> {
             if v.len() == flags.len() {
@@ -172,8 +185,12 @@ pub struct StateSnapshot {
     pub device_position: Vec<f32>,
     /// Granular contact state, for scenes under the Hertz law (`None` otherwise).
     pub contacts: Option<ContactState>,
-    /// Particles removed so far for leaving the domain, ascending.
+    /// Particles removed so far for leaving the domain, ascending. A removed particle
+    /// stays where it left with the velocity it left with (its state at exit).
     pub removed: Vec<u32>,
+    /// The step at which each of `removed` left (`removed.csv`), in the same order;
+    /// empty when unknown (checkpoints of format 11 and older).
+    pub exit_steps: Vec<u64>,
     /// What each `[[inserter]]` has inserted and skipped so far (empty without
     /// inserters): its reserved particles `first .. first + inserted` are awake.
     pub inserted: Vec<crate::neighbor::InsertCount>,
@@ -189,6 +206,25 @@ pub struct StateSnapshot {
     /// Hard contacts: the impulses of the last step's contacts, the next step's warm
     /// start (empty otherwise).
     pub hard_impulses: Vec<HardImpulse>,
+}
+
+/// A particle that left the domain and was removed (`[domain] on_exit = "remove"`): a
+/// row of `DIR/removed.csv` ([`Exit::CSV_HEADER`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Exit {
+    /// The step whose predict took it out of the domain.
+    pub step: u64,
+    /// Its id.
+    pub id: u32,
+    /// Where it left: its predicted position of that step, outside the domain (m).
+    pub position: DVec3,
+    /// The velocity it left with, `v_{k+1/2}` of the step's predict (m/s).
+    pub velocity: DVec3,
+}
+
+impl Exit {
+    /// The header of `removed.csv`.
+    pub const CSV_HEADER: &'static str = "step,t,id,x,y,z,vx,vy,vz";
 }
 
 /// One contact's impulse of a hard-contact step, kept for the next step's warm start
@@ -370,6 +406,12 @@ impl StateSnapshot {
                 )));
             }
         }
+        let (r, e) = (self.removed.len(), self.exit_steps.len());
+        if e != 0 && e != r {
+            return Err(Error::Snapshot(format!(
+                "{e} exit steps for {r} removed particles (expected 0 or {r})"
+            )));
+        }
         let (b, bc, bd) = (
             self.bodies.len(),
             self.body_compensation.len(),
@@ -471,6 +513,13 @@ pub trait Backend: Send {
     /// compute them (the GPU backend, so far).
     fn wall_loads(&mut self) -> Result<Option<Vec<WallLoad>>> {
         Ok(None)
+    }
+    /// The particles that left the domain (`on_exit = "remove"`) at steps after
+    /// `after`, ascending by step then id, with their state at exit; empty without
+    /// removal.
+    fn exits(&mut self, after: u64) -> Result<Vec<Exit>> {
+        let _ = after;
+        Ok(Vec::new())
     }
     /// What each `[[inserter]]` has inserted and skipped so far, in scene order
     /// (empty without inserters).

@@ -759,7 +759,14 @@ fn decode_state_arrays(
     } else {
         Vec::new()
     };
+    let exit_steps = if version >= 12 {
+        let ne = r.count("exit steps", 8)?;
+        (0..ne).map(|_| r.u64()).collect::<Decoded<Vec<u64>>>()?
+    } else {
+        Vec::new()
+    };
     let state = StateSnapshot {
+        exit_steps,
         inserted,
         hard_impulses,
         contacts,

@@ -60,6 +60,7 @@ pub(super) fn encode_state_header(
         device_position: _,
         contacts: _,
         removed: _,
+        exit_steps: _,
         bodies: _,
         body_compensation: _,
         body_device_position: _,
@@ -516,6 +517,9 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
         w.u64(c.inserted);
         w.u64(c.skipped);
     }
+    // Since version 12: the step at which each removed particle left.
+    w.len(s.exit_steps.len());
+    s.exit_steps.iter().for_each(|k| w.u64(*k));
 }
 
 /// The hard-contact parameters: the enums as codes in declaration order, then the

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 11)
+//! # File format (version 12)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -44,7 +44,9 @@
 //! identity and VTK on), version 10 `[contact] max_overlap` (an `f64` after
 //! `max_contacts`; older files read with the default), version 11 `[simulation]
 //! sort_every` (a `u64` after the trapezoidal parameters, 0 for the default, else
-//! 1 + the steps; issue 44). The state arrays are by particle id whatever the order
+//! 1 + the steps; issue 44), version 12 the step at which each removed particle
+//! left (`u64`s after the inserters' counts; older files have none, and their
+//! removals are not in `removed.csv`). The state arrays are by particle id whatever the order
 //! the backend that wrote them stored its particles in;
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file

@@ -88,6 +88,9 @@ pub struct CpuBackend {
     min_radius: f64,
     /// Which id each storage slot holds, and the spatial sort's settings.
     storage: storage::Storage,
+    /// The step at which each removed particle left the domain, by id
+    /// (`removed.csv`).
+    exit_steps: std::collections::BTreeMap<u32, u64>,
 }
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
@@ -436,6 +439,14 @@ impl CpuBackend {
         let mut neighbors = NeighborList::new(skin);
         neighbors.min_reach = model.near_field.map_or(0.0, |nf| nf.cutoff);
         let storage = storage::Storage::new(&model, free, sort_every, step);
+        // Removals of a checkpoint without their steps (format 11 and older) are dated
+        // at its step: they are before it, so no resumed run lists them again.
+        let exit_steps = snapshot.map_or_else(Default::default, |s| {
+            let step_of = |k: usize| s.exit_steps.get(k).copied().unwrap_or(s.step);
+            (s.removed.iter().enumerate())
+                .map(|(k, &id)| (id, step_of(k)))
+                .collect()
+        });
         let mut backend = Self {
             forces: ForceState::new(n, nb, &model),
             spare_forces: ForceState::new(n, nb, &model),
@@ -458,6 +469,7 @@ impl CpuBackend {
             dt_advice,
             min_radius: 0.0,
             storage,
+            exit_steps,
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
@@ -837,6 +849,10 @@ impl Backend for CpuBackend {
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
         let by_id = self.model.particles.to_ids(&self.storage.layout);
         let p = &by_id;
+        let removed = crate::model::removed_ids(&p.flags);
+        let exit_steps = (removed.iter())
+            .map(|id| self.exit_steps.get(id).copied().unwrap_or(self.step))
+            .collect();
         Ok(StateSnapshot {
             backend: BackendKind::Cpu,
             backend_name: self.name(),
@@ -852,7 +868,8 @@ impl Backend for CpuBackend {
             origin: DVec3::ZERO,
             device_position: Vec::new(),
             contacts: self.contact_state(),
-            removed: crate::model::removed_ids(&p.flags),
+            removed,
+            exit_steps,
             inserted: self
                 .insertion
                 .as_ref()
@@ -867,6 +884,24 @@ impl Backend for CpuBackend {
                     .collect()
             }),
         })
+    }
+
+    fn exits(&mut self, after: u64) -> Result<Vec<crate::backend::Exit>> {
+        let p = &self.model.particles;
+        let mut exits: Vec<crate::backend::Exit> = (self.exit_steps.iter())
+            .filter(|&(_, &step)| step > after)
+            .map(|(&id, &step)| {
+                let i = self.storage.layout.slot(id as usize);
+                crate::backend::Exit {
+                    step,
+                    id,
+                    position: p.position[i],
+                    velocity: p.velocity[i],
+                }
+            })
+            .collect();
+        exits.sort_by_key(|e| (e.step, e.id));
+        Ok(exits)
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {

@@ -112,6 +112,29 @@ impl Backend for GpuBackend {
         self.wall_loads_now()
     }
 
+    fn exits(&mut self, after: u64) -> Result<Vec<crate::backend::Exit>> {
+        let (removed, steps) = self.read_removals()?;
+        let mut exits: Vec<(u64, u32)> = (steps.iter().zip(&removed))
+            .filter(|&(&s, _)| s > after)
+            .map(|(&s, &id)| (s, id))
+            .collect();
+        if exits.is_empty() {
+            return Ok(Vec::new());
+        }
+        exits.sort_unstable();
+        // Removal is refused with clumps: every row is a particle's.
+        let p = self.spheres()?;
+        Ok(exits
+            .into_iter()
+            .map(|(step, id)| crate::backend::Exit {
+                step,
+                id,
+                position: p.position[id as usize],
+                velocity: p.velocity[id as usize],
+            })
+            .collect())
+    }
+
     fn insertion_counts(&self) -> Vec<crate::neighbor::InsertCount> {
         self.insertion
             .as_ref()
@@ -199,6 +222,7 @@ impl Backend for GpuBackend {
         let device = self.read_field(Field::Pos)?;
         let position_kahan = self.position_kahan()?;
         let (bodies, body_compensation, body_device_position) = self.body_snapshot()?;
+        let (removed, exit_steps) = self.read_removals()?;
         let (compensation, device_position) = match self.precision {
             Precision::F32 => {
                 let rows: Vec<f32> =
@@ -228,11 +252,8 @@ impl Backend for GpuBackend {
             origin: self.origin,
             device_position,
             contacts: self.contact_state()?,
-            removed: if self.model.domain.is_some_and(|d| d.remove) {
-                crate::model::removed_ids(&self.read_flags()?)
-            } else {
-                Vec::new()
-            },
+            removed,
+            exit_steps,
             bodies,
             body_compensation,
             body_device_position,

@@ -422,6 +422,54 @@ impl GpuBackend {
         Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
     }
 
+    /// The removed particles (ascending ids) and the step at which each left, as on the
+    /// device; none without removal.
+    pub(super) fn read_removals(&self) -> Result<(Vec<u32>, Vec<u64>)> {
+        if !self.model.domain.is_some_and(|d| d.remove) {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let removed = crate::model::removed_ids(&self.read_flags()?);
+        if removed.is_empty() {
+            return Ok((removed, Vec::new()));
+        }
+        let steps = self.read_exit_steps()?;
+        let at = removed
+            .iter()
+            .map(|&i| u64::from(steps[i as usize]))
+            .collect();
+        Ok((removed, at))
+    }
+
+    /// Every particle's word of the `O_EXIT_STEP` section.
+    fn read_exit_steps(&self) -> Result<Vec<u32>> {
+        let n = self.n as usize;
+        let buffer = &self.buffers[bind::PARTICLE_FLAGS as usize];
+        let raw =
+            self.read_buffer_at(buffer, 4 * u64::from(self.sections.exit_step), 4 * n as u64)?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+    }
+
+    /// Writes the exit steps of a restored run's removed particles (`removed`,
+    /// `steps`: a snapshot's; an unknown step, of an older checkpoint, is `at`).
+    pub(super) fn write_exit_steps(&self, removed: &[u32], steps: &[u64], at: u64) -> Result<()> {
+        if !self.model.domain.is_some_and(|d| d.remove) || removed.is_empty() {
+            return Ok(());
+        }
+        let mut words = vec![0u32; self.n as usize];
+        for (k, &i) in removed.iter().enumerate() {
+            let step = steps.get(k).copied().unwrap_or(at);
+            if let Some(w) = words.get_mut(i as usize) {
+                *w = u32::try_from(step).unwrap_or(u32::MAX);
+            }
+        }
+        let buffer = &self.buffers[bind::PARTICLE_FLAGS as usize];
+        let offset = 4 * u64::from(self.sections.exit_step);
+        self.ctx
+            .queue
+            .write_buffer(buffer, offset, bytemuck::cast_slice(&words));
+        Ok(())
+    }
+
     /// Wall springs per particle in the wall-spring rows (none without history).
     pub(super) fn wall_stride(&self) -> usize {
         if self.max_contacts > 0 {

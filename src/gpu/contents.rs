@@ -279,6 +279,16 @@ impl<R: Real> Contents<R> {
             bytemuck::cast_slice(&clumps.info),
             bytemuck::cast_slice(&clumps.member_body),
             bytemuck::cast_slice(&tables.mesh.words),
+            // The exit steps (scenes with removal), set by integrate_predict; a restored
+            // run's are written after the upload (GpuBackend::restore_exit_steps).
+            &vec![
+                0u8;
+                if plan.needs.removal {
+                    4 * n as usize
+                } else {
+                    0
+                }
+            ][..],
         ]
         .concat();
         debug_assert_eq!(

@@ -330,6 +330,9 @@ impl GpuBackend {
         }?;
         backend.bodies = bodies;
         backend.insertion = insertion;
+        if let Some(s) = snapshot {
+            backend.write_exit_steps(&s.removed, &s.exit_steps, s.step)?;
+        }
         Ok(backend)
     }
 

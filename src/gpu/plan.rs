@@ -56,6 +56,9 @@ pub struct SectionNeeds {
     /// Some mesh moves: the meshes' poses of each step are uploaded and `mesh_place`
     /// places them at every step.
     pub moving_meshes: bool,
+    /// Particles leaving the domain are removed (`on_exit = "remove"`): the step at
+    /// which each left is stored.
+    pub removal: bool,
 }
 
 impl SectionNeeds {
@@ -79,6 +82,7 @@ impl SectionNeeds {
             clump_types: 2,
             moving_walls: true,
             moving_meshes: true,
+            removal: true,
             mesh: MeshCounts {
                 meshes: 2,
                 vertices: 4,
@@ -189,6 +193,9 @@ pub struct Sections {
     pub free: u32,
     /// Clumps (`N_BODIES`).
     pub bodies: u32,
+    /// `particle_flags`: the step at which each removed particle left (scenes with
+    /// removal).
+    pub exit_step: u32,
 }
 
 /// Appends sections to one buffer: each starts where the previous ended.
@@ -279,6 +286,7 @@ impl Sections {
         let mesh_ids = flags.take(meshes, 10 * u64::from(mc.triangles));
         let mesh_cells = flags.take(meshes, u64::from(mc.cells) + 1);
         let mesh_items = flags.take(meshes, u64::from(mc.items));
+        let exit_step = flags.take(w.removal, n);
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -331,6 +339,7 @@ impl Sections {
             member_body: index("particle_flags", member_body)?,
             free,
             bodies: w.bodies,
+            exit_step: index("particle_flags", exit_step)?,
         })
     }
 
@@ -373,6 +382,7 @@ impl Sections {
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
+            ("O_EXIT_STEP", self.exit_step),
         ]
         .iter()
         .map(|(name, v)| format!("const {name}: u32 = {v}u;\n"))
@@ -557,6 +567,7 @@ impl Plan {
             },
             moving_walls: model.walls.iter().any(|w| !w.motion.is_static()),
             moving_meshes: model.meshes.iter().any(|m| !m.motion.is_static()),
+            removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
         };
         let sections = Sections::new(&needs)
@@ -715,9 +726,11 @@ mod tests {
             (s.pos_kahan_next, s.mesh_placed, s.vecs_len),
             (213, 243, 315)
         );
-        // Then per triangle 10 words, the 3 cells' starts and the end, 5 items.
+        // Then per triangle 10 words, the 3 cells' starts and the end, 5 items, and
+        // the exit steps.
         assert_eq!((s.material, s.mesh_ids), (10, 40));
-        assert_eq!((s.mesh_cells, s.mesh_items, s.flags_len), (60, 64, 69));
+        assert_eq!((s.mesh_cells, s.mesh_items, s.exit_step), (60, 64, 69));
+        assert_eq!(s.flags_len, 79);
         assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
         // Then 64 pose slots of 5 vec4 for each of the 2 walls.
         assert_eq!((s.member_offset, s.wall_poses), (27, 35));

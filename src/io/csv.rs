@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
-use crate::backend::{SolverRow, WallLoad};
+use crate::backend::{Exit, SolverRow, WallLoad};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::model::Particles;
@@ -56,7 +56,8 @@ pub fn write_final_csv(path: &Path, particles: &Particles) -> Result<()> {
     text.push_str(FINAL_CSV_HEADER);
     text.push('\n');
     for i in 0..particles.len() {
-        if crate::model::is_dormant(particles.flags[i]) {
+        // Out of the system: dormant (not yet inserted) or removed (removed.csv).
+        if particles.flags[i] & crate::model::FLAG_REMOVED != 0 {
             continue;
         }
         text.push_str(&i.to_string());
@@ -361,6 +362,56 @@ impl InsertersCsv {
                 c.inserted, c.skipped
             ))
         })
+    }
+}
+
+/// `removed.csv`: one row per particle that left the domain and was removed, in the
+/// order they left (by step, then id), with its state at exit.
+#[derive(Debug)]
+pub struct RemovedCsv(StepCsv);
+
+impl RemovedCsv {
+    /// The header ([`Exit::CSV_HEADER`]): the step and time the particle left, its id,
+    /// where it was and how fast it moved.
+    pub const HEADER: &'static str = Exit::CSV_HEADER;
+
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, Self::HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step`: the rows of
+    /// later steps are dropped, those of `step` itself kept (its exits happened before
+    /// the checkpoint: the resumed run does not list them again).
+    pub fn resume(path: &Path, step: u64) -> Result<Self> {
+        StepCsv::resume(path, step.saturating_add(1), Self::HEADER).map(|(w, _)| Self(w))
+    }
+
+    /// Appends one row per exit, `dt` the time step (`t = step · dt`).
+    pub fn write(&mut self, exits: &[Exit], dt: f64) -> Result<()> {
+        if exits.is_empty() {
+            return Ok(());
+        }
+        // One flush for the lot.
+        let rows: Vec<String> = exits
+            .iter()
+            .map(|e| {
+                let (x, v) = (e.position, e.velocity);
+                format!(
+                    "{},{:.16e},{},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e},{:.16e}",
+                    e.step,
+                    e.step as f64 * dt,
+                    e.id,
+                    x.x,
+                    x.y,
+                    x.z,
+                    v.x,
+                    v.y,
+                    v.z
+                )
+            })
+            .collect();
+        self.0.line(&rows.join("\n"))
     }
 }
 

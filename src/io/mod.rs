@@ -26,6 +26,9 @@ pub const WALLS_CSV: &str = "walls.csv";
 /// File name of the inserters' running counts (inserted and skipped particles at each
 /// output step) in the output directory (scenes with `[[inserter]]`s).
 pub const INSERTERS_CSV: &str = "inserters.csv";
+/// File name of the particles removed for leaving the domain (`[domain] on_exit =
+/// "remove"`): one row a particle, its state at exit.
+pub const REMOVED_CSV: &str = "removed.csv";
 /// File name of the final particle state in the output directory.
 pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
@@ -42,7 +45,7 @@ pub mod vtk_writer;
 
 pub use csv::{
     read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, InsertersCsv,
-    ParticleState, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
+    ParticleState, RemovedCsv, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
 pub use run_record::{recorded_run, RecordedRun};
 pub use scene::{

@@ -175,22 +175,43 @@ pub fn write_pvd(path: &Path, entries: &[PvdEntry]) -> Result<()> {
 /// `bonds` are the `(i, j)` ends of every bond, in bond order; `frame.bond_energy` must
 /// have one entry per bond and the per-particle vectors one per particle.
 ///
-/// Dormant particles (reserved by an inserter, not yet inserted) are left out; `id`
-/// keeps every particle's own id. (Bonds join particles numbered before any reserved
-/// one, so their ends are unchanged.)
+/// Particles out of the system are left out: dormant ones (reserved by an inserter,
+/// not yet inserted) and removed ones (left the domain, `removed.csv`); `id` keeps
+/// every particle's own id. A bond with an end out of the system is left out too;
+/// `bond_id` keeps every bond's own index.
 pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()> {
-    match frame.without_dormant() {
-        Some((awake, ids)) => write_points(path, &awake, bonds, Some(&ids)),
-        None => write_points(path, frame, bonds, None),
+    let Some((mut kept, ids)) = frame.in_system() else {
+        return write_points(path, frame, bonds, None, None);
+    };
+    if frame.bond_energy.len() != bonds.len() {
+        return write_points(path, frame, bonds, None, None);
     }
+    // Each kept particle's point index, by id.
+    let mut point = vec![u32::MAX; frame.particles.len()];
+    for (k, &id) in ids.iter().enumerate() {
+        point[id as usize] = k as u32;
+    }
+    let at = |i: u32| point.get(i as usize).copied().filter(|&k| k != u32::MAX);
+    let (mut ends, mut bond_ids, mut energy) = (Vec::new(), Vec::new(), Vec::new());
+    for (b, &(i, j)) in bonds.iter().enumerate() {
+        if let (Some(a), Some(c)) = (at(i), at(j)) {
+            ends.push((a, c));
+            bond_ids.push(b as u32);
+            energy.push(frame.bond_energy[b]);
+        }
+    }
+    kept.bond_energy = energy;
+    write_points(path, &kept, &ends, Some(&ids), Some(&bond_ids))
 }
 
-/// [`write_vtp`] of a frame whose particles have ids `ids` (`None`: their indices).
+/// [`write_vtp`] of a frame whose particles have ids `ids` (`None`: their indices),
+/// and whose bonds have indices `bond_ids` (`None`: their positions in `bonds`).
 fn write_points(
     path: &Path,
     frame: &Frame,
     bonds: &[(u32, u32)],
     ids: Option<&[u32]>,
+    bond_ids: Option<&[u32]>,
 ) -> Result<()> {
     let p = &frame.particles;
     let n = p.len();
@@ -270,7 +291,10 @@ fn write_points(
     energy.extend_from_slice(&frame.bond_energy);
     data_array(&mut x, "strain_energy", 1, &Values::F64(&energy));
     let mut bond_id = vec![-1i32; n];
-    bond_id.extend((0..nb).map(index_i32));
+    match bond_ids {
+        Some(b) => bond_id.extend(b.iter().map(|&k| index_i32(k as usize))),
+        None => bond_id.extend((0..nb).map(index_i32)),
+    }
     data_array(&mut x, "bond_id", 1, &Values::I32(&bond_id));
     x.push_str("      </CellData>\n");
 

@@ -10,6 +10,7 @@ pub mod hard_problems;
 pub mod inserter;
 pub mod overlap;
 pub mod pour;
+pub mod stream;
 
 use glam::DVec3;
 use rand::{Rng, SeedableRng};

@@ -146,11 +146,11 @@ impl CpuBackend {
             ));
         }
         for i in leaving {
-            // Parked where it left, at rest, its rotation as before the step (the GPU
+            // Parked where it left with the velocity it left with (its state at exit,
+            // `removed.csv`), not spinning, its rotation as before the step (the GPU
             // twin stops before composing). Removal is not undone by a failing step.
             p.flags[i] |= FLAG_REMOVED;
             p.rotation[i] = self.saved[i].alpha;
-            p.velocity[i] = DVec3::ZERO;
             p.angular_velocity[i] = DVec3::ZERO;
             if !self.spare_forces.sides.side.is_empty() {
                 let s = stored_side(kind, h, p, i, &self.forces.particles[i]);
@@ -158,6 +158,7 @@ impl CpuBackend {
             }
             // The run logs a line per output step (`run::Recorder`), not one a particle.
             let id = self.storage.layout.id(i);
+            self.exit_steps.insert(id as u32, step);
             log::debug!("step {step}: particle {id} left the domain and was removed");
         }
         Ok(stale)
@@ -217,7 +218,13 @@ impl PredictContext<'_> {
         *saved = old;
         let f = &self.forces[i];
         let body = body_of(self.mass, self.inertia, self.flags, i);
-        let k = integrators::predict(self.kind, self.h, body, old, f.force, f.moment)?;
+        // A removed particle stays as it left, its exit velocity kept (the GPU's
+        // integrate_predict returns before it).
+        let k = if self.flags[i] & FLAG_REMOVED != 0 {
+            old
+        } else {
+            integrators::predict(self.kind, self.h, body, old, f.force, f.moment)?
+        };
         (*x, *v, *alpha, *omega) = (k.x, k.v, k.alpha, k.omega);
         // A clump's sphere is held here and tested where its body puts it
         // (cpu::clumps::predict_pose), as on the GPU (clump_pose).

@@ -60,7 +60,11 @@ impl CpuBackend {
         let (kind, h) = (self.integrator, self.dt);
         let p = &self.model.particles;
         let correct_one = |i: usize, f: &ParticleForce, v: &mut DVec3, w: &mut DVec3| {
-            integrate_correct(kind, h, body_of(&p.mass, &p.inertia, &p.flags, i), f, v, w);
+            // A removed particle keeps the velocity it left with (the GPU's
+            // particle_forces skips it the same way).
+            if p.flags[i] & FLAG_REMOVED == 0 {
+                integrate_correct(kind, h, body_of(&p.mass, &p.inertia, &p.flags, i), f, v, w);
+            }
         };
         let (v, w) = correct.unwrap_or_default();
         let (mut v_chunks, mut w_chunks) = (v.chunks_mut(MIN_CHUNK), w.chunks_mut(MIN_CHUNK));
