@@ -1196,7 +1196,7 @@ fn integrator_configs() -> Vec<(IntegratorKind, Uniform)> {
 /// `correct` (map 25's, which the GPU's callers run for maps 23 and 25), 4096 particles
 /// per configuration. The domain check the CPU backend does after `predict`
 /// (`CpuBackend::integrate_predict`: a leaving particle is an error, or removed: parked
-/// at its new position, at rest, its rotation as before) is reproduced here from
+/// at its new position with its new velocity, not spinning, its rotation as before) is reproduced here from
 /// [`varidem::model::Domain::contains`].
 ///
 /// Scales: x `|x₀| + h|v|`, v `|v₀| + kick |F|/m`, Ω likewise, α the composition's
@@ -1323,10 +1323,10 @@ fn integrator_matches(test: &str, precision: Precision, tol: f64) {
                     assert_eq!(y[13] == 1.0, leaves, "{test}: {kind:?} case {k}: removal");
                     let p = if leaves {
                         outcomes[1] += 1;
-                        // Parked where it left, at rest, α as before.
+                        // Parked where it left with its exit velocity, α as before.
                         Kinematics {
                             x: p.x,
-                            v: DVec3::ZERO,
+                            v: p.v,
                             alpha: s.alpha,
                             omega: DVec3::ZERO,
                         }

@@ -529,7 +529,8 @@ fn campello_trapezoidal_is_second_order() {
 
 /// A particle leaving the `[domain]` stops the run with an error naming it and the
 /// step, with the state left at the last completed step; with `on_exit = "remove"` it is
-/// parked at rest and the others go on.
+/// parked where it left with the velocity it left with (its row of removed.csv), and the
+/// others go on.
 #[test]
 fn leaving_the_domain_is_an_error_or_a_removal() {
     let text = |on_exit: &str| {
@@ -559,10 +560,17 @@ fn leaving_the_domain_is_an_error_or_a_removal() {
     let scene = parse_scene(&text("remove")).unwrap();
     let mut b = CpuBackend::new(&scene).unwrap();
     b.advance(100).unwrap();
+    let exits = b.exits(0).unwrap();
     let p = &b.model().particles;
     assert!(p.flags[0] & varidem::model::FLAG_REMOVED != 0);
-    assert_eq!(p.velocity[0], DVec3::ZERO);
+    assert_eq!(p.velocity[0], DVec3::new(20.0, 0.0, 0.0));
     assert!(p.position[0].x > 1.0);
+    assert_eq!(exits.len(), 1);
+    assert_eq!((exits[0].step, exits[0].id), (51, 0));
+    assert_eq!(
+        (exits[0].position, exits[0].velocity),
+        (p.position[0], p.velocity[0])
+    );
     assert!(
         (p.position[1].x - 100.0 * 1e-4).abs() < 1e-12,
         "the other particle goes on"
