@@ -15,42 +15,15 @@ pub const FLOOR: f64 = 0.03;
 /// seconds. A bead crosses the domain in about 12 ms (600 steps), so about 250 are in it
 /// at a time while the stream runs.
 pub fn stream(t_end: f64) -> Scene {
-    let text = format!(
-        r#"
-[simulation]
-dt = 2e-5
-t_end = {t_end}
-output_every = 500
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-law = "hertz"
-
-[[material]]
-name = "glass"
-young = 1e7
-poisson = 0.3
-density = 2500.0
-restitution = 0.3
-friction_static = 0.5
-friction_dynamic = 0.4
-
-[[inserter]]
-box = {{ min = [-0.02, -0.02, 0.05], max = [0.02, 0.02, 0.06] }}
-rate = 20000
-interval = 0.002
-radius = 0.002
-radius_jitter = 0.1
-material = "glass"
-velocity = [0.0, 0.0, -2.0]
-seed = 5
-
-[domain]
-min = [-0.05, -0.05, {FLOOR}]
-max = [0.05, 0.05, 0.07]
-on_exit = "remove"
-"#
-    );
+    // The inserter pour's material and inserter, faster and without its box.
+    let pour = super::inserter::pour(20000.0, t_end, "")
+        .replace("interval = 0.02\n", "interval = 0.002\n")
+        .replace("velocity = [0.0, 0.0, -0.5]", "velocity = [0.0, 0.0, -2.0]");
+    let text = pour.split("[[wall]]").next().unwrap().to_owned()
+        + &format!(
+            "[domain]\nmin = [-0.05, -0.05, {FLOOR}]\nmax = [0.05, 0.05, 0.07]\non_exit = \"remove\"\n"
+        );
+    assert!(text.contains("interval = 0.002\n") && text.contains("-2.0]"));
     parse_scene(&text).unwrap_or_else(|e| panic!("{e}"))
 }
 
