@@ -775,7 +775,8 @@ mod tests {
         assert!(c.contains("const N_BODIES: u32 = 4u;\n"));
         assert!(c.contains("const MOVING_WALLS: u32 = 1u;\n"));
         assert!(c.contains("const MOVING_MESHES: u32 = 1u;\n"));
-        assert_eq!(c.lines().count(), 36);
+        assert!(c.contains("const O_EXIT_STEP: u32 = "));
+        assert_eq!(c.lines().count(), 37);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
