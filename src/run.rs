@@ -175,7 +175,7 @@ pub fn run_with(
     if let Some(a) = crate::physics::granular::time_step_advice(&scene.model) {
         if sim.dt > a.dt_max {
             log::warn!(
-                "dt = {:e} s is above the recommended t_col/20 = {:e} s (Hertz collision duration {:e} s at v_rel = {:.3e} m/s, Campello eq. 50): collisions get {:.1} steps; run `varidem check` for details",
+                "dt = {:e} s is above the recommended t_col/20 = {:.3e} s (Hertz collision duration {:.3e} s at v_rel = {:.3e} m/s, Campello eq. 50): collisions get {:.1} steps; run `varidem check` for details",
                 sim.dt,
                 a.dt_max,
                 a.collision_duration,
@@ -478,6 +478,17 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// The run's identity, as `run.toml` and its checkpoints record it.
+    pub fn run_id(&self) -> u64 {
+        self.run_id
+    }
+
+    /// Whether the run writes VTK frames (a checkpoint of it records the setting, which
+    /// `varidem resume` keeps).
+    pub fn writes_vtk(&self) -> bool {
+        self.vtk.is_some()
+    }
+
     /// Starts recording `scene`'s run on `backend` into `out_dir` (created if needed):
     /// writes `run.toml` ([`write_run_record`]), creates the output files (a backend
     /// at step 0) or continues them from the backend's step (a backend past step 0:

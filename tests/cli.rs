@@ -903,6 +903,12 @@ fn usage_errors_are_one_error_line_and_exit_1() {
             "[possible values: bonded-block",
         ),
         (vec!["run", "--steps", "0"], "--steps"),
+        (
+            vec!["resume"],
+            "required arguments were not provided: --out <DIR>, <CHECKPOINT>",
+        ),
+        (vec!["resume", "c.vdc"], "--out <DIR>"),
+        (vec![], "a command is required: run, resume, check"),
     ] {
         let o = varidem(&args);
         let err = stderr(&o);
@@ -1417,4 +1423,38 @@ fn a_mesh_too_large_for_the_gpu_is_named() {
         e.contains("does not fit the device") && e.contains("mesh[0] (floor) 4608 triangles"),
         "{e}"
     );
+}
+
+/// Issue 49, item 13: README's synopsis lists every flag of every command, so a flag
+/// added later (as `bench --sort-every` was) cannot go missing from it again.
+#[test]
+fn readme_synopsis_lists_every_flag() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for command in ["run", "resume", "check", "info", "bench", "plot", "render"] {
+        let prefix = format!("varidem {command}");
+        let line = readme
+            .lines()
+            .find(|l| *l == prefix || l.starts_with(&format!("{prefix} ")))
+            .unwrap_or_else(|| panic!("README has no synopsis line for `{prefix}`"));
+        let o = varidem(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        // The options are the help's lines that start with a flag (`-s, --long <V>`).
+        let flags: Vec<&str> = (help.lines().map(str::trim_start))
+            .filter(|l| l.starts_with("--") || l.get(2..4) == Some(", "))
+            .filter_map(|l| l.split([' ', ',', '=']).find(|w| w.starts_with("--")))
+            .filter(|f| !["--help", "--version"].contains(f))
+            .collect();
+        assert!(
+            !flags.is_empty() || command == "check" || command == "info",
+            "{command}: {help}"
+        );
+        for flag in flags {
+            assert!(
+                line.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .any(|w| w == flag),
+                "README's synopsis of `{prefix}` lacks {flag}: {line}"
+            );
+        }
+    }
 }

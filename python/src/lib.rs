@@ -143,6 +143,10 @@ struct State {
     recorder: Option<Recorder>,
     /// The adapter asked for, used again when the backend is rebuilt from a snapshot.
     adapter: Option<String>,
+    /// The run's identity (issue 49): fresh for a new simulation, the checkpoint's for
+    /// a resumed one. It goes into `run.toml` and every checkpoint, so that a resume
+    /// tells this run's directory from another run's of the same scene.
+    run_id: u64,
 }
 
 impl State {
@@ -162,6 +166,7 @@ impl State {
             backend,
             recorder: None,
             adapter,
+            run_id: varidem::run::new_run_id(),
         })
     }
 
@@ -452,6 +457,7 @@ impl Simulation {
                 backend,
                 recorder: None,
                 adapter,
+                run_id: checkpoint.run_id.unwrap_or_else(varidem::run::new_run_id),
             })
         });
         Ok(Self::from_state(built.map_err(to_py)?))
@@ -763,7 +769,7 @@ impl Simulation {
             vtk,
             checkpoint_every,
             progress: false,
-            ..OutputOptions::default()
+            run_id: Some(state.run_id),
         };
         let recorder =
             Recorder::start(&state.scene, state.backend.as_mut(), &dir, &options).map_err(to_py)?;
@@ -783,8 +789,10 @@ impl Simulation {
     /// `Simulation.resume(path)` or `varidem resume` continues the run.
     fn checkpoint(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let state = self.state();
-        let checkpoint =
+        let mut checkpoint =
             Checkpoint::take(&state.scene, state.backend.as_mut(), None).map_err(to_py)?;
+        checkpoint.run_id = Some(state.run_id);
+        checkpoint.vtk = state.recorder.as_ref().map_or(true, Recorder::writes_vtk);
         py.detach(|| checkpoint.write(&path)).map_err(to_py)
     }
 

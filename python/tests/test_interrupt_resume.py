@@ -98,3 +98,24 @@ def test_resume_of_a_cli_checkpoint_writes_the_cli_final_csv(cli, container_scen
     resumed.write_outputs(tmp_path / "py", vtk=False)
     resumed.run()
     assert (tmp_path / "py" / "final.csv").read_bytes() == (tmp_path / "cli" / "final.csv").read_bytes()
+
+
+def test_resume_never_mixes_two_runs_of_one_scene(tmp_path):
+    # Issue 49: a Python run has its own identity, in run.toml and in its checkpoints,
+    # so a resume tells its directory from another run's of the same scene.
+    a = varidem.Simulation.from_str(CONTAINER_SHORT, backend="cpu")
+    a.write_outputs(tmp_path / "a", vtk=False)
+    a.step(200)
+    a.checkpoint(tmp_path / "a.vdc")
+    b = varidem.Simulation.from_str(CONTAINER_SHORT, backend="cpu")
+    b.step(100)
+    b.checkpoint(tmp_path / "b.vdc")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()}
+    other = varidem.Simulation.resume(tmp_path / "b.vdc")
+    with pytest.raises(varidem.SceneError, match="another run"):
+        other.write_outputs(tmp_path / "a", vtk=False)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()} == before
+    # The run's own checkpoint continues its own directory.
+    own = varidem.Simulation.resume(tmp_path / "a.vdc")
+    own.write_outputs(tmp_path / "a", vtk=False)
+    own.run()

@@ -1050,23 +1050,48 @@ fn usage_error(e: &clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+            // A bare `varidem`: one line naming the commands, not the whole help.
+            use clap::CommandFactory;
+            let commands: Vec<String> = Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .filter(|c| c != "help")
+                .collect();
+            eprintln!(
+                "error: a command is required: {} (see varidem --help)",
+                commands.join(", ")
+            );
             ExitCode::from(1)
         }
         _ => {
-            let text = e.to_string();
-            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines.next().unwrap_or("error: invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let tip: String = lines
-                .take_while(|l| !l.starts_with("Usage:"))
-                .filter(|l| l.starts_with("tip:") || l.starts_with("[possible values"))
-                .map(|t| format!("; {t}"))
-                .collect();
-            eprintln!("error: {first}{tip} (see varidem --help)");
+            eprintln!("error: {} (see varidem --help)", usage_line(&e.to_string()));
             ExitCode::from(1)
         }
     }
+}
+
+/// clap's error text as one line: its first line, the arguments it lists under it
+/// (the missing ones: `<CHECKPOINT>, --out <DIR>`) and its tips, without the usage.
+fn usage_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let rest: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage:")).collect();
+    let named: Vec<&str> = (rest.iter().copied())
+        .filter(|l| l.starts_with('<') || l.starts_with('-'))
+        .collect();
+    let mut line = first.to_owned();
+    if !named.is_empty() {
+        line = format!("{}: {}", line.trim_end_matches(':'), named.join(", "));
+    }
+    for t in rest
+        .iter()
+        .filter(|l| l.starts_with("tip:") || l.starts_with("[possible values"))
+    {
+        line.push_str("; ");
+        line.push_str(t);
+    }
+    line
 }
 
 fn main() -> ExitCode {
