@@ -871,9 +871,9 @@ pub fn check_out_dir(out_dir: &Path) -> Result<()> {
 /// Refuses to resume `scene` (the checkpoint's, as it was at step 0) of the run
 /// `run_id` (the checkpoint's identity; `None` for files of format 8 and older) into
 /// `out_dir` when the directory holds the outputs of another run: its `run.toml`
-/// records another run identity, or (where either identity is unknown) another scene,
-/// or it has outputs and no `run.toml`. An empty or missing directory, or the run's
-/// own, is accepted.
+/// records another run identity, or an identity where the checkpoint has none, or
+/// (where neither has one) another scene, or it has outputs and no `run.toml`. An
+/// empty or missing directory, or the run's own, is accepted.
 pub fn check_same_run(scene: &Scene, run_id: Option<u64>, out_dir: &Path) -> Result<()> {
     check_out_dir(out_dir)?;
     let record = out_dir.join(RUN_RECORD);
@@ -908,8 +908,19 @@ pub fn check_same_run(scene: &Scene, run_id: Option<u64>, out_dir: &Path) -> Res
             run_id_text(ours)
         )));
     }
-    // Without both identities, the scenes decide. The record's scene follows its
-    // [run] table, after the first blank line.
+    // A run with an identity wrote the directory, and the checkpoint has none (a file of
+    // format 8 or older, or one a program took without a run): nothing says it belongs
+    // to that run, and two runs of one scene have the same scene.
+    if let (None, Some(theirs)) = (run_id, recorded_id) {
+        return Err(Error::Scene(format!(
+            "{}: it holds the outputs of run {}, and the checkpoint has no run identity to show it belongs to that run; resuming there could cut and mix that run's files: resume into an empty directory",
+            record.display(),
+            run_id_text(theirs),
+        )));
+    }
+    // Without either identity (a directory and a checkpoint of versions before them),
+    // the scenes decide. The record's scene follows its [run] table, after the first
+    // blank line.
     let recorded = text.split_once("\n\n").map_or("", |(_, scene)| scene);
     let ours = crate::io::scene_to_toml(scene);
     let same = recorded == ours || crate::io::parse_scene(recorded).is_ok_and(|s| s == *scene);

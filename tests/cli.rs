@@ -1064,6 +1064,34 @@ fn resume_tells_two_runs_of_one_scene_apart() {
     assert!(err.contains(&theirs) && err.contains(&ours), "{err}");
     assert_eq!(std::fs::read(b.join("energy.csv")).unwrap(), b_energy);
 
+    // A checkpoint without an identity (format 8 and older, or taken by a program
+    // outside a run) cannot show it belongs to b's run: refused too, into an empty
+    // directory accepted.
+    let mut anon = varidem::checkpoint::Checkpoint::read(&ckpt).unwrap();
+    anon.run_id = None;
+    let anon_path = dir.path().join("anon.vdc");
+    anon.write(&anon_path).unwrap();
+    let resume_anon = |out: &Path| {
+        varidem(&[
+            "resume",
+            anon_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ])
+    };
+    let o = resume_anon(&b);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&theirs) && err.contains("no run identity"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(b.join("energy.csv")).unwrap(), b_energy);
+    let o = resume_anon(&dir.path().join("fresh"));
+    assert!(o.status.success(), "{}", stderr(&o));
+
     // Resumed in place, the run keeps its identity and its --no-vtk (no flag given).
     let o = varidem(&[
         "resume",
