@@ -50,7 +50,7 @@ fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (slot < params.bucket_capacity) {
         bucket_items[b * params.bucket_capacity + slot] = i;
     } else {
-        raise(ERR_BUCKET_OVERFLOW, i);
+        raise(ERR_BUCKET_OVERFLOW, id_of(i));
     }
 }
 
@@ -86,21 +86,23 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
                             overflow = true;
                             continue;
                         }
-                        // Insertion into the ascending list. Written as a load, a
+                        // Insertion into the list ascending by id (the list holds
+                        // ids, turned into slots when written). Written as a load, a
                         // `break` and a store, not `while (p > 0u && list[p - 1u] > j)
                         // { list[p] = list[p - 1u]; ... }`: naga turns that `&&` into
                         // an if/else on a bool, and Mesa's GLSL path (llvmpipe GL 4.5,
                         // Mesa 22.3) then miscompiles the shift of the private array:
                         // shifted entries read back as 0 (partners lost, a particle
                         // paired with particle 0). Lavapipe (Vulkan) got it right.
+                        let key = id_of(j);
                         var p = n;
                         while (p > 0u) {
                             let prev = list[p - 1u];
-                            if (prev <= j) { break; }
+                            if (prev <= key) { break; }
                             list[p] = prev;
                             p--;
                         }
-                        list[p] = j;
+                        list[p] = key;
                         n++;
                     }
                 }
@@ -108,13 +110,13 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     if (overflow) {
-        raise(ERR_NEIGHBOR_OVERFLOW, i);
+        raise(ERR_NEIGHBOR_OVERFLOW, id_of(i));
         return;
     }
     let row = li * (params.max_neighbors + 1u);
     neighbors[row] = n;
     for (var s = 0u; s < n; s++) {
-        neighbors[row + 1u + s] = list[s];
+        neighbors[row + 1u + s] = slot_of(list[s]);
     }
     set_ref(i, x);
     // Most lists are not the longest: read before the (contended) read-modify-write.
@@ -132,7 +134,9 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn grid_finish() {
     if (failed()) { return; }
     if (params.n_particles > 0u) {
-        let u = get_pos(0u) - get_ref(0u);
+        // Particle 0 by id, wherever it is stored (as the CPU's NeighborList::shift).
+        let r = slot_of(0u);
+        let u = get_pos(r) - get_ref(r);
         set_skin_shift(u);
     }
     if (!rebuilding()) { return; }

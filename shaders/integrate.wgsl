@@ -38,7 +38,7 @@ fn integrate_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
                          get_pos_kahan(i), f, get_moment(i));
     store_predicted_kahan(li, p);
     if (p.err != NO_ERROR) {
-        raise(p.err, i);
+        raise(p.err, id_of(i));
         return;
     }
     set_pos(i, p.x);

@@ -246,7 +246,7 @@ fn particle_forces_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         set_omega(i, s.w, jj);
         store_next_pos(i, e.x, get_pos_kahan(i));
         atomicOr(&status[STATUS_AHEAD], 1u);
-        raise(p.err, i);
+        raise(p.err, id_of(i));
         return;
     }
     store_next_pos(i, p.x, p.cx);

@@ -58,7 +58,11 @@ fn tree(lid: u32) {
 @compute @workgroup_size(WG)
 fn reduce_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
                    @builtin(workgroup_id) wid: vec3<u32>) {
-    scratch[lid.x] = contributions(gid.x);
+    // Leaf k is the particle of id k, wherever it is stored: the tree sums in id order
+    // (issue 44), as the CPU does.
+    var i = gid.x;
+    if (i < params.n_particles) { i = slot_of(i); }
+    scratch[lid.x] = contributions(i);
     tree(lid.x);
     if (lid.x == 0u) {
         for (var k = 0u; k < NQ; k++) {

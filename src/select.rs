@@ -33,6 +33,7 @@ pub fn gpu_options(
         merge_contacts: None,
         inline_bonds: None,
         compact_bonds: None,
+        shuffle_storage: None,
     }
 }
 

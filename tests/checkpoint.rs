@@ -511,7 +511,12 @@ fn cpu_hard_resume_is_bitwise() {
     let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
     let resumed = tmp.path().join("resumed");
     copy_dir(&ck, &resumed);
-    run_with(&c.scene, cpu_restore(&c).as_mut(), &resumed, &options(None)).unwrap();
+    // As `varidem resume` does: the run goes on under its own identity.
+    let own = OutputOptions {
+        run_id: c.run_id,
+        ..options(None)
+    };
+    run_with(&c.scene, cpu_restore(&c).as_mut(), &resumed, &own).unwrap();
     let solver = |d: &Path| String::from_utf8(read(&d.join("solver.csv"))).unwrap();
     assert_eq!(solver(&plain).lines().count(), 301);
     assert_eq!(

@@ -98,7 +98,7 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         }
     }
     if (count > MESH_SLOTS) {
-        raise(ERR_MESH_OVERFLOW, i);
+        raise(ERR_MESH_OVERFLOW, id_of(i));
         count = MESH_SLOTS;
     }
     // Rows are compact: clear what the row held two steps ago beyond this step's count.
@@ -374,6 +374,8 @@ struct GranularSum {
 // of two terms are commutative in IEEE arithmetic, so swapping their operands is exact.
 fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     let flags_i = particle_flags[i];
+    // Ids, not slots, order the pair, key the history and name faults (issue 44).
+    let id_i = id_of(i);
     let x_i = get_pos(i);
     let c_i = get_pos_kahan(i);
     let r_i = radius_of(i);
@@ -410,9 +412,10 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         let nn = select(neighbors[row], 0u, gone);
         for (var s = 0u; s < nn; s++) {
             let j = neighbors[row + 1u + s];
-            // The pair in the CPU's order: a = min(i, j), b = max(i, j), d = x_b − x_a
+            let id_j = id_of(j);
+            // The pair in the CPU's order: a = the lower id, b = the other, d = x_b − x_a
             // (compensated in f32 builds: separation(), common/layout.wgsl).
-            let lower = i < j;
+            let lower = id_i < id_j;
             let x_j = get_pos(j);
             let k_j = get_pos_kahan4(j);
             let c_j = k_j.xyz;
@@ -470,7 +473,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             var found = false;
             if (aligned && used < k) {
                 let slot = old_slot(li * k + used);
-                if (slot.id == j) {
+                if (slot.id == id_j) {
                     spring = slot.spring;
                     found = true;
                     cur = used + 1u;
@@ -480,15 +483,15 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 aligned = false;
                 var cur_id = NO_PARTNER;
                 if (cur < k) { cur_id = old_id(li * k + cur); }
-                while (cur_id < j) {
+                while (cur_id < id_j) {
                     cur += 1u;
                     cur_id = NO_PARTNER;
                     if (cur < k) { cur_id = old_id(li * k + cur); }
                 }
-                if (cur_id == j) { spring = old_slot(li * k + cur).spring; }
+                if (cur_id == id_j) { spring = old_slot(li * k + cur).spring; }
             }
             if (lower && deep == NO_PARTNER && overlap > params.max_overlap * min(r_i, r_j)) {
-                deep = j;
+                deep = id_j;
             }
             let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
                                   sb.r - 0.5 * overlap, sa, sb, spring);
@@ -496,7 +499,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             e_contact += 0.5 * c.energy;
             if (used < k) {
-                set_slot(li * k + used, HistRecord(c.spring, j));
+                set_slot(li * k + used, HistRecord(c.spring, id_j));
             }
             used += 1u;
         }
@@ -507,7 +510,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             end_row(li * k + used);
         }
         if (used > k) {
-            raise(ERR_CONTACT_OVERFLOW, i);
+            raise(ERR_CONTACT_OVERFLOW, id_i);
         }
     }
     let nw = max(params.n_walls, 1u);
@@ -552,8 +555,8 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
     // Raised once, after the loops (as ERR_CONTACT_OVERFLOW): the detail word first,
     // which only this particle writes.
     if (deep != NO_PARTNER) {
-        atomicStore(&status[STATUS_DETAIL + i], deep);
-        raise(ERR_OVERLAP, i);
+        atomicStore(&status[STATUS_DETAIL + id_i], deep);
+        raise(ERR_OVERLAP, id_i);
     }
     if ((params.flags & PARAM_DRAG) != 0u) {
         var om = end_omega(i, get_omega(i), flags_i);

@@ -247,7 +247,8 @@ struct HardColor {
 // particle_flags, N words per section: particle flags (integrate_predict sets FLAG_REMOVED on
 // particles leaving the domain) | materials (granular scenes) | then the clump and mesh
 // words (src/gpu/plan.rs) | the step at which each removed particle left (O_EXIT_STEP,
-// scenes with removal).
+// scenes with removal) | the id of each storage slot (O_ID) and the slot of each id
+// (O_SLOT), when storage is not in id order (IDS, issue 44).
 @group(0) @binding(4) var<storage, read_write> particle_flags: array<u32>;
 // Constant tables: the granular pair table (M × M pairs, then W × M wall pairs; two
 // vec4 per PairRecord) | the walls (two vec4 per WallRecord) | compact bond kinds (K^m, K^a, K^s).
@@ -575,6 +576,19 @@ fn raise(code: u32, index: u32) {
 fn body_of(i: u32) -> u32 {
     if (i < N_FREE) { return i; }
     return params.n_particles + particle_flags[O_MEMBER_BODY + i - N_FREE];
+}
+
+// The permanent id of the particle in slot s, and the slot of id i (issue 44). Results
+// depend on ids, not on storage: rows ascend by partner id, a pair belongs to its lower
+// id, sums and faults follow ids. IDS is a header constant: storage in id order (the
+// default of scenes that never sort) reads no table.
+fn id_of(s: u32) -> u32 {
+    if (IDS == 0u) { return s; }
+    return particle_flags[O_ID + s];
+}
+fn slot_of(i: u32) -> u32 {
+    if (IDS == 0u) { return i; }
+    return particle_flags[O_SLOT + i];
 }
 
 fn is_removed(i: u32) -> bool { return (particle_flags[i] & FLAG_REMOVED) != 0u; }

@@ -211,7 +211,7 @@ impl CpuBackend {
         // tightens the rebuild test, which keeps every pair within the margin listed.
         let margin = hard.params.margin.unwrap_or(2.0 * h * u_max);
         let skin = hard.base_skin.max(2.0 * margin);
-        let x0 = self.model.particles.position.first().copied();
+        let x0 = self.reference_position();
         self.neighbors.reserve = margin;
         // Walls at the step's start; a moving wall closes gaps at its surface speed
         // too, so the mesh list keeps that much more of its skin.

@@ -316,6 +316,13 @@ impl CpuBackend {
         }
     }
 
+    /// The position of particle 0 (by id, wherever it is stored), whose displacement the
+    /// rebuild test discounts; `None` without particles.
+    fn reference_position(&self) -> Option<DVec3> {
+        let s0 = self.storage.layout.slot(0);
+        self.model.particles.position.get(s0).copied()
+    }
+
     /// The common displacement the rebuild test discounts: particle 0's
     /// ([`NeighborList::shift`]), or none with meshes at rest, whose candidate lists
     /// are rebuilt with the pair list and hold while no particle has moved `skin/2`
@@ -323,7 +330,7 @@ impl CpuBackend {
     fn list_shift(&self, x0: DVec3) -> DVec3 {
         match &self.walls {
             Some(ws) if ws.static_meshes() => DVec3::ZERO,
-            _ => self.neighbors.shift(x0),
+            _ => self.neighbors.shift(x0, self.storage.layout.slot(0)),
         }
     }
 
@@ -643,7 +650,7 @@ impl CpuBackend {
         let step = self.step + 1;
         // Particle 0's position before the step: the rebuild test discounts its
         // displacement (NeighborList::shift), as the GPU's check_skin does.
-        let x0 = self.model.particles.position.first().copied();
+        let x0 = self.reference_position();
         let shift = self.list_shift(x0.unwrap_or_default());
         // Predict also runs the rebuild test (NeighborList::is_stale's, particle by
         // particle, while it holds the new positions): one pass fewer.
@@ -1039,10 +1046,11 @@ mod tests {
         list.build(&p.position, &p.radius);
         let builds = b.neighbor_builds() - list.builds;
         for step in 0..400 {
-            let x0 = b.model.particles.position[0];
+            let s0 = b.storage.layout.slot(0);
+            let x0 = b.model.particles.position[s0];
             b.step().unwrap();
             let p = &b.model.particles;
-            list.update(&p.position, &p.radius, list.shift(x0));
+            list.update(&p.position, &p.radius, list.shift(x0, s0));
             assert_eq!(b.neighbor_builds(), builds + list.builds, "step {step}");
             assert_eq!(b.neighbors.neighbors, list.neighbors, "step {step}");
         }

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use super::forces::{wall_stride, ForceState, ParticleForce};
 use super::CpuBackend;
-use crate::model::layout::{permute_rows, spatial_order, Curve};
+use crate::model::layout::{permute_rows, shuffled_order, spatial_order, Curve};
 use crate::model::{ContactLaw, Incidence, Layout, Model, DEFAULT_SORT_EVERY};
 
 /// The storage settings of a run.
@@ -172,14 +172,7 @@ impl CpuBackend {
     /// (`tests/storage_order.rs`).
     pub fn shuffle_storage(&mut self, seed: u64) {
         let n = self.model.particles.len();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        let mut s = seed | 1;
-        for k in (1..self.storage.sortable).rev() {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            order.swap(k, (s % (k as u64 + 1)) as usize);
-        }
+        let order = shuffled_order(n, self.storage.sortable, seed);
         if self.model.contact.is_some() {
             self.reorder(&order);
         } else {

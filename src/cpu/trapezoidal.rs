@@ -64,10 +64,13 @@ impl CpuBackend {
         let (params, h) = (self.trapezoidal, self.dt);
         let mut iterations = self.iterations;
         let forces = std::mem::take(&mut self.spare_forces);
+        let x0 = (start.get(self.storage.layout.slot(0)))
+            .map(|s| s.x)
+            .unwrap_or_default();
         let mut system = Iterates {
             backend: self,
             step,
-            x0: start.first().map(|s| s.x).unwrap_or_default(),
+            x0,
             forces,
         };
         let result = trapezoidal_step(

@@ -257,7 +257,7 @@ impl GpuBackend {
         (binding, u64::from(offset) * unit, stride)
     }
 
-    /// Every particle's `field`, widened to `f64` (the xyz of vec4 fields).
+    /// Every particle's `field` by id, widened to `f64` (the xyz of vec4 fields).
     pub(super) fn read_field(&self, field: Field) -> Result<Vec<DVec3>> {
         let (binding, offset, stride) = self.field_place(field);
         let count = stride * self.n as usize;
@@ -266,7 +266,8 @@ impl GpuBackend {
             offset,
             (count * self.real_size()) as u64,
         )?;
-        Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
+        let by_slot = vec3s(&self.reals_from_bytes(&raw, count), stride);
+        Ok(self.layout.to_ids(&by_slot, 1))
     }
 
     /// Every particle's absolute position: the device's, less its Kahan term in `f32`,
@@ -299,11 +300,11 @@ impl GpuBackend {
         compensated.iter().map(|&x| x + self.origin).collect()
     }
 
-    /// Uploads every particle's `field` (`w` of vec4 fields: 0), rounded to the kernel
-    /// precision.
+    /// Uploads every particle's `field` (`values` by id; `w` of vec4 fields: 0),
+    /// rounded to the kernel precision.
     pub(super) fn write_field(&self, field: Field, values: &[DVec3]) {
         let (binding, offset, stride) = self.field_place(field);
-        let flat: Vec<f64> = values
+        let flat: Vec<f64> = (self.layout.to_slots(values, 1))
             .iter()
             .flat_map(|a| {
                 let v = a.extend(0.0).to_array();
@@ -373,7 +374,7 @@ impl GpuBackend {
     }
 
     /// Every particle's row of one section of row binding `binding` (`bytes_per_row`
-    /// each), read from each row chunk's buffer and concatenated in particle order.
+    /// each), read from each row chunk's buffer and concatenated in id order.
     /// The section starts after `skip_per_row` bytes per particle of the chunk (earlier
     /// sections: a copy of the history, the wall springs).
     pub(super) fn read_rows(
@@ -390,11 +391,11 @@ impl GpuBackend {
                 out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
             }
         }
-        Ok(out)
+        Ok(self.layout.to_ids(&out, bytes_per_row))
     }
 
     /// Uploads `data`, every particle's row of one section of row binding `binding` in
-    /// particle order (`bytes_per_row` each, after `skip_per_row` bytes per particle of
+    /// id order (`bytes_per_row` each, after `skip_per_row` bytes per particle of
     /// each chunk as in [`Self::read_rows`]), into the row chunks' buffers.
     pub(super) fn write_rows(
         &self,
@@ -403,7 +404,8 @@ impl GpuBackend {
         bytes_per_row: usize,
         data: &[u8],
     ) -> Result<()> {
-        let mut rest = data;
+        let by_slot = self.layout.to_slots(data, bytes_per_row);
+        let mut rest = by_slot.as_slice();
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
             if !part.is_empty() {
@@ -415,11 +417,12 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// The particle flags as they are on the device (removals included).
+    /// The particle flags as they are on the device (removals included), by id.
     pub(super) fn read_flags(&self) -> Result<Vec<u32>> {
         let n = self.n as usize;
         let raw = self.read(bind::PARTICLE_FLAGS, 4 * n as u64)?;
-        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+        let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
+        Ok(self.layout.to_ids(&by_slot, 1))
     }
 
     /// The removed particles (ascending ids) and the step at which each left, as on the
@@ -440,13 +443,14 @@ impl GpuBackend {
         Ok((removed, at))
     }
 
-    /// Every particle's word of the `O_EXIT_STEP` section.
+    /// Every particle's word of the `O_EXIT_STEP` section, by id.
     fn read_exit_steps(&self) -> Result<Vec<u32>> {
         let n = self.n as usize;
         let buffer = &self.buffers[bind::PARTICLE_FLAGS as usize];
         let raw =
             self.read_buffer_at(buffer, 4 * u64::from(self.sections.exit_step), 4 * n as u64)?;
-        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+        let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
+        Ok(self.layout.to_ids(&by_slot, 1))
     }
 
     /// Writes the exit steps of a restored run's removed particles (`removed`,
@@ -462,6 +466,7 @@ impl GpuBackend {
                 *w = u32::try_from(step).unwrap_or(u32::MAX);
             }
         }
+        let words = self.layout.to_slots(&words, 1);
         let buffer = &self.buffers[bind::PARTICLE_FLAGS as usize];
         let offset = 4 * u64::from(self.sections.exit_step);
         self.ctx
@@ -656,7 +661,8 @@ impl GpuBackend {
         Ok(out)
     }
 
-    /// Each particle's neighbour list (for parity tests); empty without contacts.
+    /// Each particle's neighbour list (for parity tests): rows by id, partner ids in
+    /// ascending order; empty without contacts.
     pub fn neighbor_lists(&self) -> Result<Vec<Vec<u32>>> {
         if !self.contact {
             return Ok(Vec::new());
@@ -664,9 +670,15 @@ impl GpuBackend {
         let row = self.max_neighbors as usize + 1;
         let words: Vec<u32> =
             bytemuck::pod_collect_to_vec(&self.read_rows(bind::NEIGHBORS, 0, 4 * row)?);
+        let id = |s: &u32| self.layout.id(*s as usize) as u32;
         Ok(words
             .chunks_exact(row)
-            .map(|r| r[1..1 + r[0] as usize].to_vec())
+            .map(|r| r[1..1 + r[0] as usize].iter().map(id).collect())
             .collect())
+    }
+
+    /// Which id each storage slot holds (issue 44).
+    pub fn layout(&self) -> &crate::model::Layout {
+        &self.layout
     }
 }

@@ -190,7 +190,7 @@ impl<R: Real> Contents<R> {
     /// and Ω are zero and those of x the rounding of the positions, [`position_kahan`]).
     #[expect(
         clippy::too_many_arguments,
-        reason = "everything a buffer's first bytes depend on: model, plan, tables, bonds, integrator, dt, step, Kahan terms"
+        reason = "everything a buffer's first bytes depend on: model, plan, tables, bonds, integrator, dt, step, Kahan terms, layout"
     )]
     pub(super) fn new(
         model: &Model,
@@ -201,6 +201,7 @@ impl<R: Real> Contents<R> {
         dt: f64,
         start: u32,
         kahan: &[f32],
+        layout: &crate::model::Layout,
     ) -> Self {
         let p = &model.particles;
         let n = plan.n;
@@ -289,6 +290,8 @@ impl<R: Real> Contents<R> {
                     0
                 }
             ][..],
+            // The id of each slot, then the slot of each id (storage not in id order).
+            bytemuck::cast_slice(&id_tables(layout, plan)),
         ]
         .concat();
         debug_assert_eq!(
@@ -463,6 +466,18 @@ impl<R: Real> Contents<R> {
 }
 
 /// The parameters uniform of `model` as planned (the set-up evaluation's: `PARAM_FIRST`).
+/// The `O_ID` and `O_SLOT` sections: the id of each slot, then the slot of each id
+/// (none when storage is in id order, `Plan::needs.ids` off).
+fn id_tables(layout: &crate::model::Layout, plan: &Plan) -> Vec<u32> {
+    if !plan.needs.ids {
+        return Vec::new();
+    }
+    let n = plan.n as usize;
+    let ids = layout.ids(n);
+    let slots = (0..n).map(|i| layout.slot(i) as u32);
+    ids.iter().copied().chain(slots).collect()
+}
+
 fn params<R: Real>(
     model: &Model,
     plan: &Plan,

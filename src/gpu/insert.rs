@@ -80,25 +80,27 @@ impl GpuBackend {
         let g = self.model.gravity;
         for p in placed {
             let i = p.id as usize;
+            // The device stores it in its slot (issue 44); the model by id.
+            let s = self.layout.slot(i);
             let device = p.position - self.origin;
             let member = particles.flags[i] & crate::model::FLAG_MEMBER != 0;
-            self.write_at(Field::Pos, i, device);
-            self.write_at(Field::Vel, i, p.velocity);
-            self.write_at(Field::Omega, i, DVec3::ZERO);
-            self.write_at(Field::Rot, i, p.rotation);
+            self.write_at(Field::Pos, s, device);
+            self.write_at(Field::Vel, s, p.velocity);
+            self.write_at(Field::Omega, s, DVec3::ZERO);
+            self.write_at(Field::Rot, s, p.rotation);
             let force = if member {
                 DVec3::ZERO
             } else {
                 particles.mass[i] * g
             };
-            self.write_at(Field::Force, i, force);
-            self.write_at(Field::Moment, i, DVec3::ZERO);
+            self.write_at(Field::Force, s, force);
+            self.write_at(Field::Moment, s, DVec3::ZERO);
             let flags = particles.flags[i] & !(FLAG_DORMANT | FLAG_REMOVED);
             // f32 builds keep a copy of the flags in the w of the position's Kahan term
             // (`flags_with`, `set_flags` in layout.wgsl), beside the zero terms.
             if self.precision == crate::model::Precision::F32 {
                 let (binding, offset, _) = self.field_place(Field::PosKahan);
-                let at = offset + (i * 4 * self.real_size()) as u64;
+                let at = offset + (s * 4 * self.real_size()) as u64;
                 self.ctx.queue.write_buffer(
                     &self.buffers[binding as usize],
                     at,
@@ -107,7 +109,7 @@ impl GpuBackend {
             }
             self.ctx.queue.write_buffer(
                 &self.buffers[bind::PARTICLE_FLAGS as usize],
-                4 * i as u64,
+                4 * s as u64,
                 bytemuck::bytes_of(&flags),
             );
             self.model.particles.flags[i] = flags;
@@ -119,8 +121,8 @@ impl GpuBackend {
         );
     }
 
-    /// Uploads particle `i`'s value of `field` (the xyz of vec4 fields, whose `w` is
-    /// left as it is), rounded to the kernel precision.
+    /// Uploads the value of `field` of the particle in slot `i` (the xyz of vec4
+    /// fields, whose `w` is left as it is), rounded to the kernel precision.
     fn write_at(&self, field: Field, i: usize, v: DVec3) {
         let (binding, offset, stride) = self.field_place(field);
         let at = offset + (i * stride * self.real_size()) as u64;

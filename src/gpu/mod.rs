@@ -38,6 +38,7 @@ pub mod placement;
 pub mod plan;
 mod profile;
 pub mod shaders;
+mod storage;
 mod walls;
 
 use glam::DVec3;
@@ -153,6 +154,9 @@ pub struct GpuBackend {
     /// ([`time_step_advice`](crate::physics::granular::time_step_advice)), named by
     /// [`Fault::Overlap`](crate::error::Fault::Overlap).
     dt_advice: Option<f64>,
+    /// Which id each storage slot holds (issue 44; `storage`): the model above is in
+    /// id order, the device in this one.
+    layout: crate::model::Layout,
 }
 
 impl GpuBackend {
@@ -362,11 +366,6 @@ impl GpuBackend {
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
             .min(options.max_binding_bytes.unwrap_or(u64::MAX));
-        let compact = if options.compact_bonds != Some(false) {
-            CompactBonds::<R>::new(&model.bonds)
-        } else {
-            None
-        };
         // f32 coordinates relative to an origin near the scene (placement.rs); f64 keeps
         // absolute ones.
         let origin = match (&placement, std::mem::size_of::<R>()) {
@@ -387,9 +386,36 @@ impl GpuBackend {
                 *x = DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2]));
             }
         }
+        // The device's storage order (issue 44): the particles and bond ends in slots,
+        // the Kahan terms (9 per particle) with them.
+        let (layout, slot_kahan) = match storage::set_up_order(&device, options) {
+            Some(order) => {
+                let layout = storage::store(&mut device, &order);
+                let k = if kahan.len() == 9 * model.particles.len() {
+                    layout.to_slots(kahan, 9)
+                } else {
+                    kahan.to_vec()
+                };
+                (layout, k)
+            }
+            None => (crate::model::Layout::identity(), kahan.to_vec()),
+        };
+        let kahan = slot_kahan.as_slice();
+        let compact = if options.compact_bonds != Some(false) {
+            CompactBonds::<R>::new(&device.bonds)
+        } else {
+            None
+        };
         let tables = Tables::<R>::new(&device, compact.as_ref());
         let software = ctx.summary.is_software();
-        let plan = Plan::new::<R>(&device, options, max_bind, software, tables.counts())?;
+        let plan = Plan::new::<R>(
+            &device,
+            options,
+            max_bind,
+            software,
+            tables.counts(),
+            !layout.is_identity(),
+        )?;
         let contents = Contents::<R>::new(
             &device,
             &plan,
@@ -399,6 +425,7 @@ impl GpuBackend {
             dt,
             start,
             kahan,
+            &layout,
         );
         let total = contents
             .check_fit(&plan, max_bind, &ctx.summary.name)
@@ -477,6 +504,7 @@ impl GpuBackend {
             restored_loads: None,
             profiler: None,
             dt_advice,
+            layout,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

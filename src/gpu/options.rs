@@ -53,6 +53,10 @@ pub struct GpuOptions {
     /// bond of the scene qualifies. `None` or `Some(true)`: when they qualify;
     /// `Some(false)`: never (tests compare the two; the results are the same bits).
     pub compact_bonds: Option<bool>,
+    /// Stores the particles in a seeded random order at set-up (issue 44: a test hook;
+    /// the results are the same bits as in id order, `tests/gpu_storage_order.rs`).
+    /// `None`: id order.
+    pub shuffle_storage: Option<u64>,
 }
 
 /// Default neighbour-list capacity: a monodisperse packing has at most 12 touching

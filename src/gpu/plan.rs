@@ -59,6 +59,9 @@ pub struct SectionNeeds {
     /// Particles leaving the domain are removed (`on_exit = "remove"`): the step at
     /// which each left is stored.
     pub removal: bool,
+    /// Storage is not in id order (issue 44): the id of each slot and the slot of each
+    /// id are stored, and the kernels order, own and reduce by id.
+    pub ids: bool,
 }
 
 impl SectionNeeds {
@@ -83,6 +86,7 @@ impl SectionNeeds {
             moving_walls: true,
             moving_meshes: true,
             removal: true,
+            ids: true,
             mesh: MeshCounts {
                 meshes: 2,
                 vertices: 4,
@@ -196,6 +200,12 @@ pub struct Sections {
     /// `particle_flags`: the step at which each removed particle left (scenes with
     /// removal).
     pub exit_step: u32,
+    /// `particle_flags`: the id stored in each slot (storage not in id order).
+    pub id_of: u32,
+    /// `particle_flags`: the slot of each id (storage not in id order).
+    pub slot_of: u32,
+    /// Whether storage is not in id order (`IDS` in the kernels).
+    pub ids: bool,
 }
 
 /// Appends sections to one buffer: each starts where the previous ended.
@@ -287,6 +297,8 @@ impl Sections {
         let mesh_cells = flags.take(meshes, u64::from(mc.cells) + 1);
         let mesh_items = flags.take(meshes, u64::from(mc.items));
         let exit_step = flags.take(w.removal, n);
+        let id_of = flags.take(w.ids, n);
+        let slot_of = flags.take(w.ids, n);
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -340,6 +352,9 @@ impl Sections {
             free,
             bodies: w.bodies,
             exit_step: index("particle_flags", exit_step)?,
+            id_of: index("particle_flags", id_of)?,
+            slot_of: index("particle_flags", slot_of)?,
+            ids: w.ids,
         })
     }
 
@@ -383,6 +398,9 @@ impl Sections {
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
             ("O_EXIT_STEP", self.exit_step),
+            ("O_ID", self.id_of),
+            ("O_SLOT", self.slot_of),
+            ("IDS", u32::from(self.ids)),
         ]
         .iter()
         .map(|(name, v)| format!("const {name}: u32 = {v}u;\n"))
@@ -497,13 +515,15 @@ pub struct Plan {
 impl Plan {
     /// Plans `model` in reals `R` for storage bindings of at most `max_bind` bytes, on a
     /// `software` adapter or not (the default paths differ), with the table sizes
-    /// `tables`. Refuses a problem whose section offsets overflow 32-bit indices.
+    /// `tables`, and with storage not in id order when `ids` (issue 44: the id tables
+    /// are stored). Refuses a problem whose section offsets overflow 32-bit indices.
     pub fn new<R: Real>(
         model: &Model,
         options: &GpuOptions,
         max_bind: u64,
         software: bool,
         tables: TableCounts,
+        ids: bool,
     ) -> Result<Self> {
         let p = &model.particles;
         let n = p.len() as u32;
@@ -569,6 +589,7 @@ impl Plan {
             moving_meshes: model.meshes.iter().any(|m| !m.motion.is_static()),
             removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
+            ids,
         };
         let sections = Sections::new(&needs)
             .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;
@@ -730,7 +751,9 @@ mod tests {
         // the exit steps.
         assert_eq!((s.material, s.mesh_ids), (10, 40));
         assert_eq!((s.mesh_cells, s.mesh_items, s.exit_step), (60, 64, 69));
-        assert_eq!(s.flags_len, 79);
+        // Then the id of each slot and the slot of each id.
+        assert_eq!((s.id_of, s.slot_of), (79, 89));
+        assert_eq!(s.flags_len, 99);
         assert_eq!((s.walls, s.kinds, s.clump_types), (12, 16, 19));
         // Then 64 pose slots of 5 vec4 for each of the 2 walls.
         assert_eq!((s.member_offset, s.wall_poses), (27, 35));
@@ -776,7 +799,8 @@ mod tests {
         assert!(c.contains("const MOVING_WALLS: u32 = 1u;\n"));
         assert!(c.contains("const MOVING_MESHES: u32 = 1u;\n"));
         assert!(c.contains("const O_EXIT_STEP: u32 = "));
-        assert_eq!(c.lines().count(), 37);
+        assert!(c.contains("const IDS: u32 = 1u;\n"));
+        assert_eq!(c.lines().count(), 40);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than

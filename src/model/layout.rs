@@ -131,6 +131,22 @@ pub fn permute_rows<T: Clone>(v: &mut Vec<T>, order: &[u32], stride: usize) {
     *v = out;
 }
 
+/// A seeded random order of the slots `0..n` in which the first `sortable` are shuffled
+/// (a xorshift Fisher–Yates) and the rest keep their places: the `order` of
+/// [`permute_rows`] with which the storage-independence tests store a scene at random
+/// (`tests/storage_order.rs`, `tests/gpu_storage_order.rs`).
+pub fn shuffled_order(n: usize, sortable: usize, seed: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut s = seed | 1;
+    for k in (1..sortable.min(n)).rev() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        order.swap(k, (s % (k as u64 + 1)) as usize);
+    }
+    order
+}
+
 /// The order storage is sorted in (`VARIDEM_SORT_CURVE`, for measuring one against the
 /// other; the default is [`Curve::Cells`], the faster on the CPU backend).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,53 @@
+//! Where the GPU backend stores its particles (issue 44): storage slots apart from ids,
+//! as on the CPU backend ([`Layout`], `src/cpu/storage.rs`).
+//!
+//! The device holds the particles in the layout's order; the host's model stays in id
+//! order, and every boundary (read-backs, uploads, insertion, faults) goes through the
+//! layout. The kernels speak ids through the `O_ID` and `O_SLOT` sections of
+//! `particle_flags` (`id_of`, `slot_of` in `shaders/common/layout.wgsl`): neighbour rows
+//! ascend by partner id, a pair belongs to its lower id, contact histories are keyed by
+//! partner id, the diagnostics' tree sums leaves in id order and faults name ids. So a
+//! run gives the same bits whatever the order its particles are stored in
+//! (`tests/gpu_storage_order.rs`). Only the particles before the clumps' spheres move,
+//! and scenes with hard contacts or without contacts keep storage in id order, as on
+//! the CPU.
+
+use super::GpuOptions;
+use crate::model::layout::shuffled_order;
+use crate::model::{ContactLaw, Layout, Model};
+
+/// The particles that may move: those before the clumps' spheres, in scenes whose
+/// contacts are not hard (0 otherwise).
+pub(super) fn sortable(model: &Model) -> usize {
+    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+    if hard || model.contact.is_none() {
+        return 0;
+    }
+    let spheres: usize = (model.clumps.iter())
+        .map(|c| model.clump_types[c.kind as usize].spheres.len())
+        .sum();
+    model.particles.len().saturating_sub(spheres)
+}
+
+/// The order the set-up stores `model`'s particles in (`order[s]`: the id in slot `s`),
+/// or `None` for id order: a seeded random one when `options.shuffle_storage` asks
+/// for it.
+pub(super) fn set_up_order(model: &Model, options: &GpuOptions) -> Option<Vec<u32>> {
+    let sortable = sortable(model);
+    let seed = options.shuffle_storage?;
+    (sortable > 1).then(|| shuffled_order(model.particles.len(), sortable, seed))
+}
+
+/// Stores `device` (a model in id order) in `order` (`order[s]`: the id in slot `s`):
+/// its particles, and its bonds' ends as slots. Returns the layout.
+pub(super) fn store(device: &mut Model, order: &[u32]) -> Layout {
+    let n = device.particles.len();
+    device.particles.permute(order);
+    let layout = Layout::from_ids(order.to_vec()).unwrap_or_default();
+    for b in &mut device.bonds {
+        b.i = layout.slot(b.i as usize) as u32;
+        b.j = layout.slot(b.j as usize) as u32;
+    }
+    debug_assert_eq!(device.particles.len(), n);
+    layout
+}
