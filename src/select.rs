@@ -34,6 +34,7 @@ pub fn gpu_options(
         inline_bonds: None,
         compact_bonds: None,
         shuffle_storage: None,
+        sort_every: sim.sort_every,
     }
 }
 

@@ -57,6 +57,11 @@ pub struct GpuOptions {
     /// the results are the same bits as in id order, `tests/gpu_storage_order.rs`).
     /// `None`: id order.
     pub shuffle_storage: Option<u64>,
+    /// `[simulation] sort_every` (issue 44): above 0, storage is sorted along the
+    /// neighbour grid's cells at set-up (the CPU backend also at rebuilds). `None`:
+    /// [`DEFAULT_SORT_EVERY`](crate::model::DEFAULT_SORT_EVERY); `Some(0)`: id order.
+    /// The results are the same bits either way.
+    pub sort_every: Option<u64>,
 }
 
 /// Default neighbour-list capacity: a monodisperse packing has at most 12 touching

@@ -10,11 +10,12 @@
 //! run gives the same bits whatever the order its particles are stored in
 //! (`tests/gpu_storage_order.rs`). Only the particles before the clumps' spheres move,
 //! and scenes with hard contacts or without contacts keep storage in id order, as on
-//! the CPU.
+//! the CPU. The set-up sorts storage along the neighbour grid's cells (`[simulation]
+//! sort_every` above 0, the default); the GPU does not sort again during a run yet.
 
 use super::GpuOptions;
-use crate::model::layout::shuffled_order;
-use crate::model::{ContactLaw, Layout, Model};
+use crate::model::layout::{shuffled_order, spatial_order, Curve};
+use crate::model::{ContactLaw, Layout, Model, DEFAULT_SORT_EVERY};
 
 /// The particles that may move: those before the clumps' spheres, in scenes whose
 /// contacts are not hard (0 otherwise).
@@ -31,11 +32,26 @@ pub(super) fn sortable(model: &Model) -> usize {
 
 /// The order the set-up stores `model`'s particles in (`order[s]`: the id in slot `s`),
 /// or `None` for id order: a seeded random one when `options.shuffle_storage` asks
-/// for it.
+/// for it, else along the neighbour grid's cells (as the CPU backend's set-up sorts)
+/// unless `options.sort_every` is 0.
 pub(super) fn set_up_order(model: &Model, options: &GpuOptions) -> Option<Vec<u32>> {
     let sortable = sortable(model);
-    let seed = options.shuffle_storage?;
-    (sortable > 1).then(|| shuffled_order(model.particles.len(), sortable, seed))
+    if sortable < 2 {
+        return None;
+    }
+    if let Some(seed) = options.shuffle_storage {
+        return Some(shuffled_order(model.particles.len(), sortable, seed));
+    }
+    if options.sort_every.unwrap_or(DEFAULT_SORT_EVERY) == 0 {
+        return None;
+    }
+    // The grid's cell edge (contents.rs, params): every pair the list holds.
+    let skin = model.contact.map_or(0.0, |c| c.skin);
+    let near = model.near_field.map_or(0.0, |n| n.cutoff);
+    let cell = (2.0 * model.particles.max_radius()).max(near) + skin;
+    let order = spatial_order(&model.particles.position, sortable, cell, Curve::from_env());
+    let moved = order.iter().enumerate().any(|(s, &o)| s as u32 != o);
+    moved.then_some(order)
 }
 
 /// Stores `device` (a model in id order) in `order` (`order[s]`: the id in slot `s`):
