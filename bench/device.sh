@@ -229,12 +229,18 @@ echo "workload,backend,precision,n,particle_steps_per_s,steps,wall_s,gpu_ms_per_
 # bench WORKLOAD BACKEND PRECISION N STEPS BUDGET: one `varidem bench`, its row in
 # results.csv. Returns bench's status (125: skipped, 124: out of its budget).
 bench() {
-    local w="$1" backend="$2" prec="$3" n="$4" steps="$5" budget="$6" extra=()
+    local w="$1" backend="$2" prec="$3" n="$4" steps="$5" budget="$6" extra=() workload="$1"
     case "$w" in
         poured-bed) [ "$n" -gt "$BASE" ] && extra=(--tile-from "$BASE") ;;
+        # The poured bed stored in id order (issue 44): beside poured-bed, which the
+        # set-up sorts along the grid's cells, what the sort and its id lookups do.
+        poured-bed-idorder)
+            workload=poured-bed extra=(--sort-every 0)
+            [ "$n" -gt "$BASE" ] && extra+=(--tile-from "$BASE")
+            ;;
         hard-bed) extra=(--hard-solver colored) ;;
     esac
-    step "bench $w $backend $prec n=$n" "$budget" "$VARIDEM" bench --workload "$w" --n "$n" \
+    step "bench $w $backend $prec n=$n" "$budget" "$VARIDEM" bench --workload "$workload" --n "$n" \
         --steps "$steps" --warmup 20 --profile-steps 5 --backend "$backend" --precision "$prec" "${extra[@]}"
     local rc=$?
     local status=ok
@@ -271,6 +277,8 @@ for w in "${WORKLOADS[@]}"; do
     done
     bench "$w" cpu f64 "$cpu_n" "$STEPS" 120
 done
+# The largest regular size once more in id order (sort_every = 0), f32.
+bench poured-bed-idorder gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
 # The largest N the device holds: each workload and precision up the ladder until a
 # size is refused (DeviceTooSmall, memory) or does not fit the time left.
 for w in "${WORKLOADS[@]}"; do
@@ -288,7 +296,7 @@ done
     echo "## Real GPU: $(grep -m1 -E '^\s+\[0\]' "$OUT/info.txt" | sed 's/^ *\[0\] *//') ($(date -u +%Y-%m-%d))"
     echo
     echo "\`bench/device.sh\` (quick mode: $QUICK), $(nproc) CPU cores; $(tail -1 "$OUT/parity.txt") ($(grep -c ', ok' "$OUT/parity.txt") of $(($(wc -l <"$OUT/parity.txt") - 2)) parity lines ok)."
-    echo "Particle-steps/s (clump-bed: sphere-steps); GPU/CPU against the CPU backend at N = $CPU_N (hard-bed: $HARD_CPU_N) on all cores. Poured beds above $BASE spheres are tiled from the settled bed of $BASE (\`--tile-from\`); the hard bed uses the colored solver on both backends."
+    echo "Particle-steps/s (clump-bed: sphere-steps); GPU/CPU against the CPU backend at N = $CPU_N (hard-bed: $HARD_CPU_N) on all cores. Poured beds above $BASE spheres are tiled from the settled bed of $BASE (\`--tile-from\`) and sorted along the grid's cells at set-up; poured-bed-idorder is the same bed in id order (\`--sort-every 0\`); the hard bed uses the colored solver on both backends."
     echo
     echo "| workload | N | GPU f32 | GPU f64 | CPU f64 | f32/CPU | f64/CPU | status |"
     echo "|---|---|---|---|---|---|---|---|"

@@ -186,8 +186,9 @@ enum Command {
         #[arg(long, value_enum)]
         hard_solver: Option<HardSolverArg>,
         /// `[simulation] sort_every` of the timed problem (steps; 0: storage never
-        /// sorted): the CPU backend's spatial sort of storage, for timing it against
-        /// no sort. The results are the same bits either way.
+        /// sorted): the spatial sort of storage (the CPU backend's at set-up and
+        /// rebuilds, the GPU's at set-up), for timing it against none. The results are
+        /// the same bits either way.
         #[arg(long, value_name = "K")]
         sort_every: Option<u64>,
         #[command(flatten)]
