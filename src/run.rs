@@ -483,12 +483,6 @@ impl Recorder {
         self.run_id
     }
 
-    /// Whether the run writes VTK frames (a checkpoint of it records the setting, which
-    /// `varidem resume` keeps).
-    pub fn writes_vtk(&self) -> bool {
-        self.vtk.is_some()
-    }
-
     /// Starts recording `scene`'s run on `backend` into `out_dir` (created if needed):
     /// writes `run.toml` ([`write_run_record`]), creates the output files (a backend
     /// at step 0) or continues them from the backend's step (a backend past step 0:
@@ -918,9 +912,8 @@ pub fn check_same_run(scene: &Scene, run_id: Option<u64>, out_dir: &Path) -> Res
             run_id_text(theirs),
         )));
     }
-    // Without either identity (a directory and a checkpoint of versions before them),
-    // the scenes decide. The record's scene follows its [run] table, after the first
-    // blank line.
+    // Where the directory's record has no identity (a version before them), the scenes
+    // decide. The record's scene follows its [run] table, after the first blank line.
     let recorded = text.split_once("\n\n").map_or("", |(_, scene)| scene);
     let ours = crate::io::scene_to_toml(scene);
     let same = recorded == ours || crate::io::parse_scene(recorded).is_ok_and(|s| s == *scene);

@@ -144,9 +144,14 @@ struct State {
     /// The adapter asked for, used again when the backend is rebuilt from a snapshot.
     adapter: Option<String>,
     /// The run's identity (issue 49): fresh for a new simulation, the checkpoint's for
-    /// a resumed one. It goes into `run.toml` and every checkpoint, so that a resume
-    /// tells this run's directory from another run's of the same scene.
-    run_id: u64,
+    /// a resumed one (none for a checkpoint of format 8 and older, until
+    /// `write_outputs` starts a record). It goes into `run.toml` and every checkpoint,
+    /// so that a resume tells this run's directory from another run's of the same
+    /// scene.
+    run_id: Option<u64>,
+    /// Whether the run writes VTK frames, as its checkpoints record it (`varidem
+    /// resume` keeps the setting): a resumed checkpoint's, then `write_outputs`'.
+    vtk: bool,
 }
 
 impl State {
@@ -166,7 +171,8 @@ impl State {
             backend,
             recorder: None,
             adapter,
-            run_id: varidem::run::new_run_id(),
+            run_id: Some(varidem::run::new_run_id()),
+            vtk: true,
         })
     }
 
@@ -457,7 +463,8 @@ impl Simulation {
                 backend,
                 recorder: None,
                 adapter,
-                run_id: checkpoint.run_id.unwrap_or_else(varidem::run::new_run_id),
+                run_id: checkpoint.run_id,
+                vtk: checkpoint.vtk,
             })
         });
         Ok(Self::from_state(built.map_err(to_py)?))
@@ -769,13 +776,17 @@ impl Simulation {
             vtk,
             checkpoint_every,
             progress: false,
-            run_id: Some(state.run_id),
+            run_id: state.run_id,
         };
         let recorder =
             Recorder::start(&state.scene, state.backend.as_mut(), &dir, &options).map_err(to_py)?;
         recorder
             .write_final(state.backend.as_mut())
             .map_err(to_py)?;
+        // The record's identity (a fresh one where the run had none) and VTK setting
+        // go into the run's checkpoints from now on.
+        state.run_id = Some(recorder.run_id());
+        state.vtk = vtk;
         state.recorder = Some(recorder);
         Ok(())
     }
@@ -791,8 +802,8 @@ impl Simulation {
         let state = self.state();
         let mut checkpoint =
             Checkpoint::take(&state.scene, state.backend.as_mut(), None).map_err(to_py)?;
-        checkpoint.run_id = Some(state.run_id);
-        checkpoint.vtk = state.recorder.as_ref().map_or(true, Recorder::writes_vtk);
+        checkpoint.run_id = state.run_id;
+        checkpoint.vtk = state.vtk;
         py.detach(|| checkpoint.write(&path)).map_err(to_py)
     }
 

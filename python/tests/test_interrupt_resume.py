@@ -119,3 +119,18 @@ def test_resume_never_mixes_two_runs_of_one_scene(tmp_path):
     own = varidem.Simulation.resume(tmp_path / "a.vdc")
     own.write_outputs(tmp_path / "a", vtk=False)
     own.run()
+
+
+def test_a_python_checkpoint_keeps_the_runs_identity_and_no_vtk(cli, container_scene, tmp_path):
+    # Issue 49: a CLI --no-vtk run resumed in Python and checkpointed there (no
+    # write_outputs) still belongs to the CLI run: resumed in its directory, it goes on
+    # there without writing VTK frames.
+    out = tmp_path / "cli"
+    run_cli(cli, "run", container_scene, "--out", out, "--no-vtk", "--quiet",
+            "--backend", "cpu", "--checkpoint-every", "300")
+    sim = varidem.Simulation.resume(out / "checkpoints" / "checkpoint_00000300.vdc", backend="cpu")
+    sim.step(100)
+    sim.checkpoint(tmp_path / "c.vdc")
+    run_cli(cli, "resume", tmp_path / "c.vdc", "--out", out, "--quiet", "--backend", "cpu")
+    assert not (out / "vtk").exists() and not (out / "particles.pvd").exists()
+    assert (out / "final.csv").exists()

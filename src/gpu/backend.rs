@@ -168,6 +168,27 @@ impl Backend for GpuBackend {
         }))
     }
 
+    fn storage_order(&self) -> Option<(u64, f64)> {
+        if !self.contact {
+            return None;
+        }
+        // Rows by id (read_rows), entries slots: the distance from the row's own slot.
+        let row = self.max_neighbors as usize + 1;
+        let raw = self.read_rows(bind::NEIGHBORS, 0, 4 * row).ok()?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&raw);
+        let (mut total, mut entries) = (0u64, 0u64);
+        for (i, r) in words.chunks_exact(row).enumerate() {
+            let s = self.layout.slot(i) as i64;
+            for &j in &r[1..1 + (r[0] as usize).min(row - 1)] {
+                total += (i64::from(j) - s).unsigned_abs();
+                entries += 1;
+            }
+        }
+        // The set-up's sort is the only one so far.
+        let sorts = u64::from(!self.layout.is_identity());
+        Some((sorts, total as f64 / entries.max(1) as f64))
+    }
+
     fn kernel_path(&self) -> Option<String> {
         if let Some(h) = &self.hard {
             return Some(format!("hard contacts, {} solver", h.params.solver.name()));

@@ -55,15 +55,19 @@ pub(super) fn set_up_order(model: &Model, options: &GpuOptions) -> Option<Vec<u3
 }
 
 /// Stores `device` (a model in id order) in `order` (`order[s]`: the id in slot `s`):
-/// its particles, and its bonds' ends as slots. Returns the layout.
+/// its particles, and its bonds' ends as slots. Returns the layout; an `order` that is
+/// not a permutation of the particles leaves `device` as it is, in id order.
 pub(super) fn store(device: &mut Model, order: &[u32]) -> Layout {
-    let n = device.particles.len();
+    if order.len() != device.particles.len() {
+        return Layout::identity();
+    }
+    let Some(layout) = Layout::from_ids(order.to_vec()) else {
+        return Layout::identity();
+    };
     device.particles.permute(order);
-    let layout = Layout::from_ids(order.to_vec()).unwrap_or_default();
     for b in &mut device.bonds {
         b.i = layout.slot(b.i as usize) as u32;
         b.j = layout.slot(b.j as usize) as u32;
     }
-    debug_assert_eq!(device.particles.len(), n);
     layout
 }
