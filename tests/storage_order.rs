@@ -174,6 +174,29 @@ fn clump_pour_with_free_spheres() {
     same_whatever_the_storage("clump-pour", &s, true);
 }
 
+/// Hard contacts (the NBGS solver, warm-started from the last step's impulses): the
+/// pile's contacts are built in id order and keyed by ids, so the sweep, the colouring
+/// and `solver.csv` do not depend on where the beads are stored (sorted at set-up only:
+/// the hard step rebuilds its list without sorting).
+#[test]
+fn hard_pile() {
+    let s = scene("hard-pile.toml", 1500, 300);
+    same_whatever_the_storage("hard-pile", &s, false);
+    // Set-up sorts and shuffles move the beads.
+    let sorted = run(&s, Storage::Default, 1);
+    let shuffled = run(&s, Storage::Shuffled(5), 1);
+    assert!(!sorted.identity && sorted.sorts == 1 && !shuffled.identity);
+    let solver = sorted
+        .files
+        .iter()
+        .find(|(n, _)| n == "solver.csv")
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&solver.1).lines().count() > 1000,
+        "solver.csv has a row per step"
+    );
+}
+
 /// A checkpoint of a sorted run stores the state by id: it resumes into a backend
 /// stored in another order (unsorted, or shuffled) and continues with the same bits
 /// as the uninterrupted sorted run.

@@ -202,7 +202,6 @@ impl CpuBackend {
     }
 
     fn step_hard_with(&mut self, hard: &mut HardState, step: u64, h: f64) -> Result<SolverRow> {
-        let n = self.model.particles.len();
         let u_max = self.free_velocities(&mut hard.bodies, &mut hard.speed, h);
         // Two bodies close at most h(s_i + s_j) in the step at their free velocities
         // (each pair is filtered by its own bound in build_contacts); the list must
@@ -258,13 +257,16 @@ impl CpuBackend {
         // x' = x + h v', α' = α ⊕ hΩ', checked before anything is committed.
         let p = &self.model.particles;
         let sb = &hard.bodies;
-        let mut x_new = Vec::with_capacity(n);
-        let mut a_new = Vec::with_capacity(n);
-        for i in 0..self.free {
+        let mut x_new = p.position[..self.free].to_vec();
+        let mut a_new = p.rotation[..self.free].to_vec();
+        // In id order, so that a fault names the lowest id whatever the storage.
+        let layout = &self.storage.layout;
+        for id in 0..self.free {
+            let i = layout.slot(id);
             let x = p.position[i] + h * sb.v[i];
             let alpha = if sb.inv_inertia[i] > 0.0 {
                 rodrigues::try_compose(p.rotation[i], h * sb.w[i])
-                    .ok_or_else(|| Error::fault(step, Fault::HalfTurn { particle: i }))?
+                    .ok_or_else(|| Error::fault(step, Fault::HalfTurn { particle: id }))?
             } else {
                 p.rotation[i]
             };
@@ -273,14 +275,14 @@ impl CpuBackend {
                     return Err(Error::fault(
                         step,
                         Fault::LeftDomain {
-                            particle: i,
+                            particle: id,
                             position: Some(x.to_array()),
                         },
                     ));
                 }
             }
-            x_new.push(x);
-            a_new.push(alpha);
+            x_new[i] = x;
+            a_new[i] = alpha;
         }
         let mut body_new = Vec::new();
         if let Some(bodies) = &self.bodies {
@@ -373,7 +375,8 @@ impl CpuBackend {
     fn kinetic(&self, bodies: &SolverBodies) -> f64 {
         let p = &self.model.particles;
         let mut e = 0.0;
-        for i in 0..self.free {
+        // In id order, whatever the storage.
+        for i in self.storage.layout.slots_by_id(self.free) {
             if bodies.inv_mass[i] > 0.0 {
                 e += 0.5 * p.mass[i] * bodies.v[i].length_squared();
             }
@@ -505,15 +508,21 @@ impl CpuBackend {
             c.wall_velocity.push(wall_velocity);
             c.case.push(ContactCase::Separating);
         };
-        for i in 0..n {
+        // Particles in id order, each pair by its lower id, keyed by ids: the contact
+        // order (the NBGS sweep's, the colouring's) and the warm-start keys do not
+        // depend on the storage (issue 44).
+        let layout = &self.storage.layout;
+        for i in layout.slots_by_id(n) {
             if removed(i) {
                 continue;
             }
+            let id_i = layout.id(i) as u32;
             let (xi_pos, ri) = (p.position[i], p.radius[i]);
             let (bi, ci) = self.owner(&owners, i);
             for &j in self.neighbors.of(i) {
                 let j = j as usize;
-                if j <= i || removed(j) {
+                let id_j = layout.id(j) as u32;
+                if id_j <= id_i || removed(j) {
                     continue;
                 }
                 let d = p.position[j] - xi_pos;
@@ -537,15 +546,7 @@ impl CpuBackend {
                     (p.position[j] - cj) - p.radius[j] * nrm
                 };
                 let mu = tables.pair(p.material[i], p.material[j]).mu_s;
-                push(
-                    [bi, bj],
-                    [i as u32, j as u32],
-                    nrm,
-                    [ra, rb],
-                    gap,
-                    mu,
-                    DVec3::ZERO,
-                );
+                push([bi, bj], [id_i, id_j], nrm, [ra, rb], gap, mu, DVec3::ZERO);
             }
             for (w, wall) in self.model.walls.iter().enumerate() {
                 let dist = wall.distance(xi_pos);
@@ -566,7 +567,7 @@ impl CpuBackend {
                 let mu = tables.wall(w, p.material[i]).mu_s;
                 push(
                     [WALL, bi],
-                    [i as u32, (n + w) as u32],
+                    [id_i, (n + w) as u32],
                     nrm,
                     [DVec3::ZERO, rb],
                     gap,
@@ -596,7 +597,7 @@ impl CpuBackend {
                     let mu = tables.mesh(mc.mesh as usize, p.material[i]).mu_s;
                     push(
                         [WALL, bi],
-                        [i as u32, (n + nw) as u32 + mc.key],
+                        [id_i, (n + nw) as u32 + mc.key],
                         nrm,
                         [DVec3::ZERO, rb],
                         gap,
@@ -656,7 +657,9 @@ impl CpuBackend {
                 row.sliding += 1;
             }
             // The pair's particles (not its solver bodies: a clump is one body).
+            // Keys are ids; the particles' slots hold their state.
             let [i, j] = c.key[k].map(|x| x as usize);
+            let i = self.storage.layout.slot(i);
             let (xi, ri) = (p.position[i], p.radius[i]);
             let nw = self.model.walls.len();
             let gap = if j >= n + nw {
@@ -669,6 +672,7 @@ impl CpuBackend {
             } else if j >= n {
                 self.model.walls[j - n].distance(xi) - ri
             } else {
+                let j = self.storage.layout.slot(j);
                 (p.position[j] - xi).length() - ri - p.radius[j]
             };
             row.max_penetration = row.max_penetration.max(-gap);

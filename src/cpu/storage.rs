@@ -3,8 +3,9 @@
 //! that every boundary reads.
 //!
 //! The sort moves the particles that are not clumps' spheres (an inserter's reserved
-//! ones included); the clumps' spheres (after them) keep their slots for now, and hard
-//! contacts, whose solver sweeps contacts in slot order, do not sort. Whatever the layout, the
+//! ones included); the clumps' spheres (after them) keep their slots for now. Hard
+//! contacts are built in id order and keyed by ids, so their scenes sort too, at set-up
+//! only (the hard step rebuilds its list without sorting). Whatever the layout, the
 //! results are the same bits: each particle sums its contacts in ascending partner id
 //! (the neighbour list orders rows by id), a pair is computed by its lower id, and the
 //! global sums (energies, momenta, wall loads) and the particle a fault names follow
@@ -15,7 +16,7 @@ use std::borrow::Cow;
 use super::forces::{wall_stride, ForceState, ParticleForce};
 use super::CpuBackend;
 use crate::model::layout::{permute_rows, shuffled_order, spatial_order, Curve};
-use crate::model::{ContactLaw, Incidence, Layout, Model, DEFAULT_SORT_EVERY};
+use crate::model::{Incidence, Layout, Model, DEFAULT_SORT_EVERY};
 
 /// The storage settings of a run.
 #[derive(Clone, Debug)]
@@ -38,12 +39,7 @@ impl Storage {
     /// The settings for `model` (`free`: its particles before the clumps' spheres) from
     /// `sort_every` (`None`: [`DEFAULT_SORT_EVERY`]), starting at `step`.
     pub(super) fn new(model: &Model, free: usize, sort_every: Option<u64>, step: u64) -> Self {
-        let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-        let sortable = if hard || model.contact.is_none() {
-            0
-        } else {
-            free
-        };
+        let sortable = if model.contact.is_none() { 0 } else { free };
         Self {
             layout: Layout::identity(),
             sort_every: sort_every.unwrap_or(DEFAULT_SORT_EVERY),
