@@ -13,25 +13,14 @@
 
 #![allow(missing_docs, reason = "test crate")]
 
+mod common;
 mod gpu_common;
 
-use std::path::Path;
-
+use common::bundled::{self, cut as scene};
 use varidem::backend::{Backend, StateSnapshot};
 use varidem::gpu::{GpuBackend, GpuOptions, Precision};
-use varidem::model::{RunLength, Scene};
+use varidem::model::Scene;
 use varidem::run::{run_with, OutputOptions};
-
-/// A bundled scene cut to `steps` steps, an output every `every`.
-fn scene(name: &str, steps: u64, every: u64) -> Scene {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
-        .join(name);
-    let mut s = varidem::io::scene::load_scene(&path).unwrap();
-    s.simulation.duration = RunLength::Steps(steps);
-    s.simulation.output_every = every;
-    s
-}
 
 /// What a run leaves: its CSV files by name, and the state a checkpoint would store.
 struct Outcome {
@@ -51,21 +40,26 @@ enum Storage {
     Shuffled(u64),
 }
 
-/// `scene` run on the GPU in `precision`, stored as `storage` says; `None` where the
-/// adapter skips.
-fn run(scene: &Scene, precision: Precision, storage: Storage, test: &str) -> Option<Outcome> {
-    let ctx = gpu_common::context_for(test, precision)?;
+/// The GPU options of a backend in `precision` stored as `storage` says.
+fn options(precision: Precision, storage: Storage) -> GpuOptions {
     let (sort_every, shuffle_storage) = match storage {
         Storage::IdOrder => (Some(0), None),
         Storage::Sorted => (None, None),
         Storage::Shuffled(seed) => (None, Some(seed)),
     };
-    let options = GpuOptions {
+    GpuOptions {
         precision,
         shuffle_storage,
         sort_every,
         ..GpuOptions::default()
-    };
+    }
+}
+
+/// `scene` run on the GPU in `precision`, stored as `storage` says; `None` where the
+/// adapter skips.
+fn run(scene: &Scene, precision: Precision, storage: Storage, test: &str) -> Option<Outcome> {
+    let ctx = gpu_common::context_for(test, precision)?;
+    let options = options(precision, storage);
     let s = &scene.simulation;
     let mut b = GpuBackend::with_context(ctx, scene.model.clone(), s.integrator, s.dt, &options)
         .unwrap_or_else(|e| panic!("{test}: {e}"));
@@ -166,18 +160,34 @@ fn same_whatever_the_storage(name: &str, scene: &Scene, contacts: usize) {
 /// at the end; 20 asked).
 #[test]
 fn hertz_pour_with_an_inserter() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let text = std::fs::read_to_string(dir.join("pour.toml"))
-        .unwrap()
-        .replace(
+    let s = bundled::edited(
+        "pour.toml",
+        &[(
             "box = { min = [-0.028, -0.028, 0.08], max = [0.028, 0.028, 0.09] }",
             "box = { min = [-0.014, -0.014, 0.0], max = [0.014, 0.014, 0.012] }",
-        );
-    assert!(text.contains("max = [0.014, 0.014, 0.012]"));
-    let mut s = varidem::io::scene::parse_scene_in(&text, &dir).unwrap();
-    s.simulation.duration = RunLength::Steps(1500);
-    s.simulation.output_every = 300;
+        )],
+        "",
+        1500,
+        300,
+    );
     same_whatever_the_storage("pour", &s, 20);
+}
+
+/// The hopper with 150 beads in its cone thrown down at 2 m/s, cut to `steps` steps.
+fn hopper_thrown(steps: u64) -> Scene {
+    bundled::edited(
+        "hopper.toml",
+        &[
+            (
+                "min = [-0.032, -0.032, 0.07]\nmax = [0.032, 0.032, 0.26]\ncount = 3000",
+                "min = [-0.02, -0.02, 0.03]\nmax = [0.02, 0.02, 0.07]\ncount = 150",
+            ),
+            ("seed = 11\n", "seed = 11\nvelocity = [0.0, 0.0, -2.0]\n"),
+        ],
+        "",
+        steps,
+        300,
+    )
 }
 
 /// The mesh hopper: spheres against a triangle mesh, with removal through its outlet.
@@ -186,18 +196,7 @@ fn hertz_pour_with_an_inserter() {
 /// the end; 10 asked).
 #[test]
 fn mesh_hopper_with_removal() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let text = std::fs::read_to_string(dir.join("hopper.toml"))
-        .unwrap()
-        .replace(
-            "min = [-0.032, -0.032, 0.07]\nmax = [0.032, 0.032, 0.26]\ncount = 3000",
-            "min = [-0.02, -0.02, 0.03]\nmax = [0.02, 0.02, 0.07]\ncount = 150",
-        )
-        .replace("seed = 11\n", "seed = 11\nvelocity = [0.0, 0.0, -2.0]\n");
-    assert!(text.contains("count = 150") && text.contains("velocity = [0.0, 0.0, -2.0]"));
-    let mut s = varidem::io::scene::parse_scene_in(&text, &dir).unwrap();
-    s.simulation.duration = RunLength::Steps(900);
-    s.simulation.output_every = 300;
+    let s = hopper_thrown(900);
     same_whatever_the_storage("hopper", &s, 10);
 }
 
@@ -213,14 +212,48 @@ fn bonded_block() {
 /// contacts of free spheres at the end, with clumps; 1 asked).
 #[test]
 fn clump_pour_with_free_spheres() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let mut text = std::fs::read_to_string(dir.join("clump-pour.toml")).unwrap();
-    text.push_str(
-        "\n[[cloud]]\nmin = [-0.01, -0.01, 0.08]\nmax = [0.01, 0.01, 0.1]\ncount = 120\n\
-         radius = 7e-4\nmaterial = \"glass\"\nvelocity = [0.0, 0.0, -3.0]\nseed = 3\n",
-    );
-    let mut s = varidem::io::scene::parse_scene_in(&text, &dir).unwrap();
-    s.simulation.duration = RunLength::Steps(1200);
-    s.simulation.output_every = 400;
+    let s = bundled::clump_pour_with_free_spheres(3.0, 1200, 400);
     same_whatever_the_storage("clump-pour", &s, 1);
+}
+
+/// A checkpoint stores the state by id: taken from a run stored at random, it resumes
+/// into a backend stored in id order, sorted or in another random order, and goes on
+/// with the bits of the run that did not stop (f64 and f32).
+#[test]
+fn checkpoints_resume_in_any_storage_order() {
+    let s = hopper_thrown(900);
+    let sim = &s.simulation;
+    for precision in [Precision::F64, Precision::F32] {
+        let test = format!("gpu_storage_order resume {precision:?}");
+        let Some(ctx) = gpu_common::context_for(&test, precision) else {
+            continue;
+        };
+        let first = options(precision, Storage::Shuffled(0x9E37_79B9));
+        let mut a = GpuBackend::with_context(ctx, s.model.clone(), sim.integrator, sim.dt, &first)
+            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        a.advance(450).unwrap();
+        let snap = a.checkpoint_state().unwrap();
+        a.advance(450).unwrap();
+        let end = a.checkpoint_state().unwrap();
+        assert!(
+            moved_contacts(&end, s.model.particles.len()) >= 10,
+            "{test}"
+        );
+        for storage in [Storage::IdOrder, Storage::Sorted, Storage::Shuffled(7)] {
+            let ctx = gpu_common::context_for(&test, precision).unwrap();
+            let o = options(precision, storage);
+            let mut b = GpuBackend::restore(ctx, s.model.clone(), &snap, &o)
+                .unwrap_or_else(|e| panic!("{test}: {e}"));
+            assert_eq!(
+                b.layout().is_identity(),
+                matches!(storage, Storage::IdOrder),
+                "{test}, {storage:?}"
+            );
+            b.advance(450).unwrap();
+            assert!(
+                b.checkpoint_state().unwrap() == end,
+                "{test}: resumed {storage:?}, the state differs from the uninterrupted run's"
+            );
+        }
+    }
 }

@@ -7,11 +7,12 @@
 //! a checkpoint stores must be the same bytes. No tolerance: a sum that followed
 //! storage instead of ids would change bits at the first contact.
 
-use std::path::Path;
-
 use varidem::backend::{Backend, StateSnapshot};
 use varidem::cpu::CpuBackend;
-use varidem::model::{RunLength, Scene};
+mod common;
+
+use common::bundled::{self, cut as scene};
+use varidem::model::Scene;
 
 /// `f` run on a pool of `threads` threads.
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
@@ -20,17 +21,6 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .build()
         .unwrap()
         .install(f)
-}
-
-/// A bundled scene cut to `steps` steps, an output every `every`.
-fn scene(name: &str, steps: u64, every: u64) -> Scene {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
-        .join(name);
-    let mut s = varidem::io::scene::load_scene(&path).unwrap();
-    s.simulation.duration = RunLength::Steps(steps);
-    s.simulation.output_every = every;
-    s
 }
 
 /// How a run stores its particles.
@@ -162,15 +152,7 @@ fn bonded_block() {
 /// around the clumps' spheres, which keep their slots.
 #[test]
 fn clump_pour_with_free_spheres() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let mut text = std::fs::read_to_string(dir.join("clump-pour.toml")).unwrap();
-    text.push_str(
-        "\n[[cloud]]\nmin = [-0.01, -0.01, 0.08]\nmax = [0.01, 0.01, 0.1]\ncount = 120\n\
-         radius = 7e-4\nmaterial = \"glass\"\nvelocity = [0.0, 0.0, -1.0]\nseed = 3\n",
-    );
-    let mut s = varidem::io::scene::parse_scene_in(&text, &dir).unwrap();
-    s.simulation.duration = RunLength::Steps(2000);
-    s.simulation.output_every = 400;
+    let s = bundled::clump_pour_with_free_spheres(1.0, 2000, 400);
     same_whatever_the_storage("clump-pour", &s, true);
 }
 

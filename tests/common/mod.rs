@@ -6,6 +6,7 @@
 )]
 
 pub mod bead;
+pub mod bundled;
 pub mod hard_problems;
 pub mod inserter;
 pub mod overlap;
