@@ -267,7 +267,7 @@ impl GpuBackend {
             (count * self.real_size()) as u64,
         )?;
         let by_slot = vec3s(&self.reals_from_bytes(&raw, count), stride);
-        Ok(self.layout.to_ids(&by_slot, 1))
+        Ok(self.layout.into_ids(by_slot, 1))
     }
 
     /// Every particle's absolute position: the device's, less its Kahan term in `f32`,
@@ -304,7 +304,7 @@ impl GpuBackend {
     /// rounded to the kernel precision.
     pub(super) fn write_field(&self, field: Field, values: &[DVec3]) {
         let (binding, offset, stride) = self.field_place(field);
-        let flat: Vec<f64> = (self.layout.to_slots(values, 1))
+        let flat: Vec<f64> = (self.layout.slots_of(values, 1))
             .iter()
             .flat_map(|a| {
                 let v = a.extend(0.0).to_array();
@@ -391,7 +391,7 @@ impl GpuBackend {
                 out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
             }
         }
-        Ok(self.layout.to_ids(&out, bytes_per_row))
+        Ok(self.layout.into_ids(out, bytes_per_row))
     }
 
     /// Uploads `data`, every particle's row of one section of row binding `binding` in
@@ -404,8 +404,8 @@ impl GpuBackend {
         bytes_per_row: usize,
         data: &[u8],
     ) -> Result<()> {
-        let by_slot = self.layout.to_slots(data, bytes_per_row);
-        let mut rest = by_slot.as_slice();
+        let by_slot = self.layout.slots_of(data, bytes_per_row);
+        let mut rest = &by_slot[..];
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
             if !part.is_empty() {
@@ -422,7 +422,7 @@ impl GpuBackend {
         let n = self.n as usize;
         let raw = self.read(bind::PARTICLE_FLAGS, 4 * n as u64)?;
         let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
-        Ok(self.layout.to_ids(&by_slot, 1))
+        Ok(self.layout.into_ids(by_slot, 1))
     }
 
     /// The removed particles (ascending ids) and the step at which each left, as on the
@@ -450,7 +450,7 @@ impl GpuBackend {
         let raw =
             self.read_buffer_at(buffer, 4 * u64::from(self.sections.exit_step), 4 * n as u64)?;
         let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
-        Ok(self.layout.to_ids(&by_slot, 1))
+        Ok(self.layout.into_ids(by_slot, 1))
     }
 
     /// Writes the exit steps of a restored run's removed particles (`removed`,
@@ -466,7 +466,7 @@ impl GpuBackend {
                 *w = u32::try_from(step).unwrap_or(u32::MAX);
             }
         }
-        let words = self.layout.to_slots(&words, 1);
+        let words = self.layout.slots_of(&words, 1);
         let buffer = &self.buffers[bind::PARTICLE_FLAGS as usize];
         let offset = 4 * u64::from(self.sections.exit_step);
         self.ctx

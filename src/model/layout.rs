@@ -110,6 +110,29 @@ impl Layout {
         out
     }
 
+    /// [`Layout::to_ids`] taking its rows by value: the identity hands them back as
+    /// they are, without a copy (the GPU's read-backs).
+    pub fn into_ids<T: Clone>(&self, by_slot: Vec<T>, stride: usize) -> Vec<T> {
+        if self.is_identity() {
+            by_slot
+        } else {
+            self.to_ids(&by_slot, stride)
+        }
+    }
+
+    /// [`Layout::to_slots`] borrowing where it can: the identity lends `by_id` itself.
+    pub fn slots_of<'a, T: Clone>(
+        &self,
+        by_id: &'a [T],
+        stride: usize,
+    ) -> std::borrow::Cow<'a, [T]> {
+        if self.is_identity() {
+            std::borrow::Cow::Borrowed(by_id)
+        } else {
+            std::borrow::Cow::Owned(self.to_slots(by_id, stride))
+        }
+    }
+
     /// This layout after moving the particle of old slot `order[s]` to slot `s`.
     pub fn reordered(&self, order: &[u32]) -> Self {
         let ids = order.iter().map(|&o| self.id(o as usize) as u32).collect();
@@ -242,6 +265,14 @@ mod tests {
         assert_eq!(l.to_ids(&[20, 0, 10], 1), [0, 10, 20]);
         assert_eq!(l.to_slots(&[0, 10, 20], 1), [20, 0, 10]);
         assert_eq!(l.to_ids(&[2, 2, 0, 0, 1, 1], 2), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(l.into_ids(vec![20, 0, 10], 1), [0, 10, 20]);
+        assert_eq!(&*l.slots_of(&[0, 10, 20], 1), [20, 0, 10]);
+        let id = Layout::identity();
+        assert!(matches!(
+            id.slots_of(&[1, 2], 1),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(id.into_ids(vec![3, 1], 1), [3, 1]);
         assert!(Layout::from_ids(vec![0, 1, 2]).unwrap().is_identity());
         assert!(Layout::from_ids(vec![0, 0]).is_none());
         assert!(Layout::from_ids(vec![0, 5]).is_none());
