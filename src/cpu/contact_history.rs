@@ -61,11 +61,11 @@ impl History {
         layout: &crate::model::Layout,
     ) -> Self {
         let n = list.offsets.len().saturating_sub(1);
-        let mut h = Self::new(n, slots, 0);
+        // A row per id, stored or not (compaction: an id not stored has none).
+        let mut h = Self::new(layout.id_count(n), slots, 0);
         h.wall_stride = wall_stride;
-        h.wall_spring = layout.to_ids(walls, wall_stride);
-        for i in 0..n {
-            let row = layout.slot(i);
+        h.wall_spring = layout.to_ids_filled(walls, wall_stride, DVec3::ZERO);
+        for (i, row) in layout.ids_and_slots(n) {
             let r = list.offsets[row] as usize..list.offsets[row + 1] as usize;
             let mut used = 0;
             for (&j, &s) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {

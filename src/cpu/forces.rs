@@ -63,15 +63,17 @@ pub(super) struct ForceState {
 }
 
 impl ForceState {
-    pub(super) fn new(n: usize, nb: usize, model: &Model) -> Self {
+    /// Records for `n` stored particles of `ids` (the wall loads are summed in chunks
+    /// of ids) and `nb` bonds.
+    pub(super) fn new(n: usize, nb: usize, model: &Model, ids: usize) -> Self {
         let walls = if granular_model(model) {
             n * wall_stride(model)
         } else {
             0
         };
         let mesh = mesh_slots(model) * n;
-        let loads =
-            n.div_ceil(super::parallel::MIN_CHUNK) * (model.walls.len() + model.meshes.len());
+        let loads = ids.max(n).div_ceil(super::parallel::MIN_CHUNK)
+            * (model.walls.len() + model.meshes.len());
         Self {
             wall_loads: vec![[DVec3::ZERO; 2]; loads],
             mesh_key: vec![crate::physics::granular::NO_PARTNER; mesh],

@@ -116,6 +116,24 @@ impl CpuBackend {
         Ok(backend)
     }
 
+    /// [`CpuBackend::new`], with storage compaction (issue 44 item 4: an open system
+    /// stores only the particles in it) on or off: the results are the same bits
+    /// either way (`tests/compaction.rs`), only memory and time differ.
+    pub fn with_compaction(scene: &Scene, compact: bool) -> Result<Self> {
+        let sim = &scene.simulation;
+        let mut backend = Self::set_up_compacting(
+            scene.model.clone(),
+            sim.integrator,
+            sim.dt,
+            0,
+            None,
+            sim.sort_every,
+            compact,
+        )?;
+        backend.trapezoidal = sim.trapezoidal;
+        Ok(backend)
+    }
+
     /// Sets `[simulation] sort_every` ([`CpuBackend::new`] takes it from the scene;
     /// `None`: the default). Results do not depend on it.
     pub fn set_sort_every(&mut self, sort_every: Option<u64>) {
@@ -200,7 +218,8 @@ impl CpuBackend {
     }
 
     fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
-        let n = self.model.particles.len();
+        // Arrays by id, every id (stored or not).
+        let n = self.id_count();
         let (k, w) = (history_slots(&self.model), wall_stride(&self.model));
         if c.slots as usize != k
             || c.partner.len() != n * k
@@ -227,6 +246,7 @@ impl CpuBackend {
         rows.to_pairs(&self.neighbors, layout, &mut self.forces.springs);
         self.forces.wall_spring = layout.to_slots(&c.wall_spring, w);
         let slots = forces::mesh_slots(&self.model) * n;
+
         if c.mesh_key.len() != slots || c.mesh_spring.len() != slots {
             return Err(Error::Snapshot(format!(
                 "the contact state has {} mesh contact slots, but the scene needs {slots}",
@@ -278,8 +298,8 @@ impl CpuBackend {
                 .iter()
                 .map(|f| [f.e_contact, f.e_wall, f.e_near])
                 .collect(),
-            mesh_key: layout.to_ids(&self.forces.mesh_key, ms),
-            mesh_spring: layout.to_ids(&self.forces.mesh_spring, ms),
+            mesh_key: layout.to_ids_filled(&self.forces.mesh_key, ms, NO_PARTNER),
+            mesh_spring: layout.to_ids_filled(&self.forces.mesh_spring, ms, DVec3::ZERO),
             wall_load: self
                 .compute_wall_loads()
                 .iter()
@@ -388,12 +408,26 @@ impl CpuBackend {
     /// Builds the backend at step `step` and evaluates the forces of the model's state,
     /// the particles' (clump spheres' included) replaced by `snapshot`'s when given.
     fn set_up(
+        model: Model,
+        integrator: IntegratorKind,
+        dt: f64,
+        step: u64,
+        snapshot: Option<&StateSnapshot>,
+        sort_every: Option<u64>,
+    ) -> Result<Self> {
+        Self::set_up_compacting(model, integrator, dt, step, snapshot, sort_every, true)
+    }
+
+    /// [`CpuBackend::set_up`], compacting storage where the scene allows it
+    /// (`storage::compacts`) when `compact`.
+    fn set_up_compacting(
         mut model: Model,
         integrator: IntegratorKind,
         dt: f64,
         step: u64,
         snapshot: Option<&StateSnapshot>,
         sort_every: Option<u64>,
+        compact: bool,
     ) -> Result<Self> {
         let free = model.particles.len();
         // From the scene as `varidem check` reads it: before the clumps are expanded
@@ -434,6 +468,10 @@ impl CpuBackend {
         if let Some(b) = &mut bodies {
             neighbor::wake_bodies(insertion.as_ref(), b, &mut model);
         }
+        // Open systems store only the particles in the system (issue 44 item 4).
+        let ids = model.particles.len();
+        let compacted = (compact && storage::compacts(&model, integrator))
+            .then(|| storage::compact_model(&mut model));
         let n = model.particles.len();
         let nb = model.bonds.len();
         crate::memory_check::check(
@@ -445,7 +483,14 @@ impl CpuBackend {
         let tables = granular_model(&model).then(|| PairTables::new(&model));
         let mut neighbors = NeighborList::new(skin);
         neighbors.min_reach = model.near_field.map_or(0.0, |nf| nf.cutoff);
-        let storage = storage::Storage::new(&model, free, sort_every, step);
+        let mut storage = storage::Storage::new(&model, free, sort_every, step);
+        if let Some((archive, layout)) = compacted {
+            if model.contact.is_some() {
+                storage.sortable = n;
+            }
+            storage.archive = Some(archive);
+            storage.layout = layout;
+        }
         // Removals of a checkpoint without their steps (format 11 and older) are dated
         // at its step: they are before it, so no resumed run lists them again.
         let exit_steps = snapshot.map_or_else(Default::default, |s| {
@@ -455,8 +500,8 @@ impl CpuBackend {
                 .collect()
         });
         let mut backend = Self {
-            forces: ForceState::new(n, nb, &model),
-            spare_forces: ForceState::new(n, nb, &model),
+            forces: ForceState::new(n, nb, &model, ids),
+            spare_forces: ForceState::new(n, nb, &model, ids),
             model,
             integrator,
             dt,
@@ -489,6 +534,7 @@ impl CpuBackend {
         if let Some(b) = &backend.bodies {
             backend.neighbors.body = b.body_ids(n);
         }
+        backend.neighbors.id = backend.storage.layout.id_table().to_vec();
         backend.mark_absent();
         let p = &backend.model.particles;
         backend.min_radius = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
@@ -513,7 +559,7 @@ impl CpuBackend {
             b.gather_loads(&f.particles, backend.model.gravity);
         }
         backend.forces = f;
-        backend.spare_forces = ForceState::new(n, nb, &backend.model);
+        backend.spare_forces = ForceState::new(n, nb, &backend.model, ids);
         Ok(backend)
     }
 
@@ -535,7 +581,7 @@ impl CpuBackend {
     /// [`Frame::contact_count`]), by id; all zero without contacts.
     pub fn contact_counts(&self) -> Vec<u32> {
         let counts = self.contact_counts_by_slot();
-        self.storage.layout.to_ids(&counts, 1)
+        self.storage.layout.to_ids_filled(&counts, 1, 0)
     }
 
     fn contact_counts_by_slot(&self) -> Vec<u32> {
@@ -560,7 +606,10 @@ impl CpuBackend {
             return Vec::new();
         }
         let layout = &self.storage.layout;
-        let row = self.neighbors.of(layout.slot(i));
+        let Some(s) = layout.try_slot(i, self.model.particles.len()) else {
+            return Vec::new();
+        };
+        let row = self.neighbors.of(s);
         row.iter().map(|&j| layout.id(j as usize) as u32).collect()
     }
 
@@ -604,20 +653,25 @@ impl CpuBackend {
         if !ins.due(self.step) {
             return;
         }
-        // The inserter speaks ids: it reads the particles by id and names the placed
-        // ones by id.
+        // The inserter speaks ids: it names the placed particles by id, and reads the
+        // reserved ones' radii by id (the particles it must miss in any order).
         let layout = &self.storage.layout;
-        let by_id;
-        let particles = if layout.is_identity() {
-            &self.model.particles
-        } else {
-            by_id = self.model.particles.to_ids(layout);
-            &by_id
+        let p = &self.model.particles;
+        let placed = match &self.storage.archive {
+            Some(archive) => ins.insert_with(self.step, p, |i| archive.radius[i]),
+            None => ins.insert_with(self.step, p, |i| p.radius[layout.slot(i)]),
         };
-        let placed = ins.insert(self.step, particles);
         if placed.is_empty() {
             return;
         }
+        if self.storage.archive.is_some() {
+            let ids: Vec<u32> = ins.woken(&placed).iter().map(|q| q.id).collect();
+            self.store_inserted(&ids);
+        }
+        let Some(ins) = &self.insertion else {
+            return;
+        };
+        let layout = &self.storage.layout;
         let p = &mut self.model.particles;
         ins.wake_in(&placed, p, |i| layout.slot(i));
         let g = self.model.gravity;
@@ -641,7 +695,8 @@ impl CpuBackend {
         }
         self.mark_absent();
         if self.model.contact.is_some() {
-            self.rebuild_neighbors();
+            // A rebuild: with compaction, the removed particles leave storage too.
+            self.rebuild_sorted(false, self.step);
         }
     }
 
@@ -757,7 +812,7 @@ impl CpuBackend {
             ("rotation", &p.rotation),
             ("angular_velocity", &p.angular_velocity),
         ];
-        for (id, i) in self.storage.layout.slots_by_id(p.len()).enumerate() {
+        for (id, i) in self.storage.layout.ids_and_slots(p.len()) {
             for (name, v) in &fields {
                 if !v[i].is_finite() {
                     return Err(Error::fault(
@@ -854,8 +909,8 @@ impl Backend for CpuBackend {
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        let by_id = self.model.particles.to_ids(&self.storage.layout);
-        let p = &by_id;
+        let by_id = self.particles_by_id();
+        let p = &*by_id;
         let removed = crate::model::removed_ids(&p.flags);
         let exit_steps = (removed.iter())
             .map(|id| self.exit_steps.get(id).copied().unwrap_or(self.step))
@@ -895,16 +950,22 @@ impl Backend for CpuBackend {
 
     fn exits(&mut self, after: u64) -> Result<Vec<crate::backend::Exit>> {
         let p = &self.model.particles;
+        let layout = &self.storage.layout;
+        let archive = self.storage.archive.as_ref();
         let mut exits: Vec<crate::backend::Exit> = (self.exit_steps.iter())
             .filter(|&(_, &step)| step > after)
-            .map(|(&id, &step)| {
-                let i = self.storage.layout.slot(id as usize);
-                crate::backend::Exit {
+            .filter_map(|(&id, &step)| {
+                // Stored until the next rebuild, archived after.
+                let (q, i) = match layout.try_slot(id as usize, p.len()) {
+                    Some(i) => (p, i),
+                    None => (archive?, id as usize),
+                };
+                Some(crate::backend::Exit {
                     step,
                     id,
-                    position: p.position[i],
-                    velocity: p.velocity[i],
-                }
+                    position: q.position[i],
+                    velocity: q.velocity[i],
+                })
             })
             .collect();
         exits.sort_by_key(|e| (e.step, e.id));
@@ -913,13 +974,8 @@ impl Backend for CpuBackend {
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
         // Summed in id order, whatever the storage.
-        let by_id;
-        let particles = if self.storage.layout.is_identity() {
-            &self.model.particles
-        } else {
-            by_id = self.model.particles.to_ids(&self.storage.layout);
-            &by_id
-        };
+        let by_id = self.particles_by_id();
+        let particles = &*by_id;
         let (mut e_kin, mut e_rot, mut momentum, mut angular_momentum, mut e_field) =
             diagnostics::kinematic(particles, self.model.gravity);
         if let Some(b) = &self.bodies {
@@ -949,7 +1005,7 @@ impl Backend for CpuBackend {
     /// One row per body: the free particles, then one per clump
     /// (centre of mass, velocity, α and spatial Ω).
     fn particles(&mut self) -> Result<Particles> {
-        let by_id = self.model.particles.to_ids(&self.storage.layout);
+        let by_id = self.particles_by_id().into_owned();
         let Some(b) = &self.bodies else {
             return Ok(by_id);
         };
@@ -964,7 +1020,7 @@ impl Backend for CpuBackend {
         Ok(Frame {
             step: self.step,
             time: self.time(),
-            particles: self.model.particles.to_ids(&self.storage.layout),
+            particles: self.particles_by_id().into_owned(),
             force: f.iter().map(|f| f.force).collect(),
             moment: f.iter().map(|f| f.moment).collect(),
             contact_count: self.contact_counts(),

@@ -1,6 +1,17 @@
 //! Where the CPU backend stores its particles (issue 44): storage slots apart from
-//! ids ([`Layout`]), the spatial sort at neighbour-list rebuilds, and the views by id
-//! that every boundary reads.
+//! ids ([`Layout`]), the spatial sort at neighbour-list rebuilds, compaction (open
+//! systems), and the views by id that every boundary reads.
+//!
+//! Compaction: in a scene with `[[inserter]]`s or `[domain] on_exit = "remove"` (no
+//! clumps, no hard contacts, an explicit integrator), storage holds only the particles
+//! in the system. A reserved particle takes a slot when its inserter places it, and a
+//! removed one (without bonds, whose other ends it still pulls) leaves storage at the
+//! next neighbour-list rebuild. What is not stored lives in an archive by id: the
+//! reserved particles' constants and the removed ones' state at exit, about 150 bytes
+//! an id against the kilobytes of a stored particle's force records, contact history
+//! and list rows (`docs/performance.md`). The bits do not change: a removed particle
+//! takes part in no contact and no sum, so leaving the lists changes nothing but memory
+//! and time.
 //!
 //! The sort moves the particles that are not clumps' spheres (an inserter's reserved
 //! ones included); the clumps' spheres (after them) keep their slots for now. Hard
@@ -15,8 +26,11 @@ use std::borrow::Cow;
 
 use super::forces::{wall_stride, ForceState, ParticleForce};
 use super::CpuBackend;
-use crate::model::layout::{permute_rows, shuffled_order, spatial_order, Curve};
-use crate::model::{Incidence, Layout, Model, DEFAULT_SORT_EVERY};
+use crate::model::layout::{gather_rows, shuffled_order, spatial_order, Curve, NOT_STORED};
+use crate::model::{
+    is_dormant, ContactLaw, Incidence, IntegratorKind, Layout, Model, Particles,
+    DEFAULT_SORT_EVERY, FLAG_REMOVED,
+};
 
 /// The storage settings of a run.
 #[derive(Clone, Debug)]
@@ -33,6 +47,56 @@ pub(super) struct Storage {
     pub(super) sorts: u64,
     /// The curve storage is sorted along.
     pub(super) curve: Curve,
+    /// Compaction: every particle by id, the state of those not stored (reserved ones
+    /// not inserted yet, removed ones as they left); `None` when every id keeps a slot.
+    pub(super) archive: Option<Particles>,
+    /// Particles that have left storage so far (compaction).
+    pub(super) dropped: u64,
+}
+
+/// Whether a run of `model` with `integrator` compacts its storage: an open system
+/// (inserters, or removal at the domain's faces) without clumps (whose spheres keep
+/// their slots) or hard contacts (whose solver keys by slot ranges), under an explicit
+/// integrator.
+pub(super) fn compacts(model: &Model, integrator: IntegratorKind) -> bool {
+    let open = !model.inserters.is_empty() || model.domain.is_some_and(|d| d.remove);
+    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+    open && model.clumps.is_empty()
+        && !hard
+        && !matches!(
+            integrator,
+            IntegratorKind::CampelloTrapezoidal | IntegratorKind::ImpulseVelocity
+        )
+}
+
+/// Whether the particle of `flags` is out of the system: reserved and not inserted, or
+/// removed. `bonded`: it has bonds (a removed bonded particle keeps its slot).
+fn out_of_system(flags: u32, bonded: bool) -> bool {
+    is_dormant(flags) || (flags & FLAG_REMOVED != 0 && !bonded)
+}
+
+/// Compacts `model` (by id) in place: only the particles in the system keep slots, in
+/// id order, and the bonds' ends become slots. Returns the archive (the particles by
+/// id, as they were) and the layout.
+pub(super) fn compact_model(model: &mut Model) -> (Particles, Layout) {
+    let n = model.particles.len();
+    let mut bonded = vec![false; n];
+    for b in &model.bonds {
+        bonded[b.i as usize] = true;
+        bonded[b.j as usize] = true;
+    }
+    let flags = &model.particles.flags;
+    let keep: Vec<u32> = (0..n as u32)
+        .filter(|&i| !out_of_system(flags[i as usize], bonded[i as usize]))
+        .collect();
+    let archive = model.particles.clone();
+    let layout = Layout::from_stored(keep.clone(), n).expect("ascending distinct ids");
+    model.particles.gather(&keep);
+    for b in &mut model.bonds {
+        b.i = layout.slot(b.i as usize) as u32;
+        b.j = layout.slot(b.j as usize) as u32;
+    }
+    (archive, layout)
 }
 
 impl Storage {
@@ -47,6 +111,8 @@ impl Storage {
             sortable,
             sorts: 0,
             curve: Curve::from_env(),
+            archive: None,
+            dropped: 0,
         }
     }
 
@@ -56,21 +122,43 @@ impl Storage {
     }
 }
 
-/// Every per-particle array of `f` rearranged by `order` (`nw` wall springs and `nm`
-/// mesh slots per particle).
-fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize) {
-    permute_rows(&mut f.particles, order, 1);
-    permute_rows(&mut f.wall_spring, order, nw);
-    permute_rows(&mut f.mesh_key, order, nm);
-    permute_rows(&mut f.mesh_spring, order, nm);
-    permute_rows(&mut f.sides.side, order, 1);
-    permute_rows(&mut f.sides.spin, order, 1);
+/// Every per-particle array of `f` (`n` slots) gathered by `order` (`nw` wall springs
+/// and `nm` mesh slots per particle).
+fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize, n: usize) {
+    gather_rows(&mut f.particles, order, 1, n);
+    gather_rows(&mut f.wall_spring, order, nw, n);
+    gather_rows(&mut f.mesh_key, order, nm, n);
+    gather_rows(&mut f.mesh_spring, order, nm, n);
+    gather_rows(&mut f.sides.side, order, 1, n);
+    gather_rows(&mut f.sides.spin, order, 1, n);
+}
+
+/// Every per-particle array of `f` grown to `n` slots: the new ones without force,
+/// springs or mesh contacts.
+fn grow_forces(f: &mut ForceState, n: usize, nw: usize, nm: usize) {
+    f.particles.resize(n, ParticleForce::default());
+    if !f.wall_spring.is_empty() || nw > 0 && f.particles.len() == n {
+        f.wall_spring.resize(n * nw, glam::DVec3::ZERO);
+    }
+    f.mesh_key
+        .resize(n * nm, crate::physics::granular::NO_PARTNER);
+    f.mesh_spring.resize(n * nm, glam::DVec3::ZERO);
 }
 
 impl CpuBackend {
     /// Which id each storage slot holds.
     pub fn layout(&self) -> &Layout {
         &self.storage.layout
+    }
+
+    /// Particles stored: the slots of storage (with compaction, those in the system).
+    pub fn stored(&self) -> usize {
+        self.model.particles.len()
+    }
+
+    /// Particles that have left storage so far (compaction; see the module docs).
+    pub fn dropped(&self) -> u64 {
+        self.storage.dropped
     }
 
     /// Spatial sorts of storage so far.
@@ -80,13 +168,26 @@ impl CpuBackend {
 
     /// Moves the particle of slot `order[s]` to slot `s` for every `s`, carrying every
     /// per-particle array (state, forces, wall and mesh springs, contact sides, the
-    /// saved state, bonds); the neighbour list must be rebuilt next (its rows hold the
-    /// old slots), which [`CpuBackend::rebuild_sorted`] does.
+    /// saved state, bonds); the slots `order` leaves out leave storage (compaction:
+    /// their state goes to the archive). The neighbour list must be rebuilt next (its
+    /// rows hold the old slots), which [`CpuBackend::rebuild_sorted`] does.
     fn permute(&mut self, order: &[u32]) {
         let n = self.model.particles.len();
-        debug_assert_eq!(order.len(), n);
-        self.model.particles.permute(order);
-        let mut new_slot = vec![0u32; n];
+        let layout = &self.storage.layout;
+        if order.len() < n {
+            let mut kept = vec![false; n];
+            for &o in order {
+                kept[o as usize] = true;
+            }
+            if let Some(archive) = &mut self.storage.archive {
+                for s in (0..n).filter(|&s| !kept[s]) {
+                    archive.set_row(layout.id(s), &self.model.particles, s);
+                    self.storage.dropped += 1;
+                }
+            }
+        }
+        self.model.particles.gather(order);
+        let mut new_slot = vec![NOT_STORED; n];
         for (s, &o) in order.iter().enumerate() {
             new_slot[o as usize] = s as u32;
         }
@@ -94,32 +195,130 @@ impl CpuBackend {
             b.i = new_slot[b.i as usize];
             b.j = new_slot[b.j as usize];
         }
-        if !self.model.bonds.is_empty() {
-            self.incidence = Incidence::build(n, &self.model.bonds);
+        if !self.model.bonds.is_empty() || order.len() != n {
+            self.incidence = Incidence::build(order.len(), &self.model.bonds);
         }
-        permute_rows(&mut self.saved, order, 1);
+        gather_rows(&mut self.saved, order, 1, n);
         let (nw, nm) = (
             wall_stride(&self.model),
             super::forces::mesh_slots(&self.model),
         );
-        permute_forces(&mut self.forces, order, nw, nm);
-        permute_forces(&mut self.spare_forces, order, nw, nm);
-        self.neighbors.permute(order);
-        self.storage.layout = self.storage.layout.reordered(order);
+        permute_forces(&mut self.forces, order, nw, nm, n);
+        permute_forces(&mut self.spare_forces, order, nw, nm, n);
+        self.neighbors.gather(order, n);
+        self.storage.layout = self.storage.layout.kept(order, n);
         self.neighbors.id = self.storage.layout.id_table().to_vec();
+        if self.storage.archive.is_some() && self.model.contact.is_some() {
+            self.storage.sortable = order.len();
+        }
+    }
+
+    /// Compaction: the slots to keep (in slot order) when some stored particles are
+    /// removed and may leave storage; `None` otherwise.
+    fn kept_slots(&self) -> Option<Vec<u32>> {
+        self.storage.archive.as_ref()?;
+        let p = &self.model.particles;
+        let offsets = &self.incidence.offsets;
+        let bonded = |s: usize| {
+            offsets
+                .get(s + 1)
+                .zip(offsets.get(s))
+                .is_some_and(|(b, a)| b > a)
+        };
+        let leaves = |s: usize| p.flags[s] & FLAG_REMOVED != 0 && !bonded(s);
+        if !(0..p.len()).any(leaves) {
+            return None;
+        }
+        Some(
+            (0..p.len() as u32)
+                .filter(|&s| !leaves(s as usize))
+                .collect(),
+        )
+    }
+
+    /// Compaction: stores the particles of ids `ids` (an inserter's, just placed: not
+    /// stored yet) after the others, from the archive, with empty force records. The
+    /// neighbour list must be rebuilt next.
+    pub(super) fn store_inserted(&mut self, ids: &[u32]) {
+        let Some(archive) = &self.storage.archive else {
+            return;
+        };
+        let n = self.model.particles.len();
+        let fresh: Vec<u32> = (ids.iter().copied())
+            .filter(|&i| self.storage.layout.try_slot(i as usize, n).is_none())
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        for &i in &fresh {
+            self.model.particles.push_row(archive, i as usize);
+        }
+        self.storage.layout = self.storage.layout.appended(&fresh, n);
+        self.neighbors.id = self.storage.layout.id_table().to_vec();
+        let m = self.model.particles.len();
+        let (nw, nm) = (
+            wall_stride(&self.model),
+            super::forces::mesh_slots(&self.model),
+        );
+        grow_forces(&mut self.forces, m, nw, nm);
+        grow_forces(&mut self.spare_forces, m, nw, nm);
+        self.incidence = Incidence::build(m, &self.model.bonds);
+        if self.model.contact.is_some() {
+            self.storage.sortable = m;
+        }
+    }
+
+    /// The particles by id: every id's row, stored or archived.
+    pub(super) fn particles_by_id(&self) -> Cow<'_, Particles> {
+        let layout = &self.storage.layout;
+        let p = &self.model.particles;
+        match &self.storage.archive {
+            _ if layout.is_identity() && self.storage.archive.is_none() => Cow::Borrowed(p),
+            Some(archive) => {
+                let mut out = archive.clone();
+                for (s, i) in (0..p.len()).map(|s| (s, layout.id(s))) {
+                    out.set_row(i, p, s);
+                }
+                Cow::Owned(out)
+            }
+            None => Cow::Owned(p.to_ids(layout)),
+        }
+    }
+
+    /// The ids the run knows: stored or not.
+    pub(super) fn id_count(&self) -> usize {
+        self.storage
+            .archive
+            .as_ref()
+            .map_or(self.model.particles.len(), |a| a.len())
     }
 
     /// Rebuilds the neighbour list, first sorting storage along a space-filling curve
     /// when `sort` (the pair springs follow their pairs either way).
+    /// (With compaction, the removed particles leave storage at every rebuild.)
     pub(super) fn rebuild_sorted(&mut self, sort: bool, step: u64) {
-        if !sort {
+        let kept = self.kept_slots();
+        if !sort && kept.is_none() {
             self.rebuild_neighbors();
             return;
         }
-        let order = self.spatial_order();
+        let mut order = if sort {
+            self.spatial_order()
+        } else {
+            (0..self.model.particles.len() as u32).collect()
+        };
+        if let Some(kept) = kept {
+            let mut keep = vec![false; self.model.particles.len()];
+            for s in kept {
+                keep[s as usize] = true;
+            }
+            order.retain(|&s| keep[s as usize]);
+        }
         self.reorder(&order);
-        self.storage.last_sort = step;
-        self.storage.sorts += 1;
+        if sort {
+            self.storage.last_sort = step;
+            self.storage.sorts += 1;
+        }
     }
 
     /// A neighbour-list rebuild now, after a spatial sort of storage when `sort`: what
@@ -179,11 +378,11 @@ impl CpuBackend {
     /// The model with its particle arrays and bonds by id.
     pub fn model(&self) -> Cow<'_, Model> {
         let layout = &self.storage.layout;
-        if layout.is_identity() {
+        if layout.is_identity() && self.storage.archive.is_none() {
             return Cow::Borrowed(&self.model);
         }
         let mut m = self.model.clone();
-        m.particles = self.model.particles.to_ids(layout);
+        m.particles = self.particles_by_id().into_owned();
         for b in &mut m.bonds {
             b.i = layout.id(b.i as usize) as u32;
             b.j = layout.id(b.j as usize) as u32;
@@ -195,10 +394,11 @@ impl CpuBackend {
     /// id.
     pub fn particle_forces(&self) -> Cow<'_, [ParticleForce]> {
         let f = &self.forces.particles;
-        if self.storage.layout.is_identity() {
+        let layout = &self.storage.layout;
+        if layout.is_identity() {
             Cow::Borrowed(f)
         } else {
-            Cow::Owned(self.storage.layout.to_ids(f, 1))
+            Cow::Owned(layout.to_ids_filled(f, 1, ParticleForce::default()))
         }
     }
 }

@@ -190,10 +190,10 @@ impl crate::cpu::CpuBackend {
                 // Planes as the GPU computes them (backend::loads), then meshes, in id
                 // order whatever the storage.
                 let layout = &self.storage.layout;
-                let by_id = p.to_ids(layout);
+                let by_id = self.particles_by_id();
                 let planes = loads::binder_plane_loads(&by_id, &m.walls, &axes);
                 total[..nw].copy_from_slice(&planes);
-                for i in layout.slots_by_id(p.len()) {
+                for i in layout.slots_by_id(layout.id_count(p.len())) {
                     if p.flags[i] & FLAG_REMOVED != 0 {
                         continue;
                     }

@@ -7,12 +7,19 @@
 //! two. Every boundary (outputs, checkpoints, faults, the Python API) speaks ids, and
 //! every sum runs in an order fixed by ids, so results do not depend on the layout.
 
-/// A permutation between storage slots and particle ids.
+/// The slot of an id that is not stored ([`Layout::try_slot`]): a particle an inserter
+/// has not inserted yet, or one that left the domain and left storage.
+pub const NOT_STORED: u32 = u32::MAX;
+
+/// A map between storage slots and particle ids: a permutation, or (a backend that
+/// compacts its storage, issue 44 item 4) the stored ids of a larger set, each in one
+/// slot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     /// The id stored in each slot (`id[s]`); empty for the identity.
     id: Vec<u32>,
-    /// The slot of each id (`slot[i]`); empty for the identity.
+    /// The slot of each id (`slot[i]`, [`NOT_STORED`] for one not stored); empty for
+    /// the identity.
     slot: Vec<u32>,
 }
 
@@ -45,6 +52,52 @@ impl Layout {
         Some(Self { id: ids, slot })
     }
 
+    /// The layout with `ids[s]` in slot `s`, some of the ids `0..id_count` (each at
+    /// most once), or `None` when an id repeats or is out of range. All of them in
+    /// order is the identity.
+    pub fn from_stored(ids: Vec<u32>, id_count: usize) -> Option<Self> {
+        if ids.len() == id_count {
+            return Self::from_ids(ids);
+        }
+        let mut slot = vec![NOT_STORED; id_count];
+        for (s, &i) in ids.iter().enumerate() {
+            let at = slot.get_mut(i as usize)?;
+            if *at != NOT_STORED {
+                return None;
+            }
+            *at = s as u32;
+        }
+        Some(Self { id: ids, slot })
+    }
+
+    /// Whether some ids are not stored.
+    pub fn has_holes(&self) -> bool {
+        self.slot.len() != self.id.len()
+    }
+
+    /// The slot of id `i`, `None` when it is not stored (`n`: the slots, which the
+    /// identity needs to tell).
+    #[inline]
+    pub fn try_slot(&self, i: usize, n: usize) -> Option<usize> {
+        if self.slot.is_empty() {
+            (i < n).then_some(i)
+        } else {
+            match self.slot.get(i) {
+                Some(&s) if s != NOT_STORED => Some(s as usize),
+                _ => None,
+            }
+        }
+    }
+
+    /// The ids this layout maps (`n`: the slots, the identity's count).
+    pub fn id_count(&self, n: usize) -> usize {
+        if self.slot.is_empty() {
+            n
+        } else {
+            self.slot.len()
+        }
+    }
+
     /// The id in slot `s`.
     #[inline]
     pub fn id(&self, s: usize) -> usize {
@@ -55,7 +108,7 @@ impl Layout {
         }
     }
 
-    /// The slot of id `i`.
+    /// The slot of id `i` (a stored one: [`NOT_STORED`] as `usize` otherwise).
     #[inline]
     pub fn slot(&self, i: usize) -> usize {
         if self.slot.is_empty() {
@@ -80,12 +133,54 @@ impl Layout {
         &self.id
     }
 
-    /// The slots in ascending id: the order of every global sum.
-    pub fn slots_by_id(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..n).map(move |i| self.slot(i))
+    /// The slots of the ids `0..n` in ascending id, those stored: the order of every
+    /// global sum (every id: `n` = [`Layout::id_count`]).
+    pub fn slots_by_id(&self, n: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+        if self.slot.is_empty() {
+            Box::new(0..n)
+        } else {
+            Box::new(
+                (self.slot[..n.min(self.slot.len())].iter())
+                    .filter(|&&s| s != NOT_STORED)
+                    .map(|&s| s as usize),
+            )
+        }
     }
 
-    /// `by_slot` (rows of `stride` items per slot) in id order.
+    /// The stored ids with their slots, ascending by id (of the `n` slots).
+    pub fn ids_and_slots(&self, n: usize) -> Box<dyn Iterator<Item = (usize, usize)> + '_> {
+        if self.slot.is_empty() {
+            Box::new((0..n).map(|i| (i, i)))
+        } else {
+            Box::new(
+                (self.slot.iter().enumerate())
+                    .filter(|(_, s)| **s != NOT_STORED)
+                    .map(|(i, s)| (i, *s as usize)),
+            )
+        }
+    }
+
+    /// `by_slot` (rows of `stride` items per slot) in id order: a row per id, `fill`
+    /// for the ids not stored.
+    pub fn to_ids_filled<T: Clone>(&self, by_slot: &[T], stride: usize, fill: T) -> Vec<T> {
+        if self.is_identity() || stride == 0 {
+            return by_slot.to_vec();
+        }
+        let n = by_slot.len() / stride;
+        let mut out = Vec::with_capacity(self.id_count(n) * stride);
+        for s in &self.slot {
+            if *s == NOT_STORED {
+                out.extend(std::iter::repeat(fill.clone()).take(stride));
+            } else {
+                let s = *s as usize;
+                out.extend_from_slice(&by_slot[s * stride..(s + 1) * stride]);
+            }
+        }
+        out
+    }
+
+    /// `by_slot` (rows of `stride` items per slot) in id order (a permutation: every
+    /// id stored; see [`Layout::to_ids_filled`] otherwise).
     pub fn to_ids<T: Clone>(&self, by_slot: &[T], stride: usize) -> Vec<T> {
         if self.is_identity() || stride == 0 {
             return by_slot.to_vec();
@@ -102,8 +197,8 @@ impl Layout {
         if self.is_identity() || stride == 0 {
             return by_id.to_vec();
         }
-        let mut out = Vec::with_capacity(by_id.len());
-        for s in 0..by_id.len() / stride {
+        let mut out = Vec::with_capacity(self.id.len() * stride);
+        for s in 0..self.id.len() {
             let i = self.id(s);
             out.extend_from_slice(&by_id[i * stride..(i + 1) * stride]);
         }
@@ -138,6 +233,38 @@ impl Layout {
         let ids = order.iter().map(|&o| self.id(o as usize) as u32).collect();
         Self::from_ids(ids).expect("a reordering of a permutation is a permutation")
     }
+
+    /// This layout (of `n` slots) after keeping the particles of old slots `order`,
+    /// old slot `order[s]` in slot `s` (each at most once): the ones left out are no
+    /// longer stored.
+    pub fn kept(&self, order: &[u32], n: usize) -> Self {
+        let ids = order.iter().map(|&o| self.id(o as usize) as u32).collect();
+        Self::from_stored(ids, self.id_count(n))
+            .expect("old slots, each kept at most once, hold distinct ids")
+    }
+
+    /// This layout (of `n` slots) with `ids` (not stored yet) stored after its slots.
+    pub fn appended(&self, ids: &[u32], n: usize) -> Self {
+        let mut all = self.ids(n);
+        all.extend_from_slice(ids);
+        Self::from_stored(all, self.id_count(n)).expect("the appended ids were not stored")
+    }
+}
+
+/// Rows of `stride` items per slot of `v` (`n` slots) gathered so that new slot `s`
+/// holds old slot `order[s]`'s row: a permutation, or (fewer) the rows kept. An empty
+/// `v` (an array the run does not use) stays empty; one of another length is left as
+/// it is.
+pub fn gather_rows<T: Clone>(v: &mut Vec<T>, order: &[u32], stride: usize, n: usize) {
+    if stride == 0 || v.len() != n * stride || v.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(order.len() * stride);
+    for &o in order {
+        let o = o as usize;
+        out.extend_from_slice(&v[o * stride..(o + 1) * stride]);
+    }
+    *v = out;
 }
 
 /// Rows of `stride` items per slot of `v` rearranged so that new slot `s` holds old

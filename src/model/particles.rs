@@ -177,17 +177,52 @@ impl Particles {
     /// Rearranges the particles so that slot `s` holds the one of old slot `order[s]`
     /// (`order` a permutation of the slots; [`crate::model::layout`]).
     pub fn permute(&mut self, order: &[u32]) {
-        use crate::model::layout::permute_rows;
-        permute_rows(&mut self.position, order, 1);
-        permute_rows(&mut self.velocity, order, 1);
-        permute_rows(&mut self.rotation, order, 1);
-        permute_rows(&mut self.angular_velocity, order, 1);
-        permute_rows(&mut self.mass, order, 1);
-        permute_rows(&mut self.inertia, order, 1);
-        permute_rows(&mut self.radius, order, 1);
-        permute_rows(&mut self.pendulum_offset, order, 1);
-        permute_rows(&mut self.flags, order, 1);
-        permute_rows(&mut self.material, order, 1);
+        self.gather(order);
+    }
+
+    /// Keeps the particles of slots `order`, old slot `order[s]` in slot `s` (each at
+    /// most once): a permutation, or fewer (the others leave).
+    pub fn gather(&mut self, order: &[u32]) {
+        use crate::model::layout::gather_rows;
+        let n = self.len();
+        gather_rows(&mut self.position, order, 1, n);
+        gather_rows(&mut self.velocity, order, 1, n);
+        gather_rows(&mut self.rotation, order, 1, n);
+        gather_rows(&mut self.angular_velocity, order, 1, n);
+        gather_rows(&mut self.mass, order, 1, n);
+        gather_rows(&mut self.inertia, order, 1, n);
+        gather_rows(&mut self.radius, order, 1, n);
+        gather_rows(&mut self.pendulum_offset, order, 1, n);
+        gather_rows(&mut self.flags, order, 1, n);
+        gather_rows(&mut self.material, order, 1, n);
+    }
+
+    /// Writes particle `j` of `from` (every field, flags as they are) into slot `i`.
+    pub fn set_row(&mut self, i: usize, from: &Particles, j: usize) {
+        self.position[i] = from.position[j];
+        self.velocity[i] = from.velocity[j];
+        self.rotation[i] = from.rotation[j];
+        self.angular_velocity[i] = from.angular_velocity[j];
+        self.mass[i] = from.mass[j];
+        self.inertia[i] = from.inertia[j];
+        self.radius[i] = from.radius[j];
+        self.pendulum_offset[i] = from.pendulum_offset[j];
+        self.flags[i] = from.flags[j];
+        self.material[i] = from.material[j];
+    }
+
+    /// Appends particle `j` of `from` (every field, flags as they are).
+    pub fn push_row(&mut self, from: &Particles, j: usize) {
+        self.position.push(from.position[j]);
+        self.velocity.push(from.velocity[j]);
+        self.rotation.push(from.rotation[j]);
+        self.angular_velocity.push(from.angular_velocity[j]);
+        self.mass.push(from.mass[j]);
+        self.inertia.push(from.inertia[j]);
+        self.radius.push(from.radius[j]);
+        self.pendulum_offset.push(from.pendulum_offset[j]);
+        self.flags.push(from.flags[j]);
+        self.material.push(from.material[j]);
     }
 
     /// The particles in id order, from storage in `layout`'s order.

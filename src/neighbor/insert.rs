@@ -231,6 +231,18 @@ impl Insertion {
     /// as on the device: removals and dormancy), returning the particles to wake, in
     /// inserter then id order. The counts are updated; skipped particles are logged.
     pub fn insert(&mut self, step: u64, particles: &Particles) -> Vec<Placed> {
+        self.insert_with(step, particles, |i| particles.radius[i])
+    }
+
+    /// [`Insertion::insert`] on particles stored in any order (or only some of them:
+    /// those in the system), the reserved particle of id `i` having radius
+    /// `radius(i)`: which spots are free does not depend on the order.
+    pub fn insert_with(
+        &mut self,
+        step: u64,
+        particles: &Particles,
+        radius: impl Fn(usize) -> f64,
+    ) -> Vec<Placed> {
         let t = step as f64 * self.dt;
         let walls: Vec<Wall> = self
             .walls
@@ -288,7 +300,7 @@ impl Insertion {
                                 (x, a)
                             })
                     } else {
-                        let r = particles.radius[id as usize];
+                        let r = radius(id as usize);
                         (0..ins.attempts)
                             .map(|_| ins.region.sample(r, rng.random()))
                             .find(|&x| free.is_free(x, r))

@@ -291,10 +291,15 @@ impl NeighborList {
     /// so that slot `s` holds old slot `order[s]`'s ([`crate::model::layout`]); the
     /// rows still hold the old slots, so the list must be rebuilt before it is read.
     pub fn permute(&mut self, order: &[u32]) {
-        use crate::model::layout::permute_rows;
-        permute_rows(&mut self.reference, order, 1);
-        permute_rows(&mut self.body, order, 1);
-        permute_rows(&mut self.absent, order, 1);
+        self.gather(order, order.len());
+    }
+
+    /// [`NeighborList::permute`] keeping only the particles of slots `order` (of `n`).
+    pub fn gather(&mut self, order: &[u32], n: usize) {
+        use crate::model::layout::gather_rows;
+        gather_rows(&mut self.reference, order, 1, n);
+        gather_rows(&mut self.body, order, 1, n);
+        gather_rows(&mut self.absent, order, 1, n);
     }
 
     /// Positions at the last build (empty before the first).

@@ -127,7 +127,7 @@ impl CpuBackend {
         let p = &mut self.model.particles;
         let layout = &self.storage.layout;
         let leaving: Vec<usize> = layout
-            .slots_by_id(n)
+            .slots_by_id(layout.id_count(n))
             .filter(|&i| {
                 // A clump's spheres leave with their body (checked by the step).
                 p.flags[i] & (FLAG_REMOVED | FLAG_MEMBER) == 0 && !d.contains(p.position[i])

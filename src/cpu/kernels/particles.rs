@@ -176,7 +176,8 @@ impl CpuBackend {
         // else its first with a contact deeper than max_overlap (errors: the lowest over
         // all chunks is named, an overflow before any overlap, keyed n + i, as the GPU
         // reports the lower error code first).
-        let n = p.len();
+        // Keys by id (with compaction, ids outnumber the slots).
+        let n = self.storage.layout.id_count(p.len());
         // Wall loads are summed in id order: in place when slots are ids, else each
         // particle's loads (summed over its contacts from zero, as they would join the
         // chunk's) are listed by id and added after the pass (`WallLoads`).

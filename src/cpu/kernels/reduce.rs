@@ -14,7 +14,8 @@ impl CpuBackend {
             pot.shear += r.e_shear;
         }
         let f = &self.forces.particles;
-        for f in self.storage.layout.slots_by_id(f.len()).map(|s| &f[s]) {
+        let layout = &self.storage.layout;
+        for f in layout.slots_by_id(layout.id_count(f.len())).map(|s| &f[s]) {
             pot.contact += f.e_contact;
             pot.wall += f.e_wall;
             pot.near_field += f.e_near;
