@@ -26,7 +26,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 /// How a run stores its particles.
 #[derive(Clone, Copy, Debug)]
 enum Storage {
-    /// `sort_every = 0`: slot = id throughout.
+    /// `sort_every = 0` and no compaction: slot = id throughout, every id stored.
     Off,
     /// The default `sort_every`.
     Default,
@@ -54,7 +54,9 @@ fn run(scene: &Scene, storage: Storage, threads: usize) -> Outcome {
             Storage::Default => None,
             Storage::Every | Storage::Shuffled(_) => Some(1),
         };
-        let mut b = CpuBackend::new(&s).unwrap();
+        // The others compact open systems (issue 44 item 4).
+        let compact = !matches!(storage, Storage::Off);
+        let mut b = CpuBackend::with_compaction(&s, compact).unwrap();
         if let Storage::Shuffled(seed) = storage {
             b.shuffle_storage(seed);
         }

@@ -284,7 +284,18 @@ impl CpuBackend {
             return None;
         }
         let h = self.history();
-        let f = self.particle_forces();
+        // Particles out of the system (reserved, removed) carry no load: zero, whether
+        // they are stored or not (compaction), so the state does not depend on storage.
+        let flags = self.particles_by_id().flags.clone();
+        let f: Vec<ParticleForce> = (self.particle_forces().iter().zip(&flags))
+            .map(|(f, &g)| {
+                if g & crate::model::FLAG_REMOVED == 0 {
+                    *f
+                } else {
+                    ParticleForce::default()
+                }
+            })
+            .collect();
         let layout = &self.storage.layout;
         let ms = forces::mesh_slots(&self.model);
         Some(ContactState {

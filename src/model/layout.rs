@@ -411,6 +411,37 @@ mod tests {
         assert_eq!(v, ['c', 'a', 'b']);
     }
 
+    /// A layout that stores some of the ids: slots by id skip the others, rows by id
+    /// fill them, keeping fewer and appending more move ids as stated.
+    #[test]
+    fn layouts_with_holes_map_the_stored_ids() {
+        assert!(Layout::from_stored(vec![0, 1, 2], 3).unwrap().is_identity());
+        assert!(Layout::from_stored(vec![1, 1], 3).is_none());
+        assert!(Layout::from_stored(vec![4], 3).is_none());
+        let l = Layout::from_stored(vec![3, 0], 5).unwrap();
+        assert!(l.has_holes() && !l.is_identity());
+        assert_eq!(
+            (l.id_count(2), l.try_slot(3, 2), l.try_slot(1, 2)),
+            (5, Some(0), None)
+        );
+        assert_eq!(l.slots_by_id(5).collect::<Vec<_>>(), [1, 0]);
+        assert_eq!(l.slots_by_id(2).collect::<Vec<_>>(), [1]);
+        assert_eq!(l.ids_and_slots(2).collect::<Vec<_>>(), [(0, 1), (3, 0)]);
+        assert_eq!(l.to_ids_filled(&[30, 0], 1, -1), [0, -1, -1, 30, -1]);
+        assert_eq!(l.to_slots(&[0, 10, 20, 30, 40], 1), [30, 0]);
+        let kept = l.kept(&[1], 2);
+        assert_eq!((kept.ids(1), kept.try_slot(3, 1)), (vec![0], None));
+        let grown = kept.appended(&[4, 2], 1);
+        assert_eq!(grown.ids(3), [0, 4, 2]);
+        assert_eq!(grown.slot(2), 2);
+        let mut v = vec![1, 2, 3, 4, 5, 6];
+        gather_rows(&mut v, &[2, 0], 2, 3);
+        assert_eq!(v, [5, 6, 1, 2]);
+        let mut empty: Vec<u8> = Vec::new();
+        gather_rows(&mut empty, &[0], 1, 3);
+        assert!(empty.is_empty());
+    }
+
     /// Points along a line in reverse come out in space order on both curves; the
     /// unsorted tail stays; cells order z before y before x; NaN sorts last.
     #[test]
