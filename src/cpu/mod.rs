@@ -103,17 +103,7 @@ fn n_particles_plus_walls(model: &Model) -> usize {
 impl CpuBackend {
     /// Sets up a run of `scene` and evaluates the forces of the initial state.
     pub fn new(scene: &Scene) -> Result<Self> {
-        let sim = &scene.simulation;
-        let mut backend = Self::set_up(
-            scene.model.clone(),
-            sim.integrator,
-            sim.dt,
-            0,
-            None,
-            sim.sort_every,
-        )?;
-        backend.trapezoidal = sim.trapezoidal;
-        Ok(backend)
+        Self::with_compaction(scene, true)
     }
 
     /// [`CpuBackend::new`], with storage compaction (issue 44 item 4: an open system

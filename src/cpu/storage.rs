@@ -135,9 +135,10 @@ fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize, n: us
 
 /// Every per-particle array of `f` grown to `n` slots: the new ones without force,
 /// springs or mesh contacts.
-fn grow_forces(f: &mut ForceState, n: usize, nw: usize, nm: usize) {
+/// Wall springs exist for granular models only (`granular`), as in `ForceState::new`.
+fn grow_forces(f: &mut ForceState, n: usize, nw: usize, nm: usize, granular: bool) {
     f.particles.resize(n, ParticleForce::default());
-    if !f.wall_spring.is_empty() || nw > 0 && f.particles.len() == n {
+    if granular {
         f.wall_spring.resize(n * nw, glam::DVec3::ZERO);
     }
     f.mesh_key
@@ -260,8 +261,9 @@ impl CpuBackend {
             wall_stride(&self.model),
             super::forces::mesh_slots(&self.model),
         );
-        grow_forces(&mut self.forces, m, nw, nm);
-        grow_forces(&mut self.spare_forces, m, nw, nm);
+        let granular = super::forces::granular_model(&self.model);
+        grow_forces(&mut self.forces, m, nw, nm, granular);
+        grow_forces(&mut self.spare_forces, m, nw, nm, granular);
         self.incidence = Incidence::build(m, &self.model.bonds);
         if self.model.contact.is_some() {
             self.storage.sortable = m;
