@@ -43,8 +43,11 @@ fn grid_insert(@builtin(global_invocation_id) gid: vec3<u32>) {
     enter(PHASE_GRID_INSERT);
     let i = gid.x;
     if (i >= params.n_particles || !rebuilding()) { return; }
-    // Dormant particles (reserved by an inserter) are in no bucket (NeighborList::absent).
-    if ((particle_flags[i] & FLAG_DORMANT) != 0u) { return; }
+    // Particles out of the system are in no bucket (NeighborList::absent): dormant ones
+    // (reserved by an inserter, flagged removed too) and removed ones, frozen where they
+    // left (a pile of them at an outlet would overflow the rows; the CPU's compacted
+    // storage drops them at the same rebuilds). They take part in no contact.
+    if ((particle_flags[i] & FLAG_REMOVED) != 0u) { return; }
     let b = bucket_of(cell_of(get_pos(i)));
     let slot = atomicAdd(&bucket_count[b], 1u);
     if (slot < params.bucket_capacity) {
@@ -69,8 +72,8 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     var list: array<u32, MAX_NEIGHBORS>;
     var n = 0u;
     var overflow = false;
-    // A dormant particle's row stays empty.
-    let dormant = (particle_flags[i] & FLAG_DORMANT) != 0u;
+    // The row of a particle out of the system (dormant or removed) stays empty.
+    let dormant = (particle_flags[i] & FLAG_REMOVED) != 0u;
     for (var dz = select(-1, 2, dormant); dz <= 1; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dx = -1; dx <= 1; dx++) {
@@ -133,12 +136,14 @@ fn neighbor_build(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(1)
 fn grid_finish() {
     if (failed()) { return; }
-    if (params.n_particles > 0u) {
-        // Particle 0 by id, wherever it is stored (as the CPU's NeighborList::shift).
-        let r = slot_of(0u);
-        let u = get_pos(r) - get_ref(r);
-        set_skin_shift(u);
+    // Particle 0 by id, wherever it is stored (as the CPU's NeighborList::shift); no
+    // shift when it is not stored (compacted storage: any shift keeps the list valid).
+    let r = slot_of(0u);
+    var u = vec3<real>(0.0);
+    if (r < params.n_particles) {
+        u = get_pos(r) - get_ref(r);
     }
+    set_skin_shift(u);
     if (!rebuilding()) { return; }
     atomicStore(&status[STATUS_REBUILD], 0u);
     atomicAdd(&status[STATUS_BUILDS], 1u);

@@ -59,9 +59,10 @@ fn tree(lid: u32) {
 fn reduce_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
                    @builtin(workgroup_id) wid: vec3<u32>) {
     // Leaf k is the particle of id k, wherever it is stored: the tree sums in id order
-    // (issue 44), as the CPU does.
-    var i = gid.x;
-    if (i < params.n_particles) { i = slot_of(i); }
+    // (issue 44), as the CPU does. An id not stored (compacted storage: its slot is
+    // NOT_STORED) and the padding past the ids contribute nothing.
+    var i = params.n_particles;
+    if (gid.x < params.n_ids) { i = slot_of(gid.x); }
     scratch[lid.x] = contributions(i);
     tree(lid.x);
     if (lid.x == 0u) {

@@ -35,6 +35,7 @@ pub fn gpu_options(
         compact_bonds: None,
         shuffle_storage: None,
         sort_every: sim.sort_every,
+        compact_storage: None,
     }
 }
 

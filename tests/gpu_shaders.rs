@@ -227,7 +227,7 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("n_partials", n_partials),
             ("n_materials", n_materials),
             ("max_contacts", max_contacts),
-            ("pad_u2", pad_u2),
+            ("n_ids", n_ids),
             ("dt", dt),
             ("k_pp", k_pp),
             ("skin", skin),

@@ -32,7 +32,9 @@ struct Params {
     n_materials: u32,
     // Contact-history slots per particle.
     max_contacts: u32,
-    pad_u2: u32,
+    // Particle ids, the reduction's leaves: n_particles, or more when storage is
+    // compacted (slot_of gives NOT_STORED for an id not stored).
+    n_ids: u32,
     dt: real,
     k_pp: real,
     skin: real,

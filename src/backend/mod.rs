@@ -82,7 +82,7 @@ impl Frame {
     /// domain) and the dormant ones, and the ids of the particles kept; `None` when
     /// every particle is in the system.
     pub fn in_system(&self) -> Option<(Frame, Vec<u32>)> {
-        self.keeping(|f| f & crate::model::FLAG_REMOVED == 0)
+        self.keeping(in_system)
     }
 
     /// The frame of the particles whose flags pass `keep`, and their ids; `None` when
@@ -388,6 +388,43 @@ pub struct ContactState {
     /// The loads on every plane then mesh at the snapshot's state, force and moment
     /// each (`walls.csv`; the Hertz law computes them with the forces).
     pub wall_load: Vec<[DVec3; 2]>,
+}
+
+impl ContactState {
+    /// Zeroes the loads and energies of the particles out of the system (`flags` by id:
+    /// reserved or removed, [`crate::model::FLAG_REMOVED`]); see [`unload_out_of_system`].
+    pub fn unload_out_of_system(&mut self, flags: &[u32]) {
+        unload_out_of_system(flags, &mut self.force, &mut self.moment);
+        for (e, &f) in self.energy.iter_mut().zip(flags) {
+            if !in_system(f) {
+                *e = [0.0; 3];
+            }
+        }
+    }
+}
+
+/// Whether a particle with flags `f` is in the system: neither reserved by an inserter
+/// nor removed.
+pub fn in_system(f: u32) -> bool {
+    f & crate::model::FLAG_REMOVED == 0
+}
+
+/// Zeroes the force and moment of the particles out of the system (`flags` by id,
+/// the arrays by id or shorter). They take no part in the dynamics, so what a backend's
+/// storage holds in their rows (the field's weight from a set-up evaluation, the last
+/// load before removal, nothing where compaction dropped them) is not a load: frames
+/// and snapshots give zero, so that they depend on neither backend nor storage.
+pub fn unload_out_of_system(flags: &[u32], force: &mut [DVec3], moment: &mut [DVec3]) {
+    for (i, &f) in flags.iter().enumerate() {
+        if !in_system(f) {
+            if let Some(x) = force.get_mut(i) {
+                *x = DVec3::ZERO;
+            }
+            if let Some(x) = moment.get_mut(i) {
+                *x = DVec3::ZERO;
+            }
+        }
+    }
 }
 
 impl StateSnapshot {

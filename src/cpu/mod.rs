@@ -274,21 +274,10 @@ impl CpuBackend {
             return None;
         }
         let h = self.history();
-        // Particles out of the system (reserved, removed) carry no load: zero, whether
-        // they are stored or not (compaction), so the state does not depend on storage.
-        let flags = self.particles_by_id().flags.clone();
-        let f: Vec<ParticleForce> = (self.particle_forces().iter().zip(&flags))
-            .map(|(f, &g)| {
-                if g & crate::model::FLAG_REMOVED == 0 {
-                    *f
-                } else {
-                    ParticleForce::default()
-                }
-            })
-            .collect();
+        let f = self.particle_forces();
         let layout = &self.storage.layout;
         let ms = forces::mesh_slots(&self.model);
-        Some(ContactState {
+        let mut state = ContactState {
             slots: h.slots as u32,
             partner: h.partner,
             spring: h.spring,
@@ -306,7 +295,9 @@ impl CpuBackend {
                 .iter()
                 .map(|l| [l.force, l.moment])
                 .collect(),
-        })
+        };
+        state.unload_out_of_system(&self.particles_by_id().flags);
+        Some(state)
     }
 
     /// Contact history after the last step, in the per-particle layout of snapshots,
@@ -1018,12 +1009,16 @@ impl Backend for CpuBackend {
 
     fn frame(&mut self) -> Result<Frame> {
         let f = self.particle_forces();
+        let particles = self.particles_by_id().into_owned();
+        let mut force: Vec<DVec3> = f.iter().map(|f| f.force).collect();
+        let mut moment: Vec<DVec3> = f.iter().map(|f| f.moment).collect();
+        crate::backend::unload_out_of_system(&particles.flags, &mut force, &mut moment);
         Ok(Frame {
             step: self.step,
             time: self.time(),
-            particles: self.particles_by_id().into_owned(),
-            force: f.iter().map(|f| f.force).collect(),
-            moment: f.iter().map(|f| f.moment).collect(),
+            particles,
+            force,
+            moment,
             contact_count: self.contact_counts(),
             bond_energy: self.bond_energies(),
             body_id: self

@@ -26,11 +26,11 @@ use std::borrow::Cow;
 
 use super::forces::{wall_stride, ForceState, ParticleForce};
 use super::CpuBackend;
-use crate::model::layout::{gather_rows, shuffled_order, spatial_order, Curve, NOT_STORED};
-use crate::model::{
-    is_dormant, ContactLaw, Incidence, IntegratorKind, Layout, Model, Particles,
-    DEFAULT_SORT_EVERY, FLAG_REMOVED,
+pub(super) use crate::model::layout::compacts;
+use crate::model::layout::{
+    bonded_ids, gather_rows, out_of_system, shuffled_order, spatial_order, Curve, NOT_STORED,
 };
+use crate::model::{Incidence, Layout, Model, Particles, DEFAULT_SORT_EVERY, FLAG_REMOVED};
 
 /// The storage settings of a run.
 #[derive(Clone, Debug)]
@@ -54,37 +54,12 @@ pub(super) struct Storage {
     pub(super) dropped: u64,
 }
 
-/// Whether a run of `model` with `integrator` compacts its storage: an open system
-/// (inserters, or removal at the domain's faces) without clumps (whose spheres keep
-/// their slots) or hard contacts (whose solver keys by slot ranges), under an explicit
-/// integrator.
-pub(super) fn compacts(model: &Model, integrator: IntegratorKind) -> bool {
-    let open = !model.inserters.is_empty() || model.domain.is_some_and(|d| d.remove);
-    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-    open && model.clumps.is_empty()
-        && !hard
-        && !matches!(
-            integrator,
-            IntegratorKind::CampelloTrapezoidal | IntegratorKind::ImpulseVelocity
-        )
-}
-
-/// Whether the particle of `flags` is out of the system: reserved and not inserted, or
-/// removed. `bonded`: it has bonds (a removed bonded particle keeps its slot).
-fn out_of_system(flags: u32, bonded: bool) -> bool {
-    is_dormant(flags) || (flags & FLAG_REMOVED != 0 && !bonded)
-}
-
 /// Compacts `model` (by id) in place: only the particles in the system keep slots, in
 /// id order, and the bonds' ends become slots. Returns the archive (the particles by
 /// id, as they were) and the layout.
 pub(super) fn compact_model(model: &mut Model) -> (Particles, Layout) {
     let n = model.particles.len();
-    let mut bonded = vec![false; n];
-    for b in &model.bonds {
-        bonded[b.i as usize] = true;
-        bonded[b.j as usize] = true;
-    }
+    let bonded = bonded_ids(model);
     let flags = &model.particles.flags;
     let keep: Vec<u32> = (0..n as u32)
         .filter(|&i| !out_of_system(flags[i as usize], bonded[i as usize]))

@@ -50,7 +50,7 @@ impl GpuBackend {
         }
         let bonds = &self.model.bonds;
         let ends = |b: usize| bonds.get(b).map(|b| (b.i, b.j));
-        let free = self.sections.free as usize;
+        let free = self.free_ids();
         match contract::fault(code, index, ends, self.max_contacts, free) {
             Some(fault) => Err(Error::fault(self.steps, fault)),
             None => Err(Error::Backend(format!(
@@ -298,17 +298,25 @@ impl Backend for GpuBackend {
                 .map_or(end, |s| s.min(end));
             self.advance_steps(next - self.steps)?;
             self.insert_due()?;
+            self.restore_storage()?;
         }
         Ok(())
     }
 
     fn diagnostics(&mut self) -> Result<Diagnostics> {
-        // The reduction skips dormant particles: so does the field energy's origin term.
-        // Only the host wakes particles, so its flags say which are dormant: no read-back.
-        let mut masses = self.model.particles.mass[..self.sections.free as usize].to_vec();
-        if self.insertion.is_some() {
-            for (m, &f) in masses.iter_mut().zip(&self.model.particles.flags) {
-                if crate::model::is_dormant(f) {
+        // The reduction skips the particles out of the system (dormant, removed): so does
+        // the field energy's origin term. Only the host wakes particles, so without
+        // removal its flags say which are out: no read-back.
+        let mut masses = self.model.particles.mass[..self.free_ids()].to_vec();
+        let removal = self.model.domain.is_some_and(|d| d.remove);
+        if self.insertion.is_some() || removal {
+            let flags = if removal {
+                self.read_flags()?
+            } else {
+                self.model.particles.flags.clone()
+            };
+            for (m, &f) in masses.iter_mut().zip(&flags) {
+                if !crate::backend::in_system(f) {
                     *m = 0.0;
                 }
             }
@@ -319,7 +327,12 @@ impl Backend for GpuBackend {
                 label: Some("reduce"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, KernelId::ReducePartials, groups(self.n));
+            // A leaf per id (more than the slots when storage is compacted).
+            self.dispatch(
+                &mut pass,
+                KernelId::ReducePartials,
+                groups(self.id_count() as u32),
+            );
             for (c, &len) in self.chunks.iter().enumerate() {
                 self.dispatch_chunk(&mut pass, KernelId::ReduceBondPartials, c, groups(len));
             }
@@ -378,7 +391,8 @@ impl Backend for GpuBackend {
     /// grid with no skin).
     fn frame(&mut self) -> Result<Frame> {
         let particles = self.spheres()?;
-        let (force, moment) = self.forces()?;
+        let (mut force, mut moment) = self.forces()?;
+        crate::backend::unload_out_of_system(&particles.flags, &mut force, &mut moment);
         let bond_energy = self.bond_energies()?;
         let contact_count = if self.contact {
             let mut list = NeighborList::new(0.0);

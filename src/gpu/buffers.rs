@@ -11,6 +11,7 @@ use super::layout::{hist_slot_bytes, HistRecord, Real};
 use super::{bind, GpuBackend, Precision, STATUS_BUILDS, STATUS_MAX_NEIGHBORS};
 use crate::backend::ContactState;
 use crate::error::{Error, Result};
+use crate::physics::granular::NO_PARTNER;
 
 /// A per-particle vector array of the packed buffers, for read-back and upload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,7 +268,42 @@ impl GpuBackend {
             (count * self.real_size()) as u64,
         )?;
         let by_slot = vec3s(&self.reals_from_bytes(&raw, count), stride);
-        Ok(self.layout.into_ids(by_slot, 1))
+        if !self.layout.has_holes() {
+            return Ok(self.layout.into_ids(by_slot, 1));
+        }
+        // Compacted storage: the ids not stored as the host's model has them (their
+        // state does not change: reserved, or removed and frozen), without loads.
+        let mut by_id = self.layout.to_ids_filled(&by_slot, 1, DVec3::ZERO);
+        let p = &self.model.particles;
+        for i in self.unstored() {
+            by_id[i] = match field {
+                Field::Pos => p.position[i] - self.origin,
+                Field::Vel => p.velocity[i],
+                Field::Rot => p.rotation[i],
+                Field::Omega => p.angular_velocity[i],
+                _ => DVec3::ZERO,
+            };
+        }
+        Ok(by_id)
+    }
+
+    /// Particles by id: more than the slots when storage is compacted.
+    pub(super) fn id_count(&self) -> usize {
+        self.model.particles.len()
+    }
+
+    /// The ids of the particles that are not clumps' spheres: `0..free_ids()` (as many
+    /// as the slots before the spheres, or more when storage is compacted).
+    pub(super) fn free_ids(&self) -> usize {
+        self.id_count() - (self.n - self.sections.free) as usize
+    }
+
+    /// The ids not stored (compacted storage), ascending.
+    pub(super) fn unstored(&self) -> impl Iterator<Item = usize> + '_ {
+        let n = self.n as usize;
+        let holes = self.layout.has_holes();
+        (0..if holes { self.id_count() } else { 0 })
+            .filter(move |&i| self.layout.try_slot(i, n).is_none())
     }
 
     /// Every particle's absolute position: the device's, less its Kahan term in `f32`,
@@ -294,10 +330,18 @@ impl GpuBackend {
         } else {
             device.to_vec()
         };
-        if self.origin == DVec3::ZERO {
-            return compensated;
+        let mut absolute = if self.origin == DVec3::ZERO {
+            compensated
+        } else {
+            compensated.iter().map(|&x| x + self.origin).collect()
+        };
+        // The ids not stored: the host's positions, exactly.
+        if absolute.len() == self.id_count() {
+            for i in self.unstored() {
+                absolute[i] = self.model.particles.position[i];
+            }
         }
-        compensated.iter().map(|&x| x + self.origin).collect()
+        absolute
     }
 
     /// Uploads every particle's `field` (`values` by id; `w` of vec4 fields: 0),
@@ -391,7 +435,16 @@ impl GpuBackend {
                 out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
             }
         }
-        Ok(self.layout.into_ids(out, bytes_per_row))
+        Ok(self.by_id_filled(out, bytes_per_row, 0u8))
+    }
+
+    /// Rows by slot (`stride` items each) by id, `fill` for the ids not stored.
+    pub(super) fn by_id_filled<T: Clone>(&self, by_slot: Vec<T>, stride: usize, fill: T) -> Vec<T> {
+        if self.layout.has_holes() {
+            self.layout.to_ids_filled(&by_slot, stride, fill)
+        } else {
+            self.layout.into_ids(by_slot, stride)
+        }
     }
 
     /// Uploads `data`, every particle's row of one section of row binding `binding` in
@@ -422,7 +475,11 @@ impl GpuBackend {
         let n = self.n as usize;
         let raw = self.read(bind::PARTICLE_FLAGS, 4 * n as u64)?;
         let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
-        Ok(self.layout.into_ids(by_slot, 1))
+        let mut flags = self.by_id_filled(by_slot, 1, 0);
+        for i in self.unstored() {
+            flags[i] = self.model.particles.flags[i];
+        }
+        Ok(flags)
     }
 
     /// The removed particles (ascending ids) and the step at which each left, as on the
@@ -450,7 +507,15 @@ impl GpuBackend {
         let raw =
             self.read_buffer_at(buffer, 4 * u64::from(self.sections.exit_step), 4 * n as u64)?;
         let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
-        Ok(self.layout.into_ids(by_slot, 1))
+        let mut steps = self.by_id_filled(by_slot, 1, 0);
+        if let Some(c) = &self.compaction {
+            for (&i, &step) in &c.exit_steps {
+                if let Some(w) = steps.get_mut(i as usize) {
+                    *w = u32::try_from(step).unwrap_or(u32::MAX);
+                }
+            }
+        }
+        Ok(steps)
     }
 
     /// Writes the exit steps of a restored run's removed particles (`removed`,
@@ -459,7 +524,7 @@ impl GpuBackend {
         if !self.model.domain.is_some_and(|d| d.remove) || removed.is_empty() {
             return Ok(());
         }
-        let mut words = vec![0u32; self.n as usize];
+        let mut words = vec![0u32; self.id_count()];
         for (k, &i) in removed.iter().enumerate() {
             let step = steps.get(k).copied().unwrap_or(at);
             if let Some(w) = words.get_mut(i as usize) {
@@ -506,7 +571,7 @@ impl GpuBackend {
         if !self.granular {
             return Ok(None);
         }
-        let n = self.n as usize;
+        let n = self.id_count();
         let k = self.max_contacts as usize;
         let slots = n * k;
         let stride = self.wall_stride();
@@ -514,10 +579,14 @@ impl GpuBackend {
         let copy = self.history_copy();
         let slot_row = k * hist_slot_bytes(rs);
         let raw = self.read_rows(bind::HIST, copy * slot_row, slot_row)?;
-        let (partner, spring) = match self.precision {
+        let (mut partner, spring) = match self.precision {
             Precision::F32 => decode_hist_slots::<f32>(&raw[..slots * hist_slot_bytes(rs)]),
             Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
         };
+        // The ids not stored touch nothing (their zero-filled rows read partner 0).
+        for i in self.unstored() {
+            partner[i * k..(i + 1) * k].fill(NO_PARTNER);
+        }
         // Wall springs are one vec4 each (w unused).
         let wall_row = self.wall_row_bytes();
         let wall_spring = vec3s(
@@ -533,14 +602,19 @@ impl GpuBackend {
             let mesh_row = self.mesh_slots as usize * hist_slot_bytes(rs);
             let raw = self.read_rows(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row)?;
             let len = n * mesh_row;
-            match self.precision {
+            let (mut key, spring) = match self.precision {
                 Precision::F32 => decode_hist_slots::<f32>(&raw[..len]),
                 Precision::F64 => decode_hist_slots::<f64>(&raw[..len]),
+            };
+            let m = self.mesh_slots as usize;
+            for i in self.unstored() {
+                key[i * m..(i + 1) * m].fill(NO_PARTNER);
             }
+            (key, spring)
         } else {
             (Vec::new(), Vec::new())
         };
-        Ok(Some(ContactState {
+        let mut state = ContactState {
             slots: self.max_contacts,
             partner,
             spring,
@@ -551,12 +625,14 @@ impl GpuBackend {
             mesh_key,
             mesh_spring,
             wall_load: self.hertz_loads()?.unwrap_or_default(),
-        }))
+        };
+        state.unload_out_of_system(&self.read_flags()?);
+        Ok(Some(state))
     }
 
     /// Puts a snapshot's contact state in place of what the set-up evaluation computed.
     pub(super) fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
-        let n = self.n as usize;
+        let n = self.id_count();
         let stride = self.wall_stride();
         let walls = n * stride;
         if c.slots != self.max_contacts

@@ -474,7 +474,12 @@ fn id_tables(layout: &crate::model::Layout, plan: &Plan) -> Vec<u32> {
     }
     let n = plan.n as usize;
     let ids = layout.ids(n);
-    let slots = (0..n).map(|i| layout.slot(i) as u32);
+    // Compacted storage: more ids than slots, NOT_STORED for those not stored.
+    let slots = (0..plan.needs.id_count as usize).map(|i| {
+        layout
+            .try_slot(i, n)
+            .map_or(crate::model::layout::NOT_STORED, |s| s as u32)
+    });
     ids.iter().copied().chain(slots).collect()
 }
 
@@ -550,7 +555,7 @@ fn params<R: Real>(
         n_partials: plan.n_partials,
         n_materials: model.materials.len() as u32,
         max_contacts: plan.max_contacts,
-        pad_u2: 0,
+        n_ids: plan.needs.id_count,
         dt: R::from_f64(dt),
         k_pp: R::from_f64(k_pp),
         skin: R::from_f64(skin),

@@ -185,8 +185,9 @@ struct Reports {
     lost: Option<String>,
 }
 
-/// One device and its queue, for one simulation.
-#[derive(Debug)]
+/// One device and its queue, for one simulation (a clone shares them: compacted
+/// storage sets its buffers up again on the same device).
+#[derive(Clone, Debug)]
 pub struct GpuContext {
     /// The adapter.
     pub adapter: wgpu::Adapter,

@@ -34,7 +34,7 @@ impl GpuBackend {
             self.wake_body(q);
         }
         if !woken.is_empty() {
-            self.wake(&woken, &particles);
+            self.wake(&woken, &particles)?;
         }
         Ok(())
     }
@@ -76,12 +76,19 @@ impl GpuBackend {
     /// force, a clump's sphere none of its own: they touch nothing) and clears their
     /// dormancy; `particles` is the state they were placed in (its flags are the
     /// device's). The next step rebuilds the list.
-    fn wake(&mut self, placed: &[Placed], particles: &Particles) {
+    fn wake(&mut self, placed: &[Placed], particles: &Particles) -> Result<()> {
         let g = self.model.gravity;
+        let n = self.n as usize;
         for p in placed {
             let i = p.id as usize;
-            // The device stores it in its slot (issue 44); the model by id.
-            let s = self.layout.slot(i);
+            // The device stores it in its slot (issue 44); the model by id. Compacted
+            // storage holds every sphere of the next event (`restore_storage`).
+            let Some(s) = self.layout.try_slot(i, n) else {
+                return Err(crate::error::Error::Backend(format!(
+                    "step {}: particle {i}, placed by an inserter, has no storage slot",
+                    self.steps
+                )));
+            };
             let device = p.position - self.origin;
             let member = particles.flags[i] & crate::model::FLAG_MEMBER != 0;
             self.write_at(Field::Pos, s, device);
@@ -119,6 +126,7 @@ impl GpuBackend {
             4 * STATUS_REBUILD as u64,
             bytemuck::bytes_of(&1u32),
         );
+        Ok(())
     }
 
     /// Uploads the value of `field` of the particle in slot `i` (the xyz of vec4

@@ -64,8 +64,9 @@ pub struct Params<R: Real> {
     pub n_materials: u32,
     /// Contact-history slots per particle (`[contact] max_contacts`).
     pub max_contacts: u32,
-    /// Padding.
-    pub pad_u2: u32,
+    /// Particle ids (leaves of the diagnostics' reduction): the particles, or more
+    /// when storage is compacted.
+    pub n_ids: u32,
     /// Time step.
     pub dt: R,
     /// `K^pp`.

@@ -157,6 +157,8 @@ pub struct GpuBackend {
     /// Which id each storage slot holds (issue 44; `storage`): the model above is in
     /// id order, the device in this one.
     layout: crate::model::Layout,
+    /// Compacted storage (open systems; `storage`): `None` when every id is stored.
+    compaction: Option<storage::Compaction>,
 }
 
 impl GpuBackend {
@@ -180,7 +182,7 @@ impl GpuBackend {
         dt: f64,
         options: &GpuOptions,
     ) -> Result<Self> {
-        Self::set_up(ctx, model, integrator, dt, options, 0, None)
+        Self::set_up(ctx, model, integrator, dt, options, 0, None, 0)
     }
 
     /// Opens a device (`options.adapter`, as [`GpuBackend::new`]) and restores a run
@@ -211,6 +213,18 @@ impl GpuBackend {
         snapshot: &StateSnapshot,
         options: &GpuOptions,
     ) -> Result<Self> {
+        Self::restore_with(ctx, model, snapshot, options, 0)
+    }
+
+    /// [`GpuBackend::restore`] into at least `slots` storage slots where storage is
+    /// compacted.
+    fn restore_with(
+        ctx: GpuContext,
+        model: Model,
+        snapshot: &StateSnapshot,
+        options: &GpuOptions,
+        slots: usize,
+    ) -> Result<Self> {
         let mut backend = Self::set_up(
             ctx,
             model,
@@ -219,6 +233,7 @@ impl GpuBackend {
             options,
             snapshot.step,
             Some(snapshot),
+            slots,
         )?;
         match &snapshot.contacts {
             Some(c) => backend.restore_contacts(c)?,
@@ -236,7 +251,12 @@ impl GpuBackend {
 
     /// Checks the adapter supports `options.precision` and builds the backend at step
     /// `step`, in the particles' state of `snapshot` when restoring one (with its Kahan
-    /// terms in `f32` and, for an `f32` GPU state, its device coordinates).
+    /// terms in `f32` and, for an `f32` GPU state, its device coordinates), in at least
+    /// `slots` storage slots where storage is compacted.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a restored state and its storage beside the run's settings"
+    )]
     fn set_up(
         ctx: GpuContext,
         model: Model,
@@ -245,8 +265,13 @@ impl GpuBackend {
         options: &GpuOptions,
         step: u64,
         snapshot: Option<&StateSnapshot>,
+        slots: usize,
     ) -> Result<Self> {
         let mut model = model;
+        // Compacted storage sets up again from the scene's model (`restore_storage`).
+        let scene = (options.compact_storage != Some(false)
+            && crate::model::layout::compacts(&model, integrator))
+        .then(|| model.clone());
         // From the scene as `varidem check` reads it: before the clumps are expanded
         // and a snapshot's state is applied.
         let dt_advice = crate::physics::granular::time_step_advice(&model).map(|a| a.dt_max);
@@ -319,21 +344,44 @@ impl GpuBackend {
         if let Some(b) = &mut bodies {
             crate::neighbor::wake_bodies(insertion.as_ref(), b, &mut model);
         }
+        let stored = scene
+            .as_ref()
+            .map(|_| storage::stored_ids(&model, insertion.as_ref(), step, slots));
         let start = u32::try_from(step).map_err(|_| {
             Error::Snapshot(format!(
                 "step {step} does not fit the GPU backend's 32-bit step counter"
             ))
         })?;
+        let ids = stored.as_ref().map(|(ids, _)| ids.as_slice());
         let mut backend = match options.precision {
             Precision::F32 => Self::build::<f32>(
-                ctx, model, integrator, dt, options, start, kahan, placement, dt_advice,
+                ctx, model, integrator, dt, options, start, kahan, placement, dt_advice, ids,
             ),
             Precision::F64 => Self::build::<f64>(
-                ctx, model, integrator, dt, options, start, kahan, None, dt_advice,
+                ctx, model, integrator, dt, options, start, kahan, None, dt_advice, ids,
             ),
         }?;
         backend.bodies = bodies;
         backend.insertion = insertion;
+        if let (Some(scene), Some((_, slots))) = (scene, stored) {
+            // The exit steps of the removed particles not stored stay on the host.
+            let mut exit_steps = std::collections::BTreeMap::new();
+            if let Some(s) = snapshot {
+                let n = backend.n as usize;
+                for (k, &i) in s.removed.iter().enumerate() {
+                    if backend.layout.try_slot(i as usize, n).is_none() {
+                        exit_steps.insert(i, s.exit_steps.get(k).copied().unwrap_or(s.step));
+                    }
+                }
+            }
+            backend.compaction = Some(storage::Compaction {
+                scene,
+                options: options.clone(),
+                slots,
+                exit_steps,
+                restores: 0,
+            });
+        }
         if let Some(s) = snapshot {
             backend.write_exit_steps(&s.removed, &s.exit_steps, s.step)?;
         }
@@ -344,7 +392,8 @@ impl GpuBackend {
     /// model's state. `start` is the initial step count; `kahan` the initial Kahan terms
     /// (used in `f32` when it has 9 per particle, zero otherwise); `placement` the
     /// device coordinates of a restored `f32` state; `dt_advice` `varidem check`'s
-    /// recommended time step.
+    /// recommended time step; `stored` the ids storage holds when it is compacted
+    /// (ascending; `None`: every id).
     #[expect(
         clippy::too_many_arguments,
         reason = "a restored state's parts (step, Kahan terms, device coordinates) beside the run's"
@@ -359,6 +408,7 @@ impl GpuBackend {
         kahan: &[f32],
         placement: Option<Placement<'_>>,
         dt_advice: Option<f64>,
+        stored: Option<&[u32]>,
     ) -> Result<Self> {
         // The largest storage binding (a test hook may pretend it is smaller).
         let limits = ctx.device.limits();
@@ -388,7 +438,20 @@ impl GpuBackend {
         }
         // The device's storage order (issue 44): the particles and bond ends in slots,
         // the Kahan terms (9 per particle) with them.
-        let (layout, slot_kahan) = match storage::set_up_order(&device, options) {
+        let order = match stored {
+            Some(ids) => Some(storage::compacted_order(&device, ids, options)),
+            None => storage::set_up_order(&device, options),
+        };
+        let (layout, slot_kahan) = match order {
+            Some(order) if stored.is_some() => {
+                let layout = storage::store_some(&mut device, &order);
+                let k = if kahan.len() == 9 * model.particles.len() {
+                    layout.to_slots(kahan, 9)
+                } else {
+                    kahan.to_vec()
+                };
+                (layout, k)
+            }
             Some(order) => {
                 let layout = storage::store(&mut device, &order);
                 let k = if kahan.len() == 9 * model.particles.len() {
@@ -414,7 +477,7 @@ impl GpuBackend {
             max_bind,
             software,
             tables.counts(),
-            !layout.is_identity(),
+            (!layout.is_identity()).then_some(model.particles.len() as u32),
         )?;
         let contents = Contents::<R>::new(
             &device,
@@ -505,6 +568,7 @@ impl GpuBackend {
             profiler: None,
             dt_advice,
             layout,
+            compaction: None,
         };
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)

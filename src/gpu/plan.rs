@@ -62,6 +62,9 @@ pub struct SectionNeeds {
     /// Storage is not in id order (issue 44): the id of each slot and the slot of each
     /// id are stored, and the kernels order, own and reduce by id.
     pub ids: bool,
+    /// Particle ids: `n`, or more when storage is compacted (the slot of each id has a
+    /// word per id, [`crate::model::layout::NOT_STORED`] for those not stored).
+    pub id_count: u32,
 }
 
 impl SectionNeeds {
@@ -87,6 +90,7 @@ impl SectionNeeds {
             moving_meshes: true,
             removal: true,
             ids: true,
+            id_count: n,
             mesh: MeshCounts {
                 meshes: 2,
                 vertices: 4,
@@ -298,7 +302,7 @@ impl Sections {
         let mesh_items = flags.take(meshes, u64::from(mc.items));
         let exit_step = flags.take(w.removal, n);
         let id_of = flags.take(w.ids, n);
-        let slot_of = flags.take(w.ids, n);
+        let slot_of = flags.take(w.ids, u64::from(w.id_count.max(w.n)));
         let mut motion = Cursor(0);
         let dxa = motion.take(w.motion, 3 * n);
         let daa = motion.take(w.motion, 3 * n);
@@ -515,18 +519,20 @@ pub struct Plan {
 impl Plan {
     /// Plans `model` in reals `R` for storage bindings of at most `max_bind` bytes, on a
     /// `software` adapter or not (the default paths differ), with the table sizes
-    /// `tables`, and with storage not in id order when `ids` (issue 44: the id tables
-    /// are stored). Refuses a problem whose section offsets overflow 32-bit indices.
+    /// `tables`, and with storage not in id order when `ids` holds the id count (issue
+    /// 44: the id tables are stored; more ids than particles when storage is
+    /// compacted). Refuses a problem whose section offsets overflow 32-bit indices.
     pub fn new<R: Real>(
         model: &Model,
         options: &GpuOptions,
         max_bind: u64,
         software: bool,
         tables: TableCounts,
-        ids: bool,
+        ids: Option<u32>,
     ) -> Result<Self> {
         let p = &model.particles;
         let n = p.len() as u32;
+        let id_count = ids.unwrap_or(n).max(n);
         let nb = model.bonds.len() as u32;
         let contact = model.contact.is_some();
         let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
@@ -558,7 +564,8 @@ impl Plan {
             .chunks(bond_chunk_len)
             .map(|c| c.len() as u32)
             .collect();
-        let n_partials = groups(n) + bond_chunks.iter().map(|&c| groups(c)).sum::<u32>();
+        // The particles' partial sums run over ids (leaf k is id k).
+        let n_partials = groups(id_count) + bond_chunks.iter().map(|&c| groups(c)).sum::<u32>();
         let paths = Paths::choose(model, options, bond_chunks.len(), software);
         let needs = SectionNeeds {
             n,
@@ -589,7 +596,8 @@ impl Plan {
             moving_meshes: model.meshes.iter().any(|m| !m.motion.is_static()),
             removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
-            ids,
+            ids: ids.is_some(),
+            id_count,
         };
         let sections = Sections::new(&needs)
             .map_err(|e| Error::DeviceTooSmall(format!("{e} ({n} particles, {nb} bonds)")))?;

@@ -202,7 +202,7 @@ impl GpuBackend {
         let rs = self.real_size();
         let skip = (2 * self.wall_stride() + 3) * 4 * rs;
         let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nl * 4 * rs)?;
-        let n = self.n as usize;
+        let n = self.id_count();
         let r = self.reals_from_bytes(&raw, n * nl * 8);
         let origin = self.origin;
         Ok(Some(loads::chunked_loads(n, &axes, nm, |i, w| {

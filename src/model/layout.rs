@@ -251,6 +251,40 @@ impl Layout {
     }
 }
 
+/// Whether a run of `model` with `integrator` compacts its storage (issue 44): an open
+/// system (inserters, or removal at the domain's faces) without clumps (whose spheres
+/// keep their slots) or hard contacts (whose solver keys by slot ranges), under an
+/// explicit integrator. Then storage holds the particles in the system, on both
+/// backends; the others live in an archive by id.
+pub fn compacts(model: &super::Model, integrator: super::IntegratorKind) -> bool {
+    use super::{ContactLaw, IntegratorKind};
+    let open = !model.inserters.is_empty() || model.domain.is_some_and(|d| d.remove);
+    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
+    open && model.clumps.is_empty()
+        && !hard
+        && !matches!(
+            integrator,
+            IntegratorKind::CampelloTrapezoidal | IntegratorKind::ImpulseVelocity
+        )
+}
+
+/// Whether the particle of `flags` is out of the system: reserved and not inserted, or
+/// removed. `bonded`: it has bonds (a removed bonded particle keeps its slot: its bonds
+/// still pull on their other ends).
+pub fn out_of_system(flags: u32, bonded: bool) -> bool {
+    super::is_dormant(flags) || (flags & super::FLAG_REMOVED != 0 && !bonded)
+}
+
+/// Whether each particle of `model` (by id) has a bond.
+pub fn bonded_ids(model: &super::Model) -> Vec<bool> {
+    let mut bonded = vec![false; model.particles.len()];
+    for b in &model.bonds {
+        bonded[b.i as usize] = true;
+        bonded[b.j as usize] = true;
+    }
+    bonded
+}
+
 /// Rows of `stride` items per slot of `v` (`n` slots) gathered so that new slot `s`
 /// holds old slot `order[s]`'s row: a permutation, or (fewer) the rows kept. An empty
 /// `v` (an array the run does not use) stays empty; one of another length is left as

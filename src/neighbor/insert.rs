@@ -227,6 +227,46 @@ impl Insertion {
             .min()
     }
 
+    /// The reserved ids the events after step `step` may place, in the order they come
+    /// (event step, then inserter): every id of the next event, then of the later ones
+    /// while fewer than `budget` ids are listed. An event places the next ids of its
+    /// inserter's range (`first + inserted`, ...; skipped spheres take none), at most its
+    /// batch and never past its capacity. A compacting backend (issue 44) keeps these
+    /// stored ahead of their events. Spheres only: a clump inserter's ids are bodies.
+    pub fn upcoming(&self, step: u64, budget: usize) -> Vec<u32> {
+        // Per inserter: its next event and the next id it would take.
+        let mut next: Vec<(u64, u64)> = (self.inserters.iter().zip(&self.counts))
+            .map(|(ins, c)| (ins.events_by(step, self.dt), c.inserted))
+            .collect();
+        let mut ids = Vec::new();
+        let mut first_step = None;
+        loop {
+            let due = (self.inserters.iter().zip(&next))
+                .filter(|(ins, &(k, _))| k < ins.events())
+                .map(|(ins, &(k, _))| ins.event_step(k, self.dt))
+                .min();
+            let Some(at) = due else { break };
+            let full = (self.inserters.iter().zip(&next))
+                .all(|(ins, &(_, taken))| taken >= u64::from(ins.capacity));
+            if full {
+                break;
+            }
+            if first_step.is_some_and(|f| f != at) && ids.len() >= budget {
+                break;
+            }
+            first_step.get_or_insert(at);
+            for (ins, (k, taken)) in self.inserters.iter().zip(next.iter_mut()) {
+                if *k < ins.events() && ins.event_step(*k, self.dt) == at {
+                    let end = (*taken + ins.batch_size(*k)).min(u64::from(ins.capacity));
+                    ids.extend((*taken..end).map(|t| ins.first + t as u32));
+                    *taken = end.max(*taken);
+                    *k += 1;
+                }
+            }
+        }
+        ids
+    }
+
     /// Runs the events due at the end of step `step` on the state `particles` (flags
     /// as on the device: removals and dormancy), returning the particles to wake, in
     /// inserter then id order. The counts are updated; skipped particles are logged.

@@ -131,5 +131,34 @@ pub(super) fn check_initial_energy(model: &Model, origins: &Origins) -> Result<(
             );
         }
     }
-    Ok(())
+    check_initial_sums(model, origins)
+}
+
+/// Refuses a scene whose first `energy.csv` row would not be finite although every
+/// particle's terms are: the sums (and the squared momenta the run checks) overflow,
+/// as 80 particles of mass 1e308 moving at 0.1 m/s do. Names the particle with the
+/// largest momentum and its mass.
+fn check_initial_sums(model: &Model, origins: &Origins) -> Result<()> {
+    let (e_kin, e_rot, p, l, e_field) =
+        crate::diagnostics::kinematic(&model.particles, model.gravity);
+    let parts = [
+        ("kinetic energy", e_kin),
+        ("rotational energy", e_rot),
+        ("field energy", e_field),
+        ("linear momentum (its square)", p.length_squared()),
+        ("angular momentum (its square)", l.length_squared()),
+    ];
+    let Some(&(what, value)) = parts.iter().find(|(_, v)| !v.is_finite()) else {
+        return Ok(());
+    };
+    let q = &model.particles;
+    let momentum = |i: usize| q.mass[i] * (q.velocity[i].length() + q.angular_velocity[i].length());
+    let largest = (0..q.len()).max_by(|&a, &b| momentum(a).total_cmp(&momentum(b)));
+    let culprit = largest.map_or_else(String::new, |i| {
+        let (name, prefix) = Origins::name(&origins.particles, "particle", i);
+        format!(" ({name}, {prefix}mass = {:e})", q.mass[i])
+    });
+    Err(scene_error(format!(
+        "the initial state's total {what} is {value:e}, not finite: masses, velocities or positions too large for 64-bit floats{culprit}"
+    )))
 }

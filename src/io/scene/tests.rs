@@ -729,6 +729,16 @@ fn an_initial_energy_that_overflows_is_refused_naming_the_key() {
     );
     // Large but finite energies are accepted.
     parse_scene(&chain(2, "gravity = [0.0, 0.0, -1e300]\n")).unwrap();
+    // Each particle's terms finite, their sums not (found by tests/fuzz_scene.rs): the
+    // run's first row would say "linear momentum is not finite" at step 0.
+    let heavy = "[simulation]\ndt = 1e-3\nsteps = 10\n\
+                 [[ring]]\ncount = 80\ndiameter = 3.0\nmass = 1e308\nbond = false\n\
+                 random_velocity = 0.1\nseed = 1\n";
+    assert_error(
+        heavy,
+        "the initial state's total linear momentum (its square) is inf, not finite",
+    );
+    assert_error(heavy, "(of ring[0]), its mass = 1e308)");
 }
 
 /// Issue 49, item 9: an error echoes at most about 200 characters of a value, however
