@@ -258,7 +258,7 @@ impl Backend for GpuBackend {
             }
             Precision::F64 => (Vec::new(), Vec::new()),
         };
-        Ok(StateSnapshot {
+        let mut snapshot = StateSnapshot {
             backend: BackendKind::Gpu,
             backend_name: self.name(),
             precision: self.precision,
@@ -283,7 +283,9 @@ impl Backend for GpuBackend {
                 .insertion
                 .as_ref()
                 .map_or_else(Vec::new, |i| i.counts.clone()),
-        })
+        };
+        self.canonical_out_of_system(&mut snapshot);
+        Ok(snapshot)
     }
 
     /// Advances in runs of steps between insertion events, each event run at the end

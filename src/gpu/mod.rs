@@ -269,9 +269,9 @@ impl GpuBackend {
     ) -> Result<Self> {
         let mut model = model;
         // Compacted storage sets up again from the scene's model (`restore_storage`).
-        let scene = (options.compact_storage != Some(false)
-            && crate::model::layout::compacts(&model, integrator))
-        .then(|| model.clone());
+        let compacting = options.compact_storage != Some(false);
+        let scene = (compacting && crate::model::layout::compacts(&model, integrator))
+            .then(|| model.clone());
         // From the scene as `varidem check` reads it: before the clumps are expanded
         // and a snapshot's state is applied.
         let dt_advice = crate::physics::granular::time_step_advice(&model).map(|a| a.dt_max);
@@ -366,11 +366,23 @@ impl GpuBackend {
         if let (Some(scene), Some((_, slots))) = (scene, stored) {
             // The exit steps of the removed particles not stored stay on the host.
             let mut exit_steps = std::collections::BTreeMap::new();
+            let mut archive = std::collections::BTreeMap::new();
             if let Some(s) = snapshot {
                 let n = backend.n as usize;
+                let ids = s.position.len();
+                let f32_rows =
+                    s.compensation.len() == 9 * ids && s.device_position.len() == 3 * ids;
                 for (k, &i) in s.removed.iter().enumerate() {
                     if backend.layout.try_slot(i as usize, n).is_none() {
                         exit_steps.insert(i, s.exit_steps.get(k).copied().unwrap_or(s.step));
+                        let j = i as usize;
+                        if f32_rows && j < ids {
+                            let mut kahan = [0.0f32; 9];
+                            kahan.copy_from_slice(&s.compensation[9 * j..9 * j + 9]);
+                            let mut device = [0.0f32; 3];
+                            device.copy_from_slice(&s.device_position[3 * j..3 * j + 3]);
+                            archive.insert(i, (kahan, device));
+                        }
                     }
                 }
             }
@@ -380,6 +392,7 @@ impl GpuBackend {
                 slots,
                 exit_steps,
                 restores: 0,
+                archive,
             });
         }
         if let Some(s) = snapshot {

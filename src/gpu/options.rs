@@ -62,10 +62,10 @@ pub struct GpuOptions {
     /// [`DEFAULT_SORT_EVERY`](crate::model::DEFAULT_SORT_EVERY); `Some(0)`: id order.
     /// The results are the same bits either way.
     pub sort_every: Option<u64>,
-    /// Compacted storage in open systems (issue 44, `storage`): `None` or `Some(true)`
-    /// stores only the particles in the system and the reserved ones due next where
+    /// Compacted storage in open systems (issue 44, `storage`): `Some(true)` stores only
+    /// the particles in the system and the reserved ones due next where
     /// `model::layout::compacts` allows it; `Some(false)` stores every id (the
-    /// reference the tests compare with).
+    /// reference the tests compare with); `None`: compacted.
     pub compact_storage: Option<bool>,
 }
 

@@ -53,6 +53,10 @@ pub(super) struct Compaction {
     pub exit_steps: BTreeMap<u32, u64>,
     /// New layouts set up during the run.
     pub restores: u64,
+    /// The `f32` snapshot rows (9 Kahan terms, 3 device coordinates) of the removed
+    /// particles that are no longer stored, by id, as the snapshot they left storage
+    /// at had them (their state is frozen since).
+    pub archive: BTreeMap<u32, ([f32; 9], [f32; 3])>,
 }
 
 /// The ids a compacted run of `model` (by id, in the state of step `step`: flags say
@@ -228,6 +232,38 @@ impl GpuBackend {
         );
         *self = next;
         Ok(())
+    }
+
+    /// Gives the rows of particles out of the system in `s` (this backend's snapshot)
+    /// the values that do not depend on storage: a reserved particle's as the scene has
+    /// it (no Kahan terms, its device coordinates rounded from them), a removed one
+    /// that is not stored those it had when it left storage. So a snapshot is the same
+    /// whether such a particle is stored or not (compaction, `f32` resumes).
+    pub(super) fn canonical_out_of_system(&self, s: &mut crate::backend::StateSnapshot) {
+        let p = &self.model.particles;
+        let n = p.len();
+        let f32_rows = s.compensation.len() == 9 * n && s.device_position.len() == 3 * n;
+        for i in 0..n.min(s.position.len()) {
+            if crate::model::is_dormant(p.flags[i]) {
+                s.position[i] = p.position[i];
+                s.velocity[i] = p.velocity[i];
+                s.rotation[i] = p.rotation[i];
+                s.angular_velocity[i] = p.angular_velocity[i];
+                if f32_rows {
+                    s.compensation[9 * i..9 * i + 9].fill(0.0);
+                    let d = p.position[i] - self.origin;
+                    s.device_position[3 * i..3 * i + 3]
+                        .copy_from_slice(&[d.x as f32, d.y as f32, d.z as f32]);
+                }
+            }
+        }
+        if let (Some(c), true) = (&self.compaction, f32_rows) {
+            for (&i, (k, d)) in &c.archive {
+                let i = i as usize;
+                s.compensation[9 * i..9 * i + 9].copy_from_slice(k);
+                s.device_position[3 * i..3 * i + 3].copy_from_slice(d);
+            }
+        }
     }
 
     /// Storage slots and new layouts set up so far (compacted storage; `None` when
