@@ -32,7 +32,7 @@ struct Outcome {
 /// How a run stores its particles.
 #[derive(Clone, Copy, Debug)]
 enum Storage {
-    /// `sort_every = 0`: slot = id.
+    /// `sort_every = 0` and full storage (no compaction): slot = id.
     IdOrder,
     /// The default: sorted along the grid's cells at set-up.
     Sorted,
@@ -51,6 +51,8 @@ fn options(precision: Precision, storage: Storage) -> GpuOptions {
         precision,
         shuffle_storage,
         sort_every,
+        // The reference stores every id; the others compact open systems.
+        compact_storage: matches!(storage, Storage::IdOrder).then_some(false),
         ..GpuOptions::default()
     }
 }
