@@ -199,7 +199,16 @@ pub struct GpuContext {
     pub summary: AdapterSummary,
     /// Errors and loss reported by the device's callbacks.
     reports: Arc<Mutex<Reports>>,
+    /// The pipelines compiled on this device, by shader text and entry point, with the
+    /// bindings each uses: a backend set up again on the same device (compacted
+    /// storage's new layouts) reuses them when its kernels are the same text.
+    pub(super) pipelines: PipelineCache,
 }
+
+/// Compiled pipelines by the full WGSL text of their file, then entry point: the
+/// pipeline and the bindings it uses.
+pub(super) type PipelineCache =
+    Arc<Mutex<std::collections::HashMap<String, Vec<(wgpu::ComputePipeline, Vec<u32>)>>>>;
 
 impl GpuContext {
     /// Picks an adapter (`name` or `$VARIDEM_ADAPTER`: the first, in order of preference,
@@ -286,6 +295,7 @@ impl GpuContext {
             queue,
             summary,
             reports,
+            pipelines: PipelineCache::default(),
         })
     }
 

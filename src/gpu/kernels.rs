@@ -300,6 +300,93 @@ pub(super) struct Kernel {
     pub bind_groups: Vec<wgpu::BindGroup>,
 }
 
+/// Validates the WGSL text `source` of `file` against the device's limits (a named
+/// refusal rather than wgpu's validation error) and compiles a pipeline per entry
+/// point, in the file's order, with the bindings each uses.
+fn compile_file(
+    ctx: &GpuContext,
+    file: &shaders::KernelFile,
+    source: String,
+    precision: crate::model::Precision,
+    device_limits: &wgpu::Limits,
+) -> Result<Vec<(wgpu::ComputePipeline, Vec<u32>)>> {
+    let device = &ctx.device;
+    let (module_ir, info) = shaders::validate(&source, precision)
+        .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
+    let workgroup = shaders::workgroup_bytes(&module_ir);
+    if u64::from(workgroup) > u64::from(device_limits.max_compute_workgroup_storage_size) {
+        return Err(Error::DeviceLimit {
+            what: format!("shader {}", file.name),
+            limit: "bytes of workgroup memory",
+            need: workgroup.into(),
+            have: device_limits.max_compute_workgroup_storage_size.into(),
+        });
+    }
+    if WORKGROUP_SIZE > device_limits.max_compute_invocations_per_workgroup {
+        return Err(Error::DeviceLimit {
+            what: format!("shader {}", file.name),
+            limit: "invocations per workgroup",
+            need: WORKGROUP_SIZE.into(),
+            have: device_limits.max_compute_invocations_per_workgroup.into(),
+        });
+    }
+    for &ep in file.entry_points {
+        let storage = shaders::storage_buffers(&module_ir, &info, ep).unwrap_or(0);
+        if storage > device_limits.max_storage_buffers_per_shader_stage {
+            return Err(Error::DeviceLimit {
+                what: format!("kernel {ep}"),
+                limit: "storage buffers per shader stage",
+                need: storage.into(),
+                have: device_limits.max_storage_buffers_per_shader_stage.into(),
+            });
+        }
+    }
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(file.name),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    };
+    let module = ctx.scoped(&format!("compiling shader {}", file.name), || {
+        if checked_shaders() {
+            device.create_shader_module(desc)
+        } else {
+            // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
+            // which are the sizes of the buffers allocated (n, bonds, buckets ×
+            // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
+            // GPU tests run the same kernels with runtime checks on
+            // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
+            unsafe {
+                device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        }
+    })?;
+    let mut out = Vec::with_capacity(file.entry_points.len());
+    for &ep in file.entry_points {
+        let used = shaders::used_bindings(&module_ir, &info, ep)
+            .ok_or_else(|| Error::Backend(format!("entry point {ep} missing in {}", file.name)))?;
+        let pipeline = ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(ep),
+                layout: None,
+                module: &module,
+                entry_point: Some(ep),
+                // No zero-fill of workgroup memory: only reduce.wgsl and hard.wgsl have any
+                // (`scratch`), and each invocation writes its row before the first
+                // barrier (tests/gpu_shaders.rs checks no other file declares any).
+                // On OpenGL naga writes the fill as one invocation storing all 16
+                // KiB, which llvmpipe compiles very slowly (the container's first 100
+                // steps: 130 s with a cold shader cache, 8 s without the fill).
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    zero_initialize_workgroup_memory: false,
+                    ..Default::default()
+                },
+                cache: None,
+            })
+        })?;
+        out.push((pipeline, used));
+    }
+    Ok(out)
+}
+
 /// Compiles every kernel of `shaders/` for `config` and binds it to `buffers`. The
 /// workgroup memory, invocations and storage buffers each kernel needs (read from the
 /// shader through naga) are checked against the device's limits first:
@@ -333,80 +420,22 @@ pub(super) fn compile(
             continue;
         }
         let source = shaders::compose(file.source, config);
-        let (module_ir, info) = shaders::validate(&source, precision)
-            .map_err(|e| Error::Backend(format!("shader {}: {e}", file.name)))?;
-        // What the kernels need against what the device allows: a named refusal
-        // rather than wgpu's validation error.
-        let workgroup = shaders::workgroup_bytes(&module_ir);
-        if u64::from(workgroup) > u64::from(device_limits.max_compute_workgroup_storage_size) {
-            return Err(Error::DeviceLimit {
-                what: format!("shader {}", file.name),
-                limit: "bytes of workgroup memory",
-                need: workgroup.into(),
-                have: device_limits.max_compute_workgroup_storage_size.into(),
-            });
-        }
-        if WORKGROUP_SIZE > device_limits.max_compute_invocations_per_workgroup {
-            return Err(Error::DeviceLimit {
-                what: format!("shader {}", file.name),
-                limit: "invocations per workgroup",
-                need: WORKGROUP_SIZE.into(),
-                have: device_limits.max_compute_invocations_per_workgroup.into(),
-            });
-        }
-        for &ep in file.entry_points {
-            let storage = shaders::storage_buffers(&module_ir, &info, ep).unwrap_or(0);
-            if storage > device_limits.max_storage_buffers_per_shader_stage {
-                return Err(Error::DeviceLimit {
-                    what: format!("kernel {ep}"),
-                    limit: "storage buffers per shader stage",
-                    need: storage.into(),
-                    have: device_limits.max_storage_buffers_per_shader_stage.into(),
-                });
-            }
-        }
-        let desc = wgpu::ShaderModuleDescriptor {
-            label: Some(file.name),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        };
-        let module = ctx.scoped(&format!("compiling shader {}", file.name), || {
-            if checked_shaders() {
-                device.create_shader_module(desc)
-            } else {
-                // SAFETY: every index the kernels use is bounded by the sizes in `Params`,
-                // which are the sizes of the buffers allocated (n, bonds, buckets ×
-                // capacity, rows of max_neighbors + 1, the sections of `Sections`); the
-                // GPU tests run the same kernels with runtime checks on
-                // (VARIDEM_CHECKED_SHADERS=1 in .ci/run).
-                unsafe {
-                    device
-                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+        let cached = ctx
+            .pipelines
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&source).cloned());
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let c = compile_file(ctx, &file, source.clone(), precision, &device_limits)?;
+                if let Ok(mut cache) = ctx.pipelines.lock() {
+                    cache.insert(source, c.clone());
                 }
+                c
             }
-        })?;
-        for &ep in file.entry_points {
-            let used = shaders::used_bindings(&module_ir, &info, ep).ok_or_else(|| {
-                Error::Backend(format!("entry point {ep} missing in {}", file.name))
-            })?;
-            let pipeline = ctx.scoped(&format!("creating the pipeline of kernel {ep}"), || {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(ep),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(ep),
-                    // No zero-fill of workgroup memory: only reduce.wgsl and hard.wgsl have any
-                    // (`scratch`), and each invocation writes its row before the first
-                    // barrier (tests/gpu_shaders.rs checks no other file declares any).
-                    // On OpenGL naga writes the fill as one invocation storing all 16
-                    // KiB, which llvmpipe compiles very slowly (the container's first 100
-                    // steps: 130 s with a cold shader cache, 8 s without the fill).
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        zero_initialize_workgroup_memory: false,
-                        ..Default::default()
-                    },
-                    cache: None,
-                })
-            })?;
+        };
+        for (&ep, (pipeline, used)) in file.entry_points.iter().zip(compiled) {
             let layout = pipeline.get_bind_group_layout(0);
             // A kernel dispatched once must not reach a per-chunk binding: it would
             // get the empty placeholder.
