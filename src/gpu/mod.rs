@@ -456,15 +456,6 @@ impl GpuBackend {
             None => storage::set_up_order(&device, options),
         };
         let (layout, slot_kahan) = match order {
-            Some(order) if stored.is_some() => {
-                let layout = storage::store_some(&mut device, &order);
-                let k = if kahan.len() == 9 * model.particles.len() {
-                    layout.to_slots(kahan, 9)
-                } else {
-                    kahan.to_vec()
-                };
-                (layout, k)
-            }
             Some(order) => {
                 let layout = storage::store(&mut device, &order);
                 let k = if kahan.len() == 9 * model.particles.len() {

@@ -129,10 +129,12 @@ fn cell_edge(model: &Model) -> f64 {
     (2.0 * model.particles.max_radius()).max(near) + skin
 }
 
-/// Stores the ids `order` of `device` (a model by id) in slots `0..order.len()`, the
-/// others nowhere: its particles, and its bonds' ends as slots (a bonded particle is
-/// always stored). Returns the layout.
-pub(super) fn store_some(device: &mut Model, order: &[u32]) -> Layout {
+/// Stores the ids `order` of `device` (a model by id) in slots `0..order.len()` (all of
+/// them: a permutation; some: compacted storage, the others nowhere): its particles,
+/// and its bonds' ends as slots (a bonded particle is always stored). Returns the
+/// layout; an `order` that repeats an id or names none of the model leaves `device` as
+/// it is, in id order.
+pub(super) fn store(device: &mut Model, order: &[u32]) -> Layout {
     let ids = device.particles.len();
     let Some(layout) = Layout::from_stored(order.to_vec(), ids) else {
         return Layout::identity();
@@ -181,24 +183,6 @@ pub(super) fn set_up_order(model: &Model, options: &GpuOptions) -> Option<Vec<u3
     );
     let moved = order.iter().enumerate().any(|(s, &o)| s as u32 != o);
     moved.then_some(order)
-}
-
-/// Stores `device` (a model in id order) in `order` (`order[s]`: the id in slot `s`):
-/// its particles, and its bonds' ends as slots. Returns the layout; an `order` that is
-/// not a permutation of the particles leaves `device` as it is, in id order.
-pub(super) fn store(device: &mut Model, order: &[u32]) -> Layout {
-    if order.len() != device.particles.len() {
-        return Layout::identity();
-    }
-    let Some(layout) = Layout::from_ids(order.to_vec()) else {
-        return Layout::identity();
-    };
-    device.particles.permute(order);
-    for b in &mut device.bonds {
-        b.i = layout.slot(b.i as usize) as u32;
-        b.j = layout.slot(b.j as usize) as u32;
-    }
-    layout
 }
 
 impl GpuBackend {
