@@ -41,7 +41,7 @@ use crate::diagnostics::{self, Diagnostics};
 use crate::error::{Error, Fault, Result};
 use crate::integrators::{IntegratorKind, Kinematics, Trapezoidal};
 use crate::model::Precision;
-use crate::model::{is_dormant, ContactLaw, Incidence, Model, Particles, Scene, FLAG_PENDULUM};
+use crate::model::{ContactLaw, Incidence, Model, Particles, Scene, FLAG_PENDULUM};
 use crate::neighbor;
 use crate::neighbor::NeighborList;
 use crate::physics::BondResult;
@@ -626,12 +626,17 @@ impl CpuBackend {
         Ok(())
     }
 
-    /// The neighbour list's absent particles: the dormant ones (none without
-    /// inserters).
-    fn mark_absent(&mut self) {
-        if self.insertion.is_some() {
+    /// The neighbour list's absent particles: those out of the system, dormant or
+    /// removed (none without inserters or removal), as the GPU's `grid_insert` and
+    /// `neighbor_build` leave them out: a removed particle, frozen where it left, takes
+    /// part in no contact, and a pile of them at an outlet would only fill the rows.
+    pub(super) fn mark_absent(&mut self) {
+        if self.insertion.is_some() || self.model.domain.is_some_and(|d| d.remove) {
             let flags = &self.model.particles.flags;
-            self.neighbors.absent = flags.iter().map(|&f| is_dormant(f)).collect();
+            self.neighbors.absent = flags
+                .iter()
+                .map(|&f| !crate::backend::in_system(f))
+                .collect();
         }
     }
 

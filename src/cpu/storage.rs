@@ -274,6 +274,7 @@ impl CpuBackend {
     /// when `sort` (the pair springs follow their pairs either way).
     /// (With compaction, the removed particles leave storage at every rebuild.)
     pub(super) fn rebuild_sorted(&mut self, sort: bool, step: u64) {
+        self.mark_absent();
         let kept = self.kept_slots();
         if !sort && kept.is_none() {
             self.rebuild_neighbors();

@@ -58,8 +58,9 @@ pub struct NeighborList {
     /// each particle `(skin − reserve)/2` of motion instead of `skin/2`, so every pair
     /// whose gap is below `reserve` is listed. 0 for soft contacts.
     pub reserve: f64,
-    /// Particles left out of the grid, with empty rows: the dormant particles of
-    /// inserters ([`crate::model::FLAG_DORMANT`]). Empty: none.
+    /// Particles left out of the grid, with empty rows: those out of the system, the
+    /// dormant particles of inserters ([`crate::model::FLAG_DORMANT`]) and removed ones
+    /// ([`crate::model::FLAG_REMOVED`]). Empty: none.
     pub absent: Vec<bool>,
     /// The particle id of each storage slot ([`crate::model::Layout`]); empty when
     /// slot and id agree. Rows hold slots but ascend by partner id, and a pair
