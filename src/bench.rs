@@ -296,6 +296,10 @@ pub fn tile_bed(checkpoint: &Checkpoint, (kx, ky): (usize, usize)) -> Result<Che
         let slots = c.slots as usize;
         let no = crate::physics::granular::NO_PARTNER;
         let mut t = c.clone();
+        let rows = c.ids.len();
+        t.ids = (0..copies)
+            .flat_map(|k| c.ids.iter().map(move |&i| i + (k * n) as u32))
+            .collect();
         t.partner = (0..copies)
             .flat_map(|k| {
                 c.partner
@@ -304,13 +308,13 @@ pub fn tile_bed(checkpoint: &Checkpoint, (kx, ky): (usize, usize)) -> Result<Che
             })
             .collect();
         t.spring = tile(&c.spring, &polar);
-        debug_assert_eq!(t.partner.len(), copies * n * slots);
+        debug_assert_eq!(t.partner.len(), copies * rows * slots);
         // A copy keeps its springs against the walls still beside it: world wall `w`
         // of copy (i, j) holds the spring of the bed's wall `source(i, j, w)`.
         t.wall_spring = shifts
             .iter()
             .flat_map(|&(i, j, _)| {
-                (0..n).flat_map(move |p| {
+                (0..rows).flat_map(move |p| {
                     (0..walls).map(move |w| {
                         source(i, j, w)
                             .map_or(DVec3::ZERO, |b| polar(i, j, c.wall_spring[p * walls + b]))

@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
 use crate::io::{
-    write_final_csv, EnergyCsv, InsertersCsv, RemovedCsv, SolverCsv, VtkSeries, WallsCsv,
+    write_final_rows, EnergyCsv, InsertersCsv, RemovedCsv, SolverCsv, VtkSeries, WallsCsv,
 };
 use crate::model::Scene;
 
@@ -37,6 +37,18 @@ pub struct RunSummary {
     pub final_csv: PathBuf,
     /// Path of `particles.pvd`, the VTK time series (`None` when VTK output was off).
     pub pvd: Option<PathBuf>,
+    /// The process's peak resident memory so far (bytes; [`peak_memory`]), `None`
+    /// where the system does not tell.
+    pub peak_memory: Option<u64>,
+}
+
+/// The peak resident memory of this process so far (bytes): Linux's `VmHWM`, `None`
+/// elsewhere or when `/proc/self/status` cannot be read.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Optional outputs of [`run_with`].
@@ -225,6 +237,7 @@ pub fn run_with(
         energy_csv: energy_path,
         final_csv: final_path,
         pvd: recorder.vtk.as_ref().map(VtkSeries::pvd_path),
+        peak_memory: peak_memory(),
     };
     log::info!(
         "done: {} steps in {:.3} s ({:.3e} particle-steps/s)",
@@ -232,6 +245,9 @@ pub fn run_with(
         seconds,
         summary.particle_steps_per_second
     );
+    if let Some(bytes) = summary.peak_memory {
+        log::info!("peak memory: {:.1} MB", bytes as f64 / 1e6);
+    }
     for (q, c) in backend.insertion_counts().iter().enumerate() {
         let level = if c.skipped > 0 {
             log::Level::Warn
@@ -706,6 +722,8 @@ impl Recorder {
                 v.write(&backend.frame()?)?;
             }
             log::debug!("step {}: E = {:.16e}", d.step, d.e_total());
+            // The old state goes first: two at once would double the peak memory.
+            self.last_good = None;
             self.last_good = backend.checkpoint_state().ok();
             written = Some(d);
         }
@@ -740,8 +758,8 @@ impl Recorder {
     /// Writes `final.csv` with the backend's current state
     /// ([`crate::io::write_final_csv`]).
     pub fn write_final(&self, backend: &mut dyn Backend) -> Result<()> {
-        let p = backend.particles()?;
-        write_final_csv(&self.out_dir.join(FINAL_CSV), &p)
+        let (ids, p) = backend.particles_in_system()?;
+        write_final_rows(&self.out_dir.join(FINAL_CSV), &ids, &p)
     }
 
     /// The `walls.csv` and `inserters.csv` rows of `step`.

@@ -101,8 +101,9 @@ fn moved_contacts(snapshot: &StateSnapshot, free: usize) -> usize {
         return 0;
     };
     let k = c.slots as usize;
-    (c.partner.chunks(k.max(1)).take(free))
-        .map(|row| row.iter().filter(|&&j| j != u32::MAX).count())
+    (c.partner.chunks(k.max(1)).zip(&c.ids))
+        .filter(|(_, &i)| (i as usize) < free)
+        .map(|(row, _)| row.iter().filter(|&&j| j != u32::MAX).count())
         .sum()
 }
 

@@ -49,11 +49,12 @@ pub fn contact_forces(model: &Model, snapshot: &StateSnapshot) -> Option<Contact
     let slots = state.slots as usize;
     let n = snapshot.position.len().min(p.len());
     let mut out = ContactForces::default();
-    for a in 0..n {
-        if p.flags[a] & FLAG_REMOVED != 0 || crate::model::is_dormant(p.flags[a]) {
+    for (row, &a) in state.ids.iter().enumerate() {
+        let a = a as usize;
+        if a >= n || p.flags[a] & FLAG_REMOVED != 0 || crate::model::is_dormant(p.flags[a]) {
             continue;
         }
-        for k in a * slots..(a + 1) * slots {
+        for k in row * slots..(row + 1) * slots {
             let Some(&b) = state.partner.get(k) else {
                 break;
             };

@@ -363,25 +363,35 @@ pub struct BodyState {
 /// forces of the current state. The forces cannot be recomputed from a snapshot: they
 /// were evaluated with the half-step velocities and the step's increments, which the
 /// state after the step no longer holds, so they are stored bit for bit.
+///
+/// It holds a row for each particle in the system ([`ContactState::ids`]); particles
+/// out of it (reserved by an inserter, or removed) touch nothing and carry no load, so
+/// an open system's contact state is sized by its live particles, not by every id it
+/// will ever have (issue 44).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContactState {
     /// History slots per particle ([`crate::model::ContactParams::max_contacts`]).
     pub slots: u32,
-    /// Partner id of each slot, `N × slots`, ascending within a particle's row, unused
-    /// slots [`crate::physics::granular::NO_PARTNER`].
+    /// The particle of each row, ascending: those in the system when the snapshot was
+    /// taken (checkpoints of format 12 and older: every id). An id without a row has
+    /// no contact, no spring and no load.
+    pub ids: Vec<u32>,
+    /// Partner id of each slot, `rows × slots`, ascending within a row, unused slots
+    /// [`crate::physics::granular::NO_PARTNER`].
     pub partner: Vec<u32>,
-    /// Spring `s` of each slot (canonical orientation: the lower id's), `N × slots`.
+    /// Spring `s` of each slot (canonical orientation: the lower id's), `rows × slots`.
     pub spring: Vec<DVec3>,
-    /// Spring of each particle against each wall, `N × walls` (zero when apart).
+    /// Spring of each row's particle against each wall, `rows × walls` (zero when
+    /// apart).
     pub wall_spring: Vec<DVec3>,
-    /// Force on each particle at the snapshot's state.
+    /// Force on each row's particle at the snapshot's state.
     pub force: Vec<DVec3>,
-    /// Spatial moment on each particle.
+    /// Spatial moment on each row's particle.
     pub moment: Vec<DVec3>,
-    /// Per-particle energies `[contact, wall, near_field]` (J).
+    /// Per-row energies `[contact, wall, near_field]` (J).
     pub energy: Vec<[f64; 3]>,
-    /// Mesh contact slots (CPU): each particle's touched mesh features' keys
-    /// (`physics::mesh`, `NO_PARTNER` unused), `N × MESH_SLOTS`; empty without meshes.
+    /// Mesh contact slots: each row's touched mesh features' keys (`physics::mesh`,
+    /// `NO_PARTNER` unused), `rows × MESH_SLOTS`; empty without meshes.
     pub mesh_key: Vec<u32>,
     /// The springs of `mesh_key`'s contacts.
     pub mesh_spring: Vec<DVec3>,
@@ -391,15 +401,46 @@ pub struct ContactState {
 }
 
 impl ContactState {
-    /// Zeroes the loads and energies of the particles out of the system (`flags` by id:
-    /// reserved or removed, [`crate::model::FLAG_REMOVED`]); see [`unload_out_of_system`].
-    pub fn unload_out_of_system(&mut self, flags: &[u32]) {
-        unload_out_of_system(flags, &mut self.force, &mut self.moment);
-        for (e, &f) in self.energy.iter_mut().zip(flags) {
-            if !in_system(f) {
-                *e = [0.0; 3];
+    /// The row of particle `id`, `None` when it has none (out of the system).
+    pub fn row(&self, id: u32) -> Option<usize> {
+        self.ids.binary_search(&id).ok()
+    }
+
+    /// Checks that every per-row array has its rows (`walls` springs and `mesh` slots
+    /// per row) and that the ids ascend below `id_count`, naming what does not fit.
+    pub fn check_rows(&self, id_count: usize, walls: usize, mesh: usize) -> Result<()> {
+        let rows = self.ids.len();
+        let k = self.slots as usize;
+        let sizes = [
+            ("partner", self.partner.len(), rows * k),
+            ("spring", self.spring.len(), rows * k),
+            ("wall_spring", self.wall_spring.len(), rows * walls),
+            ("force", self.force.len(), rows),
+            ("moment", self.moment.len(), rows),
+            ("energy", self.energy.len(), rows),
+        ];
+        for (name, len, want) in sizes {
+            if len != want {
+                return Err(Error::Snapshot(format!(
+                    "the contact state's {name} has {len} entries, but {rows} rows of the scene need {want}"
+                )));
             }
         }
+        let mesh_len = [self.mesh_key.len(), self.mesh_spring.len()];
+        if mesh_len.iter().any(|&l| l != 0 && l != rows * mesh) || mesh_len[0] != mesh_len[1] {
+            return Err(Error::Snapshot(format!(
+                "the contact state has {} mesh contact slots, but {rows} rows of the scene need {}",
+                self.mesh_key.len(),
+                rows * mesh
+            )));
+        }
+        let ascending = self.ids.windows(2).all(|w| w[0] < w[1]);
+        if !ascending || self.ids.last().is_some_and(|&i| i as usize >= id_count) {
+            return Err(Error::Snapshot(format!(
+                "the contact state's rows are not distinct ascending ids below {id_count}"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -511,6 +552,13 @@ pub trait Backend: Send {
     fn diagnostics(&mut self) -> Result<Diagnostics>;
     /// A copy of the current particle state.
     fn particles(&mut self) -> Result<Particles>;
+    /// The particles in the system (neither reserved nor removed) with their ids,
+    /// ascending: the rows of `final.csv`. The default takes them from
+    /// [`Backend::particles`]; a backend that stores only them (an open system's
+    /// compacted storage) gives them without building the table of every id.
+    fn particles_in_system(&mut self) -> Result<(Vec<u32>, Particles)> {
+        Ok(self.particles()?.in_system())
+    }
     /// The current state with forces, moments, contact counts and bond energies, for
     /// the VTK output.
     fn frame(&mut self) -> Result<Frame>;

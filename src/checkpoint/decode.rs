@@ -646,10 +646,26 @@ fn decode_state_arrays(
         0 => None,
         1 => {
             let slots = r.u32()?;
+            // Rows: the particles in the system (version 13), every id before.
+            let ids = if version >= 13 {
+                let rows = r.count("contact rows", 4)?;
+                let ids = (0..rows).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
+                if !ids.windows(2).all(|w| w[0] < w[1])
+                    || ids.last().is_some_and(|&i| i as usize >= n)
+                {
+                    return Err(format!(
+                        "the contact rows are not distinct ascending ids of the {n} particles"
+                    ));
+                }
+                ids
+            } else {
+                (0..n as u32).collect()
+            };
+            let rows = ids.len();
             let ns = r.count("contact slots", 4 + 24)?;
-            if ns != n * slots as usize {
+            if ns != rows * slots as usize {
                 return Err(format!(
-                    "{ns} contact slots for {n} particles of {slots} slots each"
+                    "{ns} contact slots for {rows} rows of {slots} slots each"
                 ));
             }
             let partner = (0..ns).map(|_| r.u32()).collect::<Decoded<Vec<u32>>>()?;
@@ -657,12 +673,12 @@ fn decode_state_arrays(
             let nw = r.count("wall springs", 24)?;
             let wall_spring = r.vec3s(nw)?;
             let nf = r.count("contact forces", 2 * 24 + 3 * 8)?;
-            if nf != n {
-                return Err(format!("{nf} contact forces for {n} particles"));
+            if nf != rows {
+                return Err(format!("{nf} contact forces for {rows} rows"));
             }
-            let force = r.vec3s(n)?;
-            let moment = r.vec3s(n)?;
-            let energy = (0..n)
+            let force = r.vec3s(rows)?;
+            let moment = r.vec3s(rows)?;
+            let energy = (0..rows)
                 .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
                 .collect::<Decoded<Vec<[f64; 3]>>>()?;
             let (mesh_key, mesh_spring, wall_load) = if version >= 6 {
@@ -679,6 +695,7 @@ fn decode_state_arrays(
             };
             Some(ContactState {
                 slots,
+                ids,
                 partner,
                 spring,
                 wall_spring,

@@ -468,6 +468,9 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
         Some(c) => {
             w.u8(1);
             w.u32(c.slots);
+            // Since version 13: the rows' ids (the particles in the system).
+            w.len(c.ids.len());
+            c.ids.iter().for_each(|v| w.u32(*v));
             w.len(c.partner.len());
             c.partner.iter().for_each(|v| w.u32(*v));
             c.spring.iter().for_each(|v| w.vec3(*v));

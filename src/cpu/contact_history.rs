@@ -19,7 +19,8 @@ use crate::neighbor::NeighborList;
 pub use crate::physics::granular::NO_PARTNER;
 
 /// Contact history in the per-particle layout of snapshots and of the GPU backend:
-/// springs of touching pairs and of particle–wall contacts.
+/// springs of touching pairs and of particle–wall contacts, a row for each particle in
+/// the system (those out of it touch nothing).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
     /// Slots per particle.
@@ -27,52 +28,57 @@ pub struct History {
     /// Wall springs per particle: the number of walls, at least 1 (so rows are never
     /// empty).
     pub wall_stride: usize,
-    /// Partner ids, `N × slots`, ascending within a row and ended by [`NO_PARTNER`]
-    /// unless full.
+    /// The particle id of each row, ascending.
+    pub ids: Vec<u32>,
+    /// Partner ids, `rows × slots`, ascending within a row and ended by
+    /// [`NO_PARTNER`] unless full.
     pub partner: Vec<u32>,
-    /// Springs, `N × slots` (zero after the end of a row).
+    /// Springs, `rows × slots` (zero after the end of a row).
     pub spring: Vec<DVec3>,
-    /// Wall springs, `N × walls`.
+    /// Wall springs, `rows × walls`.
     pub wall_spring: Vec<DVec3>,
 }
 
 impl History {
-    /// Empty history (no contacts yet) for `n` particles.
-    pub fn new(n: usize, slots: usize, walls: usize) -> Self {
-        Self {
-            slots,
-            wall_stride: walls.max(1),
-            partner: vec![NO_PARTNER; n * slots],
-            spring: vec![DVec3::ZERO; n * slots],
-            wall_spring: vec![DVec3::ZERO; n * walls.max(1)],
-        }
-    }
-
-    /// The per-particle rows of the pair springs held in `pairs` (the half-list slots of
-    /// `list`, [`PairSpring`]) with the wall springs `walls` (`wall_stride` per
-    /// particle, by slot): each particle's touching partners in ascending id, at most
-    /// `slots`. Rows and partners are ids (`layout` maps the list's slots to them).
+    /// The rows of the particles `rows` (id and slot, ascending by id) of the pair
+    /// springs held in `pairs` (the half-list slots of `list`, [`PairSpring`]) with the
+    /// wall springs `walls` (`wall_stride` per particle, by slot): each particle's
+    /// touching partners in ascending id, at most `slots`. Partners are ids (`layout`
+    /// maps the list's slots to them).
     pub(in crate::cpu) fn from_pairs(
         list: &NeighborList,
         pairs: &[PairSpring],
         slots: usize,
-        walls: &[DVec3],
-        wall_stride: usize,
+        (walls, wall_stride): (&[DVec3], usize),
         layout: &crate::model::Layout,
+        rows: &[(u32, usize)],
     ) -> Self {
-        let n = list.offsets.len().saturating_sub(1);
-        // A row per id, stored or not (compaction: an id not stored has none).
-        let mut h = Self::new(layout.id_count(n), slots, 0);
-        h.wall_stride = wall_stride;
-        h.wall_spring = layout.to_ids_filled(walls, wall_stride, DVec3::ZERO);
-        for (i, row) in layout.ids_and_slots(n) {
-            let r = list.offsets[row] as usize..list.offsets[row + 1] as usize;
+        let n = rows.len();
+        let mut h = Self {
+            slots,
+            wall_stride,
+            ids: rows.iter().map(|r| r.0).collect(),
+            partner: vec![NO_PARTNER; n * slots],
+            spring: vec![DVec3::ZERO; n * slots],
+            wall_spring: Vec::with_capacity(n * wall_stride),
+        };
+        for (row, &(_, s)) in rows.iter().enumerate() {
+            match walls.get(s * wall_stride..(s + 1) * wall_stride) {
+                Some(w) => h.wall_spring.extend_from_slice(w),
+                None => h
+                    .wall_spring
+                    .resize(h.wall_spring.len() + wall_stride, DVec3::ZERO),
+            }
+            let Some(r) = list.offsets.get(s..s + 2) else {
+                continue;
+            };
+            let r = r[0] as usize..r[1] as usize;
             let mut used = 0;
-            for (&j, &s) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {
-                match pairs.get(s as usize) {
+            for (&j, &p) in list.neighbors[r.clone()].iter().zip(&list.pair_index[r]) {
+                match pairs.get(p as usize) {
                     Some(c) if c.flags != 0 && used < slots => {
-                        h.partner[i * slots + used] = layout.id(j as usize) as u32;
-                        h.spring[i * slots + used] = c.spring;
+                        h.partner[row * slots + used] = layout.id(j as usize) as u32;
+                        h.spring[row * slots + used] = c.spring;
                         used += 1;
                     }
                     _ => {}
@@ -82,10 +88,9 @@ impl History {
         h
     }
 
-    /// The pair springs of these rows (by id) in the half-list slots of `list` (`out`
-    /// resized to its pairs; `layout` maps its slots to ids): a slot whose pair is in
-    /// its lower id's row takes that spring and is flagged touching; the others are
-    /// cleared.
+    /// The pair springs of these rows in the half-list slots of `list` (`out` resized
+    /// to its pairs; `layout` maps its slots to ids): a slot whose pair is in its lower
+    /// id's row takes that spring and is flagged touching; the others are cleared.
     pub(in crate::cpu) fn to_pairs(
         &self,
         list: &NeighborList,
@@ -97,8 +102,10 @@ impl History {
         let k = self.slots;
         let n = list.offsets.len().saturating_sub(1);
         for a in 0..n {
+            let Ok(i) = self.ids.binary_search(&(layout.id(a) as u32)) else {
+                continue;
+            };
             let (first, partners) = list.half_row(a);
-            let i = layout.id(a);
             let row = &self.partner[i * k..(i + 1) * k];
             let mut cur = 0;
             for (s, &j) in (first..).zip(partners) {

@@ -208,44 +208,47 @@ impl CpuBackend {
     }
 
     fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
-        // Arrays by id, every id (stored or not).
-        let n = self.id_count();
         let (k, w) = (history_slots(&self.model), wall_stride(&self.model));
-        if c.slots as usize != k
-            || c.partner.len() != n * k
-            || c.spring.len() != n * k
-            || c.wall_spring.len() != n * w
-            || c.force.len() != n
-        {
+        let ms = forces::mesh_slots(&self.model);
+        if c.slots as usize != k {
             return Err(Error::Snapshot(format!(
-                "the contact state ({} slots × {} entries, {} wall springs) does not fit the scene ({k} slots, {n} particles, {} wall springs)",
-                c.slots,
-                c.partner.len(),
-                c.wall_spring.len(),
-                n * w
+                "the contact state has {} history slots per particle, the scene {k}",
+                c.slots
             )));
         }
+        c.check_rows(self.id_count(), w, ms)?;
         let rows = History {
             slots: k,
             wall_stride: w,
+            ids: c.ids.clone(),
             partner: c.partner.clone(),
             spring: c.spring.clone(),
             wall_spring: Vec::new(),
         };
         let layout = &self.storage.layout;
         rows.to_pairs(&self.neighbors, layout, &mut self.forces.springs);
-        self.forces.wall_spring = layout.to_slots(&c.wall_spring, w);
-        let slots = forces::mesh_slots(&self.model) * n;
-
-        if c.mesh_key.len() != slots || c.mesh_spring.len() != slots {
-            return Err(Error::Snapshot(format!(
-                "the contact state has {} mesh contact slots, but the scene needs {slots}",
-                c.mesh_key.len()
-            )));
+        // Slot by slot: a particle without a row has no springs and no load.
+        let n = self.model.particles.len();
+        let f = &mut self.forces;
+        f.wall_spring = vec![DVec3::ZERO; n * w];
+        f.mesh_key = vec![NO_PARTNER; n * ms];
+        f.mesh_spring = vec![DVec3::ZERO; n * ms];
+        let has_mesh = !c.mesh_key.is_empty();
+        for (s, pf) in f.particles.iter_mut().enumerate() {
+            *pf = ParticleForce::default();
+            let Some(r) = c.row(layout.id(s) as u32) else {
+                continue;
+            };
+            f.wall_spring[s * w..(s + 1) * w].copy_from_slice(&c.wall_spring[r * w..(r + 1) * w]);
+            if has_mesh {
+                f.mesh_key[s * ms..(s + 1) * ms].copy_from_slice(&c.mesh_key[r * ms..(r + 1) * ms]);
+                f.mesh_spring[s * ms..(s + 1) * ms]
+                    .copy_from_slice(&c.mesh_spring[r * ms..(r + 1) * ms]);
+            }
+            pf.force = c.force[r];
+            pf.moment = c.moment[r];
+            [pf.e_contact, pf.e_wall, pf.e_near] = c.energy[r];
         }
-        let ms = forces::mesh_slots(&self.model);
-        self.forces.mesh_key = layout.to_slots(&c.mesh_key, ms);
-        self.forces.mesh_spring = layout.to_slots(&c.mesh_spring, ms);
         // The loads as totals in the first chunk (the sum over chunks adds zeros).
         let nl = self.model.walls.len() + self.model.meshes.len();
         if !c.wall_load.is_empty() && c.wall_load.len() != nl {
@@ -254,66 +257,85 @@ impl CpuBackend {
                 c.wall_load.len()
             )));
         }
-        self.forces.wall_loads.fill([DVec3::ZERO; 2]);
-        if let Some(first) = self.forces.wall_loads.get_mut(..c.wall_load.len()) {
+        f.wall_loads.fill([DVec3::ZERO; 2]);
+        if let Some(first) = f.wall_loads.get_mut(..c.wall_load.len()) {
             first.copy_from_slice(&c.wall_load);
-        }
-        for (s, f) in self.forces.particles.iter_mut().enumerate() {
-            let i = layout.id(s);
-            f.force = c.force[i];
-            f.moment = c.moment[i];
-            [f.e_contact, f.e_wall, f.e_near] = c.energy[i];
-            f.overflow = 0;
         }
         Ok(())
     }
 
-    /// The contact state to store in a snapshot, for granular models.
+    /// The particles in the system (neither reserved nor removed) with their slots,
+    /// ascending by id: the rows of a snapshot's contact state.
+    fn rows_in_system(&self) -> Vec<(u32, usize)> {
+        let flags = &self.model.particles.flags;
+        (self.storage.layout.ids_and_slots(flags.len()))
+            .filter(|&(_, s)| crate::backend::in_system(flags[s]))
+            .map(|(i, s)| (i as u32, s))
+            .collect()
+    }
+
+    /// The contact state to store in a snapshot, for granular models: a row for each
+    /// particle in the system.
     fn contact_state(&self) -> Option<ContactState> {
         if !granular_model(&self.model) {
             return None;
         }
-        let h = self.history();
-        let f = self.particle_forces();
-        let layout = &self.storage.layout;
+        let rows = self.rows_in_system();
+        let h = self.history_of(&rows);
+        let f = &self.forces;
         let ms = forces::mesh_slots(&self.model);
-        let mut state = ContactState {
+        let mesh = |s: usize| s * ms..(s + 1) * ms;
+        let pf = |s: usize| &f.particles[s];
+        Some(ContactState {
             slots: h.slots as u32,
+            ids: h.ids,
             partner: h.partner,
             spring: h.spring,
             wall_spring: h.wall_spring,
-            force: f.iter().map(|f| f.force).collect(),
-            moment: f.iter().map(|f| f.moment).collect(),
-            energy: f
-                .iter()
-                .map(|f| [f.e_contact, f.e_wall, f.e_near])
+            force: rows.iter().map(|&(_, s)| pf(s).force).collect(),
+            moment: rows.iter().map(|&(_, s)| pf(s).moment).collect(),
+            energy: (rows.iter())
+                .map(|&(_, s)| [pf(s).e_contact, pf(s).e_wall, pf(s).e_near])
                 .collect(),
-            mesh_key: layout.to_ids_filled(&self.forces.mesh_key, ms, NO_PARTNER),
-            mesh_spring: layout.to_ids_filled(&self.forces.mesh_spring, ms, DVec3::ZERO),
+            mesh_key: (rows.iter())
+                .flat_map(|&(_, s)| f.mesh_key.get(mesh(s)).unwrap_or_default().iter().copied())
+                .collect(),
+            mesh_spring: (rows.iter())
+                .flat_map(|&(_, s)| {
+                    f.mesh_spring
+                        .get(mesh(s))
+                        .unwrap_or_default()
+                        .iter()
+                        .copied()
+                })
+                .collect(),
             wall_load: self
                 .compute_wall_loads()
                 .iter()
                 .map(|l| [l.force, l.moment])
                 .collect(),
-        };
-        state.unload_out_of_system(&self.particles_by_id().flags);
-        Some(state)
+        })
     }
 
-    /// Contact history after the last step, in the per-particle layout of snapshots,
-    /// by id (empty without granular forces).
+    /// Contact history after the last step, in the per-particle layout of snapshots: a
+    /// row for each particle in the system, by id (empty without granular forces).
     pub fn history(&self) -> History {
         if !granular_model(&self.model) {
             return History::default();
         }
+        self.history_of(&self.rows_in_system())
+    }
+
+    /// The contact history of the particles `rows` (id and slot, ascending by id).
+    fn history_of(&self, rows: &[(u32, usize)]) -> History {
         let f = &self.forces;
         History::from_pairs(
             &self.neighbors,
             &f.springs,
             history_slots(&self.model),
-            &f.wall_spring,
-            wall_stride(&self.model),
+            (&f.wall_spring, wall_stride(&self.model)),
             &self.storage.layout,
+            rows,
         )
     }
 
@@ -906,9 +928,7 @@ impl Backend for CpuBackend {
     }
 
     fn checkpoint_state(&mut self) -> Result<StateSnapshot> {
-        let by_id = self.particles_by_id();
-        let p = &*by_id;
-        let removed = crate::model::removed_ids(&p.flags);
+        let removed = crate::model::removed_ids(&self.field_by_id(|p| &p.flags));
         let exit_steps = (removed.iter())
             .map(|id| self.exit_steps.get(id).copied().unwrap_or(self.step))
             .collect();
@@ -919,10 +939,10 @@ impl Backend for CpuBackend {
             step: self.step,
             integrator: self.integrator,
             dt: self.dt,
-            position: p.position.clone(),
-            velocity: p.velocity.clone(),
-            rotation: p.rotation.clone(),
-            angular_velocity: p.angular_velocity.clone(),
+            position: self.field_by_id(|p| &p.position),
+            velocity: self.field_by_id(|p| &p.velocity),
+            rotation: self.field_by_id(|p| &p.rotation),
+            angular_velocity: self.field_by_id(|p| &p.angular_velocity),
             compensation: Vec::new(),
             origin: DVec3::ZERO,
             device_position: Vec::new(),
@@ -1010,6 +1030,19 @@ impl Backend for CpuBackend {
         out.truncate(self.free);
         out.extend(&b.rows());
         Ok(out)
+    }
+
+    fn particles_in_system(&mut self) -> Result<(Vec<u32>, Particles)> {
+        // Compacted storage holds every particle in the system (and no clump).
+        if self.bodies.is_some() || self.storage.archive.is_none() {
+            return Ok(self.particles()?.in_system());
+        }
+        let rows = self.rows_in_system();
+        let slots: Vec<usize> = rows.iter().map(|&(_, s)| s).collect();
+        Ok((
+            rows.iter().map(|&(i, _)| i).collect(),
+            self.model.particles.select(&slots),
+        ))
     }
 
     fn frame(&mut self) -> Result<Frame> {

@@ -262,6 +262,24 @@ impl CpuBackend {
         }
     }
 
+    /// One per-particle array by id (`field` of a particle table): the stored
+    /// particles' values from storage, the others' from the archive. What a snapshot
+    /// takes, without copying the archive's other arrays.
+    pub(super) fn field_by_id<T: Clone>(&self, field: impl Fn(&Particles) -> &Vec<T>) -> Vec<T> {
+        let p = &self.model.particles;
+        let layout = &self.storage.layout;
+        match &self.storage.archive {
+            None => layout.to_ids(field(p), 1),
+            Some(archive) => {
+                let mut out = field(archive).clone();
+                for (s, v) in field(p).iter().enumerate() {
+                    out[layout.id(s)] = v.clone();
+                }
+                out
+            }
+        }
+    }
+
     /// The ids the run knows: stored or not.
     pub(super) fn id_count(&self) -> usize {
         self.storage

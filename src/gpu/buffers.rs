@@ -258,8 +258,9 @@ impl GpuBackend {
         (binding, u64::from(offset) * unit, stride)
     }
 
-    /// Every particle's `field` by id, widened to `f64` (the xyz of vec4 fields).
-    pub(super) fn read_field(&self, field: Field) -> Result<Vec<DVec3>> {
+    /// Every stored particle's `field` by slot, widened to `f64` (the xyz of vec4
+    /// fields).
+    pub(super) fn read_field_by_slot(&self, field: Field) -> Result<Vec<DVec3>> {
         let (binding, offset, stride) = self.field_place(field);
         let count = stride * self.n as usize;
         let raw = self.read_buffer_at(
@@ -267,7 +268,12 @@ impl GpuBackend {
             offset,
             (count * self.real_size()) as u64,
         )?;
-        let by_slot = vec3s(&self.reals_from_bytes(&raw, count), stride);
+        Ok(vec3s(&self.reals_from_bytes(&raw, count), stride))
+    }
+
+    /// Every particle's `field` by id, widened to `f64` (the xyz of vec4 fields).
+    pub(super) fn read_field(&self, field: Field) -> Result<Vec<DVec3>> {
+        let by_slot = self.read_field_by_slot(field)?;
         if !self.layout.has_holes() {
             return Ok(self.layout.into_ids(by_slot, 1));
         }
@@ -344,11 +350,11 @@ impl GpuBackend {
         absolute
     }
 
-    /// Uploads every particle's `field` (`values` by id; `w` of vec4 fields: 0),
+    /// Uploads `values`, one per storage slot, into `field` (`w` of vec4 fields: 0),
     /// rounded to the kernel precision.
-    pub(super) fn write_field(&self, field: Field, values: &[DVec3]) {
+    pub(super) fn write_field_by_slot(&self, field: Field, values: &[DVec3]) {
         let (binding, offset, stride) = self.field_place(field);
-        let flat: Vec<f64> = (self.layout.slots_of(values, 1))
+        let flat: Vec<f64> = values
             .iter()
             .flat_map(|a| {
                 let v = a.extend(0.0).to_array();
@@ -427,6 +433,17 @@ impl GpuBackend {
         skip_per_row: usize,
         bytes_per_row: usize,
     ) -> Result<Vec<u8>> {
+        let out = self.read_rows_by_slot(binding, skip_per_row, bytes_per_row)?;
+        Ok(self.by_id_filled(out, bytes_per_row, 0u8))
+    }
+
+    /// [`Self::read_rows`] by storage slot.
+    pub(super) fn read_rows_by_slot(
+        &self,
+        binding: u32,
+        skip_per_row: usize,
+        bytes_per_row: usize,
+    ) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(self.n as usize * bytes_per_row);
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let bytes = count * bytes_per_row;
@@ -435,7 +452,7 @@ impl GpuBackend {
                 out.extend_from_slice(&self.read_buffer_at(buffer, at, bytes as u64)?[..bytes]);
             }
         }
-        Ok(self.by_id_filled(out, bytes_per_row, 0u8))
+        Ok(out)
     }
 
     /// Rows by slot (`stride` items each) by id, `fill` for the ids not stored.
@@ -447,18 +464,17 @@ impl GpuBackend {
         }
     }
 
-    /// Uploads `data`, every particle's row of one section of row binding `binding` in
-    /// id order (`bytes_per_row` each, after `skip_per_row` bytes per particle of
-    /// each chunk as in [`Self::read_rows`]), into the row chunks' buffers.
-    pub(super) fn write_rows(
+    /// Uploads `by_slot`, every stored particle's row of one section of row binding
+    /// `binding` in storage order (`bytes_per_row` each, after `skip_per_row` bytes per
+    /// particle of each chunk as in [`Self::read_rows`]), into the row chunks' buffers.
+    pub(super) fn write_rows_by_slot(
         &self,
         binding: u32,
         skip_per_row: usize,
         bytes_per_row: usize,
-        data: &[u8],
+        by_slot: &[u8],
     ) -> Result<()> {
-        let by_slot = self.layout.slots_of(data, bytes_per_row);
-        let mut rest = &by_slot[..];
+        let mut rest = by_slot;
         for (buffer, count) in self.row_chunk_buffers(binding)? {
             let (part, tail) = rest.split_at((count * bytes_per_row).min(rest.len()));
             if !part.is_empty() {
@@ -470,11 +486,16 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// The particle flags as they are on the device (removals included), by id.
-    pub(super) fn read_flags(&self) -> Result<Vec<u32>> {
+    /// The stored particles' flags as they are on the device, by slot.
+    pub(super) fn read_flags_by_slot(&self) -> Result<Vec<u32>> {
         let n = self.n as usize;
         let raw = self.read(bind::PARTICLE_FLAGS, 4 * n as u64)?;
-        let by_slot = bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]);
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&raw[..4 * n]))
+    }
+
+    /// The particle flags as they are on the device (removals included), by id.
+    pub(super) fn read_flags(&self) -> Result<Vec<u32>> {
+        let by_slot = self.read_flags_by_slot()?;
         let mut flags = self.by_id_filled(by_slot, 1, 0);
         for i in self.unstored() {
             flags[i] = self.model.particles.flags[i];
@@ -566,88 +587,93 @@ impl GpuBackend {
         4 * walls * self.real_size()
     }
 
-    /// The granular contact state (history and current forces) for a snapshot.
+    /// The stored particles in the system (flags by slot, as on the device) with their
+    /// slots, ascending by id: the rows of a snapshot's contact state.
+    fn rows_in_system(&self, flags: &[u32]) -> Vec<(u32, usize)> {
+        (self.layout.ids_and_slots(self.n as usize))
+            .filter(|&(_, s)| crate::backend::in_system(flags[s]))
+            .map(|(i, s)| (i as u32, s))
+            .collect()
+    }
+
+    /// The granular contact state (history and current forces) for a snapshot: a row
+    /// for each particle in the system.
     pub(super) fn contact_state(&self) -> Result<Option<ContactState>> {
         if !self.granular {
             return Ok(None);
         }
-        let n = self.id_count();
+        let rows = self.rows_in_system(&self.read_flags_by_slot()?);
         let k = self.max_contacts as usize;
-        let slots = n * k;
         let stride = self.wall_stride();
         let rs = self.real_size();
         let copy = self.history_copy();
         let slot_row = k * hist_slot_bytes(rs);
-        let raw = self.read_rows(bind::HIST, copy * slot_row, slot_row)?;
-        let (mut partner, spring) = match self.precision {
-            Precision::F32 => decode_hist_slots::<f32>(&raw[..slots * hist_slot_bytes(rs)]),
-            Precision::F64 => decode_hist_slots::<f64>(&raw[..slots * hist_slot_bytes(rs)]),
+        // History slots of the rows' slots, decoded (partners are ids on the device).
+        let hist = |raw: Vec<u8>, row_bytes: usize| -> (Vec<u32>, Vec<DVec3>) {
+            let picked: Vec<u8> = (rows.iter())
+                .flat_map(|&(_, s)| raw[s * row_bytes..(s + 1) * row_bytes].iter().copied())
+                .collect();
+            match self.precision {
+                Precision::F32 => decode_hist_slots::<f32>(&picked),
+                Precision::F64 => decode_hist_slots::<f64>(&picked),
+            }
         };
-        // The ids not stored touch nothing (their zero-filled rows read partner 0).
-        for i in self.unstored() {
-            partner[i * k..(i + 1) * k].fill(NO_PARTNER);
-        }
+        let (partner, spring) = hist(
+            self.read_rows_by_slot(bind::HIST, copy * slot_row, slot_row)?,
+            slot_row,
+        );
         // Wall springs are one vec4 each (w unused).
         let wall_row = self.wall_row_bytes();
-        let wall_spring = vec3s(
+        let walls = vec3s(
             &self.reals_from_bytes(
-                &self.read_rows(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
-                4 * n * stride,
+                &self.read_rows_by_slot(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
+                4 * self.n as usize * stride,
             ),
             4,
         );
-        let energy = self.read_field(Field::Energy)?;
+        let wall_spring = (rows.iter())
+            .flat_map(|&(_, s)| walls[s * stride..(s + 1) * stride].iter().copied())
+            .collect();
         // The mesh slots, after both copies of the particle slots (as the CPU's).
         let (mesh_key, mesh_spring) = if self.mesh_slots > 0 {
             let mesh_row = self.mesh_slots as usize * hist_slot_bytes(rs);
-            let raw = self.read_rows(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row)?;
-            let len = n * mesh_row;
-            let (mut key, spring) = match self.precision {
-                Precision::F32 => decode_hist_slots::<f32>(&raw[..len]),
-                Precision::F64 => decode_hist_slots::<f64>(&raw[..len]),
-            };
-            let m = self.mesh_slots as usize;
-            for i in self.unstored() {
-                key[i * m..(i + 1) * m].fill(NO_PARTNER);
-            }
-            (key, spring)
+            let raw =
+                self.read_rows_by_slot(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row)?;
+            hist(raw, mesh_row)
         } else {
             (Vec::new(), Vec::new())
         };
-        let mut state = ContactState {
+        let pick = |v: Vec<DVec3>| -> Vec<DVec3> { rows.iter().map(|&(_, s)| v[s]).collect() };
+        Ok(Some(ContactState {
             slots: self.max_contacts,
+            ids: rows.iter().map(|r| r.0).collect(),
             partner,
             spring,
             wall_spring,
-            force: self.read_field(Field::Force)?,
-            moment: self.read_field(Field::Moment)?,
-            energy: energy.iter().map(|e| e.to_array()).collect(),
+            force: pick(self.read_field_by_slot(Field::Force)?),
+            moment: pick(self.read_field_by_slot(Field::Moment)?),
+            energy: pick(self.read_field_by_slot(Field::Energy)?)
+                .iter()
+                .map(|e| e.to_array())
+                .collect(),
             mesh_key,
             mesh_spring,
             wall_load: self.hertz_loads()?.unwrap_or_default(),
-        };
-        state.unload_out_of_system(&self.read_flags()?);
-        Ok(Some(state))
+        }))
     }
 
-    /// Puts a snapshot's contact state in place of what the set-up evaluation computed.
+    /// Puts a snapshot's contact state in place of what the set-up evaluation computed:
+    /// its rows in their particles' slots, the other slots without contacts or loads.
     pub(super) fn restore_contacts(&mut self, c: &ContactState) -> Result<()> {
-        let n = self.id_count();
         let stride = self.wall_stride();
-        let walls = n * stride;
-        if c.slots != self.max_contacts
-            || c.partner.len() != n * c.slots as usize
-            || c.spring.len() != c.partner.len()
-            || c.wall_spring.len() != walls
-            || c.force.len() != n
-        {
+        let mesh = self.mesh_slots as usize;
+        if c.slots != self.max_contacts {
             return Err(Error::Snapshot(format!(
-                "the contact state ({} slots, {} wall springs) does not fit the scene ({} slots, {n} particles, {walls} wall springs)",
-                c.slots,
-                c.wall_spring.len(),
-                self.max_contacts
+                "the contact state has {} history slots per particle, the scene {}",
+                c.slots, self.max_contacts
             )));
         }
+        c.check_rows(self.id_count(), stride, mesh)?;
         if !c.wall_load.is_empty() {
             let nl = self.model.walls.len() + self.model.meshes.len();
             if c.wall_load.len() != nl {
@@ -658,42 +684,63 @@ impl GpuBackend {
             }
             self.restored_loads = Some((self.steps, c.wall_load.clone()));
         }
-        // Wall springs and forces are one vec4 each (w unused, 0); moments three reals.
-        let flat4 =
-            |v: &[DVec3]| -> Vec<f64> { v.iter().flat_map(|a| a.extend(0.0).to_array()).collect() };
+        // The row of each slot (`None`: no contacts, no load).
+        let n = self.n as usize;
+        let row_of: Vec<Option<usize>> = (0..n).map(|s| c.row(self.layout.id(s) as u32)).collect();
+        let spread = |v: &[DVec3], per: usize| -> Vec<DVec3> {
+            let mut out = vec![DVec3::ZERO; n * per];
+            for (s, r) in row_of.iter().enumerate() {
+                if let Some(r) = *r {
+                    out[s * per..(s + 1) * per].copy_from_slice(&v[r * per..(r + 1) * per]);
+                }
+            }
+            out
+        };
+        let spread_keys = |v: &[u32], per: usize| -> Vec<u32> {
+            let mut out = vec![NO_PARTNER; n * per];
+            for (s, r) in row_of.iter().enumerate() {
+                if let Some(r) = *r {
+                    out[s * per..(s + 1) * per].copy_from_slice(&v[r * per..(r + 1) * per]);
+                }
+            }
+            out
+        };
         let copy = self.history_copy();
         let k = c.slots as usize;
         let rs = self.real_size();
-        if !c.partner.is_empty() {
-            let slots = match self.precision {
-                Precision::F32 => encode_hist_slots::<f32>(&c.partner, &c.spring),
-                Precision::F64 => encode_hist_slots::<f64>(&c.partner, &c.spring),
-            };
-            let slot_row = k * hist_slot_bytes(rs);
-            self.write_rows(bind::HIST, copy * slot_row, slot_row, &slots)?;
+        let encode = |keys: &[u32], springs: &[DVec3]| match self.precision {
+            Precision::F32 => encode_hist_slots::<f32>(keys, springs),
+            Precision::F64 => encode_hist_slots::<f64>(keys, springs),
+        };
+        let slot_row = k * hist_slot_bytes(rs);
+        if k > 0 {
+            let slots = encode(&spread_keys(&c.partner, k), &spread(&c.spring, k));
+            self.write_rows_by_slot(bind::HIST, copy * slot_row, slot_row, &slots)?;
         }
-        let mesh = self.mesh_slots as usize;
-        if mesh > 0 && c.mesh_key.len() == n * mesh && c.mesh_spring.len() == n * mesh {
-            let slots = match self.precision {
-                Precision::F32 => encode_hist_slots::<f32>(&c.mesh_key, &c.mesh_spring),
-                Precision::F64 => encode_hist_slots::<f64>(&c.mesh_key, &c.mesh_spring),
-            };
-            let slot_row = k * hist_slot_bytes(rs);
+        if mesh > 0 && !c.mesh_key.is_empty() {
+            let slots = encode(
+                &spread_keys(&c.mesh_key, mesh),
+                &spread(&c.mesh_spring, mesh),
+            );
             let mesh_row = mesh * hist_slot_bytes(rs);
-            self.write_rows(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row, &slots)?;
+            self.write_rows_by_slot(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row, &slots)?;
         }
-        if !c.wall_spring.is_empty() {
-            self.write_rows(
+        if stride > 0 {
+            // Wall springs are one vec4 each (w unused, 0).
+            let flat: Vec<f64> = (spread(&c.wall_spring, stride).iter())
+                .flat_map(|a| a.extend(0.0).to_array())
+                .collect();
+            self.write_rows_by_slot(
                 bind::ROW_VEC,
                 copy * self.wall_row_bytes(),
                 4 * stride * rs,
-                &self.real_bytes(&flat4(&c.wall_spring)),
+                &self.real_bytes(&flat),
             )?;
         }
-        self.write_field(Field::Force, &c.force);
-        self.write_field(Field::Moment, &c.moment);
         let energy: Vec<DVec3> = c.energy.iter().map(|e| DVec3::from_array(*e)).collect();
-        self.write_field(Field::Energy, &energy);
+        self.write_field_by_slot(Field::Force, &spread(&c.force, 1));
+        self.write_field_by_slot(Field::Moment, &spread(&c.moment, 1));
+        self.write_field_by_slot(Field::Energy, &spread(&energy, 1));
         Ok(())
     }
 

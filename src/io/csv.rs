@@ -51,16 +51,20 @@ fn create(path: &Path) -> Result<BufWriter<File>> {
 /// Writes `final.csv` at `path`: [`FINAL_CSV_HEADER`], then one row per particle in id
 /// order. Dormant particles (reserved by an inserter, not yet inserted) have no row.
 pub fn write_final_csv(path: &Path, particles: &Particles) -> Result<()> {
+    // Out of the system: dormant (not yet inserted) or removed (removed.csv).
+    let (ids, rows) = particles.in_system();
+    write_final_rows(path, &ids, &rows)
+}
+
+/// Writes `final.csv` at `path` with a row for each of `particles`, whose ids are
+/// `ids` (ascending): the particles in the system ([`Particles::in_system`]).
+pub fn write_final_rows(path: &Path, ids: &[u32], particles: &Particles) -> Result<()> {
     let mut w = create(path)?;
     let mut text = String::with_capacity(64 + particles.len() * 13 * 24);
     text.push_str(FINAL_CSV_HEADER);
     text.push('\n');
-    for i in 0..particles.len() {
-        // Out of the system: dormant (not yet inserted) or removed (removed.csv).
-        if particles.flags[i] & crate::model::FLAG_REMOVED != 0 {
-            continue;
-        }
-        text.push_str(&i.to_string());
+    for (i, id) in ids.iter().enumerate() {
+        text.push_str(&id.to_string());
         for v in [
             particles.position[i],
             particles.velocity[i],

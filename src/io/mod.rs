@@ -44,8 +44,8 @@ pub mod vtk_reader;
 pub mod vtk_writer;
 
 pub use csv::{
-    read_energy_csv, read_final_csv, write_final_csv, EnergyCsv, EnergyTable, InsertersCsv,
-    ParticleState, RemovedCsv, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
+    read_energy_csv, read_final_csv, write_final_csv, write_final_rows, EnergyCsv, EnergyTable,
+    InsertersCsv, ParticleState, RemovedCsv, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
 pub use run_record::{recorded_run, RecordedRun};
 pub use scene::{

@@ -15,6 +15,11 @@ pub const FLOOR: f64 = 0.03;
 /// seconds. A bead crosses the domain in about 12 ms (600 steps), so about 250 are in it
 /// at a time while the stream runs.
 pub fn stream(t_end: f64) -> Scene {
+    parse_scene(&stream_text(t_end)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The scene text of [`stream`].
+pub fn stream_text(t_end: f64) -> String {
     // The inserter pour's material and inserter, faster and without its box.
     let pour = super::inserter::pour(20000.0, t_end, "")
         .replace("interval = 0.02\n", "interval = 0.002\n")
@@ -24,7 +29,7 @@ pub fn stream(t_end: f64) -> Scene {
             "[domain]\nmin = [-0.05, -0.05, {FLOOR}]\nmax = [0.05, 0.05, 0.07]\non_exit = \"remove\"\n"
         );
     assert!(text.contains("interval = 0.002\n") && text.contains("-2.0]"));
-    parse_scene(&text).unwrap_or_else(|e| panic!("{e}"))
+    text
 }
 
 /// One row of `removed.csv`: step, t, id, x, v.

@@ -258,6 +258,7 @@ fn reserve_clumps(model: &mut Model, ins: &Inserter, kind: u32) {
 fn reserve(model: &mut Model, ins: &Inserter) {
     let (radius, jitter, density) = (ins.radius, ins.radius_jitter, ins.density);
     let mut rng = ChaCha8Rng::seed_from_u64(ins.seed);
+    model.particles.reserve_exact(ins.capacity as usize);
     for _ in 0..ins.capacity {
         let r = if jitter > 0.0 {
             radius * (1.0 + rng.random_range(-jitter..=jitter))
