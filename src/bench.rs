@@ -71,6 +71,7 @@ impl PouredBed {
                 gpu_max_neighbors: None,
                 gpu_bucket_capacity: Some(32),
                 sort_every: None,
+                checkpoint_every: None,
                 trapezoidal: Default::default(),
             },
             model,

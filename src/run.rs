@@ -128,9 +128,9 @@ pub fn run(scene: &Scene, backend: &mut dyn Backend, out_dir: &Path) -> Result<R
 ///   run keeps the frames of earlier steps, [`VtkSeries::resume`]).
 /// * `final.csv`: the final state (see [`crate::io::write_final_csv`]).
 ///
-/// * with `options.checkpoint_every = Some(k)`, at every step that is a multiple of
-///   `k`, `checkpoints/checkpoint_<step>.vdc` ([`crate::checkpoint`]), after that
-///   step's other outputs.
+/// * with `options.checkpoint_every = Some(k)` (else the scene's `checkpoint_every`),
+///   at every step that is a multiple of `k`, `checkpoints/checkpoint_<step>.vdc`
+///   ([`crate::checkpoint`]), after that step's other outputs.
 ///
 /// The run advances `backend` from its current step to `scene.simulation.steps()`,
 /// and the rows carry the backend's step count and time. A backend at step 0 (freshly
@@ -590,7 +590,11 @@ impl Recorder {
             walls,
             inserters,
             vtk,
-            checkpoint_every: options.checkpoint_every.filter(|&k| k > 0),
+            // The command line's interval, else the scene's (`checkpoint_every` or
+            // `checkpoint_interval`); 0 from the command line turns them off.
+            checkpoint_every: (options.checkpoint_every)
+                .or(scene.simulation.checkpoint_every)
+                .filter(|&k| k > 0),
             e0: 0.0,
             scale0: 0.0,
             last_good: None,

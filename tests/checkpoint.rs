@@ -53,6 +53,7 @@ fn cluster() -> Scene {
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
             sort_every: None,
+            checkpoint_every: None,
             trapezoidal: Default::default(),
         },
         model: m,

@@ -226,6 +226,7 @@ fn the_clump_bed_touches_from_the_first_step() {
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
             sort_every: None,
+            checkpoint_every: None,
             trapezoidal: Default::default(),
         },
         model,

@@ -44,6 +44,7 @@ fn bed(n: usize, solver: HardSolver) -> Scene {
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
             sort_every: None,
+            checkpoint_every: None,
             trapezoidal: Default::default(),
         },
         model,

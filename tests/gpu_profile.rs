@@ -22,6 +22,7 @@ fn scene(model: varidem::model::Model, dt: f64, integrator: IntegratorKind) -> S
             gpu_max_neighbors: None,
             gpu_bucket_capacity: Some(32),
             sort_every: None,
+            checkpoint_every: None,
             trapezoidal: Default::default(),
         },
         model,

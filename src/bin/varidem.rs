@@ -92,8 +92,9 @@ enum Command {
         #[arg(long)]
         quiet: bool,
         /// Write a checkpoint every N steps into DIR/checkpoints/
-        /// (checkpoint_<step>.vdc), from which `varidem resume` continues the run.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        /// (checkpoint_<step>.vdc), from which `varidem resume` continues the run
+        /// [default: the scene's checkpoint_every or checkpoint_interval; 0: none].
+        #[arg(long, value_name = "N")]
         checkpoint_every: Option<u64>,
         /// Stop after N steps instead of at the scene's end (`steps` or `t_end`): a short
         /// trial of a scene; run.toml records the shortened run.
@@ -120,8 +121,8 @@ enum Command {
         #[arg(long)]
         quiet: bool,
         /// Write a checkpoint every N steps [default: the interval of the run that wrote
-        /// the checkpoint].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        /// the checkpoint; 0: none].
+        #[arg(long, value_name = "N")]
         checkpoint_every: Option<u64>,
         /// Backend [default: the one that wrote the checkpoint]: auto, cpu or gpu. Only
         /// the same backend, adapter and precision continue the run bit for bit.
@@ -688,6 +689,7 @@ fn settled_glass_bed(n: usize, settle: u64) -> Result<varidem::model::Model> {
             gpu_max_neighbors: None,
             gpu_bucket_capacity: None,
             sort_every: None,
+            checkpoint_every: None,
             trapezoidal: Default::default(),
         },
         model: glass_bed(n, true),
@@ -792,6 +794,7 @@ fn bench_scene(
                         gpu_max_neighbors: None,
                         gpu_bucket_capacity: buckets,
                         sort_every: None,
+                        checkpoint_every: None,
                         trapezoidal: Default::default(),
                     },
                     model,

@@ -190,9 +190,13 @@ fn decode_simulation(r: &mut Reader<'_>, version: u32) -> Decoded<SimulationPara
             max_iterations: r.u32()?,
         },
         sort_every: None,
+        checkpoint_every: None,
     };
     if version >= 11 {
         sim.sort_every = r.u64()?.checked_sub(1);
+    }
+    if version >= 13 {
+        sim.checkpoint_every = Some(r.u64()?).filter(|&k| k > 0);
     }
     Ok(sim)
 }

@@ -87,6 +87,7 @@ pub(super) fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
         gpu_bucket_capacity,
         trapezoidal,
         sort_every,
+        checkpoint_every,
     } = sim;
     w.f64(*dt);
     match duration {
@@ -109,6 +110,8 @@ pub(super) fn encode_simulation(w: &mut Writer, sim: &SimulationParams) {
     w.u32(trapezoidal.max_iterations);
     // Format 11: 0 for none, else 1 + steps.
     w.u64(sort_every.map_or(0, |k| k.saturating_add(1)));
+    // Format 13: the scene's checkpoint interval, 0 for none.
+    w.u64(checkpoint_every.unwrap_or(0));
 }
 
 pub(super) fn encode_model(w: &mut Writer, m: &Model) {

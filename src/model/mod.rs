@@ -236,6 +236,10 @@ pub struct SimulationParams {
     /// space-filling curve; `Some(0)` never sorts, `None` takes
     /// [`DEFAULT_SORT_EVERY`]. Results do not depend on it ([`layout`]).
     pub sort_every: Option<u64>,
+    /// Write a checkpoint every this many steps (`checkpoint_every`, or
+    /// `checkpoint_interval` in seconds); `None`: none unless the command line asks
+    /// (`--checkpoint-every`, which takes precedence).
+    pub checkpoint_every: Option<u64>,
 }
 
 /// Default `[simulation] sort_every` (steps).

@@ -602,8 +602,21 @@ pub struct TimeStepAdvice {
 /// `√(2|g|H)`. The duration is taken for the smallest particle of each material,
 /// against each material and each wall and mesh:
 /// `t ∝ (m*²/r*)^{1/5} ∝ r`, so small particles collide fastest. A clump's spheres
-/// count with their body's mass and the speed bound `|v| + |Ω| reach` (issue 24).
+/// count with their body's mass and the speed bound `|v| + |Ω| reach` (issue 24). An
+/// inserter's spheres count with their insertion velocity, from the highest point of
+/// its region. A moving wall or mesh adds its fastest surface speed to the relative
+/// speed: `|v| + |ω| d`, `d` the distance from its axis point to the farthest sphere
+/// centre (a plane) or vertex (a mesh), as it stands at `t = 0`.
 pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
+    time_step_advice_at(model, None)
+}
+
+/// [`time_step_advice`] at the relative impact speed `v_rel` when given (`[simulation]
+/// auto_dt_velocity`), the scene's estimate otherwise.
+pub fn time_step_advice_at(
+    model: &crate::model::Model,
+    v_rel: Option<f64>,
+) -> Option<TimeStepAdvice> {
     use crate::model::ContactLaw;
     if !matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz)) {
         return None;
@@ -665,8 +678,23 @@ pub fn time_step_advice(model: &crate::model::Model) -> Option<TimeStepAdvice> {
             }
         }
     }
-    let v_rel = (2.0 * v_max).max(v_max + (2.0 * g * fall).sqrt());
-    if v_rel <= 0.0 {
+    // The fastest surface of a moving wall or mesh (at its speed while it moves).
+    let reach = |axis: DVec3, points: &mut dyn Iterator<Item = DVec3>| {
+        points.map(|x| (x - axis).length()).fold(0.0, f64::max)
+    };
+    let plane_speeds = model.walls.iter().map(|w| {
+        let m = &w.motion;
+        let d = reach(m.axis_point, &mut spheres.iter().map(|s| s.0));
+        m.velocity.length() + m.angular_velocity.length() * d
+    });
+    let mesh_speeds = model.meshes.iter().map(|w| {
+        let m = &w.motion;
+        let d = reach(m.axis_point, &mut w.mesh.vertices.iter().copied());
+        m.velocity.length() + m.angular_velocity.length() * d
+    });
+    let v_wall = plane_speeds.chain(mesh_speeds).fold(0.0, f64::max);
+    let v_rel = v_rel.unwrap_or((2.0 * v_max).max(v_max + (2.0 * g * fall).sqrt()) + v_wall);
+    if v_rel.is_nan() || v_rel <= 0.0 || spheres.is_empty() {
         return None;
     }
     // Smallest particle (radius, mass) of each material.

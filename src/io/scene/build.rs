@@ -21,7 +21,7 @@ use super::schema::{
 };
 use super::sections::{
     binder, contact_law, drag, materials, near_field, particle, simulation, stiffness_from,
-    BinderDefaults,
+    time_step, BinderDefaults, TimeStep,
 };
 use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
@@ -29,6 +29,7 @@ use crate::model::{
     is_dormant, Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles,
     Scene, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_OVERLAP,
 };
+use crate::physics::granular::time_step_advice_at;
 
 /// Largest `[contact] max_contacts`.
 const MAX_CONTACT_SLOTS: u32 = 64;
@@ -40,8 +41,54 @@ const DEFAULT_SKIN_FRACTION: f64 = 0.1;
 type Bonded = HashMap<(u32, u32), String>;
 
 /// The scene of `file`, every value checked; the first invalid one is the error.
+///
+/// `dt = "auto"` builds the scene twice: first without its inserters' reserves (a
+/// probe, which is all the time-step estimate reads), then with the step the estimate
+/// gives ([`auto_time_step`]).
 pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
-    let (simulation, gravity) = simulation(&file.simulation)?;
+    let dt = match time_step(&file.simulation)? {
+        TimeStep::Seconds(dt) => dt,
+        TimeStep::Auto => {
+            // Any step will do for the probe: it only has to pass the run-length checks.
+            let probe = build_with(file, base, file.simulation.t_end.unwrap_or(1.0), true)?;
+            auto_time_step(&probe.model, file.simulation.auto_dt_velocity)?
+        }
+    };
+    build_with(file, base, dt, false)
+}
+
+/// The step of `dt = "auto"` for `model` (built without its reserves): Campello eq.
+/// (50)'s advice ([`time_step_advice_at`]) at the speed `auto_dt_velocity` when given,
+/// the scene's own estimate otherwise. It says what it chose in the log.
+fn auto_time_step(model: &Model, velocity: Option<f64>) -> Result<f64> {
+    if !matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz)) {
+        return Err(scene_error(
+            "simulation.dt = \"auto\": the automatic step is the Hertz collision time / 20, and the scene has no [contact] law = \"hertz\"; give dt in s",
+        ));
+    }
+    let advice = time_step_advice_at(model, velocity).ok_or_else(|| {
+        scene_error(
+            "simulation.dt = \"auto\": nothing in the scene moves (no velocity, fall, inserter or moving wall) to estimate an impact speed from; give auto_dt_velocity (m/s) or dt",
+        )
+    })?;
+    log::info!(
+        "dt = \"auto\": {:.3e} s, the Hertz collision time {:.3e} s / 20 at an impact speed of {:.3e} m/s ({})",
+        advice.dt_max,
+        advice.collision_duration,
+        advice.v_rel,
+        if velocity.is_some() {
+            "auto_dt_velocity"
+        } else {
+            "the scene's fastest particle, fall, inserter or moving wall"
+        }
+    );
+    Ok(advice.dt_max)
+}
+
+/// The scene of `file` with time step `dt`; a `probe` leaves out the inserters'
+/// reserves (their capacities are 0).
+fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Scene> {
+    let (simulation, gravity) = simulation(&file.simulation, dt)?;
     let binder = binder(file.binder.as_ref())?;
     let law = file.contact.as_ref().map(contact_law).transpose()?;
     let materials = materials(&file.materials)?;
@@ -82,7 +129,13 @@ pub(super) fn build(file: &SceneFile, base: &Path) -> Result<Scene> {
     add_meshes(&mut model, &file.meshes, law, &materials, base)?;
     let end = simulation.steps() as f64 * simulation.dt;
     origins.mark(&model, "an [[inserter]]");
-    add_inserters(&mut model, &file.inserters, &materials, hertz, end)?;
+    add_inserters(
+        &mut model,
+        &file.inserters,
+        &materials,
+        hertz,
+        (!probe).then_some(end),
+    )?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {
         model.contact = Some(contact_params(c, law, &model)?);

@@ -26,9 +26,13 @@ pub(super) fn add_inserters(
     sections: &[InserterSection],
     materials: &[Material],
     hertz: bool,
-    end: f64,
+    end: Option<f64>,
 ) -> Result<()> {
+    // A probe (`end` unknown, `dt = "auto"`) reads what each inserter inserts, not how
+    // many: its events end at the start, and it reserves nothing.
+    let probe = end.is_none();
     for (k, s) in sections.iter().enumerate() {
+        let end = end.unwrap_or(s.start.unwrap_or(0.0).max(0.0));
         let who = format!("inserter[{k}]");
         let key = |field: &str| format!("{who}.{field}");
         let what = match &s.clump_type {
@@ -84,6 +88,10 @@ pub(super) fn add_inserters(
             attempts,
             ..what
         };
+        if probe {
+            model.inserters.push(ins);
+            continue;
+        }
         let capacity = match s.capacity {
             Some(c) if c < 1 => {
                 return Err(scene_error(format!(

@@ -291,10 +291,53 @@ pub(super) struct CloudSection {
     pub(super) seed: i64,
 }
 
+/// `[simulation] dt` as written: a time step in seconds, or a name (`"auto"`, the
+/// step `varidem check` recommends; other names are refused when the section is read).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum TimeStepKey {
+    /// A time step (s).
+    Seconds(f64),
+    /// A name.
+    Name(String),
+}
+
+impl<'de> Deserialize<'de> for TimeStepKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = TimeStepKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a time step in seconds or \"auto\"")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<TimeStepKey, E> {
+                Ok(TimeStepKey::Seconds(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<TimeStepKey, E> {
+                Ok(TimeStepKey::Seconds(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<TimeStepKey, E> {
+                Ok(TimeStepKey::Seconds(v as f64))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<TimeStepKey, E> {
+                Ok(TimeStepKey::Name(v.to_owned()))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SimulationSection {
-    pub(super) dt: f64,
+    pub(super) dt: TimeStepKey,
+    #[serde(default)]
+    pub(super) auto_dt_velocity: Option<f64>,
+    #[serde(default)]
+    pub(super) output_interval: Option<f64>,
+    #[serde(default)]
+    pub(super) checkpoint_every: Option<i64>,
+    #[serde(default)]
+    pub(super) checkpoint_interval: Option<f64>,
     #[serde(default)]
     pub(super) steps: Option<i64>,
     #[serde(default)]

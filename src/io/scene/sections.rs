@@ -11,7 +11,7 @@ use super::checks::{
 };
 use super::schema::{
     BinderSection, ContactSection, DragSection, MaterialSection, NearFieldSection, ParticleSection,
-    SimulationSection, Vec3,
+    SimulationSection, TimeStepKey, Vec3,
 };
 use crate::error::Result;
 use crate::integrators::IntegratorKind;
@@ -40,9 +40,68 @@ const MAX_STEPS: u64 = 1 << 53;
 
 const ZERO: Vec3 = [0.0; 3];
 
-/// `[simulation]`: the run parameters and the gravity.
-pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVec3)> {
-    let dt = positive("simulation.dt", s.dt)?;
+/// What `[simulation] dt` asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum TimeStep {
+    /// This step (s).
+    Seconds(f64),
+    /// The step `varidem check` recommends (`dt = "auto"`).
+    Auto,
+}
+
+/// `[simulation] dt`, checked (and `auto_dt_velocity`, which only `"auto"` reads).
+pub(super) fn time_step(s: &SimulationSection) -> Result<TimeStep> {
+    let step = match &s.dt {
+        TimeStepKey::Seconds(dt) => TimeStep::Seconds(positive("simulation.dt", *dt)?),
+        TimeStepKey::Name(name) if name == "auto" => TimeStep::Auto,
+        TimeStepKey::Name(name) => {
+            return Err(scene_error(format!(
+                "simulation.dt = {}: give a time step in s, or \"auto\" for the step `varidem check` recommends",
+                shown(name)
+            )))
+        }
+    };
+    if let Some(v) = s.auto_dt_velocity {
+        positive("simulation.auto_dt_velocity", v)?;
+        if step != TimeStep::Auto {
+            return Err(scene_error(
+                "simulation.auto_dt_velocity: only read with dt = \"auto\"; remove it, or set dt = \"auto\"",
+            ));
+        }
+    }
+    Ok(step)
+}
+
+/// A whole number of steps from `[simulation]` keys that give it in steps (`every`) or
+/// in seconds (`interval`, rounded to the nearest step, at least 1), at most one of
+/// them; `None` when neither is given.
+fn steps_of(
+    (every_key, every): (&str, Option<i64>),
+    (interval_key, interval): (&str, Option<f64>),
+    dt: f64,
+) -> Result<Option<u64>> {
+    match (every, interval) {
+        (Some(_), Some(_)) => Err(scene_error(format!(
+            "simulation: {every_key} (steps) and {interval_key} (s) are both given; give one of them"
+        ))),
+        (Some(k), None) => Ok(Some(positive_int(&format!("simulation.{every_key}"), k)?)),
+        (None, Some(t)) => {
+            let t = positive(&format!("simulation.{interval_key}"), t)?;
+            let k = (t / dt).round().max(1.0);
+            if k > MAX_STEPS as f64 {
+                return Err(scene_error(format!(
+                    "simulation.{interval_key} = {t}: {k:e} steps of dt = {dt}; at most 2^53"
+                )));
+            }
+            Ok(Some(k as u64))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// `[simulation]`: the run parameters and the gravity, with the time step `dt` (the
+/// file's, or the one `dt = "auto"` resolved to).
+pub(super) fn simulation(s: &SimulationSection, dt: f64) -> Result<(SimulationParams, DVec3)> {
     let duration = match (s.steps, s.t_end) {
         (Some(n), None) => {
             let n = positive_int("simulation.steps", n)?;
@@ -151,11 +210,18 @@ pub(super) fn simulation(s: &SimulationSection) -> Result<(SimulationParams, DVe
         gpu_bucket_capacity,
         trapezoidal,
         sort_every,
+        checkpoint_every: steps_of(
+            ("checkpoint_every", s.checkpoint_every),
+            ("checkpoint_interval", s.checkpoint_interval),
+            dt,
+        )?,
     };
-    params.output_every = match s.output_every {
-        Some(k) => positive_int("simulation.output_every", k)?,
-        None => ((params.steps() as f64 / 100.0).round() as u64).max(1),
-    };
+    params.output_every = steps_of(
+        ("output_every", s.output_every),
+        ("output_interval", s.output_interval),
+        dt,
+    )?
+    .unwrap_or_else(|| ((params.steps() as f64 / 100.0).round() as u64).max(1));
     let gravity = finite_vec("simulation.gravity", s.gravity.unwrap_or(ZERO))?;
     Ok((params, gravity))
 }

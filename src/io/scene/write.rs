@@ -114,6 +114,9 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     if let Some(k) = sim.gpu_bucket_capacity {
         let _ = writeln!(s, "bucket_capacity = {k}");
     }
+    if let Some(k) = sim.checkpoint_every {
+        let _ = writeln!(s, "checkpoint_every = {k}");
+    }
     if let Some(k) = sim.sort_every {
         let _ = writeln!(s, "sort_every = {k}");
     }
