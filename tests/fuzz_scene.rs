@@ -230,6 +230,7 @@ fn cloud_generator_with_denormal_radius_does_not_overflow() {
         count: 10,
         radius: 1e-320,
         radius_jitter: 0.0,
+        distribution: None,
         density: 1.0,
         velocity: DVec3::ZERO,
         material: 0,

@@ -7,6 +7,7 @@ use super::bytes::{Decoded, Reader};
 use super::Checkpoint;
 use crate::backend::{BackendKind, BodyState, ContactState, HardImpulse, StateSnapshot};
 use crate::integrators::IntegratorKind;
+use crate::model::sizes::{RadiusDistribution, SizeBasis};
 use crate::model::Precision;
 use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
 use crate::model::{
@@ -450,6 +451,7 @@ fn decode_inserters(
             max_radius: r.f64()?,
             radius: r.f64()?,
             radius_jitter: r.f64()?,
+            distribution: None,
             density: r.f64()?,
             material: r.u32()?,
             clump: if version >= 8 {
@@ -458,6 +460,10 @@ fn decode_inserters(
                 None
             },
         };
+        let mut ins = ins;
+        if version >= 13 {
+            ins.distribution = decode_distribution(r).map_err(|e| format!("inserter {k}: {e}"))?;
+        }
         if ins.clump.is_some_and(|t| t as usize >= nt) {
             return Err(format!("inserter {k}: clump type {:?} of {nt}", ins.clump));
         }
@@ -857,4 +863,37 @@ fn decode_hard(r: &mut Reader) -> Decoded<crate::model::HardContact> {
     };
     hard.check()?;
     Ok(hard)
+}
+
+/// An inserter's radius distribution (format 13): a code, then its values.
+fn decode_distribution(r: &mut Reader<'_>) -> Decoded<Option<RadiusDistribution>> {
+    let law = match r.u8()? {
+        0 => return Ok(None),
+        1 => RadiusDistribution::LogNormal {
+            median: r.f64()?,
+            sigma: r.f64()?,
+        },
+        2 => {
+            let by = match r.u8()? {
+                0 => SizeBasis::Number,
+                1 => SizeBasis::Mass,
+                c => return Err(format!("unknown size basis code {c}")),
+            };
+            let n = r.count("radius table points", 16)?;
+            let mut radius = Vec::with_capacity(n);
+            let mut fraction = Vec::with_capacity(n);
+            for _ in 0..n {
+                radius.push(r.f64()?);
+                fraction.push(r.f64()?);
+            }
+            RadiusDistribution::Table {
+                radius,
+                fraction,
+                by,
+            }
+        }
+        c => return Err(format!("unknown radius distribution code {c}")),
+    };
+    law.check("radius_distribution")?;
+    Ok(Some(law))
 }

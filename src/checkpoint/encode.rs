@@ -6,6 +6,7 @@
 use super::bytes::Writer;
 use crate::backend::{BackendKind, BodyState, StateSnapshot};
 use crate::integrators::IntegratorKind;
+use crate::model::sizes::{RadiusDistribution, SizeBasis};
 use crate::model::Precision;
 use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
 use crate::model::{
@@ -391,6 +392,7 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
         max_radius,
         radius,
         radius_jitter,
+        distribution,
         density,
         material,
         clump,
@@ -436,6 +438,31 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
     w.u32(*material);
     // Since version 8: the clump type (u32::MAX: spheres).
     w.u32(clump.unwrap_or(u32::MAX));
+    // Since version 13: the radius distribution (0: none, 1: lognormal, 2: table).
+    match distribution {
+        None => w.u8(0),
+        Some(RadiusDistribution::LogNormal { median, sigma }) => {
+            w.u8(1);
+            w.f64(*median);
+            w.f64(*sigma);
+        }
+        Some(RadiusDistribution::Table {
+            radius,
+            fraction,
+            by,
+        }) => {
+            w.u8(2);
+            w.u8(match by {
+                SizeBasis::Number => 0,
+                SizeBasis::Mass => 1,
+            });
+            w.len(radius.len());
+            for (r, f) in radius.iter().zip(fraction) {
+                w.f64(*r);
+                w.f64(*f);
+            }
+        }
+    }
 }
 
 fn encode_motion(w: &mut Writer, m: &Motion) {

@@ -5,6 +5,7 @@ use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::model::sizes::RadiusDistribution;
 use crate::model::{Bond, BondError, BondStiffness, Model, Particle};
 
 /// A ring ("torus") of `count` equal spheres in point contact on a circle of diameter
@@ -271,6 +272,9 @@ pub struct Cloud {
     pub radius: f64,
     /// Relative radius jitter: radii uniform in `r (1 ± jitter)`.
     pub radius_jitter: f64,
+    /// Radii drawn from this law instead (`radius_distribution`; `radius` and
+    /// `radius_jitter` are then not read): one draw of the placement's stream per sphere.
+    pub distribution: Option<RadiusDistribution>,
     /// Density (kg/m³): mass `ρ 4/3 π r³`, inertia `2/5 m r²`.
     pub density: f64,
     /// Common initial velocity (m/s).
@@ -293,7 +297,10 @@ impl Cloud {
     /// one sphere: the box is too full).
     pub fn add_to(&self, model: &mut Model) -> Result<(), String> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let r_max = self.radius * (1.0 + self.radius_jitter);
+        let r_max = match &self.distribution {
+            Some(d) => d.max_radius(),
+            None => self.radius * (1.0 + self.radius_jitter),
+        };
         // Axes with zero extent hold every centre on their plane (2-D pours).
         let flat = (self.max - self.min).cmpeq(DVec3::ZERO);
         let inset = DVec3::select(flat, DVec3::ZERO, DVec3::splat(r_max));
@@ -325,12 +332,17 @@ impl Cloud {
                     rng.random::<f64>(),
                 );
                 let x = lo + u * span;
-                let jitter = if self.radius_jitter > 0.0 {
-                    rng.random_range(-self.radius_jitter..=self.radius_jitter)
-                } else {
-                    0.0
+                let r = match &self.distribution {
+                    Some(d) => d.radius_at(rng.random::<f64>()),
+                    None => {
+                        let jitter = if self.radius_jitter > 0.0 {
+                            rng.random_range(-self.radius_jitter..=self.radius_jitter)
+                        } else {
+                            0.0
+                        };
+                        self.radius * (1.0 + jitter)
+                    }
                 };
-                let r = self.radius * (1.0 + jitter);
                 // A clump's orientation: a uniform random unit quaternion (Shoemake's
                 // method), drawn only for clumps so that sphere clouds keep their bits.
                 let orientation = self.clump.map(|_| {

@@ -117,6 +117,10 @@ pub struct Inserter {
     pub radius: f64,
     /// Their relative radius jitter: radii uniform in `radius (1 ± jitter)`.
     pub radius_jitter: f64,
+    /// Their radii drawn from this law instead (`radius_distribution`; `radius_jitter`
+    /// is then 0 and `radius` the law's smallest radius): one draw of stream 0 per
+    /// sphere, in reserve order.
+    pub distribution: Option<crate::model::sizes::RadiusDistribution>,
     /// Their density (kg/m³).
     pub density: f64,
     /// Their material index.
@@ -217,6 +221,7 @@ mod tests {
             max_radius: 0.1,
             radius: 0.1,
             radius_jitter: 0.0,
+            distribution: None,
             density: 1.0,
             material: 0,
             clump: None,

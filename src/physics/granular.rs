@@ -637,13 +637,16 @@ pub fn time_step_advice_at(
             )
         })
         .collect();
-    // An inserter's spheres: its largest, at the region's highest corner (against the
-    // field), with its velocity.
+    // An inserter's spheres: its smallest (which collides fastest; a clump's largest
+    // sphere), at the region's highest corner (against the field), with its velocity.
     for ins in &model.inserters {
         let (lo, hi) = ins.region.bounds(0.0);
         let up = -model.gravity;
         let top = DVec3::select(up.cmpge(DVec3::ZERO), hi, lo);
-        let r = ins.max_radius;
+        let r = match ins.clump {
+            Some(_) => ins.max_radius,
+            None => ins.radius * (1.0 - ins.radius_jitter),
+        };
         let mass = ins.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
         spheres.push((top, r, mass, ins.material, ins.velocity.length()));
     }

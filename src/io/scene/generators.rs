@@ -10,6 +10,7 @@ use super::checks::{
 use super::clumps::clump_type_index;
 use super::schema::{BlockSection, CloudSection, RingSection};
 use super::sections::{stiffness_from, BinderDefaults};
+use super::sizes::sizes;
 use crate::error::Result;
 use crate::model::generators::{Block, Cloud, Ring};
 use crate::model::{BondStiffness, ClumpType, Material};
@@ -173,22 +174,6 @@ pub(super) fn cloud(
     }
     let material = material_of(&who, c.material.as_deref(), materials, hertz)?;
     let (min, max, count) = cloud_box(&who, c)?;
-    if !(0.0..1.0).contains(&c.radius_jitter) {
-        return Err(scene_error(format!(
-            "{} = {}: must be >= 0 and < 1",
-            key("radius_jitter"),
-            c.radius_jitter
-        )));
-    }
-    let radius = positive(
-        &key("radius"),
-        c.radius.ok_or_else(|| {
-            scene_error(format!(
-                "{}: missing (give radius, or clump_type to pour clumps)",
-                key("radius")
-            ))
-        })?,
-    )?;
     let density = density_of(
         &who,
         c.density,
@@ -196,13 +181,19 @@ pub(super) fn cloud(
         c.material.is_some() || hertz,
         materials,
     )?;
-    sphere_sizes(&who, radius, c.radius_jitter, density)?;
+    let sizes = sizes(
+        &who,
+        (c.radius, c.radius_jitter, c.radius_distribution.as_ref()),
+        density,
+        "give radius or radius_distribution, or clump_type to pour clumps",
+    )?;
     Ok(Cloud {
         min,
         max,
         count,
-        radius,
-        radius_jitter: c.radius_jitter,
+        radius: sizes.radius,
+        radius_jitter: sizes.jitter,
+        distribution: sizes.distribution,
         density,
         velocity: finite_vec(&key("velocity"), c.velocity)?,
         material,
@@ -250,6 +241,7 @@ fn clump_cloud(k: usize, c: &CloudSection, name: &str, types: &[ClumpType]) -> R
     for (field, given) in [
         ("radius", c.radius.is_some()),
         ("radius_jitter", c.radius_jitter != 0.0),
+        ("radius_distribution", c.radius_distribution.is_some()),
         ("density", c.density.is_some()),
         ("material", c.material.is_some()),
         ("hold_rotation", c.hold_rotation),
@@ -270,6 +262,7 @@ fn clump_cloud(k: usize, c: &CloudSection, name: &str, types: &[ClumpType]) -> R
         count,
         radius: t.reach(),
         radius_jitter: 0.0,
+        distribution: None,
         density: 0.0,
         velocity: finite_vec(&key("velocity"), c.velocity)?,
         material: t.material,

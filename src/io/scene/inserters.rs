@@ -8,11 +8,12 @@ use rand_chacha::ChaCha8Rng;
 
 use super::checks::{
     check_capacity, finite_vec, fmt_vec, material_of, non_negative, nonzero_vec, positive,
-    scene_error, seed, shown, sphere_sizes, unit,
+    scene_error, seed, shown, unit,
 };
 use super::clumps::clump_type_index;
 use super::generators::density_of;
 use super::schema::InserterSection;
+use super::sizes::sizes;
 use crate::error::Result;
 use crate::model::{
     Batch, Clump, Domain, Inserter, Material, Model, Particle, Region, DEFAULT_ATTEMPTS,
@@ -154,24 +155,7 @@ fn spheres(
     materials: &[Material],
     hertz: bool,
 ) -> Result<Inserter> {
-    let key = |field: &str| format!("{who}.{field}");
     let material = material_of(who, s.material.as_deref(), materials, hertz)?;
-    if !(0.0..1.0).contains(&s.radius_jitter) {
-        return Err(scene_error(format!(
-            "{} = {}: must be >= 0 and < 1",
-            key("radius_jitter"),
-            s.radius_jitter
-        )));
-    }
-    let radius = positive(
-        &key("radius"),
-        s.radius.ok_or_else(|| {
-            scene_error(format!(
-                "{}: missing (give radius, or clump_type to insert clumps)",
-                key("radius")
-            ))
-        })?,
-    )?;
     let density = density_of(
         who,
         s.density,
@@ -179,11 +163,17 @@ fn spheres(
         s.material.is_some() || hertz,
         materials,
     )?;
-    sphere_sizes(who, radius, s.radius_jitter, density)?;
+    let sizes = sizes(
+        who,
+        (s.radius, s.radius_jitter, s.radius_distribution.as_ref()),
+        density,
+        "give radius or radius_distribution, or clump_type to insert clumps",
+    )?;
     Ok(Inserter {
-        max_radius: radius * (1.0 + s.radius_jitter),
-        radius,
-        radius_jitter: s.radius_jitter,
+        max_radius: sizes.max_radius,
+        radius: sizes.radius,
+        radius_jitter: sizes.jitter,
+        distribution: sizes.distribution,
         density,
         material,
         clump: None,
@@ -199,6 +189,7 @@ fn clump_kind(who: &str, s: &InserterSection, name: &str, model: &Model) -> Resu
     for (field, given) in [
         ("radius", s.radius.is_some()),
         ("radius_jitter", s.radius_jitter != 0.0),
+        ("radius_distribution", s.radius_distribution.is_some()),
         ("density", s.density.is_some()),
         ("material", s.material.is_some()),
     ] {
@@ -215,6 +206,7 @@ fn clump_kind(who: &str, s: &InserterSection, name: &str, model: &Model) -> Resu
         max_radius: t.spheres.iter().map(|s| s.radius).fold(0.0, f64::max),
         radius: t.reach(),
         radius_jitter: 0.0,
+        distribution: None,
         density: 0.0,
         material: t.material,
         clump: Some(kind),
@@ -241,6 +233,7 @@ fn placeholder() -> Inserter {
         max_radius: 0.0,
         radius: 0.0,
         radius_jitter: 0.0,
+        distribution: None,
         density: 0.0,
         material: 0,
         clump: None,
@@ -261,17 +254,18 @@ fn reserve_clumps(model: &mut Model, ins: &Inserter, kind: u32) {
     }
 }
 
-/// The reserved particles of `ins`: radii `r (1 ± jitter)` from stream 0 of its seed,
+/// The reserved particles of `ins`: radii `r (1 ± jitter)` (or its distribution's, one
+/// uniform draw each) from stream 0 of its seed,
 /// mass `ρ 4/3 π r³`, dormant at the region's centre.
 fn reserve(model: &mut Model, ins: &Inserter) {
     let (radius, jitter, density) = (ins.radius, ins.radius_jitter, ins.density);
     let mut rng = ChaCha8Rng::seed_from_u64(ins.seed);
     model.particles.reserve_exact(ins.capacity as usize);
     for _ in 0..ins.capacity {
-        let r = if jitter > 0.0 {
-            radius * (1.0 + rng.random_range(-jitter..=jitter))
-        } else {
-            radius
+        let r = match &ins.distribution {
+            Some(law) => law.radius_at(rng.random::<f64>()),
+            None if jitter > 0.0 => radius * (1.0 + rng.random_range(-jitter..=jitter)),
+            None => radius,
         };
         let mass = density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
         let id = model.particles.push(Particle {

@@ -91,6 +91,7 @@ mod inserters;
 mod overlaps;
 mod schema;
 mod sections;
+mod sizes;
 #[cfg(test)]
 mod tests;
 mod walls;

@@ -125,6 +125,8 @@ pub(super) struct InserterSection {
     #[serde(default)]
     pub(super) radius_jitter: f64,
     #[serde(default)]
+    pub(super) radius_distribution: Option<RadiusDistributionSection>,
+    #[serde(default)]
     pub(super) density: Option<f64>,
     #[serde(default)]
     #[serde(deserialize_with = "exact")]
@@ -279,6 +281,8 @@ pub(super) struct CloudSection {
     #[serde(default)]
     pub(super) radius_jitter: f64,
     #[serde(default)]
+    pub(super) radius_distribution: Option<RadiusDistributionSection>,
+    #[serde(default)]
     pub(super) density: Option<f64>,
     #[serde(default)]
     pub(super) material: Option<String>,
@@ -289,6 +293,28 @@ pub(super) struct CloudSection {
     pub(super) hold_rotation: bool,
     #[serde(default)]
     pub(super) seed: i64,
+}
+
+/// `radius_distribution = { lognormal = { median = R, sigma = S } }` or
+/// `{ table = [[r, cumulative_fraction], ...], by = "mass" | "number" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RadiusDistributionSection {
+    #[serde(default)]
+    pub(super) lognormal: Option<LogNormalSection>,
+    #[serde(default)]
+    #[serde(deserialize_with = "exact_opt_vec")]
+    pub(super) table: Option<Vec<[f64; 2]>>,
+    #[serde(default)]
+    pub(super) by: Option<String>,
+}
+
+/// The lognormal law of [`RadiusDistributionSection`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LogNormalSection {
+    pub(super) median: f64,
+    pub(super) sigma: f64,
 }
 
 /// `[simulation] dt` as written: a time step in seconds, or a name (`"auto"`, the

@@ -381,13 +381,16 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
             let _ = writeln!(s, "clump_type = {:?}", m.clump_types[kind as usize].name);
         }
         None => {
-            for (k, v) in [
-                ("radius", ins.radius),
-                ("radius_jitter", ins.radius_jitter),
-                ("density", ins.density),
-            ] {
-                let _ = writeln!(s, "{k} = {}", toml_float(v));
+            match &ins.distribution {
+                None => {
+                    let _ = writeln!(s, "radius = {}", toml_float(ins.radius));
+                    let _ = writeln!(s, "radius_jitter = {}", toml_float(ins.radius_jitter));
+                }
+                Some(law) => {
+                    let _ = writeln!(s, "radius_distribution = {}", distribution_toml(law));
+                }
             }
+            let _ = writeln!(s, "density = {}", toml_float(ins.density));
             if let Some(mat) = m.materials.get(ins.material as usize) {
                 let _ = writeln!(s, "material = {:?}", mat.name);
             }
@@ -397,6 +400,32 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
     let _ = writeln!(s, "seed = {}", ins.seed);
     let _ = writeln!(s, "capacity = {}", ins.capacity);
     let _ = writeln!(s, "attempts = {}", ins.attempts);
+}
+
+/// A radius distribution as the inline table `radius_distribution` takes.
+fn distribution_toml(law: &crate::model::sizes::RadiusDistribution) -> String {
+    use crate::model::sizes::RadiusDistribution;
+    match law {
+        RadiusDistribution::LogNormal { median, sigma } => format!(
+            "{{ lognormal = {{ median = {}, sigma = {} }} }}",
+            toml_float(*median),
+            toml_float(*sigma)
+        ),
+        RadiusDistribution::Table {
+            radius,
+            fraction,
+            by,
+        } => {
+            let points: Vec<String> = (radius.iter().zip(fraction))
+                .map(|(r, f)| format!("[{}, {}]", toml_float(*r), toml_float(*f)))
+                .collect();
+            format!(
+                "{{ table = [{}], by = \"{}\" }}",
+                points.join(", "),
+                by.name()
+            )
+        }
+    }
 }
 
 /// The `[contact]` keys of the hard-contact law, every one written (so the file does not
