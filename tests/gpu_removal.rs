@@ -8,7 +8,7 @@
 mod common;
 mod gpu_common;
 
-use common::stream::{final_ids, removed, stream, FLOOR};
+use common::stream::{capped_stream, final_ids, removed, stream, FLOOR};
 use varidem::backend::Backend;
 use varidem::cpu::CpuBackend;
 use varidem::gpu::Precision;
@@ -81,4 +81,28 @@ fn gpu_f32_removal_is_deterministic_and_resumes_bitwise() {
     assert_eq!(exits.len(), snap.removed.len());
     assert!(exits.iter().all(|e| e.position.z < FLOOR && e.step <= 1500));
     assert!(exits.iter().any(|e| e.step <= 750) && exits.iter().any(|e| e.step > 750));
+}
+
+/// The capped stream (at most 60 beads in the domain, removal.rs) on the GPU in f64:
+/// the same insertions and skips as the CPU (`inserters.csv` byte for byte), the same
+/// exits and final ids.
+#[test]
+fn gpu_f64_caps_the_beads_in_the_system_as_the_cpu() {
+    let s = capped_stream(0.03, 60);
+    let Some(mut gpu) = gpu_common::backend(&s, Precision::F64, "removal_gpu_capped") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("cpu"), tmp.path().join("gpu"));
+    run_with(&s, &mut CpuBackend::new(&s).unwrap(), &a, &options()).unwrap();
+    run_with(&s, &mut gpu, &b, &options()).unwrap();
+    let csv = |d: &std::path::Path| std::fs::read_to_string(d.join("inserters.csv")).unwrap();
+    assert_eq!(csv(&a), csv(&b));
+    let skipped = gpu.insertion_counts()[0].skipped;
+    assert!(skipped > 0, "the cap was reached");
+    let ids = |rows: Vec<common::stream::Removed>| -> Vec<(u64, u32)> {
+        rows.iter().map(|r| (r.step, r.id)).collect()
+    };
+    assert_eq!(ids(removed(&a)), ids(removed(&b)));
+    assert_eq!(final_ids(&a), final_ids(&b));
 }

@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::stream::{final_ids, removed, stream, FLOOR};
+use common::stream::{capped_stream, final_ids, removed, stream, FLOOR};
 use varidem::backend::Backend;
 use varidem::checkpoint::{checkpoint_path, Checkpoint};
 use varidem::cpu::CpuBackend;
@@ -156,4 +156,62 @@ fn removals_without_their_steps_are_dated_at_the_checkpoint() {
     b.advance(300).unwrap();
     a.advance(300).unwrap();
     assert_eq!(b.exits(1200).unwrap(), a.exits(1200).unwrap());
+}
+
+/// With removal, an inserter's `capacity` bounds its beads in the system at once, not
+/// its insertions (issue 44 item 4): capped at 60 beads (a quarter of the stream's usual
+/// 250), the 0.06 s stream never holds more than 60, yet inserts several times 60 as
+/// beads leave, skipping the rest; the reserve is the schedule's (1240), the scene
+/// file written back reads the same, and a checkpoint resumes bitwise.
+#[test]
+fn capacity_bounds_the_beads_in_the_system() {
+    let s = capped_stream(0.06, 60);
+    let ins = &s.model.inserters[0];
+    assert_eq!((ins.live_limit, ins.capacity), (Some(60), 1240));
+    assert_eq!(
+        varidem::io::parse_scene(&varidem::io::scene_to_toml(&s))
+            .unwrap()
+            .model,
+        s.model
+    );
+    let mut b = CpuBackend::new(&s).unwrap();
+    let live = |b: &mut CpuBackend| {
+        let p = b.particles().unwrap();
+        p.flags
+            .iter()
+            .filter(|&&f| varidem::backend::in_system(f))
+            .count()
+    };
+    let mut most = 0;
+    let mut mid = None;
+    for k in 0..30 {
+        b.advance(100).unwrap();
+        most = most.max(live(&mut b));
+        assert!(
+            live(&mut b) <= 60,
+            "step {}: {} live",
+            b.step_count(),
+            live(&mut b)
+        );
+        if k == 14 {
+            mid = Some(b.checkpoint_state().unwrap());
+        }
+    }
+    let c = b.insertion_counts()[0];
+    assert_eq!(most, 60, "the limit is reached");
+    assert!(c.inserted >= 180 && c.skipped > 0, "{c:?}");
+    // Resumed at step 1500, the same bits at step 3000.
+    let mut r = CpuBackend::from_snapshot(s.model.clone(), &mid.unwrap()).unwrap();
+    r.advance(1500).unwrap();
+    assert_eq!(r.insertion_counts(), b.insertion_counts());
+    let (pa, pb) = (r.particles().unwrap(), b.particles().unwrap());
+    assert!(pa.position == pb.position && pa.flags == pb.flags);
+    // Without removal the capacity bounds the insertions, as before.
+    let text = varidem::io::scene_to_toml(&s);
+    assert!(text.contains("on_exit = \"remove\""));
+    let closed =
+        varidem::io::parse_scene(&text.replace("on_exit = \"remove\"", "on_exit = \"error\""))
+            .unwrap();
+    let ins = &closed.model.inserters[0];
+    assert_eq!((ins.live_limit, ins.capacity), (None, 60));
 }

@@ -369,6 +369,11 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
             })
         })
         .collect::<Decoded<Vec<Wall>>>()?;
+    if let Some((k, m)) = (walls.iter().enumerate())
+        .find_map(|(k, w)| w.material.filter(|&m| m as usize >= nm).map(|m| (k, m)))
+    {
+        return Err(format!("wall {k} has material {m}, but there are {nm}"));
+    }
     let (clump_types, clumps) = if version >= 4 {
         decode_clumps(r, materials.len())?
     } else {
@@ -384,7 +389,16 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
         Vec::new()
     };
     let inserters = if version >= 7 {
-        decode_inserters(r, particles.len(), clumps.len(), clump_types.len(), version)?
+        decode_inserters(
+            r,
+            (
+                particles.len(),
+                clumps.len(),
+                clump_types.len(),
+                materials.len(),
+            ),
+            version,
+        )?
     } else {
         Vec::new()
     };
@@ -412,9 +426,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
 /// one of its `nt`).
 fn decode_inserters(
     r: &mut Reader<'_>,
-    n: usize,
-    nc: usize,
-    nt: usize,
+    (n, nc, nt, nm): (usize, usize, usize, usize),
     version: u32,
 ) -> Decoded<Vec<Inserter>> {
     let ni = r.count("inserters", 1 + 48 + 9 + 24 + 24 + 8 + 12 + 32 + 4)?;
@@ -447,6 +459,7 @@ fn decode_inserters(
             seed: r.u64()?,
             first: r.u32()?,
             capacity: r.u32()?,
+            live_limit: None,
             attempts: r.u32()?,
             max_radius: r.f64()?,
             radius: r.f64()?,
@@ -462,7 +475,19 @@ fn decode_inserters(
         };
         let mut ins = ins;
         if version >= 13 {
+            ins.live_limit = match r.u64()? {
+                0 => None,
+                l => Some(
+                    u32::try_from(l - 1).map_err(|_| format!("inserter {k}: live limit {l}"))?,
+                ),
+            };
             ins.distribution = decode_distribution(r).map_err(|e| format!("inserter {k}: {e}"))?;
+        }
+        if nm > 0 && ins.clump.is_none() && ins.material as usize >= nm {
+            return Err(format!(
+                "inserter {k} has material {}, but there are {nm}",
+                ins.material
+            ));
         }
         if ins.clump.is_some_and(|t| t as usize >= nt) {
             return Err(format!("inserter {k}: clump type {:?} of {nt}", ins.clump));

@@ -388,6 +388,7 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
         seed,
         first,
         capacity,
+        live_limit,
         attempts,
         max_radius,
         radius,
@@ -438,7 +439,9 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
     w.u32(*material);
     // Since version 8: the clump type (u32::MAX: spheres).
     w.u32(clump.unwrap_or(u32::MAX));
-    // Since version 13: the radius distribution (0: none, 1: lognormal, 2: table).
+    // Since version 13: the live limit (0: none, else 1 + limit) and the radius
+    // distribution (0: none, 1: lognormal, 2: table).
+    w.u64(live_limit.map_or(0, |k| u64::from(k) + 1));
     match distribution {
         None => w.u8(0),
         Some(RadiusDistribution::LogNormal { median, sigma }) => {

@@ -676,9 +676,19 @@ impl CpuBackend {
         // reserved ones' radii by id (the particles it must miss in any order).
         let layout = &self.storage.layout;
         let p = &self.model.particles;
-        let placed = match &self.storage.archive {
-            Some(archive) => ins.insert_with(self.step, p, |i| archive.radius[i]),
-            None => ins.insert_with(self.step, p, |i| p.radius[layout.slot(i)]),
+        // The flags of id `i`: its slot's, or the archive's when it is not stored.
+        let archive = self.storage.archive.as_ref();
+        let flags = |i: u32| match layout.try_slot(i as usize, p.len()) {
+            Some(s) => p.flags[s],
+            None => archive.map_or(0, |a| a.flags[i as usize]),
+        };
+        let removed = |ids: std::ops::Range<u32>| {
+            ids.filter(|&i| flags(i) & crate::model::FLAG_REMOVED != 0)
+                .count() as u64
+        };
+        let placed = match archive {
+            Some(archive) => ins.insert_with(self.step, p, |i| archive.radius[i], removed),
+            None => ins.insert_with(self.step, p, |i| p.radius[layout.slot(i)], removed),
         };
         if placed.is_empty() {
             return;

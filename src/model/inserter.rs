@@ -109,6 +109,10 @@ pub struct Inserter {
     pub first: u32,
     /// Reserved particles: at most this many are ever inserted.
     pub capacity: u32,
+    /// At most this many of its particles in the system at once (`capacity` in a scene
+    /// with removal, issue 44: the ones that left free their places); `None`: no bound
+    /// but the reserve.
+    pub live_limit: Option<u32>,
     /// Random places tried for one particle before it is skipped.
     pub attempts: u32,
     /// Largest radius of the reserved particles (m): `radius (1 + radius_jitter)`.
@@ -217,6 +221,7 @@ mod tests {
             seed: 1,
             first: 0,
             capacity: 100,
+            live_limit: None,
             attempts: DEFAULT_ATTEMPTS,
             max_radius: 0.1,
             radius: 0.1,

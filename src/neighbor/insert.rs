@@ -271,17 +271,25 @@ impl Insertion {
     /// as on the device: removals and dormancy), returning the particles to wake, in
     /// inserter then id order. The counts are updated; skipped particles are logged.
     pub fn insert(&mut self, step: u64, particles: &Particles) -> Vec<Placed> {
-        self.insert_with(step, particles, |i| particles.radius[i])
+        let removed = |ids: std::ops::Range<u32>| {
+            (particles.flags[ids.start as usize..ids.end as usize].iter())
+                .filter(|&&f| f & FLAG_REMOVED != 0)
+                .count() as u64
+        };
+        self.insert_with(step, particles, |i| particles.radius[i], removed)
     }
 
     /// [`Insertion::insert`] on particles stored in any order (or only some of them:
     /// those in the system), the reserved particle of id `i` having radius
-    /// `radius(i)`: which spots are free does not depend on the order.
+    /// `radius(i)`: which spots are free does not depend on the order. `removed(ids)`
+    /// counts the particles of `ids` (inserted ones) that have left the system, for the
+    /// inserters with a live limit ([`Inserter::live_limit`]).
     pub fn insert_with(
         &mut self,
         step: u64,
         particles: &Particles,
         radius: impl Fn(usize) -> f64,
+        removed: impl Fn(std::ops::Range<u32>) -> u64,
     ) -> Vec<Placed> {
         let t = step as f64 * self.dt;
         let walls: Vec<Wall> = self
@@ -306,6 +314,13 @@ impl Insertion {
             }
             let mut free = FreeSpace::new(ins, particles, &walls, self.surfaces.as_ref());
             let clumps = &self.clumps;
+            // Its particles in the system now, for a live limit.
+            let inserted = self.counts[q].inserted;
+            let mut live = match ins.live_limit {
+                Some(_) => inserted - removed(ins.first..ins.first + inserted as u32),
+                None => 0,
+            };
+            let limit = ins.live_limit.map_or(u64::MAX, u64::from);
             for k in first..last {
                 let count = &mut self.counts[q];
                 let (wanted, before) = (ins.batch_size(k), placed.len());
@@ -314,7 +329,7 @@ impl Insertion {
                 rng.set_stream(k + 1);
                 let mut skipped = 0;
                 for _ in 0..wanted {
-                    if count.inserted >= u64::from(ins.capacity) {
+                    if count.inserted >= u64::from(ins.capacity) || live >= limit {
                         skipped += 1;
                         continue;
                     }
@@ -359,6 +374,7 @@ impl Insertion {
                                 clump: ins.clump.is_some(),
                             });
                             count.inserted += 1;
+                            live += 1;
                         }
                         None => skipped += 1,
                     }
@@ -370,6 +386,8 @@ impl Insertion {
                         placed.len() - before,
                         if count.inserted >= u64::from(ins.capacity) {
                             "its capacity is used up"
+                        } else if live >= limit {
+                            "its capacity of particles in the system is reached"
                         } else {
                             "no free spot in the region"
                         }

@@ -71,3 +71,11 @@ pub fn final_ids(dir: &Path) -> Vec<u32> {
         .map(|p| p.id)
         .collect()
 }
+
+/// [`stream`] whose inserter has `capacity = limit`: with removal, at most `limit` of
+/// its beads in the domain at once.
+pub fn capped_stream(t_end: f64, limit: u32) -> Scene {
+    let text = stream_text(t_end).replace("seed = 3\n", &format!("seed = 3\ncapacity = {limit}\n"));
+    assert!(text.contains("capacity = "));
+    parse_scene(&text).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -85,6 +85,12 @@ fn auto_time_step(model: &Model, velocity: Option<f64>) -> Result<f64> {
     Ok(advice.dt_max)
 }
 
+/// Whether `[domain]` removes the particles that leave it (`on_exit = "remove"`; a
+/// wrong value is refused when the section is read).
+fn removes(d: Option<&DomainSection>) -> bool {
+    d.is_some_and(|d| d.on_exit.as_deref() == Some("remove"))
+}
+
 /// The scene of `file` with time step `dt`; a `probe` leaves out the inserters'
 /// reserves (their capacities are 0).
 fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Scene> {
@@ -134,7 +140,7 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
         &file.inserters,
         &materials,
         hertz,
-        (!probe).then_some(end),
+        ((!probe).then_some(end), removes(file.domain.as_ref())),
     )?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {

@@ -339,7 +339,7 @@ mod tests {
                 "[simulation]\ndt = 1e-3\nsteps = 1\n[[cloud]]\nmin = [0.0, 0.0, 0.0]\n\
                  max = [1.0, 1.0, 1.0]\ncount = 3\ndensity = 1.0\n"
                     .to_owned(),
-                "cloud[0].radius: missing (give radius, or clump_type to pour clumps)",
+                "cloud[0].radius: missing (give radius or radius_distribution, or clump_type to pour clumps)",
             ),
             (
                 dimer(

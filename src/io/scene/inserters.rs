@@ -27,7 +27,7 @@ pub(super) fn add_inserters(
     sections: &[InserterSection],
     materials: &[Material],
     hertz: bool,
-    end: Option<f64>,
+    (end, removal): (Option<f64>, bool),
 ) -> Result<()> {
     // A probe (`end` unknown, `dt = "auto"`) reads what each inserter inserts, not how
     // many: its events end at the start, and it reserves nothing.
@@ -122,6 +122,20 @@ pub(super) fn add_inserters(
             },
         };
         ins.capacity = capacity;
+        // With removal, a sphere inserter's capacity bounds its particles in the system
+        // at once (those that left free their places, issue 44): it reserves what its
+        // schedule inserts.
+        if removal && s.capacity.is_some() && ins.clump.is_none() {
+            let total = u32::try_from(ins.total()).map_err(|_| {
+                scene_error(format!(
+                    "{who}: {} particles to insert exceed the limit of {} particles",
+                    ins.total(),
+                    u32::MAX
+                ))
+            })?;
+            ins.live_limit = Some(capacity);
+            ins.capacity = capacity.max(total);
+        }
         match ins.clump {
             Some(kind) => {
                 let spheres = model.clump_types[kind as usize].spheres.len();
@@ -229,6 +243,7 @@ fn placeholder() -> Inserter {
         seed: 0,
         first: 0,
         capacity: 0,
+        live_limit: None,
         attempts: 0,
         max_radius: 0.0,
         radius: 0.0,

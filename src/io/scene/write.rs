@@ -398,7 +398,8 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
     }
     let _ = writeln!(s, "velocity = {}", toml_vec(ins.velocity));
     let _ = writeln!(s, "seed = {}", ins.seed);
-    let _ = writeln!(s, "capacity = {}", ins.capacity);
+    // A live limit is the `capacity` the scene gave (the reserve follows from it).
+    let _ = writeln!(s, "capacity = {}", ins.live_limit.unwrap_or(ins.capacity));
     let _ = writeln!(s, "attempts = {}", ins.attempts);
 }
 
