@@ -165,6 +165,12 @@ fn removals_without_their_steps_are_dated_at_the_checkpoint() {
 /// file written back reads the same, and a checkpoint resumes bitwise.
 #[test]
 fn capacity_bounds_the_beads_in_the_system() {
+    // Without a capacity the reserve is the schedule's, and the file written back
+    // gives none either (one would become a live limit).
+    let open = stream(0.06);
+    let text = varidem::io::scene_to_toml(&open);
+    assert!(!text.contains("capacity"));
+    assert_eq!(varidem::io::parse_scene(&text).unwrap().model, open.model);
     let s = capped_stream(0.06, 60);
     let ins = &s.model.inserters[0];
     assert_eq!((ins.live_limit, ins.capacity), (Some(60), 1240));

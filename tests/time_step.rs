@@ -255,3 +255,28 @@ fn the_scene_asks_for_checkpoints() {
     assert!(run("off", &["--checkpoint-every", "0"]).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scene that pours only clumps from an inserter: its spheres count with the clump's
+/// mass, so `dt = "auto"` is a positive step (a clump inserter has no density of its
+/// own: its spheres once counted as massless, which made the estimate 0).
+#[test]
+fn auto_step_of_a_clump_inserter_is_positive() {
+    let text = bead("dt = \"auto\"", "", "")
+        .replace(
+            "[[particle]]\nposition = [0.0, 0.0, 0.05]\nradius = 0.002\nmaterial = \"glass\"\n",
+            "",
+        )
+        + "\n[[clump_type]]\nname = \"dimer\"\nspheres = [ { position = [-1.0e-3, 0.0, 0.0], radius = 1.5e-3 }, { position = [1.2e-3, 0.0, 0.0], radius = 1.2e-3 } ]\nmaterial = \"glass\"\n\n[[inserter]]\nbox = { min = [-0.02, -0.02, 0.03], max = [0.02, 0.02, 0.04] }\ncount = 5\ninterval = 0.002\nclump_type = \"dimer\"\nseed = 1\n";
+    let s = scene(&text);
+    assert!(!s.model.clumps.is_empty() && s.model.inserters[0].clump.is_some());
+    assert!(
+        s.simulation.dt > 0.0 && s.simulation.dt.is_finite(),
+        "{}",
+        s.simulation.dt
+    );
+    let fixed = scene(&text.replace("dt = \"auto\"", "dt = 1e-5"));
+    assert_eq!(
+        s.simulation.dt,
+        time_step_advice(&fixed.model).unwrap().dt_max
+    );
+}

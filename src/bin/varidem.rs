@@ -447,7 +447,10 @@ fn resume_command(a: &ResumeArgs<'_>) -> Result<()> {
     // The run goes on as it ran: its identity, its checkpoint interval and (unless
     // `--no-vtk` now) its VTK setting, so a `--no-vtk` run stays one.
     let output = OutputOptions {
-        checkpoint_every: a.output.checkpoint_every.or(checkpoint.checkpoint_every),
+        // The run's own interval, none included (0): not the scene's, which the run
+        // may have turned off.
+        checkpoint_every: (a.output.checkpoint_every)
+            .or(Some(checkpoint.checkpoint_every.unwrap_or(0))),
         vtk: a.output.vtk && checkpoint.vtk,
         run_id: checkpoint.run_id,
         ..a.output
@@ -1166,19 +1169,37 @@ fn main() -> ExitCode {
                         "clumps {:?} (bounding radius {:e} m), random attitudes",
                         s.model.clump_types[t as usize].name, ins.radius
                     ),
-                    None => format!(
-                        "radius {:e} m ± {} %",
-                        ins.radius,
-                        100.0 * ins.radius_jitter
-                    ),
+                    None => match &ins.distribution {
+                        Some(d) => format!(
+                            "radii from {:e} to {:e} m ({})",
+                            d.min_radius(),
+                            d.max_radius(),
+                            match d {
+                                varidem::model::sizes::RadiusDistribution::LogNormal { .. } => {
+                                    "lognormal".to_owned()
+                                }
+                                varidem::model::sizes::RadiusDistribution::Table { by, .. } => {
+                                    format!("a table by {}", by.name())
+                                }
+                            }
+                        ),
+                        None => format!(
+                            "radius {:e} m ± {} %",
+                            ins.radius,
+                            100.0 * ins.radius_jitter
+                        ),
+                    },
+                };
+                let capacity = match ins.live_limit {
+                    Some(l) => format!("at most {l} in the system at once"),
+                    None => format!("capacity {}", ins.capacity),
                 };
                 out!(
-                    "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, capacity {}; {what}",
+                    "inserter[{k}]: {events} events every {} s from t = {} to {} s, {batch}, {} in all, {capacity}; {what}",
                     readable(ins.interval),
                     readable(ins.start),
                     readable(ins.event_time(events.saturating_sub(1))),
                     ins.total(),
-                    ins.capacity,
                 );
             }
             if let Some(a) = time_step_advice(&s.model) {

@@ -483,6 +483,9 @@ fn decode_inserters(
             };
             ins.distribution = decode_distribution(r).map_err(|e| format!("inserter {k}: {e}"))?;
         }
+        if ins.clump.is_some() && ins.live_limit.is_some() {
+            return Err(format!("inserter {k}: a clump inserter with a live limit"));
+        }
         if nm > 0 && ins.clump.is_none() && ins.material as usize >= nm {
             return Err(format!(
                 "inserter {k} has material {}, but there are {nm}",

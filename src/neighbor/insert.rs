@@ -380,7 +380,13 @@ impl Insertion {
                     }
                 }
                 count.skipped += skipped;
-                if skipped > 0 {
+                // A live limit binding is the inserter working as asked: not a warning.
+                let limited = live >= limit && count.inserted < u64::from(ins.capacity);
+                if skipped > 0 && limited {
+                    log::debug!(
+                        "inserter[{q}] at step {step}: {skipped} of {wanted} skipped, its capacity of {limit} particles in the system reached"
+                    );
+                } else if skipped > 0 {
                     log::warn!(
                         "inserter[{q}] at step {step} (t = {t:.6e} s): {} of {wanted} particles inserted, {skipped} skipped ({})",
                         placed.len() - before,

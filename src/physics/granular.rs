@@ -637,20 +637,34 @@ pub fn time_step_advice_at(
             )
         })
         .collect();
-    // An inserter's spheres: its smallest (which collides fastest; a clump's largest
-    // sphere), at the region's highest corner (against the field), with its velocity.
+    // An inserter's spheres: its smallest (which collides fastest), at the region's
+    // highest corner (against the field), with its velocity.
     for ins in &model.inserters {
         let (lo, hi) = ins.region.bounds(0.0);
         let up = -model.gravity;
         let top = DVec3::select(up.cmpge(DVec3::ZERO), hi, lo);
-        let r = match ins.clump {
-            Some(_) => ins.max_radius,
-            None => ins.radius * (1.0 - ins.radius_jitter),
-        };
+        // A clump inserter: each sphere of its type, with the body's mass (as the
+        // clumps' below; its reserved clumps wait at rest and are not counted there).
+        if let Some(t) = ins.clump.and_then(|k| model.clump_types.get(k as usize)) {
+            for sphere in &t.spheres {
+                spheres.push((
+                    top,
+                    sphere.radius,
+                    t.mass,
+                    t.material,
+                    ins.velocity.length(),
+                ));
+            }
+            continue;
+        }
+        let r = ins.radius * (1.0 - ins.radius_jitter);
         let mass = ins.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
         spheres.push((top, r, mass, ins.material, ins.velocity.length()));
     }
-    for c in &model.clumps {
+    for (k, c) in model.clumps.iter().enumerate() {
+        if model.reserved_clump(k) {
+            continue;
+        }
         let t = &model.clump_types[c.kind as usize];
         let speed = c.velocity.length() + c.angular_velocity.length() * t.reach();
         for (x, s) in c.sphere_centres(t).zip(&t.spheres) {

@@ -71,6 +71,12 @@ fn auto_time_step(model: &Model, velocity: Option<f64>) -> Result<f64> {
             "simulation.dt = \"auto\": nothing in the scene moves (no velocity, fall, inserter or moving wall) to estimate an impact speed from; give auto_dt_velocity (m/s) or dt",
         )
     })?;
+    if !(advice.dt_max.is_finite() && advice.dt_max > 0.0) {
+        return Err(scene_error(format!(
+            "simulation.dt = \"auto\": the estimate gives dt = {:e} s (collision time {:e} s at {:e} m/s); give dt in s",
+            advice.dt_max, advice.collision_duration, advice.v_rel
+        )));
+    }
     log::info!(
         "dt = \"auto\": {:.3e} s, the Hertz collision time {:.3e} s / 20 at an impact speed of {:.3e} m/s ({})",
         advice.dt_max,

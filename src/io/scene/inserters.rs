@@ -152,7 +152,8 @@ pub(super) fn add_inserters(
                 reserve_clumps(model, &ins, kind);
             }
             None => {
-                check_capacity(&who, model.particles.len(), capacity as usize)?;
+                // The reserve (with a live limit, the schedule's), not the limit.
+                check_capacity(&who, model.particles.len(), ins.capacity as usize)?;
                 reserve(model, &ins);
             }
         }

@@ -398,8 +398,19 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
     }
     let _ = writeln!(s, "velocity = {}", toml_vec(ins.velocity));
     let _ = writeln!(s, "seed = {}", ins.seed);
-    // A live limit is the `capacity` the scene gave (the reserve follows from it).
-    let _ = writeln!(s, "capacity = {}", ins.live_limit.unwrap_or(ins.capacity));
+    // A live limit is the `capacity` the scene gave (the reserve follows from it); with
+    // removal and none, the reserve is the schedule's and `capacity` is left out (given,
+    // it would become a live limit).
+    let removal = m.domain.is_some_and(|d| d.remove);
+    match ins.live_limit {
+        Some(l) => {
+            let _ = writeln!(s, "capacity = {l}");
+        }
+        None if removal && ins.clump.is_none() => {}
+        None => {
+            let _ = writeln!(s, "capacity = {}", ins.capacity);
+        }
+    }
     let _ = writeln!(s, "attempts = {}", ins.attempts);
 }
 
