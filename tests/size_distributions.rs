@@ -37,10 +37,8 @@ fn ks(mut r: Vec<f64>, law: &RadiusDistribution) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// A scene whose inserter reserves `N` spheres of `law` (a `radius_distribution` value).
-fn inserter(law: &str) -> String {
-    format!(
-        r#"
+/// The run, the Hertz law and the glass both generators use.
+const HEADER: &str = r#"
 [simulation]
 dt = 1e-5
 steps = 10
@@ -54,42 +52,19 @@ density = 2500.0
 restitution = 0.5
 friction_static = 0.5
 friction_dynamic = 0.4
-[[inserter]]
-box = {{ min = [0.0, 0.0, 0.0], max = [0.5, 0.5, 0.5] }}
-count = {N}
-interval = 1.0
-radius_distribution = {law}
-material = "glass"
-seed = 7
-"#
+"#;
+
+/// A scene whose inserter reserves `N` spheres of `law` (a `radius_distribution` value).
+fn inserter(law: &str) -> String {
+    format!(
+        "{HEADER}[[inserter]]\nbox = {{ min = [0.0, 0.0, 0.0], max = [0.5, 0.5, 0.5] }}\ncount = {N}\ninterval = 1.0\nradius_distribution = {law}\nmaterial = \"glass\"\nseed = 7\n"
     )
 }
 
 /// A cloud of `N` spheres of `law` in a large box (random sequential addition).
 fn cloud(law: &str) -> String {
     format!(
-        r#"
-[simulation]
-dt = 1e-5
-steps = 10
-[contact]
-law = "hertz"
-[[material]]
-name = "glass"
-young = 1e7
-poisson = 0.3
-density = 2500.0
-restitution = 0.5
-friction_static = 0.5
-friction_dynamic = 0.4
-[[cloud]]
-min = [0.0, 0.0, 0.0]
-max = [0.6, 0.6, 0.3]
-count = {N}
-radius_distribution = {law}
-material = "glass"
-seed = 5
-"#
+        "{HEADER}[[cloud]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.6, 0.3]\ncount = {N}\nradius_distribution = {law}\nmaterial = \"glass\"\nseed = 5\n"
     )
 }
 

@@ -75,8 +75,7 @@ impl RadiusDistribution {
     pub fn radius_at(&self, u: f64) -> f64 {
         let r = match self {
             Self::LogNormal { median, sigma } => {
-                let n = Normal::standard();
-                let (lo, hi) = (n.cdf(-LOGNORMAL_REACH), n.cdf(LOGNORMAL_REACH));
+                let (n, lo, hi) = truncated_normal();
                 median * (sigma * n.inverse_cdf(lo + u * (hi - lo))).exp()
             }
             Self::Table {
@@ -115,8 +114,7 @@ impl RadiusDistribution {
     pub fn number_cdf(&self, r: f64) -> f64 {
         match self {
             Self::LogNormal { median, sigma } => {
-                let n = Normal::standard();
-                let (lo, hi) = (n.cdf(-LOGNORMAL_REACH), n.cdf(LOGNORMAL_REACH));
+                let (n, lo, hi) = truncated_normal();
                 let z = ((r / median).ln() / sigma).clamp(-LOGNORMAL_REACH, LOGNORMAL_REACH);
                 ((n.cdf(z) - lo) / (hi - lo)).clamp(0.0, 1.0)
             }
@@ -207,6 +205,14 @@ impl RadiusDistribution {
         }
         Ok(())
     }
+}
+
+/// The standard normal and its cumulative probabilities at `∓LOGNORMAL_REACH`, the
+/// ends of a truncated lognormal law.
+fn truncated_normal() -> (Normal, f64, f64) {
+    let n = Normal::standard();
+    let (lo, hi) = (n.cdf(-LOGNORMAL_REACH), n.cdf(LOGNORMAL_REACH));
+    (n, lo, hi)
 }
 
 /// The number weight of each interval of a table: its fraction's rise, by number as
