@@ -6,9 +6,10 @@
 //! whether the pair touched; the next evaluation reads it from the same slot. When the
 //! neighbour list is rebuilt the springs move to the new list's slots
 //! ([`remap_springs`]); snapshots and the GPU backend use the per-particle layout
-//! ([`History`]: every particle `K` slots, `[contact] max_contacts`, of partner ids and
-//! springs sorted by partner id, unused slots [`NO_PARTNER`]; each GPU particle keeps
-//! its own copy of its pairs' springs). Walls have one spring per particle and wall.
+//! ([`History`]: `K` slots, `[contact] max_contacts`, of partner ids and springs sorted
+//! by partner id, unused slots [`NO_PARTNER`], for each particle of the GPU's storage
+//! and, in snapshots, for each particle in the system; each GPU particle keeps its own
+//! copy of its pairs' springs). Walls have one spring per particle and wall.
 
 use glam::DVec3;
 use rayon::prelude::*;
