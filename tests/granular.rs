@@ -31,6 +31,8 @@ fn glass(e: f64, mu: f64) -> Material {
         restitution: e,
         friction_static: mu,
         friction_dynamic: mu,
+        rolling_friction: 0.0,
+        rolling_damping: varidem::model::DEFAULT_ROLLING_DAMPING,
     }
 }
 

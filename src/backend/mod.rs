@@ -398,6 +398,16 @@ pub struct ContactState {
     /// The loads on every plane then mesh at the snapshot's state, force and moment
     /// each (`walls.csv`; the Hertz law computes them with the forces).
     pub wall_load: Vec<[DVec3; 2]>,
+    /// Rolling springs of the pair slots (`rows × slots`, beside `spring`), of the
+    /// walls (`roll_wall`, `rows × walls`) and of the mesh slots (`roll_mesh`, beside
+    /// `mesh_spring`): the EPSD model's history ([`crate::physics::rolling`]). All
+    /// three empty without rolling resistance ([`crate::model::Model::rolling`]) and in
+    /// checkpoints older than format 14.
+    pub roll: Vec<DVec3>,
+    /// Rolling springs against the walls, `rows × walls` (see [`ContactState::roll`]).
+    pub roll_wall: Vec<DVec3>,
+    /// Rolling springs of the mesh slots (see [`ContactState::roll`]).
+    pub roll_mesh: Vec<DVec3>,
 }
 
 impl ContactState {
@@ -433,6 +443,19 @@ impl ContactState {
                 self.mesh_key.len(),
                 rows * mesh
             )));
+        }
+        let roll = [
+            ("roll", self.roll.len(), rows * k),
+            ("roll_wall", self.roll_wall.len(), rows * walls),
+            ("roll_mesh", self.roll_mesh.len(), self.mesh_spring.len()),
+        ];
+        let rolling = !self.roll.is_empty();
+        for (name, len, want) in roll {
+            if len != if rolling { want } else { 0 } {
+                return Err(Error::Snapshot(format!(
+                    "the contact state's {name} has {len} entries, but {rows} rows with rolling springs need {want}"
+                )));
+            }
         }
         let ascending = self.ids.windows(2).all(|w| w[0] < w[1]);
         if !ascending || self.ids.last().is_some_and(|&i| i as usize >= id_count) {

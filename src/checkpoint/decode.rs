@@ -9,7 +9,7 @@ use crate::backend::{BackendKind, BodyState, ContactState, HardImpulse, StateSna
 use crate::integrators::IntegratorKind;
 use crate::model::sizes::{RadiusDistribution, SizeBasis};
 use crate::model::Precision;
-use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
+use crate::model::{Batch, Inserter, MeshWall, Motion, Region, RollingModel, TriangleMesh};
 use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Domain, Inertia, Interaction,
     Material, Model, Particles, RunLength, Scene, ShearForm, SimulationParams, Wall,
@@ -234,6 +234,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
                 skin,
                 max_contacts,
                 max_overlap,
+                rolling: RollingModel::default(),
             })
         }
         c => return Err(format!("contact flag {c}")),
@@ -250,6 +251,8 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
             restitution: r.f64()?,
             friction_static: r.f64()?,
             friction_dynamic: r.f64()?,
+            rolling_friction: 0.0,
+            rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
         });
     }
     let domain = match r.u8()? {
@@ -282,6 +285,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
             restitution: opt()?,
             friction_static: opt()?,
             friction_dynamic: opt()?,
+            rolling_friction: None,
         });
     }
     let drag = match r.u8()? {
@@ -402,6 +406,12 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     } else {
         Vec::new()
     };
+    let mut contact = contact;
+    let mut materials = materials;
+    let mut interactions = interactions;
+    if version >= 14 {
+        decode_rolling(r, contact.as_mut(), &mut materials, &mut interactions)?;
+    }
     Ok(Model {
         inserters,
         particles,
@@ -419,6 +429,36 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
         clump_types,
         clumps,
     })
+}
+
+/// Rolling resistance (format 14; older files have none): the contact's rolling
+/// model, each material's μ_r and η_r, each interaction's optional μ_r.
+fn decode_rolling(
+    r: &mut Reader<'_>,
+    contact: Option<&mut ContactParams>,
+    materials: &mut [Material],
+    interactions: &mut [Interaction],
+) -> Decoded<()> {
+    let rolling = match r.u8()? {
+        0 => RollingModel::Cdt,
+        1 => RollingModel::Epsd,
+        c => return Err(format!("rolling model code {c}")),
+    };
+    if let Some(c) = contact {
+        c.rolling = rolling;
+    }
+    for mat in materials {
+        mat.rolling_friction = r.f64()?;
+        mat.rolling_damping = r.f64()?;
+    }
+    for it in interactions {
+        it.rolling_friction = match r.u8()? {
+            0 => None,
+            1 => Some(r.f64()?),
+            c => return Err(format!("option flag {c}")),
+        };
+    }
+    Ok(())
 }
 
 /// The inserters of a format-7 model, their reserved particles within the model's `n`
@@ -731,7 +771,25 @@ fn decode_state_arrays(
             } else {
                 (Vec::new(), Vec::new(), Vec::new())
             };
+            let mut roll = [Vec::new(), Vec::new(), Vec::new()];
+            if version >= 14 {
+                for (name, v) in [
+                    "rolling springs",
+                    "wall rolling springs",
+                    "mesh rolling springs",
+                ]
+                .into_iter()
+                .zip(&mut roll)
+                {
+                    let k = r.count(name, 24)?;
+                    *v = r.vec3s(k)?;
+                }
+            }
+            let [roll, roll_wall, roll_mesh] = roll;
             Some(ContactState {
+                roll,
+                roll_wall,
+                roll_mesh,
                 slots,
                 ids,
                 partner,

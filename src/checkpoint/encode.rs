@@ -8,7 +8,7 @@ use crate::backend::{BackendKind, BodyState, StateSnapshot};
 use crate::integrators::IntegratorKind;
 use crate::model::sizes::{RadiusDistribution, SizeBasis};
 use crate::model::Precision;
-use crate::model::{Batch, Inserter, MeshWall, Motion, Region, TriangleMesh};
+use crate::model::{Batch, Inserter, MeshWall, Motion, Region, RollingModel, TriangleMesh};
 use crate::model::{
     Bond, Clump, ClumpSphere, ClumpType, ContactLaw, ContactParams, Material, Model, Particles,
     RunLength, ShearForm, SimulationParams, Wall,
@@ -145,6 +145,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             skin,
             max_contacts,
             max_overlap,
+            rolling: _,
         }) => {
             w.u8(1);
             match law {
@@ -175,6 +176,8 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             restitution,
             friction_static,
             friction_dynamic,
+            rolling_friction: _,
+            rolling_damping: _,
         } = mat;
         w.str(name);
         for v in [
@@ -375,6 +378,35 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
     for ins in inserters {
         encode_inserter(w, ins);
     }
+    // Since version 14: rolling resistance (issue 50).
+    encode_rolling(w, contact.as_ref(), materials, interactions);
+}
+
+/// Rolling resistance (format 14): the contact's rolling model (`u8`, 0 for none or
+/// CDT, 1 for EPSD), each material's μ_r and η_r, each interaction's optional μ_r.
+fn encode_rolling(
+    w: &mut Writer,
+    contact: Option<&ContactParams>,
+    materials: &[Material],
+    interactions: &[crate::model::Interaction],
+) {
+    w.u8(match contact.map(|c| c.rolling) {
+        Some(RollingModel::Epsd) => 1,
+        _ => 0,
+    });
+    for mat in materials {
+        w.f64(mat.rolling_friction);
+        w.f64(mat.rolling_damping);
+    }
+    for it in interactions {
+        match it.rolling_friction {
+            None => w.u8(0),
+            Some(x) => {
+                w.u8(1);
+                w.f64(x);
+            }
+        }
+    }
 }
 
 fn encode_inserter(w: &mut Writer, ins: &Inserter) {
@@ -519,6 +551,11 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
             c.mesh_spring.iter().for_each(|v| w.vec3(*v));
             w.len(c.wall_load.len());
             c.wall_load.iter().flatten().for_each(|v| w.vec3(*v));
+            // Since version 14: the rolling springs (each array's length, then it).
+            for roll in [&c.roll, &c.roll_wall, &c.roll_mesh] {
+                w.len(roll.len());
+                roll.iter().for_each(|v| w.vec3(*v));
+            }
         }
     }
     // Since version 4: the clumps' state.

@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 12)
+//! # File format (version 14)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -46,7 +46,11 @@
 //! sort_every` (a `u64` after the trapezoidal parameters, 0 for the default, else
 //! 1 + the steps; issue 44), version 12 the step at which each removed particle
 //! left (`u64`s after the inserters' counts; older files have none, and their
-//! removals are not in `removed.csv`). The state arrays are by particle id whatever the order
+//! removals are not in `removed.csv`), version 13 the contact state's rows by id (the
+//! particles in the system), version 14 rolling resistance (issue 50: the contact's
+//! rolling model, each material's `rolling_friction` and `rolling_damping` and each
+//! interaction's optional `rolling_friction` after the inserters; the EPSD rolling
+//! springs of pairs, walls and mesh slots after the wall loads). The state arrays are by particle id whatever the order
 //! the backend that wrote them stored its particles in;
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file

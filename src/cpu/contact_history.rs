@@ -38,6 +38,12 @@ pub struct History {
     pub spring: Vec<DVec3>,
     /// Wall springs, `rows × walls`.
     pub wall_spring: Vec<DVec3>,
+    /// Rolling springs of the pairs (EPSD, [`crate::physics::rolling`]), `rows × slots`
+    /// beside `spring`; empty without rolling resistance ([`crate::model::Model::rolling`]).
+    pub roll: Vec<DVec3>,
+    /// Rolling springs against the walls, `rows × walls`; empty without rolling
+    /// resistance.
+    pub wall_roll: Vec<DVec3>,
 }
 
 impl History {
@@ -46,15 +52,19 @@ impl History {
     /// wall springs `walls` (`wall_stride` per particle, by slot): each particle's
     /// touching partners in ascending id, at most `slots`. Partners are ids (`layout`
     /// maps the list's slots to them).
+    ///
+    /// With rolling resistance (`rolls` and `wall_rolls` not empty) the rolling springs
+    /// come along in [`History::roll`] and [`History::wall_roll`].
     pub(in crate::cpu) fn from_pairs(
         list: &NeighborList,
-        pairs: &[PairSpring],
+        (pairs, rolls): (&[PairSpring], &[RollSlot]),
         slots: usize,
-        (walls, wall_stride): (&[DVec3], usize),
+        (walls, wall_rolls, wall_stride): (&[DVec3], &[DVec3], usize),
         layout: &crate::model::Layout,
         rows: &[(u32, usize)],
     ) -> Self {
         let n = rows.len();
+        let rolling = !rolls.is_empty() || !wall_rolls.is_empty();
         let mut h = Self {
             slots,
             wall_stride,
@@ -62,13 +72,21 @@ impl History {
             partner: vec![NO_PARTNER; n * slots],
             spring: vec![DVec3::ZERO; n * slots],
             wall_spring: Vec::with_capacity(n * wall_stride),
+            roll: if rolling {
+                vec![DVec3::ZERO; n * slots]
+            } else {
+                Vec::new()
+            },
+            wall_roll: Vec::new(),
         };
         for (row, &(_, s)) in rows.iter().enumerate() {
-            match walls.get(s * wall_stride..(s + 1) * wall_stride) {
-                Some(w) => h.wall_spring.extend_from_slice(w),
-                None => h
-                    .wall_spring
-                    .resize(h.wall_spring.len() + wall_stride, DVec3::ZERO),
+            let range = s * wall_stride..(s + 1) * wall_stride;
+            let zeros = [DVec3::ZERO].repeat(wall_stride);
+            h.wall_spring
+                .extend_from_slice(walls.get(range.clone()).unwrap_or(&zeros));
+            if rolling {
+                h.wall_roll
+                    .extend_from_slice(wall_rolls.get(range).unwrap_or(&zeros));
             }
             let Some(r) = list.offsets.get(s..s + 2) else {
                 continue;
@@ -80,6 +98,9 @@ impl History {
                     Some(c) if c.flags != 0 && used < slots => {
                         h.partner[row * slots + used] = layout.id(j as usize) as u32;
                         h.spring[row * slots + used] = c.spring;
+                        if let Some(r) = rolls.get(p as usize).filter(|_| rolling) {
+                            h.roll[row * slots + used] = r.spring;
+                        }
                         used += 1;
                     }
                     _ => {}
@@ -91,15 +112,20 @@ impl History {
 
     /// The pair springs of these rows in the half-list slots of `list` (`out` resized
     /// to its pairs; `layout` maps its slots to ids): a slot whose pair is in its lower
-    /// id's row takes that spring and is flagged touching; the others are cleared.
+    /// id's row takes that spring and is flagged touching; the others are cleared. The
+    /// rolling springs likewise into `rolls` (left empty when the rows have none).
     pub(in crate::cpu) fn to_pairs(
         &self,
         list: &NeighborList,
         layout: &crate::model::Layout,
-        out: &mut Vec<PairSpring>,
+        (out, rolls): (&mut Vec<PairSpring>, &mut Vec<RollSlot>),
     ) {
         out.clear();
         out.resize(list.pairs(), PairSpring::default());
+        rolls.clear();
+        if !self.roll.is_empty() {
+            rolls.resize(list.pairs(), RollSlot::default());
+        }
         let k = self.slots;
         let n = list.offsets.len().saturating_sub(1);
         for a in 0..n {
@@ -117,6 +143,9 @@ impl History {
                 if cur < k && row[cur] == j {
                     out[s].spring = self.spring[i * k + cur];
                     out[s].flags = SLOT_ACTIVE;
+                    if let Some(r) = rolls.get_mut(s) {
+                        r.spring = self.roll[i * k + cur];
+                    }
                 }
             }
         }
@@ -129,20 +158,25 @@ impl History {
 /// pair new to the list starts without a spring. `moved[s]` is the slot in `old` of
 /// the particle in slot `s` of `new` (empty: the same slot; a rebuild that sorted
 /// storage, [`crate::model::layout`]). In parallel over runs of rows.
-pub(in crate::cpu) fn remap_springs(
+///
+/// Generic over the slot's record: the springs ([`PairSpring`], kept when `keep` says
+/// the pair touched) and the rolling springs ([`RollSlot`], all kept: they are read only
+/// where the pair's [`PairSpring`] says it touched).
+pub(in crate::cpu) fn remap_springs<T: Copy + Default + Send + Sync>(
     old: &NeighborList,
-    springs: &[PairSpring],
+    springs: &[T],
     new: &NeighborList,
     moved: &[u32],
-    out: &mut Vec<PairSpring>,
+    out: &mut Vec<T>,
+    keep: impl Fn(&T) -> bool + Sync,
 ) {
     const ROWS: usize = 1024;
     out.clear();
-    out.resize(new.pairs(), PairSpring::default());
+    out.resize(new.pairs(), T::default());
     let n = new.half_offsets.len().saturating_sub(1);
     let chunks = crate::neighbor::row_runs(&new.half_offsets, out, ROWS);
     let rows_old = old.half_offsets.len().saturating_sub(1);
-    let kernel = |(lo, hi, mine): (usize, usize, &mut [PairSpring])| {
+    let kernel = |(lo, hi, mine): (usize, usize, &mut [T])| {
         let base = new.half_offsets[lo] as usize;
         for a in lo..hi {
             let a_old = moved.get(a).map_or(a, |&o| o as usize);
@@ -161,7 +195,7 @@ pub(in crate::cpu) fn remap_springs(
                     .get(cur)
                     .is_some_and(|&k| old.id_of(k as usize) == id);
                 if same {
-                    if let Some(c) = springs.get(first_old + cur).filter(|c| c.flags != 0) {
+                    if let Some(c) = springs.get(first_old + cur).filter(|c| keep(c)) {
                         mine[s] = *c;
                     }
                 }
@@ -187,4 +221,16 @@ pub(in crate::cpu) struct PairSpring {
     pub(in crate::cpu) spring: DVec3,
     /// [`SLOT_ACTIVE`] when the pair touched, 0 otherwise (the spring is then stale).
     pub(in crate::cpu) flags: u32,
+}
+
+/// One listed pair's rolling resistance, in models with it
+/// ([`crate::model::Model::rolling`]): the torque on the lower id that `granular_pairs`
+/// computed (the gather adds it to `a` and its negative to `b`) and the rolling spring
+/// it left (EPSD; zero under CDT), beside the pair's [`PairSpring`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(in crate::cpu) struct RollSlot {
+    /// Rolling torque on `a` (N m).
+    pub(in crate::cpu) torque: DVec3,
+    /// Rolling spring (canonical orientation: the lower id's).
+    pub(in crate::cpu) spring: DVec3,
 }

@@ -4,7 +4,7 @@
 
 use glam::DVec3;
 
-use super::contact_history::PairSpring;
+use super::contact_history::{PairSpring, RollSlot};
 use super::contact_sides::Sides;
 use super::kernels::granular::{NearSlot, PairSlot};
 use crate::model::{ContactLaw, Model};
@@ -60,6 +60,15 @@ pub(super) struct ForceState {
     /// `MIN_CHUNK` particles (`chunks × (walls + meshes)`; chunk sums are added in
     /// chunk order, so the total does not depend on the threads).
     pub(super) wall_loads: Vec<[DVec3; 2]>,
+    /// Rolling torques and springs of the listed pairs beside `springs`, with rolling
+    /// resistance ([`Model::rolling`]; empty otherwise).
+    pub(super) rolls: Vec<RollSlot>,
+    /// Rolling springs against the walls, beside `wall_spring` (empty without rolling
+    /// resistance).
+    pub(super) wall_roll: Vec<DVec3>,
+    /// Rolling springs of the mesh slots, beside `mesh_spring` (empty without rolling
+    /// resistance).
+    pub(super) mesh_roll: Vec<DVec3>,
 }
 
 impl ForceState {
@@ -72,6 +81,8 @@ impl ForceState {
             0
         };
         let mesh = mesh_slots(model) * n;
+        let rolling = model.rolling().is_some();
+        let roll = |k: usize| vec![DVec3::ZERO; if rolling { k } else { 0 }];
         let loads = ids.max(n).div_ceil(super::parallel::MIN_CHUNK)
             * (model.walls.len() + model.meshes.len());
         Self {
@@ -86,6 +97,9 @@ impl ForceState {
             pairs: Vec::new(),
             springs: Vec::new(),
             near: Vec::new(),
+            rolls: Vec::new(),
+            wall_roll: roll(walls),
+            mesh_roll: roll(mesh),
         }
     }
 }

@@ -217,6 +217,7 @@ impl CpuBackend {
             )));
         }
         c.check_rows(self.id_count(), w, ms)?;
+        let rolling = self.model.rolling().is_some();
         let rows = History {
             slots: k,
             wall_stride: w,
@@ -224,26 +225,45 @@ impl CpuBackend {
             partner: c.partner.clone(),
             spring: c.spring.clone(),
             wall_spring: Vec::new(),
+            // A state without rolling springs (none were kept, or an older format)
+            // starts every rolling spring at zero.
+            roll: match (rolling, c.roll.is_empty()) {
+                (true, true) => vec![DVec3::ZERO; c.spring.len()],
+                (true, false) => c.roll.clone(),
+                (false, _) => Vec::new(),
+            },
+            wall_roll: Vec::new(),
         };
         let layout = &self.storage.layout;
-        rows.to_pairs(&self.neighbors, layout, &mut self.forces.springs);
+        let f = &mut self.forces;
+        rows.to_pairs(&self.neighbors, layout, (&mut f.springs, &mut f.rolls));
         // Slot by slot: a particle without a row has no springs and no load.
         let n = self.model.particles.len();
-        let f = &mut self.forces;
         f.wall_spring = vec![DVec3::ZERO; n * w];
         f.mesh_key = vec![NO_PARTNER; n * ms];
         f.mesh_spring = vec![DVec3::ZERO; n * ms];
+        let roll_len = |k: usize| if rolling { k } else { 0 };
+        f.wall_roll = vec![DVec3::ZERO; roll_len(n * w)];
+        f.mesh_roll = vec![DVec3::ZERO; roll_len(n * ms)];
         let has_mesh = !c.mesh_key.is_empty();
+        let has_roll = rolling && !c.roll.is_empty();
         for (s, pf) in f.particles.iter_mut().enumerate() {
             *pf = ParticleForce::default();
             let Some(r) = c.row(layout.id(s) as u32) else {
                 continue;
             };
             f.wall_spring[s * w..(s + 1) * w].copy_from_slice(&c.wall_spring[r * w..(r + 1) * w]);
+            if has_roll {
+                f.wall_roll[s * w..(s + 1) * w].copy_from_slice(&c.roll_wall[r * w..(r + 1) * w]);
+            }
             if has_mesh {
                 f.mesh_key[s * ms..(s + 1) * ms].copy_from_slice(&c.mesh_key[r * ms..(r + 1) * ms]);
                 f.mesh_spring[s * ms..(s + 1) * ms]
                     .copy_from_slice(&c.mesh_spring[r * ms..(r + 1) * ms]);
+                if has_roll {
+                    f.mesh_roll[s * ms..(s + 1) * ms]
+                        .copy_from_slice(&c.roll_mesh[r * ms..(r + 1) * ms]);
+                }
             }
             pf.force = c.force[r];
             pf.moment = c.moment[r];
@@ -314,6 +334,11 @@ impl CpuBackend {
                 .iter()
                 .map(|l| [l.force, l.moment])
                 .collect(),
+            roll: h.roll,
+            roll_wall: h.wall_roll,
+            roll_mesh: (rows.iter())
+                .flat_map(|&(_, s)| f.mesh_roll.get(mesh(s)).unwrap_or_default().iter().copied())
+                .collect(),
         })
     }
 
@@ -331,9 +356,9 @@ impl CpuBackend {
         let f = &self.forces;
         History::from_pairs(
             &self.neighbors,
-            &f.springs,
+            (&f.springs, &f.rolls),
             history_slots(&self.model),
-            (&f.wall_spring, wall_stride(&self.model)),
+            (&f.wall_spring, &f.wall_roll, wall_stride(&self.model)),
             &self.storage.layout,
             rows,
         )
@@ -391,7 +416,13 @@ impl CpuBackend {
                 &self.neighbors,
                 moved,
                 &mut self.forces.springs,
+                |c| c.flags != 0,
             );
+            if !self.forces.rolls.is_empty() {
+                let rolls = std::mem::take(&mut self.forces.rolls);
+                let f = &mut self.forces.rolls;
+                contact_history::remap_springs(&old, &rolls, &self.neighbors, moved, f, |_| true);
+            }
         }
     }
 

@@ -4,10 +4,12 @@
 
 use glam::DVec3;
 
-use super::contact_history::{PairSpring, SLOT_ACTIVE};
+use super::contact_history::{PairSpring, RollSlot, SLOT_ACTIVE};
 use super::contact_sides::SideScratch;
 use super::kernels::granular::PairSlot;
+use crate::model::RollingModel;
 use crate::physics::granular::{hertz_core, ContactGeometry, HertzInputs, PairMaterial};
+use crate::physics::rolling::{rolling_inertia, rolling_torque, RollingInputs};
 
 /// Contacts per batch of the pair kernel: 8 `f64` lanes fill two AVX2 registers (or
 /// one AVX-512 register) per operation.
@@ -32,8 +34,8 @@ pub(in crate::cpu) struct PairBatch {
     pub(in crate::cpu) r: [[f64; LANES]; 2],
     /// Masses of `a` and `b`.
     pub(in crate::cpu) mass: [[f64; LANES]; 2],
-    /// Pair material: `E*`, `G*`, `ξ`, `μ_s`, `μ_d`.
-    pub(in crate::cpu) pm: [[f64; LANES]; 5],
+    /// Pair material: `E*`, `G*`, `ξ`, `μ_s`, `μ_d`, `μ_r`, `η_r`.
+    pub(in crate::cpu) pm: [[f64; LANES]; 7],
     /// `v_a − v_b`.
     pub(in crate::cpu) rel_v: Lanes3,
     /// `Δx_a − Δx_b`.
@@ -44,10 +46,15 @@ pub(in crate::cpu) struct PairBatch {
     pub(in crate::cpu) dalpha_b: Lanes3,
     /// Old spring.
     pub(in crate::cpu) spring: Lanes3,
+    /// Old rolling spring (with rolling resistance).
+    pub(in crate::cpu) roll_spring: Lanes3,
     /// Results: force on `a`, `n × f_t`, new spring.
     pub(in crate::cpu) out3: [Lanes3; 3],
-    /// Results: energy and overlap.
-    pub(in crate::cpu) out1: [[f64; LANES]; 2],
+    /// Results: energy, overlap and normal force `f_n`.
+    pub(in crate::cpu) out1: [[f64; LANES]; 3],
+    /// Rolling resistance: the model and the time step (EPSD's dashpot); `None`
+    /// without ([`crate::model::Model::rolling`]).
+    pub(in crate::cpu) rolling: Option<(RollingModel, f64)>,
     /// Every lane has the same pair material, set once ([`PairBatch::set_material`]):
     /// `push` does not copy it.
     pub(in crate::cpu) uniform: bool,
@@ -64,8 +71,10 @@ impl PairBatch {
     }
 
     /// The fields of `pm` the lanes hold, in the order of [`PairBatch::pm`].
-    fn material_fields(pm: &PairMaterial) -> [f64; 5] {
-        [pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d]
+    fn material_fields(pm: &PairMaterial) -> [f64; 7] {
+        [
+            pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d, pm.mu_r, pm.eta_r,
+        ]
     }
 
     /// Queues the touching pair `(a, b)` for slot `slot`.
@@ -82,7 +91,7 @@ impl PairBatch {
         a: &SideScratch,
         b: &SideScratch,
         pm: &PairMaterial,
-        spring: DVec3,
+        (spring, roll_spring): (DVec3, DVec3),
     ) {
         let l = self.len;
         self.slot[l] = slot;
@@ -115,17 +124,29 @@ impl PairBatch {
         set(&mut self.dalpha_a, a.side.dalpha);
         set(&mut self.dalpha_b, b.side.dalpha);
         set(&mut self.spring, spring);
+        set(&mut self.roll_spring, roll_spring);
         self.len += 1;
     }
 
-    /// Computes the queued pairs, stores them in their slots of `out` and empties the
-    /// queue.
-    pub(in crate::cpu) fn run(&mut self, out: &mut [PairSlot], springs: &mut [PairSpring]) {
+    /// Computes the queued pairs, stores them in their slots of `out` (and, with
+    /// rolling resistance, their rolling torques and springs in `rolls`) and empties
+    /// the queue.
+    pub(in crate::cpu) fn run(
+        &mut self,
+        out: &mut [PairSlot],
+        springs: &mut [PairSpring],
+        rolls: &mut [RollSlot],
+    ) {
         if self.len == 0 {
             return;
         }
         self.compute();
         let v3 = |v: &Lanes3, l: usize| DVec3::new(v[0][l], v[1][l], v[2][l]);
+        if let Some((model, h)) = self.rolling.filter(|_| !rolls.is_empty()) {
+            for l in 0..self.len {
+                rolls[self.slot[l]] = self.rolling_lane(l, model, h);
+            }
+        }
         for l in 0..self.len {
             out[self.slot[l]] = PairSlot {
                 force: v3(&self.out3[0], l),
@@ -139,6 +160,36 @@ impl PairBatch {
             };
         }
         self.len = 0;
+    }
+
+    /// Lane `l`'s rolling torque and spring ([`rolling_torque`]; none when the pair's
+    /// `μ_r` is 0), from the normal `pair_overlap` forms and the lane's normal force.
+    fn rolling_lane(&self, l: usize, model: RollingModel, h: f64) -> RollSlot {
+        let mu_r = self.pm[5][l];
+        if mu_r <= 0.0 {
+            return RollSlot::default();
+        }
+        let v3 = |v: &Lanes3| DVec3::new(v[0][l], v[1][l], v[2][l]);
+        let (ra, rb) = (self.r[0][l], self.r[1][l]);
+        let n = v3(&self.d) / self.dist2[l].sqrt();
+        let r = rolling_torque(&RollingInputs {
+            model,
+            mu_r,
+            eta_r: self.pm[6][l],
+            r_star: ra * rb / (ra + rb),
+            e_star: self.pm[0][l],
+            overlap: self.out1[1][l],
+            f_n: self.out1[2][l],
+            n,
+            dalpha: v3(&self.dalpha_a) - v3(&self.dalpha_b),
+            inertia: rolling_inertia(self.mass[0][l], ra, self.mass[1][l], rb),
+            h,
+            spring: v3(&self.roll_spring),
+        });
+        RollSlot {
+            torque: r.torque,
+            spring: r.spring,
+        }
     }
 
     /// All lanes (those past `len` hold stale or zero inputs; their results are never
@@ -181,6 +232,8 @@ impl PairBatch {
                     restitution: 0.0,
                     mu_s: self.pm[3][l],
                     mu_d: self.pm[4][l],
+                    mu_r: 0.0,
+                    eta_r: 0.0,
                 },
                 g: ContactGeometry {
                     r_star: ra * rb / (ra + rb),
@@ -204,6 +257,7 @@ impl PairBatch {
             }
             self.out1[0][l] = r.energy;
             self.out1[1][l] = overlap;
+            self.out1[2][l] = r.normal_force;
         }
     }
 }
@@ -236,6 +290,8 @@ mod tests {
             restitution: 0.5,
             mu_s: 0.5,
             mu_d: 0.4,
+            mu_r: 0.0,
+            eta_r: 0.0,
         };
         let mut uniform = PairBatch::default();
         uniform.set_material(&pm);
@@ -264,11 +320,27 @@ mod tests {
             let b = side(a.side.x + dir * 2e-3 * 0.99, &mut v);
             let d = b.side.x - a.side.x;
             let spring = v(1e-5);
-            uniform.push(case, d, d.length_squared(), &a, &b, &pm, spring);
-            copied.push(case, d, d.length_squared(), &a, &b, &pm, spring);
+            uniform.push(
+                case,
+                d,
+                d.length_squared(),
+                &a,
+                &b,
+                &pm,
+                (spring, DVec3::ZERO),
+            );
+            copied.push(
+                case,
+                d,
+                d.length_squared(),
+                &a,
+                &b,
+                &pm,
+                (spring, DVec3::ZERO),
+            );
             if uniform.len == LANES || case == n - 1 {
-                uniform.run(&mut out[0], &mut springs[0]);
-                copied.run(&mut out[1], &mut springs[1]);
+                uniform.run(&mut out[0], &mut springs[0], &mut []);
+                copied.run(&mut out[1], &mut springs[1], &mut []);
             }
         }
         let bits = |o: &[PairSlot], h: &[PairSpring]| -> Vec<u64> {
@@ -352,6 +424,8 @@ mod tests {
                 restitution: 0.5,
                 mu_s: rng.random_range(0.0..1.0),
                 mu_d: rng.random_range(0.0..1.0),
+                mu_r: 0.0,
+                eta_r: 0.0,
             };
             let d = b.side.x - a.side.x;
             let dist2 = d.length_squared();
@@ -377,7 +451,7 @@ mod tests {
                     flags: SLOT_ACTIVE,
                 },
             ));
-            batch.push(case, d, dist2, &a, &b, &pm, spring);
+            batch.push(case, d, dist2, &a, &b, &pm, (spring, DVec3::ZERO));
             // A partial batch at the end (1000 = 125 × 8: force one earlier).
             if batch.len == LANES || case == 995 {
                 // The portable lane loop (what a CPU without AVX2 runs) gives the same
@@ -390,10 +464,10 @@ mod tests {
                     flat.flat_map(|l| l.map(f64::to_bits)).collect()
                 };
                 assert_eq!(lanes(&portable), lanes(&batch), "case {case}");
-                batch.run(&mut out, &mut springs);
+                batch.run(&mut out, &mut springs, &mut []);
             }
         }
-        batch.run(&mut out, &mut springs);
+        batch.run(&mut out, &mut springs, &mut []);
         let bits = |(s, h): (&PairSlot, &PairSpring)| {
             let mut v = Vec::new();
             for x in [s.force, s.n_cross_friction, h.spring] {

@@ -5,7 +5,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::contact_history::PairSpring;
+use super::contact_history::{PairSpring, RollSlot};
 use super::contact_sides::SideScratch;
 use super::forces::ParticleForce;
 use super::kernels::granular::{NearSlot, PairSlot};
@@ -77,24 +77,30 @@ pub(super) type PredictChunk<'a> = (
     &'a mut [DVec3],
 );
 
-/// Particles `lo..hi` with their half-list contact and near-field slots.
+/// Particles `lo..hi` with their half-list contact, rolling and near-field slots.
 pub(super) type RowChunk<'a> = (
     usize,
     usize,
-    (&'a mut [PairSlot], &'a mut [PairSpring]),
+    (&'a mut [PairSlot], &'a mut [PairSpring], &'a mut [RollSlot]),
     &'a mut [NearSlot],
 );
 
-/// Splits the half-list slots (`pairs`, and `near` when it is not empty) into disjoint
-/// runs of `chunk` particles' rows (`half`: row offsets), for a parallel pass that
-/// writes each row once.
+/// Splits the half-list slots (`pairs`, and `rolls` and `near` when they are not
+/// empty) into disjoint runs of `chunk` particles' rows (`half`: row offsets), for a
+/// parallel pass that writes each row once.
 pub(super) fn row_chunks<'a>(
     half: &[u32],
-    (pairs, springs): (&'a mut [PairSlot], &'a mut [PairSpring]),
+    (pairs, springs, rolls): (&'a mut [PairSlot], &'a mut [PairSpring], &'a mut [RollSlot]),
     near: &'a mut [NearSlot],
     chunk: usize,
 ) -> Vec<RowChunk<'a>> {
     let springs = neighbor::row_runs(half, springs, chunk);
+    let mut rolls = if rolls.is_empty() {
+        Vec::new()
+    } else {
+        neighbor::row_runs(half, rolls, chunk)
+    }
+    .into_iter();
     // Without a near field every chunk gets an empty run.
     let mut near = if near.is_empty() {
         Vec::new()
@@ -107,7 +113,8 @@ pub(super) fn row_chunks<'a>(
         .zip(springs)
         .map(|((lo, hi, p), (_, _, s))| {
             let n = near.next().map_or(&mut [][..], |(_, _, n)| n);
-            (lo, hi, (p, s), n)
+            let r = rolls.next().map_or(&mut [][..], |(_, _, r)| r);
+            (lo, hi, (p, s, r), n)
         })
         .collect()
 }

@@ -104,6 +104,8 @@ fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize, n: us
     gather_rows(&mut f.wall_spring, order, nw, n);
     gather_rows(&mut f.mesh_key, order, nm, n);
     gather_rows(&mut f.mesh_spring, order, nm, n);
+    gather_rows(&mut f.wall_roll, order, nw, n);
+    gather_rows(&mut f.mesh_roll, order, nm, n);
     gather_rows(&mut f.sides.side, order, 1, n);
     gather_rows(&mut f.sides.spin, order, 1, n);
 }
@@ -111,7 +113,14 @@ fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize, n: us
 /// Every per-particle array of `f` grown to `n` slots: the new ones without force,
 /// springs or mesh contacts.
 /// Wall springs exist for granular models only (`granular`), as in `ForceState::new`.
-fn grow_forces(f: &mut ForceState, n: usize, nw: usize, nm: usize, granular: bool) {
+/// Rolling springs exist with rolling resistance only (`rolling`).
+fn grow_forces(
+    f: &mut ForceState,
+    n: usize,
+    (nw, nm): (usize, usize),
+    granular: bool,
+    rolling: bool,
+) {
     f.particles.resize(n, ParticleForce::default());
     if granular {
         f.wall_spring.resize(n * nw, glam::DVec3::ZERO);
@@ -119,6 +128,10 @@ fn grow_forces(f: &mut ForceState, n: usize, nw: usize, nm: usize, granular: boo
     f.mesh_key
         .resize(n * nm, crate::physics::granular::NO_PARTNER);
     f.mesh_spring.resize(n * nm, glam::DVec3::ZERO);
+    if rolling {
+        f.wall_roll.resize(n * nw, glam::DVec3::ZERO);
+        f.mesh_roll.resize(n * nm, glam::DVec3::ZERO);
+    }
 }
 
 impl CpuBackend {
@@ -237,8 +250,9 @@ impl CpuBackend {
             super::forces::mesh_slots(&self.model),
         );
         let granular = super::forces::granular_model(&self.model);
-        grow_forces(&mut self.forces, m, nw, nm, granular);
-        grow_forces(&mut self.spare_forces, m, nw, nm, granular);
+        let rolling = self.model.rolling().is_some();
+        grow_forces(&mut self.forces, m, (nw, nm), granular, rolling);
+        grow_forces(&mut self.spare_forces, m, (nw, nm), granular, rolling);
         self.incidence = Incidence::build(m, &self.model.bonds);
         if self.model.contact.is_some() {
             self.storage.sortable = m;

@@ -659,6 +659,9 @@ impl GpuBackend {
             mesh_key,
             mesh_spring,
             wall_load: self.hertz_loads()?.unwrap_or_default(),
+            roll: Vec::new(),
+            roll_wall: Vec::new(),
+            roll_mesh: Vec::new(),
         }))
     }
 

@@ -252,6 +252,7 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
         skin: 0.2 * radius,
         max_contacts: crate::model::DEFAULT_MAX_CONTACTS,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
     Ok(model)
 }
@@ -627,6 +628,8 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
         restitution: if hard { 0.0 } else { 0.5 },
         friction_static: 0.5,
         friction_dynamic: 0.5,
+        rolling_friction: 0.0,
+        rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
     };
     let mut model = Model::default();
     let mut rng = ChaCha8Rng::seed_from_u64(25);
@@ -658,6 +661,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
         skin: 0.2 * radius,
         max_contacts: 16,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
     model
 }
@@ -704,6 +708,8 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         restitution: 0.5,
         friction_static: 0.5,
         friction_dynamic: 0.5,
+        rolling_friction: 0.0,
+        rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
     };
     // Settled: n V_p / 0.6 = W · W · W/2.
     let volume = n as f64 * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3) * 1.03;
@@ -734,6 +740,7 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         skin: 0.1 * 1.1 * radius,
         max_contacts: 16,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
     model
 }
@@ -750,6 +757,8 @@ fn bed_material() -> crate::model::Material {
         restitution: 0.5,
         friction_static: 0.5,
         friction_dynamic: 0.5,
+        rolling_friction: 0.0,
+        rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
     }
 }
 
@@ -771,5 +780,6 @@ fn on_a_floor(model: &mut Model, material: crate::model::Material, skin: f64, ma
         skin,
         max_contacts,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
 }

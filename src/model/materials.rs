@@ -20,7 +20,17 @@ pub struct Material {
     pub friction_static: f64,
     /// Dynamic friction coefficient `μ_d`, `0 ≤ μ_d ≤ μ_s` (eq. 33).
     pub friction_dynamic: f64,
+    /// Rolling friction coefficient `μ_r ≥ 0` (dimensionless, `[[material]]
+    /// rolling_friction`): the largest rolling torque of a contact is `μ_r R* f_n`
+    /// ([`crate::physics::rolling`]); 0 rolls freely.
+    pub rolling_friction: f64,
+    /// Damping ratio `η_r ≥ 0` of the EPSD rolling dashpot (`[[material]]
+    /// rolling_damping`, a fraction of the critical `2√(I_r k_r)`); unused by CDT.
+    pub rolling_damping: f64,
 }
+
+/// Default [`Material::rolling_damping`].
+pub const DEFAULT_ROLLING_DAMPING: f64 = 0.3;
 
 impl Material {
     /// Mass of a sphere of radius `r` of this material.
@@ -42,4 +52,6 @@ pub struct Interaction {
     pub friction_static: Option<f64>,
     /// Dynamic friction of the pair, if overridden.
     pub friction_dynamic: Option<f64>,
+    /// Rolling friction of the pair, if overridden.
+    pub rolling_friction: Option<f64>,
 }

@@ -31,7 +31,7 @@ pub use inertia::{principal_moments, Inertia, InertiaError};
 pub use inserter::{Batch, Inserter, Region, DEFAULT_ATTEMPTS, DEFAULT_RATE_INTERVAL};
 pub use integrator::{IntegratorKind, Trapezoidal};
 pub use layout::Layout;
-pub use materials::{Interaction, Material};
+pub use materials::{Interaction, Material, DEFAULT_ROLLING_DAMPING};
 pub use mesh::{MeshError, MeshWall, TriangleMesh, DEGENERATE_AREA, WELD_TOLERANCE};
 pub use motion::{Motion, Pose};
 pub use particles::{
@@ -108,6 +108,33 @@ pub struct ContactParams {
     /// deeper one is [`Fault::Overlap`](crate::error::Fault::Overlap). Unused by the
     /// other laws.
     pub max_overlap: f64,
+    /// The rolling-resistance model of the Hertz law (`[[material]] rolling_model`),
+    /// for the pairs whose rolling friction is positive.
+    pub rolling: RollingModel,
+}
+
+/// Rolling resistance of the Hertz law (`[[material]] rolling_model`;
+/// [`crate::physics::rolling`] gives the equations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RollingModel {
+    /// Constant directional torque `μ_r R* f_n` against the relative rolling rotation
+    /// (`"cdt"`, LIGGGHTS `rolling_friction cdt`; Ai et al. 2011, model A).
+    #[default]
+    Cdt,
+    /// Elastic–plastic spring–dashpot (`"epsd"`, Ai et al. 2011, model C): a rolling
+    /// spring of stiffness `k_r = 2.25 k_n μ_r² R*²` capped at `μ_r R* f_n`, kept in the
+    /// contact history, with a dashpot while it holds.
+    Epsd,
+}
+
+impl RollingModel {
+    /// The scene's name of the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cdt => "cdt",
+            Self::Epsd => "epsd",
+        }
+    }
 }
 
 /// Default [`ContactParams::max_overlap`]: half the smaller radius. Eq. (19) assumes
@@ -188,6 +215,16 @@ impl Model {
             ins.clump.is_some()
                 && (ins.first as usize..ins.first as usize + ins.capacity as usize).contains(&c)
         })
+    }
+
+    /// The rolling-resistance model in force: the contact's under the Hertz law when a
+    /// material or interaction gives a positive `rolling_friction`, else `None` (no
+    /// rolling torques, and no rolling springs in the contact history).
+    pub fn rolling(&self) -> Option<RollingModel> {
+        let c = self.contact.filter(|c| c.law == ContactLaw::Hertz)?;
+        let any = self.materials.iter().any(|m| m.rolling_friction > 0.0)
+            || (self.interactions.iter()).any(|i| i.rolling_friction.is_some_and(|r| r > 0.0));
+        any.then_some(c.rolling)
     }
 
     /// Spheres the backends simulate: the particles and every clump's spheres (what a

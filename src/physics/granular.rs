@@ -42,6 +42,11 @@ pub struct PairMaterial {
     pub mu_s: f64,
     /// Dynamic friction coefficient `μ_d` (the smaller of the two).
     pub mu_d: f64,
+    /// Rolling friction coefficient `μ_r` (the smaller of the two;
+    /// [`crate::physics::rolling`]).
+    pub mu_r: f64,
+    /// EPSD rolling damping ratio `η_r` (the smaller of the two).
+    pub eta_r: f64,
 }
 
 impl PairMaterial {
@@ -81,6 +86,13 @@ impl PairMaterial {
                 a.friction_dynamic,
             ),
         };
+        let (mu_r, eta_r) = match b {
+            Some(b) => (
+                a.rolling_friction.min(b.rolling_friction),
+                a.rolling_damping.min(b.rolling_damping),
+            ),
+            None => (a.rolling_friction, a.rolling_damping),
+        };
         Self {
             e_star,
             g_star,
@@ -92,6 +104,8 @@ impl PairMaterial {
             restitution,
             mu_s,
             mu_d,
+            mu_r,
+            eta_r,
         }
     }
 }
@@ -108,6 +122,9 @@ impl PairMaterial {
         }
         if let Some(mu) = it.friction_dynamic {
             self.mu_d = mu;
+        }
+        if let Some(mu) = it.rolling_friction {
+            self.mu_r = mu;
         }
     }
 }
@@ -311,6 +328,9 @@ pub struct ContactResult {
     pub spring: DVec3,
     /// Whether the contact slipped this step (eq. 32 violated).
     pub slipping: bool,
+    /// Normal force magnitude `f_n ≥ 0` (N), the cap of the friction and of the
+    /// rolling torque.
+    pub normal_force: f64,
 }
 
 impl ContactResult {
@@ -495,6 +515,7 @@ pub fn hertz_core(c: &HertzInputs) -> ContactResult {
         energy,
         spring: new_spring,
         slipping: !stick,
+        normal_force: f_n,
     }
 }
 

@@ -12,5 +12,6 @@ pub mod granular;
 pub mod hard;
 pub mod mesh;
 pub mod rigid_body;
+pub mod rolling;
 
 pub use binder::{bond_forces, BondResult};

@@ -81,6 +81,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
         law: ContactLaw::Binder { k_pp: 2100.0 },
         skin: 0.1 * ring.particle_radius(),
         max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
     if wall {
         m.walls.push(Wall {
@@ -171,6 +172,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         law: ContactLaw::Binder { k_pp: 50.0 },
         skin: 0.01,
         max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
+        rolling: Default::default(),
     });
     m.walls.push(Wall {
         point: DVec3::ZERO,

@@ -9,7 +9,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::backend::loads::add_load;
-use crate::cpu::contact_history::{PairSpring, SLOT_ACTIVE};
+use crate::cpu::contact_history::{PairSpring, RollSlot, SLOT_ACTIVE};
 use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
 use crate::cpu::pair_batch::{PairBatch, LANES};
@@ -17,12 +17,13 @@ use crate::cpu::parallel::{dispatch_into, MIN_CHUNK};
 use crate::cpu::walls::{WallState, MESH_SLOTS};
 use crate::error::Contacted;
 use crate::integrators::{self, Body, IntegratorKind};
-use crate::model::{ContactLaw, Model, Particles, FLAG_REMOVED};
+use crate::model::{ContactLaw, Model, Particles, RollingModel, FLAG_REMOVED};
 use crate::neighbor::NeighborList;
 use crate::physics::granular::{
     hertz_contact, wall_overlap, ContactGeometry, ContactSide, PairTables,
 };
 use crate::physics::mesh::carried_springs;
+use crate::physics::rolling::{rolling_torque, wall_rolling_inertia, RollingInputs};
 
 /// One listed pair's contact, computed once by its lower id `a` (kernel
 /// `granular_pairs`) and added by both particles: what the gather reads, in one 64-byte
@@ -110,6 +111,12 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     /// The previous evaluation's mesh contact slots: feature keys and springs,
     /// `N × MESH_SLOTS` (empty without meshes).
     pub old_mesh: (&'a [u32], &'a [DVec3]),
+    /// Rolling resistance ([`Model::rolling`]): the model, and the previous
+    /// evaluation's rolling springs of the pairs (beside `old_springs`), walls (beside
+    /// `old_walls`) and mesh slots (beside `old_mesh`).
+    pub rolling: Option<RollingModel>,
+    /// See [`GranularInputs::rolling`].
+    pub old_rolls: (&'a [RollSlot], &'a [DVec3], &'a [DVec3]),
     /// History slots per particle: more touching contacts is an overflow.
     pub slots: usize,
     /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
@@ -150,18 +157,21 @@ impl GranularInputs<'_> {
         ws: &WallState,
         i: usize,
         side_i: &ContactSide,
-        (keys, springs, loads): (&mut [u32], &mut [DVec3], &mut [[DVec3; 2]]),
+        (keys, springs, rolls, loads): (&mut [u32], &mut [DVec3], &mut [DVec3], &mut [[DVec3; 2]]),
         out: &mut GranularForce,
         removed: bool,
     ) -> u32 {
         // Rows fill from slot 0 and end at the first unused key: clearing the used
         // prefix clears the row (most particles touch no mesh: nothing to write).
-        for (k, s) in keys.iter_mut().zip(springs.iter_mut()) {
+        for (a, k) in keys.iter_mut().enumerate() {
             if *k == crate::physics::granular::NO_PARTNER {
                 break;
             }
             *k = crate::physics::granular::NO_PARTNER;
-            *s = DVec3::ZERO;
+            springs[a] = DVec3::ZERO;
+            if let Some(r) = rolls.get_mut(a) {
+                *r = DVec3::ZERO;
+            }
         }
         if removed || ws.list.of(i).is_empty() {
             return 0;
@@ -173,8 +183,16 @@ impl GranularInputs<'_> {
             return 0;
         }
         let row = i * MESH_SLOTS..(i + 1) * MESH_SLOTS;
-        let start = match (self.old_mesh.0.get(row.clone()), self.old_mesh.1.get(row)) {
+        let start = match (
+            self.old_mesh.0.get(row.clone()),
+            self.old_mesh.1.get(row.clone()),
+        ) {
             (Some(k), Some(s)) => carried_springs(&ws.surfaces, &now, k, s),
+            _ => [DVec3::ZERO; MESH_SLOTS],
+        };
+        // The rolling springs are handed over with the tangential ones.
+        let roll_start = match (self.old_mesh.0.get(row.clone()), self.old_rolls.2.get(row)) {
+            (Some(k), Some(s)) if !rolls.is_empty() => carried_springs(&ws.surfaces, &now, k, s),
             _ => [DVec3::ZERO; MESH_SLOTS],
         };
         // The particle's load on each mesh it touches, summed over its contacts before
@@ -209,6 +227,14 @@ impl GranularInputs<'_> {
             out.e_wall += r.energy;
             keys[a] = c.key;
             springs[a] = r.spring;
+            if let Some(roll) =
+                self.wall_rolling(pm, (side_i, &wall_side), &r, p.mass[i], roll_start[a])
+            {
+                out.moment += roll.torque;
+                if let Some(s) = rolls.get_mut(a) {
+                    *s = roll.spring;
+                }
+            }
             if !loads.is_empty() {
                 if let Some(e) = mine.iter_mut().find(|e| e.0 == c.mesh || e.0 == u32::MAX) {
                     e.0 = c.mesh;
@@ -228,6 +254,36 @@ impl GranularInputs<'_> {
             out.overlap = Some((Contacted::Mesh(deep.0 as usize), deep.1));
         }
         count.saturating_sub(MESH_SLOTS) as u32
+    }
+
+    /// The rolling torque and spring of a particle's contact `r` with a plane or mesh
+    /// (`sides`: the particle's, the wall's at the contact point; `mass` the
+    /// particle's), `spring` the rolling spring it had; `None` without rolling
+    /// resistance on this pair. The twin of `wall_rolling` (shaders/common/contact.wgsl).
+    #[inline]
+    fn wall_rolling(
+        &self,
+        pm: &crate::physics::granular::PairMaterial,
+        (side_i, wall): (&ContactSide, &ContactSide),
+        r: &crate::physics::granular::ContactResult,
+        mass: f64,
+        spring: DVec3,
+    ) -> Option<crate::physics::rolling::RollingResult> {
+        let model = self.rolling.filter(|_| pm.mu_r > 0.0)?;
+        Some(rolling_torque(&RollingInputs {
+            model,
+            mu_r: pm.mu_r,
+            eta_r: pm.eta_r,
+            r_star: side_i.r,
+            e_star: pm.e_star,
+            overlap: r.overlap,
+            f_n: r.normal_force,
+            n: r.normal,
+            dalpha: side_i.dalpha - wall.dalpha,
+            inertia: wall_rolling_inertia(mass, side_i.r),
+            h: self.h,
+            spring,
+        }))
     }
 
     /// Every particle's contact side and end-of-step angular velocity ([`Sides`]).
@@ -318,7 +374,7 @@ impl GranularInputs<'_> {
         &self,
         rows: std::ops::Range<usize>,
         list: &NeighborList,
-        (out, springs): (&mut [PairSlot], &mut [PairSpring]),
+        (out, springs, rolls): (&mut [PairSlot], &mut [PairSpring], &mut [RollSlot]),
         near: &mut [NearSlot],
         sides: &[SideScratch],
     ) {
@@ -326,7 +382,10 @@ impl GranularInputs<'_> {
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         // Global index of the chunk's first slot.
         let base = list.half_offsets[rows.start] as usize;
-        let mut batch = PairBatch::default();
+        let mut batch = PairBatch {
+            rolling: self.rolling.map(|m| (m, self.h)),
+            ..PairBatch::default()
+        };
         // One material: every pair's record is the same, set in every lane once.
         if self.tables.materials == 1 {
             batch.set_material(self.tables.pair(0, 0));
@@ -366,6 +425,9 @@ impl GranularInputs<'_> {
                 .old_springs
                 .get(base + first..base + slot)
                 .unwrap_or_default();
+            let old_rolls = (self.old_rolls.0)
+                .get(base + first..base + slot)
+                .unwrap_or_default();
             for (s, &j) in (first..slot).zip(partners) {
                 let partner = &sides[j as usize];
                 out[s].overlap = f64::NAN;
@@ -381,18 +443,21 @@ impl GranularInputs<'_> {
                 if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || partner.removed {
                     continue;
                 }
-                let spring = match old.get(s - first) {
-                    Some(o) if o.flags != 0 => o.spring,
-                    _ => DVec3::ZERO,
+                let (spring, roll) = match old.get(s - first) {
+                    Some(o) if o.flags != 0 => (
+                        o.spring,
+                        old_rolls.get(s - first).map_or(DVec3::ZERO, |r| r.spring),
+                    ),
+                    _ => (DVec3::ZERO, DVec3::ZERO),
                 };
                 let pm = self.tables.pair(particle.material, partner.material);
-                batch.push(s, d, dist2, particle, partner, pm, spring);
+                batch.push(s, d, dist2, particle, partner, pm, (spring, roll));
                 if batch.len == LANES {
-                    batch.run(out, springs);
+                    batch.run(out, springs, rolls);
                 }
             }
         }
-        batch.run(out, springs);
+        batch.run(out, springs, rolls);
     }
 
     /// Kernel `granular_sum` (the granular part of `particle_forces`) for particle `i`
@@ -414,10 +479,10 @@ impl GranularInputs<'_> {
         i: usize,
         neighbors: (&[u32], usize),
         slots: &[u32],
-        pairs: &[PairSlot],
+        (pairs, rolls): (&[PairSlot], &[RollSlot]),
         near: &[NearSlot],
-        wall_spring: &mut [DVec3],
-        mesh_row: (&mut [u32], &mut [DVec3]),
+        (wall_spring, wall_roll): (&mut [DVec3], &mut [DVec3]),
+        mesh_row: (&mut [u32], &mut [DVec3], &mut [DVec3]),
         loads: &mut [[DVec3; 2]],
         sides: &Sides,
     ) -> GranularForce {
@@ -462,6 +527,14 @@ impl GranularInputs<'_> {
                 out.force -= c.force;
             }
             out.moment += lever * c.n_cross_friction;
+            // The pair's rolling torque: `a`'s, or its exact negative for `b`.
+            if let Some(r) = rolls.get(slot as usize) {
+                out.moment = if lower {
+                    out.moment + r.torque
+                } else {
+                    out.moment - r.torque
+                };
+            }
             out.e_contact += 0.5 * c.energy;
             if used >= self.slots {
                 out.overflow += 1;
@@ -471,6 +544,7 @@ impl GranularInputs<'_> {
         let nw = self.wall_stride;
         for (w, wall) in m.walls.iter().enumerate() {
             let mut new = DVec3::ZERO;
+            let mut new_roll = DVec3::ZERO;
             if hertz && !removed(i) {
                 if let Some((n, overlap, lever)) = wall_overlap(wall, side_i.x, side_i.r) {
                     if out.overlap.is_none() && overlap > self.max_overlap * side_i.r {
@@ -499,6 +573,14 @@ impl GranularInputs<'_> {
                     );
                     out.force += r.force;
                     out.moment += lever * n.cross(r.friction);
+                    let old_roll = self.old_rolls.1.get(i * nw + w).copied();
+                    let roll = old_roll.and_then(|s| {
+                        self.wall_rolling(pm, (side_i, &wall_side), &r, p.mass[i], s)
+                    });
+                    if let Some(roll) = roll {
+                        out.moment += roll.torque;
+                        new_roll = roll.spring;
+                    }
                     out.e_wall += r.energy;
                     new = r.spring;
                     if let Some(l) = loads.get_mut(w) {
@@ -509,6 +591,9 @@ impl GranularInputs<'_> {
                 }
             }
             wall_spring[w] = new;
+            if let Some(s) = wall_roll.get_mut(w) {
+                *s = new_roll;
+            }
         }
         if let (Some(ws), true) = (self.walls, hertz && !mesh_row.0.is_empty()) {
             let mesh_loads = loads.get_mut(m.walls.len()..).unwrap_or_default();
@@ -516,7 +601,7 @@ impl GranularInputs<'_> {
                 ws,
                 i,
                 side_i,
-                (mesh_row.0, mesh_row.1, mesh_loads),
+                (mesh_row.0, mesh_row.1, mesh_row.2, mesh_loads),
                 &mut out,
                 removed(i),
             );

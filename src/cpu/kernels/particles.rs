@@ -8,7 +8,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use super::granular::{GranularInputs, NearSlot, PairSlot};
-use crate::cpu::contact_history::PairSpring;
+use crate::cpu::contact_history::{PairSpring, RollSlot};
 use crate::cpu::forces::{history_slots, mesh_slots, wall_stride, ForceState, ParticleForce};
 use crate::cpu::MESH_SLOTS;
 
@@ -21,10 +21,11 @@ enum ForceFault {
     Overlap((Contacted, f64)),
 }
 
-/// A chunk's wall springs, mesh slots (keys, springs) and wall loads.
+/// A chunk's wall springs (and rolling springs), mesh slots (keys, springs, rolling
+/// springs) and wall loads.
 type WallRows<'a> = (
-    &'a mut [DVec3],
-    (&'a mut [u32], &'a mut [DVec3]),
+    (&'a mut [DVec3], &'a mut [DVec3]),
+    (&'a mut [u32], &'a mut [DVec3], &'a mut [DVec3]),
     &'a mut [[DVec3; 2]],
 );
 use crate::cpu::kernels::integrate::{body_of, integrate_correct};
@@ -103,6 +104,12 @@ impl CpuBackend {
             wall_stride: wall_stride(&self.model),
             walls: self.walls.as_ref(),
             old_mesh: (&self.forces.mesh_key, &self.forces.mesh_spring),
+            rolling: self.model.rolling(),
+            old_rolls: (
+                &self.forces.rolls,
+                &self.forces.wall_roll,
+                &self.forces.mesh_roll,
+            ),
             slots: history_slots(&self.model),
             kind: self.integrator,
             h: self.dt,
@@ -122,6 +129,9 @@ impl CpuBackend {
         let n_pairs = if contacts { list.pairs() } else { 0 };
         out.pairs.resize(n_pairs, PairSlot::default());
         out.springs.resize(n_pairs, PairSpring::default());
+        let rolling = self.model.rolling().is_some();
+        out.rolls
+            .resize(if rolling { n_pairs } else { 0 }, RollSlot::default());
         out.near.resize(
             if self.model.near_field.is_some() {
                 n_pairs
@@ -132,7 +142,7 @@ impl CpuBackend {
         );
         if n_pairs > 0 {
             let half = &list.half_offsets;
-            let slots = (&mut out.pairs[..], &mut out.springs[..]);
+            let slots = (&mut out.pairs[..], &mut out.springs[..], &mut out.rolls[..]);
             let chunks = row_chunks(half, slots, &mut out.near, MIN_CHUNK);
             let pass = |(lo, hi, pairs, near): RowChunk<'_>| {
                 inputs.granular_pairs(lo..hi, list, pairs, near, &sides.side);
@@ -143,13 +153,15 @@ impl CpuBackend {
                 chunks.into_par_iter().for_each(pass);
             }
         }
-        let (pairs, near) = (&out.pairs, &out.near);
+        let (pairs, rolls, near) = (&out.pairs, &out.rolls, &out.near);
         let nw = wall_stride(&self.model);
         let nm = mesh_slots(&self.model);
-        let (mut key_chunks, mut spring_chunks) = (
+        let (mut key_chunks, mut spring_chunks, mut mesh_roll_chunks) = (
             out.mesh_key.chunks_mut((MIN_CHUNK * nm).max(1)),
             out.mesh_spring.chunks_mut((MIN_CHUNK * nm).max(1)),
+            out.mesh_roll.chunks_mut((MIN_CHUNK * nm).max(1)),
         );
+        let mut wall_roll_chunks = out.wall_roll.chunks_mut(MIN_CHUNK * nw);
         let n_loads = self.model.walls.len() + self.model.meshes.len();
         out.wall_loads.fill([DVec3::ZERO; 2]);
         let mut load_chunks = out.wall_loads.chunks_mut(n_loads.max(1));
@@ -163,7 +175,9 @@ impl CpuBackend {
                 let mesh = (
                     key_chunks.next().unwrap_or_default(),
                     spring_chunks.next().unwrap_or_default(),
+                    mesh_roll_chunks.next().unwrap_or_default(),
                 );
+                let walls = (walls, wall_roll_chunks.next().unwrap_or_default());
                 (
                     c * MIN_CHUNK,
                     (f, (walls, mesh, load_chunks.next().unwrap_or_default())),
@@ -184,82 +198,90 @@ impl CpuBackend {
         let layout = &self.storage.layout;
         let by_id = !layout.is_identity() && n_loads > 0;
         let listed = std::sync::Mutex::new(Vec::<(u32, u32, [DVec3; 2])>::new());
-        let kernel =
-            |(lo, (f, (walls, (keys, springs), loads)), v, w): CorrectChunk<'_, WallRows<'_>>| {
-                let mut fault: Option<(usize, ForceFault)> = None;
-                let mut mine = vec![[DVec3::ZERO; 2]; if by_id { n_loads } else { 0 }];
-                let mut list_of_chunk = Vec::new();
-                for (l, f) in f.iter_mut().enumerate() {
-                    let i = lo + l;
-                    let id = layout.id(i);
-                    if contacts {
-                        prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
-                    }
-                    let mut pf = self.particle_force(bonds, i);
-                    let (neighbors, slots) = if contacts {
-                        let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
-                        (
-                            (&list.neighbors[r.clone()], list.below(i)),
-                            &list.pair_index[r],
-                        )
-                    } else {
-                        ((&[][..], 0), &[][..])
-                    };
-                    let wall_spring = &mut walls[l * nw..(l + 1) * nw];
-                    let mesh_row = (
-                        keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
-                        springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
-                    );
-                    // `mine` is all zero here (cleared after each particle that loaded it).
-                    let target = if by_id { &mut mine[..] } else { &mut *loads };
-                    let g = inputs.granular_sum(
-                        i,
-                        neighbors,
-                        slots,
-                        pairs,
-                        near,
-                        wall_spring,
-                        mesh_row,
-                        target,
-                        sides,
-                    );
-                    if by_id && g.loaded {
-                        for (k, l) in mine.iter_mut().enumerate() {
-                            // Adding a zero load leaves a sum starting from +0 unchanged.
-                            if *l != [DVec3::ZERO; 2] {
-                                list_of_chunk.push((id as u32, k as u32, *l));
-                                *l = [DVec3::ZERO; 2];
-                            }
+        let kernel = |(
+            lo,
+            (f, ((walls, wall_rolls), (keys, springs, mesh_rolls), loads)),
+            v,
+            w,
+        ): CorrectChunk<'_, WallRows<'_>>| {
+            let mut fault: Option<(usize, ForceFault)> = None;
+            let mut mine = vec![[DVec3::ZERO; 2]; if by_id { n_loads } else { 0 }];
+            let mut list_of_chunk = Vec::new();
+            for (l, f) in f.iter_mut().enumerate() {
+                let i = lo + l;
+                let id = layout.id(i);
+                if contacts {
+                    prefetch_slots(list, pairs, i + PREFETCH_AHEAD);
+                }
+                let mut pf = self.particle_force(bonds, i);
+                let (neighbors, slots) = if contacts {
+                    let r = list.offsets[i] as usize..list.offsets[i + 1] as usize;
+                    (
+                        (&list.neighbors[r.clone()], list.below(i)),
+                        &list.pair_index[r],
+                    )
+                } else {
+                    ((&[][..], 0), &[][..])
+                };
+                let wall_spring = (
+                    &mut walls[l * nw..(l + 1) * nw],
+                    wall_rolls.get_mut(l * nw..(l + 1) * nw).unwrap_or_default(),
+                );
+                let mesh_row = (
+                    keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                    springs.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                    mesh_rolls.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),
+                );
+                // `mine` is all zero here (cleared after each particle that loaded it).
+                let target = if by_id { &mut mine[..] } else { &mut *loads };
+                let g = inputs.granular_sum(
+                    i,
+                    neighbors,
+                    slots,
+                    (pairs, rolls),
+                    near,
+                    wall_spring,
+                    mesh_row,
+                    target,
+                    sides,
+                );
+                if by_id && g.loaded {
+                    for (k, l) in mine.iter_mut().enumerate() {
+                        // Adding a zero load leaves a sum starting from +0 unchanged.
+                        if *l != [DVec3::ZERO; 2] {
+                            list_of_chunk.push((id as u32, k as u32, *l));
+                            *l = [DVec3::ZERO; 2];
                         }
                     }
-                    pf.force += g.force;
-                    pf.moment += g.moment;
-                    pf.e_contact += g.e_contact;
-                    pf.e_wall += g.e_wall;
-                    pf.e_near = g.e_near;
-                    pf.overflow = g.overflow;
-                    pf.mesh_overflow = g.mesh_overflow;
-                    *f = pf;
-                    // The lowest id is named, an overflow before any overlap.
-                    let found = if f.overflow > 0 || f.mesh_overflow > 0 {
-                        Some((id, ForceFault::Overflow(f.overflow, f.mesh_overflow)))
-                    } else {
-                        g.overlap.map(|c| (n + id, ForceFault::Overlap(c)))
-                    };
-                    if let Some(c) = found.filter(|c| fault.map_or(true, |(k, _)| c.0 < k)) {
-                        fault = Some(c);
-                    }
-                    if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
-                        correct_one(i, f, v, w);
-                    }
                 }
-                if !list_of_chunk.is_empty() {
-                    if let Ok(mut all) = listed.lock() {
-                        all.extend(list_of_chunk);
-                    }
+                pf.force += g.force;
+                pf.moment += g.moment;
+                pf.e_contact += g.e_contact;
+                pf.e_wall += g.e_wall;
+                pf.e_near = g.e_near;
+                pf.overflow = g.overflow;
+                pf.mesh_overflow = g.mesh_overflow;
+                *f = pf;
+                // The lowest id is named, an overflow before any overlap.
+                let found = if f.overflow > 0 || f.mesh_overflow > 0 {
+                    Some((id, ForceFault::Overflow(f.overflow, f.mesh_overflow)))
+                } else {
+                    g.overlap.map(|c| (n + id, ForceFault::Overlap(c)))
+                };
+                if let Some(c) = found.filter(|c| fault.map_or(true, |(k, _)| c.0 < k)) {
+                    fault = Some(c);
                 }
-                fault
-            };
+                if let (Some(v), Some(w)) = (v.get_mut(l), w.get_mut(l)) {
+                    correct_one(i, f, v, w);
+                }
+            }
+            if !list_of_chunk.is_empty() {
+                if let Ok(mut all) = listed.lock() {
+                    all.extend(list_of_chunk);
+                }
+            }
+            fault
+        };
         let found = run_chunks(chunks, p.len(), kernel);
         if by_id {
             // (id, load) is unique: the order the chunks listed them in does not matter.

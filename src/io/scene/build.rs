@@ -17,11 +17,11 @@ use super::inserters::{add_inserters, check_in_domain};
 use super::overlaps::{check_initial_overlaps, check_initial_wall_overlaps, MAX_INITIAL_OVERLAP};
 use super::schema::{
     BlockSection, BondSection, CloudSection, ContactSection, DomainSection, InteractionSection,
-    ParticleSection, RingSection, SceneFile,
+    MaterialSection, ParticleSection, RingSection, SceneFile,
 };
 use super::sections::{
-    binder, contact_law, drag, materials, near_field, particle, simulation, stiffness_from,
-    time_step, BinderDefaults, TimeStep,
+    binder, contact_law, drag, materials, near_field, particle, rolling_model, simulation,
+    stiffness_from, time_step, BinderDefaults, TimeStep,
 };
 use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
@@ -150,7 +150,7 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
     )?;
 
     if let (Some(law), Some(c)) = (law, &file.contact) {
-        model.contact = Some(contact_params(c, law, &model)?);
+        model.contact = Some(contact_params(c, law, &model, &file.materials)?);
     }
     if let Some(d) = &file.drag {
         model.drag = Some(drag(d)?);
@@ -179,6 +179,7 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
     }
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;
+    check_rolling(&model)?;
     check_hard(&model, simulation.integrator)?;
     check_clump_support(&model, simulation.integrator)?;
     check_initial_energy(&model, &origins)?;
@@ -348,9 +349,41 @@ fn add_bonds(
     Ok(())
 }
 
+/// Rolling resistance is part of the Hertz law: a positive `rolling_friction` under
+/// another law is a named error.
+fn check_rolling(model: &Model) -> Result<()> {
+    let hertz = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hertz));
+    if hertz {
+        return Ok(());
+    }
+    let rolling = |k: usize| model.materials.get(k).map_or(0.0, |m| m.rolling_friction);
+    if let Some(k) = (0..model.materials.len()).find(|&k| rolling(k) > 0.0) {
+        return Err(scene_error(format!(
+            "material[{k}].rolling_friction = {}: only the \"hertz\" law has rolling resistance",
+            rolling(k)
+        )));
+    }
+    if let Some((k, _)) = model
+        .interactions
+        .iter()
+        .enumerate()
+        .find(|(_, it)| it.rolling_friction.is_some_and(|v| v > 0.0))
+    {
+        return Err(scene_error(format!(
+            "interaction[{k}].rolling_friction: only the \"hertz\" law has rolling resistance"
+        )));
+    }
+    Ok(())
+}
+
 /// The `[contact]` parameters of `law`: the skin (default a fraction of the largest
 /// radius of `model`) and the contact slots per particle.
-fn contact_params(c: &ContactSection, law: ContactLaw, model: &Model) -> Result<ContactParams> {
+fn contact_params(
+    c: &ContactSection,
+    law: ContactLaw,
+    model: &Model,
+    materials: &[MaterialSection],
+) -> Result<ContactParams> {
     let skin = match c.skin {
         Some(s) => non_negative("contact.skin", s)?,
         None => {
@@ -370,6 +403,7 @@ fn contact_params(c: &ContactSection, law: ContactLaw, model: &Model) -> Result<
         skin,
         max_contacts,
         max_overlap: max_overlap(c, law)?,
+        rolling: rolling_model(materials)?,
     })
 }
 
@@ -474,6 +508,10 @@ fn add_interactions(
             restitution: unit_interval("restitution", it.restitution)?,
             friction_static,
             friction_dynamic,
+            rolling_friction: it
+                .rolling_friction
+                .map(|v| non_negative(&key("rolling_friction"), v))
+                .transpose()?,
         });
     }
     Ok(())

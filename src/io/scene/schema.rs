@@ -225,6 +225,12 @@ pub(super) struct MaterialSection {
     pub(super) friction_static: f64,
     #[serde(default)]
     pub(super) friction_dynamic: Option<f64>,
+    #[serde(default)]
+    pub(super) rolling_friction: Option<f64>,
+    #[serde(default)]
+    pub(super) rolling_model: Option<String>,
+    #[serde(default)]
+    pub(super) rolling_damping: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -238,6 +244,8 @@ pub(super) struct InteractionSection {
     pub(super) friction_static: Option<f64>,
     #[serde(default)]
     pub(super) friction_dynamic: Option<f64>,
+    #[serde(default)]
+    pub(super) rolling_friction: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -19,7 +19,7 @@ use crate::model::Precision;
 use crate::model::MAX_NEIGHBORS;
 use crate::model::{
     BondStiffness, ContactLaw, FrictionModel, HardContact, HardSolver, Material, OnNonconvergence,
-    Particle, RunLength, ShearForm, SimulationParams,
+    Particle, RollingModel, RunLength, ShearForm, SimulationParams,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -459,6 +459,16 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
             }
             None => friction_static,
         };
+        let rolling_friction = m
+            .rolling_friction
+            .map(|v| non_negative(&key("rolling_friction"), v))
+            .transpose()?
+            .unwrap_or(0.0);
+        let rolling_damping = m
+            .rolling_damping
+            .map(|v| non_negative(&key("rolling_damping"), v))
+            .transpose()?
+            .unwrap_or(crate::model::DEFAULT_ROLLING_DAMPING);
         out.push(Material {
             name: m.name.clone(),
             young,
@@ -468,9 +478,44 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
             restitution,
             friction_static,
             friction_dynamic,
+            rolling_friction,
+            rolling_damping,
         });
     }
     Ok(out)
+}
+
+/// The scene's rolling-resistance model: the `rolling_model` of the `[[material]]`s that
+/// give one (they must agree: one model per scene), `"cdt"` when none does.
+pub(super) fn rolling_model(sections: &[MaterialSection]) -> Result<RollingModel> {
+    let mut chosen: Option<(usize, RollingModel)> = None;
+    for (k, m) in sections.iter().enumerate() {
+        let Some(name) = &m.rolling_model else {
+            continue;
+        };
+        let model = match name.as_str() {
+            "cdt" => RollingModel::Cdt,
+            "epsd" => RollingModel::Epsd,
+            other => {
+                return Err(scene_error(format!(
+                    "material[{k}].rolling_model = {}: must be \"cdt\" or \"epsd\"",
+                    shown(other)
+                )))
+            }
+        };
+        match chosen {
+            Some((first, c)) if c != model => {
+                return Err(scene_error(format!(
+                    "material[{k}].rolling_model = \"{}\": material[{first}] has \"{}\" (one rolling model per scene)",
+                    model.name(),
+                    c.name()
+                )))
+            }
+            None => chosen = Some((k, model)),
+            _ => {}
+        }
+    }
+    Ok(chosen.map_or(RollingModel::default(), |c| c.1))
 }
 
 /// `[[particle]]` number `k`: mass from the material when not given, inertia 2/5 m r²

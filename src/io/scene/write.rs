@@ -195,6 +195,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             ("restitution", it.restitution),
             ("friction_static", it.friction_static),
             ("friction_dynamic", it.friction_dynamic),
+            ("rolling_friction", it.rolling_friction),
         ] {
             if let Some(v) = v {
                 let _ = writeln!(s, "{k} = {}", toml_float(v));
@@ -211,8 +212,13 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             ("restitution", mat.restitution),
             ("friction_static", mat.friction_static),
             ("friction_dynamic", mat.friction_dynamic),
+            ("rolling_friction", mat.rolling_friction),
+            ("rolling_damping", mat.rolling_damping),
         ] {
             let _ = writeln!(s, "{k} = {}", toml_float(v));
+        }
+        if let Some(c) = m.contact.as_ref().filter(|_| mat.rolling_friction > 0.0) {
+            let _ = writeln!(s, "rolling_model = \"{}\"", c.rolling.name());
         }
     }
 
