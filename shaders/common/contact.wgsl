@@ -123,10 +123,17 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         if (side_i.r - h.distance > params.max_overlap * side_i.r) {
             deep_mesh = min(deep_mesh, mesh);
         }
+        let wall = mesh_side(mesh, h.point);
         let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
-                              side_i, mesh_side(mesh, h.point), rec.spring);
+                              side_i, wall, rec.spring);
         *f += c.force;
         *t += lever * cross(h.normal, c.friction);
+        if (ROLLING != 0u && pm.mu_r > 0.0) {
+            let roll = wall_rolling(pm, side_i, wall, c, h.normal, side_i.r - h.distance, m_i,
+                                    mesh_old_roll(a));
+            *t += roll.torque;
+            mesh_set_roll(a, roll.spring);
+        }
         *e_wall += c.energy;
         hist[mesh_new_row + a] = HistRecord(c.spring, h.key);
         if (record) {
@@ -147,6 +154,59 @@ struct Contact {
     friction: vec3<real>,
     energy: real,
     spring: vec3<real>,
+    // Normal force f_n ≥ 0 (the cap of friction and of the rolling torque).
+    f_n: real,
+}
+
+// Rolling resistance of one contact (physics::rolling): the torque on a (b takes its
+// exact negative) and the new rolling spring (EPSD; zero under CDT).
+struct Rolling {
+    torque: vec3<real>,
+    spring: vec3<real>,
+}
+
+// physics::rolling::rolling_inertia: the two spheres' (7/5) m r² in series.
+fn rolling_inertia(m_a: real, r_a: real, m_b: real, r_b: real) -> real {
+    return (7.0 / 5.0) / (1.0 / (m_a * r_a * r_a) + 1.0 / (m_b * r_b * r_b));
+}
+
+// physics::rolling::rolling_torque, for the scene's model ROLLING (1 CDT, 2 EPSD):
+// Ai et al. (2011) models A and C, with Δθ the part of dalpha = Δα_a − Δα_b in the
+// contact plane and the cap μ_r R* f_n.
+fn rolling_torque(pm: PairRecord, r_star: real, overlap: real, f_n: real, n: vec3<real>,
+                  dalpha: vec3<real>, inertia: real, spring: vec3<real>) -> Rolling {
+    var out: Rolling;
+    let dtheta = dalpha - dot(dalpha, n) * n;
+    let cap = pm.mu_r * r_star * f_n;
+    if (ROLLING == 1u) {
+        let len = sqrt(dot(dtheta, dtheta));
+        out.torque = vec3<real>(0.0);
+        if (len > 0.0) { out.torque = (-(cap / len)) * dtheta; }
+        out.spring = vec3<real>(0.0);
+        return out;
+    }
+    let k_n = (4.0 / 3.0) * pm.e_star * sqrt(r_star * overlap);
+    let k_r = 2.25 * k_n * pm.mu_r * pm.mu_r * r_star * r_star;
+    let trial = carry_spring(spring, n) - k_r * dtheta;
+    let len = sqrt(dot(trial, trial));
+    if (len <= cap) {
+        let damping = pm.eta_r * 2.0 * sqrt(inertia * k_r);
+        out.torque = trial - (damping / params.dt) * dtheta;
+        out.spring = trial;
+    } else {
+        out.spring = (cap / len) * trial;
+        out.torque = out.spring;
+    }
+    return out;
+}
+
+// The rolling torque of particle i's contact c with a plane or mesh (the twin of
+// GranularInputs::wall_rolling): zero torque and spring where the pair's μ_r is 0.
+fn wall_rolling(pm: PairRecord, side_i: Side, wall: Side, c: Contact, n: vec3<real>,
+                overlap: real, m_i: real, spring: vec3<real>) -> Rolling {
+    if (!(pm.mu_r > 0.0)) { return Rolling(vec3<real>(0.0), vec3<real>(0.0)); }
+    return rolling_torque(pm, side_i.r, overlap, c.f_n, n, side_i.dalpha - wall.dalpha,
+                          (7.0 / 5.0) * (m_i * side_i.r * side_i.r), spring);
 }
 
 // (R(α) − I) v = c [α × v + ½ α × (α × v)], c = 4/(4 + |α|²).
@@ -194,6 +254,7 @@ fn hertz_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, over
     }
     c.energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
     c.force = (-f_n) * n + c.friction;
+    c.f_n = f_n;
     return c;
 }
 
@@ -344,6 +405,23 @@ fn old_wall_s(k: u32) -> vec3<real> {
 fn set_wall_s(k: u32, v: vec3<real>) {
     row_vec[rows.wall_new + k] = vec4<real>(v, 0.0);
 }
+// EPSD rolling springs (ROLLING == 2; physics::rolling), beside the tangential ones:
+// the pair slots' in hist at rows.roll_*, the walls' in row_vec at rows.wroll_*, the
+// mesh slots' in hist at rows.mroll_*. Zero (and nothing stored) under CDT.
+fn old_roll_at(slot: u32) -> vec3<real> {
+    if (ROLLING != 2u || slot == NO_PARTNER) { return vec3<real>(0.0); }
+    return hist[rows.roll_old + slot].spring;
+}
+fn set_roll(k: u32, v: vec3<real>) {
+    if (ROLLING == 2u) { hist[rows.roll_new + k] = HistRecord(v, 0u); }
+}
+fn old_wall_roll(k: u32) -> vec3<real> {
+    if (ROLLING != 2u) { return vec3<real>(0.0); }
+    return row_vec[rows.wroll_old + k].xyz;
+}
+fn set_wall_roll(k: u32, v: vec3<real>) {
+    row_vec[rows.wroll_new + k] = vec4<real>(v, 0.0);
+}
 
 // A particle's granular force, moment and energies (half of each pair's).
 struct GranularSum {
@@ -471,11 +549,14 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             // holds partners up to slot `used` (never a stale slot past its end marker).
             var spring = vec3<real>(0.0);
             var found = false;
+            // The old slot of the pair (NO_PARTNER: none), for its rolling spring.
+            var found_at = NO_PARTNER;
             if (aligned && used < k) {
                 let slot = old_slot(li * k + used);
                 if (slot.id == id_j) {
                     spring = slot.spring;
                     found = true;
+                    found_at = li * k + used;
                     cur = used + 1u;
                 }
             }
@@ -488,7 +569,10 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                     cur_id = NO_PARTNER;
                     if (cur < k) { cur_id = old_id(li * k + cur); }
                 }
-                if (cur_id == id_j) { spring = old_slot(li * k + cur).spring; }
+                if (cur_id == id_j) {
+                    spring = old_slot(li * k + cur).spring;
+                    found_at = li * k + cur;
+                }
             }
             if (lower && deep == NO_PARTNER && overlap > params.max_overlap * min(r_i, r_j)) {
                 deep = id_j;
@@ -497,6 +581,20 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                                   sb.r - 0.5 * overlap, sa, sb, spring);
             f += sign * c.force;
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
+            // The pair's rolling torque in the CPU's order (a = the lower id), taken by
+            // a and negated for b; zero (+0, as the CPU's slot) where μ_r is 0.
+            if (ROLLING != 0u) {
+                var roll = Rolling(vec3<real>(0.0), vec3<real>(0.0));
+                if (pm.mu_r > 0.0) {
+                    let ma = select(m_j, m_i, lower);
+                    let mb = select(m_i, m_j, lower);
+                    roll = rolling_torque(pm, r_star, overlap, c.f_n, n, sa.dalpha - sb.dalpha,
+                                          rolling_inertia(ma, sa.r, mb, sb.r),
+                                          old_roll_at(found_at));
+                }
+                t += sign * roll.torque;
+                if (used < k) { set_roll(li * k + used, roll.spring); }
+            }
             e_contact += 0.5 * c.energy;
             if (used < k) {
                 set_slot(li * k + used, HistRecord(c.spring, id_j));
@@ -519,6 +617,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         && atomicLoad(&status[STATUS_STEP]) == atomicLoad(&status[STATUS_LOADS]);
     for (var w = 0u; w < params.n_walls; w++) {
         var new_s = vec3<real>(0.0);
+        var new_roll = vec3<real>(0.0);
         var load_f = vec4<real>(0.0);
         var load_q = vec4<real>(0.0);
         if (hertz && !gone) {
@@ -533,10 +632,17 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 }
                 let pm = pair_mat(m * m + w * m + mat_i);
                 let q = side_i.x + h * n;
+                let wall = wall_side(w, q);
                 let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
-                                      wall_side(w, q), old_wall_s(li * nw + w));
+                                      wall, old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
+                if (ROLLING != 0u && pm.mu_r > 0.0) {
+                    let roll = wall_rolling(pm, side_i, wall, c, n, overlap, m_i,
+                                            old_wall_roll(li * nw + w));
+                    t += roll.torque;
+                    new_roll = roll.spring;
+                }
                 e_wall += c.energy;
                 new_s = c.spring;
                 load_f = vec4<real>(-c.force, 1.0);
@@ -544,6 +650,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             }
         }
         set_wall_s(li * nw + w, new_s);
+        if (ROLLING == 2u) { set_wall_roll(li * nw + w, new_roll); }
         if (record) {
             row_vec[rows.wall_load + 2u * (li * load_stride() + w)] = load_f;
             row_vec[rows.wall_load + 2u * (li * load_stride() + w) + 1u] = load_q;

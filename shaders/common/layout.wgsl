@@ -79,8 +79,9 @@ struct PairRecord {
     xi: real,
     mu_s: real,
     mu_d: real,
-    pad0: real,
-    pad1: real,
+    // Rolling friction μ_r and EPSD damping ratio η_r (physics::rolling).
+    mu_r: real,
+    eta_r: real,
     pad2: real,
 }
 
@@ -137,6 +138,17 @@ struct RowChunk {
     // read copy, in hist after both copies of the particle slots.
     mesh_new: u32,
     mesh_old: u32,
+    // EPSD rolling springs (ROLLING == 2, physics::rolling), two copies each like the
+    // tangential ones: of the particle slots (in hist after the mesh slots), of the
+    // mesh slots (in hist after those) and of the walls (in row_vec after the loads).
+    roll_new: u32,
+    roll_old: u32,
+    mroll_new: u32,
+    mroll_old: u32,
+    wroll_new: u32,
+    wroll_old: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 // A binder bond with its rest state: the layout of src/model/bonds.rs `Bond`.
@@ -511,6 +523,21 @@ fn mesh_now_key(a: u32) -> u32 { return hist[mesh_new_row + a].id; }
 fn mesh_old_key(s: u32) -> u32 { return hist[mesh_old_row + s].id; }
 fn mesh_old_spring(s: u32) -> vec3<real> { return hist[mesh_old_row + s].spring; }
 fn mesh_set_start(a: u32, spring: vec3<real>) { hist[mesh_new_row + a].spring = spring; }
+// EPSD rolling springs of the mesh slots (ROLLING == 2), handed over with the
+// tangential ones: contact a's starts from old slot s (NO_PARTNER: zero).
+fn mesh_carry_roll(a: u32, s: u32) {
+    if (ROLLING != 2u) { return; }
+    var v = vec3<real>(0.0);
+    if (s != NO_PARTNER) { v = hist[mesh_old_row - rows.mesh_old + rows.mroll_old + s].spring; }
+    hist[mesh_new_row - rows.mesh_new + rows.mroll_new + a] = HistRecord(v, 0u);
+}
+fn mesh_old_roll(a: u32) -> vec3<real> {
+    if (ROLLING != 2u) { return vec3<real>(0.0); }
+    return hist[mesh_new_row - rows.mesh_new + rows.mroll_new + a].spring;
+}
+fn mesh_set_roll(a: u32, v: vec3<real>) {
+    if (ROLLING == 2u) { hist[mesh_new_row - rows.mesh_new + rows.mroll_new + a].spring = v; }
+}
 // The first vec4 of wall w's pose at the current step (the step being evaluated:
 // step_begin has counted it): point, normal, velocity, angular velocity, axis point.
 fn wall_pose_at(w: u32) -> u32 {

@@ -190,6 +190,8 @@ fn mesh_adjacent(a: u32, b: u32) -> bool {
 //   mesh_old_key(s) -> u32              key of the previous row's slot s
 //   mesh_old_spring(s) -> vec3<real>    its spring
 //   mesh_set_start(a, spring)           contact a's starting spring
+//   mesh_carry_roll(a, s)               contact a's rolling spring from old slot s
+//                                       (NO_PARTNER: zero), the same handover
 fn mesh_carried(count: u32, n_old: u32) {
     var taken = 0u;
     var matched = 0u;
@@ -197,9 +199,11 @@ fn mesh_carried(count: u32, n_old: u32) {
     for (var a = 0u; a < count; a++) {
         let k = mesh_now_key(a);
         mesh_set_start(a, vec3<real>(0.0));
+        mesh_carry_roll(a, NO_PARTNER);
         for (var s = 0u; s < n_old; s++) {
             if (mesh_old_key(s) == k) {
                 mesh_set_start(a, mesh_old_spring(s));
+                mesh_carry_roll(a, s);
                 taken |= 1u << s;
                 matched |= 1u << a;
                 break;
@@ -217,6 +221,7 @@ fn mesh_carried(count: u32, n_old: u32) {
             }
             if (!still && mesh_adjacent(k, mesh_now_key(a))) {
                 mesh_set_start(a, mesh_old_spring(s));
+                mesh_carry_roll(a, s);
                 taken |= 1u << s;
                 break;
             }

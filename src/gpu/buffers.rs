@@ -644,6 +644,47 @@ impl GpuBackend {
             (Vec::new(), Vec::new())
         };
         let pick = |v: Vec<DVec3>| -> Vec<DVec3> { rows.iter().map(|&(_, s)| v[s]).collect() };
+        // EPSD rolling springs: the pair and mesh slots' after both copies of both, the
+        // walls' after the loads (`RowChunk::roll_new` and the rest).
+        let (roll, roll_wall, roll_mesh) = if self.roll_history.0 {
+            let mesh_row = self.mesh_slots as usize * hist_slot_bytes(rs);
+            let base = 2 * slot_row + 2 * mesh_row;
+            let mut roll = hist(
+                self.read_rows_by_slot(bind::HIST, base + copy * slot_row, slot_row)?,
+                slot_row,
+            )
+            .1;
+            // Slots from a row's end marker on hold stale values: zero, as the CPU's.
+            for (r, p) in roll.chunks_mut(k.max(1)).zip(partner.chunks(k.max(1))) {
+                let end = p.iter().position(|&id| id == NO_PARTNER).unwrap_or(p.len());
+                r[end..].fill(DVec3::ZERO);
+            }
+            let mut roll_mesh = if mesh_row > 0 {
+                let at = base + 2 * slot_row + copy * mesh_row;
+                hist(self.read_rows_by_slot(bind::HIST, at, mesh_row)?, mesh_row).1
+            } else {
+                Vec::new()
+            };
+            for (r, key) in roll_mesh.iter_mut().zip(&mesh_key) {
+                if *key == NO_PARTNER {
+                    *r = DVec3::ZERO;
+                }
+            }
+            let at = self.wall_roll_skip() + copy * wall_row;
+            let walls = vec3s(
+                &self.reals_from_bytes(
+                    &self.read_rows_by_slot(bind::ROW_VEC, at, 4 * stride * rs)?,
+                    4 * self.n as usize * stride,
+                ),
+                4,
+            );
+            let roll_wall = (rows.iter())
+                .flat_map(|&(_, s)| walls[s * stride..(s + 1) * stride].iter().copied())
+                .collect();
+            (roll, roll_wall, roll_mesh)
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
         Ok(Some(ContactState {
             slots: self.max_contacts,
             ids: rows.iter().map(|r| r.0).collect(),
@@ -659,10 +700,16 @@ impl GpuBackend {
             mesh_key,
             mesh_spring,
             wall_load: self.hertz_loads()?.unwrap_or_default(),
-            roll: Vec::new(),
-            roll_wall: Vec::new(),
-            roll_mesh: Vec::new(),
+            roll,
+            roll_wall,
+            roll_mesh,
         }))
+    }
+
+    /// Bytes per particle in `row_vec` before the walls' EPSD rolling springs: both
+    /// copies of the wall springs, the granular output and the loads.
+    fn wall_roll_skip(&self) -> usize {
+        (2 * self.wall_stride() + 3 + 2 * self.roll_history.1) * 4 * self.real_size()
     }
 
     /// Puts a snapshot's contact state in place of what the set-up evaluation computed:
@@ -739,6 +786,34 @@ impl GpuBackend {
                 4 * stride * rs,
                 &self.real_bytes(&flat),
             )?;
+        }
+        // EPSD rolling springs (a state without them starts them at zero, as the
+        // device's rows already are after set-up).
+        if self.roll_history.0 && !c.roll.is_empty() {
+            let mesh_row = mesh * hist_slot_bytes(rs);
+            let base = 2 * slot_row + 2 * mesh_row;
+            let zero_ids = |len: usize| vec![0u32; len];
+            if k > 0 {
+                let slots = encode(&zero_ids(n * k), &spread(&c.roll, k));
+                self.write_rows_by_slot(bind::HIST, base + copy * slot_row, slot_row, &slots)?;
+            }
+            if mesh > 0 && !c.roll_mesh.is_empty() {
+                let slots = encode(&zero_ids(n * mesh), &spread(&c.roll_mesh, mesh));
+                let at = base + 2 * slot_row + copy * mesh_row;
+                self.write_rows_by_slot(bind::HIST, at, mesh_row, &slots)?;
+            }
+            if stride > 0 {
+                let flat: Vec<f64> = (spread(&c.roll_wall, stride).iter())
+                    .flat_map(|a| a.extend(0.0).to_array())
+                    .collect();
+                let at = self.wall_roll_skip() + copy * self.wall_row_bytes();
+                self.write_rows_by_slot(
+                    bind::ROW_VEC,
+                    at,
+                    4 * stride * rs,
+                    &self.real_bytes(&flat),
+                )?;
+            }
         }
         let energy: Vec<DVec3> = c.energy.iter().map(|e| DVec3::from_array(*e)).collect();
         self.write_field_by_slot(Field::Force, &spread(&c.force, 1));

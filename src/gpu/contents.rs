@@ -825,8 +825,16 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                 let other = 1 - q;
                 let hist = |copy: usize| (copy as u64 * count64 * k) as u32;
                 let wall = |copy: usize| (copy as u64 * count64 * plan.wall_stride) as u32;
-                let mesh = |copy: usize| {
-                    ((2 * k + copy as u64 * u64::from(plan.mesh_slots)) * count64) as u32
+                let ms = u64::from(plan.mesh_slots);
+                let mesh = |copy: usize| ((2 * k + copy as u64 * ms) * count64) as u32;
+                // EPSD rolling springs after both copies of both kinds of slots, then
+                // in row_vec after the granular output and the loads.
+                let roll = |copy: usize| ((2 * k + 2 * ms + copy as u64 * k) * count64) as u32;
+                let mroll = |copy: usize| ((4 * k + 2 * ms + copy as u64 * ms) * count64) as u32;
+                let loads = if plan.wall_loads { plan.load_stride } else { 0 };
+                let wroll = |copy: usize| {
+                    ((2 * plan.wall_stride + 3 + 2 * loads + copy as u64 * plan.wall_stride)
+                        * count64) as u32
                 };
                 RowChunk {
                     first,
@@ -850,6 +858,14 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                     },
                     mesh_new: mesh(q),
                     mesh_old: mesh(other),
+                    roll_new: roll(q),
+                    roll_old: roll(other),
+                    mroll_new: mroll(q),
+                    mroll_old: mroll(other),
+                    wroll_new: wroll(q),
+                    wroll_old: wroll(other),
+                    pad0: 0,
+                    pad1: 0,
                 }
             })
         })

@@ -178,6 +178,25 @@ pub struct RowChunk {
     pub mesh_new: u32,
     /// First mesh slot of the read copy.
     pub mesh_old: u32,
+    /// First EPSD rolling spring of the particle slots, written copy (in `hist`, after
+    /// the mesh slots; issue 50).
+    pub roll_new: u32,
+    /// Its read copy.
+    pub roll_old: u32,
+    /// First EPSD rolling spring of the mesh slots, written copy (in `hist`, after the
+    /// particle slots' rolling springs).
+    pub mroll_new: u32,
+    /// Its read copy.
+    pub mroll_old: u32,
+    /// First EPSD rolling spring of the walls, written copy (in `row_vec`, after the
+    /// wall loads).
+    pub wroll_new: u32,
+    /// Its read copy.
+    pub wroll_old: u32,
+    /// Padding (uniform blocks are 16-byte multiples).
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
 }
 
 /// `struct BondRecord` in either precision; in `f64` it has exactly the layout of
@@ -362,10 +381,10 @@ pub struct PairRecord<R: Real> {
     pub mu_s: R,
     /// `μ_d`.
     pub mu_d: R,
-    /// Padding.
-    pub pad0: R,
-    /// Padding.
-    pub pad1: R,
+    /// `μ_r` (rolling friction).
+    pub mu_r: R,
+    /// `η_r` (EPSD rolling damping).
+    pub eta_r: R,
     /// Padding.
     pub pad2: R,
 }
@@ -378,6 +397,8 @@ impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
             xi: R::from_f64(p.xi),
             mu_s: R::from_f64(p.mu_s),
             mu_d: R::from_f64(p.mu_d),
+            mu_r: R::from_f64(p.mu_r),
+            eta_r: R::from_f64(p.eta_r),
             ..Self::default()
         }
     }
@@ -469,7 +490,7 @@ const _: () = {
     assert!(size_of::<PairRecord<f32>>() == 8 * 4);
     assert!(size_of::<PairRecord<f64>>() == 8 * 8);
     assert!(size_of::<Chunk>() == 16);
-    assert!(size_of::<RowChunk>() == 64);
+    assert!(size_of::<RowChunk>() == 96);
     assert!(size_of::<BondRecord<f32>>() == 8 + 13 * 4);
     assert!(size_of::<BondRecord<f64>>() == 8 + 13 * 8);
     assert!(size_of::<BondRecord<f64>>() == size_of::<Bond>());

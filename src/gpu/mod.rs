@@ -141,6 +141,10 @@ pub struct GpuBackend {
     records_loads: bool,
     /// Feature-keyed mesh slots per particle in `hist` (0 without meshes).
     mesh_slots: u32,
+    /// EPSD rolling springs are kept (`Plan::roll_history`), with the planes and
+    /// meshes loaded per particle (`Plan::load_stride`, 0 without loads) that place
+    /// the walls' rolling springs in `row_vec`.
+    roll_history: (bool, usize),
     /// The step whose evaluation was asked to record them (`status[STATUS_LOADS]`).
     loads_step: Option<u64>,
     /// A restored Hertz state's loads and its step: the set-up evaluation of a restore
@@ -567,6 +571,14 @@ impl GpuBackend {
             insertion: None,
             records_loads: plan.wall_loads,
             mesh_slots: plan.mesh_slots,
+            roll_history: (
+                plan.roll_history,
+                if plan.wall_loads {
+                    plan.load_stride as usize
+                } else {
+                    0
+                },
+            ),
             loads_step: None,
             restored_loads: None,
             profiler: None,

@@ -56,6 +56,9 @@ pub struct SectionNeeds {
     /// Some mesh moves: the meshes' poses of each step are uploaded and `mesh_place`
     /// places them at every step.
     pub moving_meshes: bool,
+    /// Rolling resistance (issue 50, `ROLLING`): 0 none, 1 CDT, 2 EPSD (rolling
+    /// springs in the contact history).
+    pub rolling: u32,
     /// Particles leaving the domain are removed (`on_exit = "remove"`): the step at
     /// which each left is stored.
     pub removal: bool,
@@ -88,6 +91,7 @@ impl SectionNeeds {
             clump_types: 2,
             moving_walls: true,
             moving_meshes: true,
+            rolling: 2,
             removal: true,
             ids: true,
             id_count: n,
@@ -193,6 +197,8 @@ pub struct Sections {
     pub mesh_placed: u32,
     /// Whether some mesh moves.
     pub moving_meshes: bool,
+    /// Rolling resistance: 0 none, 1 CDT, 2 EPSD ([`SectionNeeds::rolling`]).
+    pub rolling: u32,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -351,6 +357,7 @@ impl Sections {
             mesh_poses: index("tables", mesh_poses)?,
             mesh_placed: index("vecs", mesh_placed)?,
             moving_meshes,
+            rolling: w.rolling,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -399,6 +406,7 @@ impl Sections {
             ("O_MESH_PLACED", self.mesh_placed),
             ("MOVING_MESHES", u32::from(self.moving_meshes)),
             ("MOVING_WALLS", u32::from(self.moving_walls)),
+            ("ROLLING", self.rolling),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
             ("O_EXIT_STEP", self.exit_step),
@@ -501,6 +509,12 @@ pub struct Plan {
     pub wall_stride: u64,
     /// The force evaluations record wall loads in `row_vec` (Hertz law with walls).
     pub wall_loads: bool,
+    /// Planes and meshes loaded per particle (two vec4 each in `row_vec`), when
+    /// `wall_loads`.
+    pub load_stride: u64,
+    /// The EPSD rolling springs are kept (issue 50): `hist` and `row_vec` rows hold a
+    /// second set of springs after the first.
+    pub roll_history: bool,
     /// Mesh slots per particle in `hist` (0 without meshes).
     pub mesh_slots: u32,
     /// Bytes per particle of each row buffer.
@@ -594,6 +608,11 @@ impl Plan {
             },
             moving_walls: model.walls.iter().any(|w| !w.motion.is_static()),
             moving_meshes: model.meshes.iter().any(|m| !m.motion.is_static()),
+            rolling: match model.rolling() {
+                None => 0,
+                Some(crate::model::RollingModel::Cdt) => 1,
+                Some(crate::model::RollingModel::Epsd) => 2,
+            },
             removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
             ids: ids.is_some(),
@@ -620,6 +639,9 @@ impl Plan {
         } else {
             0
         };
+        // EPSD rolling springs: a second set of slots (pairs, mesh) and wall springs.
+        let roll_history = hertz && needs.rolling == 2;
+        let roll_copies = if roll_history { 2 } else { 1 };
         let rows = RowBytes {
             neighbors: if contact {
                 4 * (u64::from(max_neighbors) + 1)
@@ -627,8 +649,16 @@ impl Plan {
                 0
             },
             kahan: if rs == 4 { 24 } else { 0 },
-            hist: 2 * (u64::from(max_contacts) + mesh_slots) * hist_slot_bytes(rs as usize) as u64,
-            row_vec: (2 * wall_stride + if granular { 3 } else { 0 } + 2 * load_stride) * 4 * rs,
+            hist: roll_copies
+                * 2
+                * (u64::from(max_contacts) + mesh_slots)
+                * hist_slot_bytes(rs as usize) as u64,
+            row_vec: (2 * wall_stride
+                + if granular { 3 } else { 0 }
+                + 2 * load_stride
+                + if roll_history { 2 * wall_stride } else { 0 })
+                * 4
+                * rs,
         };
         let row_chunks = row_chunks(n, rows.widest(), max_bind, options.max_chunk_particles);
         let hard = if hard {
@@ -657,6 +687,8 @@ impl Plan {
             n_partials,
             wall_stride,
             wall_loads: load_stride > 0,
+            load_stride,
+            roll_history,
             mesh_slots: mesh_slots as u32,
             rows,
             row_chunks,
