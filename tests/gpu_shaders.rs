@@ -269,8 +269,8 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("xi", xi),
             ("mu_s", mu_s),
             ("mu_d", mu_d),
-            ("pad0", pad0),
-            ("pad1", pad1),
+            ("mu_r", mu_r),
+            ("eta_r", eta_r),
             ("pad2", pad2),
         ]
     );
@@ -373,6 +373,14 @@ fn records_match_wgsl_layout() {
             ("wall_load", wall_load),
             ("mesh_new", mesh_new),
             ("mesh_old", mesh_old),
+            ("roll_new", roll_new),
+            ("roll_old", roll_old),
+            ("mroll_new", mroll_new),
+            ("mroll_old", mroll_old),
+            ("wroll_new", wroll_new),
+            ("wroll_old", wroll_old),
+            ("pad0", pad0),
+            ("pad1", pad1),
         ]
     );
     check_all::<f32>(Precision::F32);

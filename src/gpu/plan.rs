@@ -840,7 +840,8 @@ mod tests {
         assert!(c.contains("const MOVING_MESHES: u32 = 1u;\n"));
         assert!(c.contains("const O_EXIT_STEP: u32 = "));
         assert!(c.contains("const IDS: u32 = 1u;\n"));
-        assert_eq!(c.lines().count(), 40);
+        assert!(c.contains("const ROLLING: u32 = 2u;\n"));
+        assert_eq!(c.lines().count(), 41);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
