@@ -438,6 +438,38 @@ fn cpu_moving_mesh_resume_is_bitwise() {
     );
 }
 
+/// The pour onto the moving mesh with EPSD rolling resistance (issue 50), resumed at
+/// step 250: the rolling springs of pairs, planes and mesh slots are history the
+/// checkpoint carries (a resume that dropped them would differ at once).
+#[test]
+fn cpu_rolling_resume_is_bitwise() {
+    let mut scene = moving_mesh();
+    scene.model.materials[0].rolling_friction = 0.3;
+    if let Some(c) = &mut scene.model.contact {
+        c.rolling = varidem::model::RollingModel::Epsd;
+    }
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(250).unwrap();
+    let snap = a.checkpoint_state().unwrap();
+    let c = snap.contacts.as_ref().unwrap();
+    let used = |v: &[glam::DVec3]| v.iter().filter(|s| s.length() > 0.0).count();
+    assert!(
+        used(&c.roll) > 0 && used(&c.roll_wall) + used(&c.roll_mesh) > 0,
+        "rolling springs in use: pairs {}, planes {}, mesh {}",
+        used(&c.roll),
+        used(&c.roll_wall),
+        used(&c.roll_mesh)
+    );
+    check_restart(
+        "cpu rolling",
+        &scene,
+        125,
+        250,
+        &cpu_fresh,
+        &cpu_restore,
+    );
+}
+
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the
 /// uninterrupted run's.
 #[test]

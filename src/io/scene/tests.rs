@@ -959,3 +959,69 @@ fn spheres_overlapping_walls_at_t_0_are_refused_naming_both() {
         "particle 0 overlaps mesh[0] (floor) by 5.000e-2 m at t = 0, more than 0.05 of its radius",
     );
 }
+
+/// Rolling resistance keys (issue 50): read into the materials, interactions and the
+/// contact's model, written back by `scene_to_toml`, and every bad value named.
+#[test]
+fn rolling_keys_are_read_checked_and_written_back() {
+    let text = |m1: &str, m2: &str, extra: &str| {
+        format!(
+            "[simulation]\ndt = 1e-5\nsteps = 10\n[contact]\nlaw = \"hertz\"\n\
+             [[material]]\nname = \"glass\"\nyoung = 1e8\npoisson = 0.3\ndensity = 2500.0\n\
+             restitution = 0.5\nfriction_static = 0.5\n{m1}\
+             [[material]]\nname = \"steel\"\nyoung = 2e8\npoisson = 0.3\ndensity = 7800.0\n\
+             restitution = 0.5\nfriction_static = 0.5\n{m2}\
+             [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.01\nmaterial = \"glass\"\n{extra}"
+        )
+    };
+    let s = parse_scene(&text(
+        "rolling_friction = 0.1\nrolling_model = \"epsd\"\nrolling_damping = 0.5\n",
+        "rolling_friction = 0.2\n",
+        "[[interaction]]\nmaterials = [\"glass\", \"steel\"]\nrolling_friction = 0.05\n",
+    ))
+    .unwrap();
+    let m = &s.model;
+    assert_eq!(m.materials[0].rolling_friction, 0.1);
+    assert_eq!(m.materials[0].rolling_damping, 0.5);
+    assert_eq!(m.materials[1].rolling_friction, 0.2);
+    assert_eq!(
+        m.materials[1].rolling_damping,
+        crate::model::DEFAULT_ROLLING_DAMPING
+    );
+    assert_eq!(m.interactions[0].rolling_friction, Some(0.05));
+    assert_eq!(m.rolling(), Some(crate::model::RollingModel::Epsd));
+    let back = parse_scene(&super::write::scene_to_toml(&s)).unwrap();
+    assert_eq!(back.model.materials, m.materials);
+    assert_eq!(back.model.interactions, m.interactions);
+    assert_eq!(back.model.contact, m.contact);
+    // The default: CDT; no rolling friction, no rolling.
+    let plain = parse_scene(&text("rolling_friction = 0.1\n", "", "")).unwrap();
+    assert_eq!(plain.model.rolling(), Some(crate::model::RollingModel::Cdt));
+    assert_eq!(parse_scene(&text("", "", "")).unwrap().model.rolling(), None);
+    for (m1, m2, expected) in [
+        ("rolling_friction = -0.1\n", "", "material[0].rolling_friction = -0.1: must be >= 0"),
+        ("rolling_damping = -1.0\n", "", "material[0].rolling_damping = -1: must be >= 0"),
+        ("rolling_model = \"sds\"\n", "", "material[0].rolling_model = \"sds\": must be \"cdt\" or \"epsd\""),
+        (
+            "rolling_model = \"cdt\"\n",
+            "rolling_model = \"epsd\"\n",
+            "material[1].rolling_model = \"epsd\": material[0] has \"cdt\" (one rolling model per scene)",
+        ),
+    ] {
+        assert_error(&text(m1, m2, ""), expected);
+    }
+    assert_error(
+        &text(
+            "",
+            "",
+            "[[interaction]]\nmaterials = [\"glass\", \"steel\"]\nrolling_friction = -1.0\n",
+        ),
+        "interaction[0].rolling_friction = -1: must be >= 0",
+    );
+    let hard = text("rolling_friction = 0.1\n", "", "")
+        .replace("law = \"hertz\"", "law = \"hard\"");
+    assert_error(
+        &hard,
+        "material[0].rolling_friction = 0.1: only the \"hertz\" law has rolling resistance",
+    );
+}
