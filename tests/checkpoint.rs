@@ -460,14 +460,7 @@ fn cpu_rolling_resume_is_bitwise() {
         used(&c.roll_wall),
         used(&c.roll_mesh)
     );
-    check_restart(
-        "cpu rolling",
-        &scene,
-        125,
-        250,
-        &cpu_fresh,
-        &cpu_restore,
-    );
+    check_restart("cpu rolling", &scene, 125, 250, &cpu_fresh, &cpu_restore);
 }
 
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the

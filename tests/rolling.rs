@@ -197,8 +197,8 @@ fn every_integrator_runs_rolling_resistance() {
                 .map(|(m, v)| m * v.length())
                 .sum();
             let dp = (d1.momentum - d0.momentum).length() / p_scale;
-            let dl = (d1.angular_momentum - d0.angular_momentum).length()
-                / d0.angular_momentum.length();
+            let dl =
+                (d1.angular_momentum - d0.angular_momentum).length() / d0.angular_momentum.length();
             eprintln!("{kind:?} {model:?}: ΔP/P = {dp:.2e}, ΔL/L = {dl:.2e}");
             assert!(dp < 1e-13, "{kind:?} {model:?}: linear momentum drift {dp}");
             let bound = if kind == IntegratorKind::CampelloTrapezoidal {
@@ -206,7 +206,10 @@ fn every_integrator_runs_rolling_resistance() {
             } else {
                 1e-11
             };
-            assert!(dl < bound, "{kind:?} {model:?}: angular momentum drift {dl}");
+            assert!(
+                dl < bound,
+                "{kind:?} {model:?}: angular momentum drift {dl}"
+            );
         }
     }
 }
@@ -216,10 +219,14 @@ fn every_integrator_runs_rolling_resistance() {
 #[test]
 fn cdt_under_the_trapezoidal_rule_is_a_named_error() {
     let (text, _) = rolling_sphere(0.5, 0.1, "cdt", 0.01);
-    let text = text.replace("[simulation]\n", "[simulation]\nintegrator = \"campello-trapezoidal\"\n");
+    let text = text.replace(
+        "[simulation]\n",
+        "[simulation]\nintegrator = \"campello-trapezoidal\"\n",
+    );
     let e = parse_scene(&text).unwrap_err().to_string();
     assert!(
-        e.contains("simulation.integrator = \"campello-trapezoidal\"") && e.contains("rolling_model = \"epsd\""),
+        e.contains("simulation.integrator = \"campello-trapezoidal\"")
+            && e.contains("rolling_model = \"epsd\""),
         "{e}"
     );
     parse_scene(&text.replace("\"cdt\"", "\"epsd\"")).unwrap();

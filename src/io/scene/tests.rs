@@ -997,7 +997,10 @@ fn rolling_keys_are_read_checked_and_written_back() {
     // The default: CDT; no rolling friction, no rolling.
     let plain = parse_scene(&text("rolling_friction = 0.1\n", "", "")).unwrap();
     assert_eq!(plain.model.rolling(), Some(crate::model::RollingModel::Cdt));
-    assert_eq!(parse_scene(&text("", "", "")).unwrap().model.rolling(), None);
+    assert_eq!(
+        parse_scene(&text("", "", "")).unwrap().model.rolling(),
+        None
+    );
     for (m1, m2, expected) in [
         ("rolling_friction = -0.1\n", "", "material[0].rolling_friction = -0.1: must be >= 0"),
         ("rolling_damping = -1.0\n", "", "material[0].rolling_damping = -1: must be >= 0"),
@@ -1018,8 +1021,8 @@ fn rolling_keys_are_read_checked_and_written_back() {
         ),
         "interaction[0].rolling_friction = -1: must be >= 0",
     );
-    let hard = text("rolling_friction = 0.1\n", "", "")
-        .replace("law = \"hertz\"", "law = \"hard\"");
+    let hard =
+        text("rolling_friction = 0.1\n", "", "").replace("law = \"hertz\"", "law = \"hard\"");
     assert_error(
         &hard,
         "material[0].rolling_friction = 0.1: only the \"hertz\" law has rolling resistance",

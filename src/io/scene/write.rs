@@ -218,7 +218,11 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             let _ = writeln!(s, "{k} = {}", toml_float(v));
         }
         // The scene's one rolling model, on every material (CDT is the default).
-        if let Some(c) = m.contact.as_ref().filter(|c| c.rolling != Default::default()) {
+        if let Some(c) = m
+            .contact
+            .as_ref()
+            .filter(|c| c.rolling != Default::default())
+        {
             let _ = writeln!(s, "rolling_model = \"{}\"", c.rolling.name());
         }
     }
