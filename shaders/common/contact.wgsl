@@ -170,15 +170,16 @@ fn rolling_inertia(m_a: real, r_a: real, m_b: real, r_b: real) -> real {
     return (7.0 / 5.0) / (1.0 / (m_a * r_a * r_a) + 1.0 / (m_b * r_b * r_b));
 }
 
-// physics::rolling::rolling_torque, for the scene's model ROLLING (1 CDT, 2 EPSD):
+// physics::rolling::rolling_torque for `model` (the scene's ROLLING: 1 CDT, 2 EPSD):
 // Ai et al. (2011) models A and C, with Δθ the part of dalpha = Δα_a − Δα_b in the
 // contact plane and the cap μ_r R* f_n.
-fn rolling_torque(pm: PairRecord, r_star: real, overlap: real, f_n: real, n: vec3<real>,
-                  dalpha: vec3<real>, inertia: real, spring: vec3<real>) -> Rolling {
+fn rolling_torque(model: u32, pm: PairRecord, r_star: real, overlap: real, f_n: real,
+                  n: vec3<real>, dalpha: vec3<real>, inertia: real,
+                  spring: vec3<real>) -> Rolling {
     var out: Rolling;
     let dtheta = dalpha - dot(dalpha, n) * n;
     let cap = pm.mu_r * r_star * f_n;
-    if (ROLLING == 1u) {
+    if (model == 1u) {
         let len = sqrt(dot(dtheta, dtheta));
         out.torque = vec3<real>(0.0);
         if (len > 0.0) { out.torque = (-(cap / len)) * dtheta; }
@@ -205,7 +206,7 @@ fn rolling_torque(pm: PairRecord, r_star: real, overlap: real, f_n: real, n: vec
 fn wall_rolling(pm: PairRecord, side_i: Side, wall: Side, c: Contact, n: vec3<real>,
                 overlap: real, m_i: real, spring: vec3<real>) -> Rolling {
     if (!(pm.mu_r > 0.0)) { return Rolling(vec3<real>(0.0), vec3<real>(0.0)); }
-    return rolling_torque(pm, side_i.r, overlap, c.f_n, n, side_i.dalpha - wall.dalpha,
+    return rolling_torque(ROLLING, pm, side_i.r, overlap, c.f_n, n, side_i.dalpha - wall.dalpha,
                           (7.0 / 5.0) * (m_i * side_i.r * side_i.r), spring);
 }
 
@@ -588,7 +589,8 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 if (pm.mu_r > 0.0) {
                     let ma = select(m_j, m_i, lower);
                     let mb = select(m_i, m_j, lower);
-                    roll = rolling_torque(pm, r_star, overlap, c.f_n, n, sa.dalpha - sb.dalpha,
+                    roll = rolling_torque(ROLLING, pm, r_star, overlap, c.f_n, n,
+                                          sa.dalpha - sb.dalpha,
                                           rolling_inertia(ma, sa.r, mb, sb.r),
                                           old_roll_at(found_at));
                 }

@@ -407,8 +407,6 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
         Vec::new()
     };
     let mut contact = contact;
-    let mut materials = materials;
-    let mut interactions = interactions;
     if version >= 14 {
         decode_rolling(r, contact.as_mut(), &mut materials, &mut interactions)?;
     }

@@ -25,6 +25,15 @@ use crate::physics::granular::{
 use crate::physics::mesh::carried_springs;
 use crate::physics::rolling::{rolling_torque, wall_rolling_inertia, RollingInputs};
 
+/// A particle's mesh slots as `mesh_sum` writes them: feature keys, springs, rolling
+/// springs (empty without rolling resistance), and the loads on the meshes.
+type MeshRow<'a> = (
+    &'a mut [u32],
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [[DVec3; 2]],
+);
+
 /// One listed pair's contact, computed once by its lower id `a` (kernel
 /// `granular_pairs`) and added by both particles: what the gather reads, in one 64-byte
 /// cache line (the pair's spring is kept apart, in [`PairSpring`]).
@@ -157,7 +166,7 @@ impl GranularInputs<'_> {
         ws: &WallState,
         i: usize,
         side_i: &ContactSide,
-        (keys, springs, rolls, loads): (&mut [u32], &mut [DVec3], &mut [DVec3], &mut [[DVec3; 2]]),
+        (keys, springs, rolls, loads): MeshRow<'_>,
         out: &mut GranularForce,
         removed: bool,
     ) -> u32 {
