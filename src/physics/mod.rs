@@ -10,6 +10,7 @@ pub mod contact;
 pub mod field;
 pub mod granular;
 pub mod hard;
+pub mod jkr;
 pub mod mesh;
 pub mod rigid_body;
 pub mod rolling;
