@@ -292,6 +292,10 @@ fn mesh_set_start(a: u32, spring: vec3<f64>) {
     ys[out_base + 3u * a + 1u] = spring.y;
     ys[out_base + 3u * a + 2u] = spring.z;
 }
+// The EPSD rolling springs' handover: called beside every mesh_set_start with the same
+// slot, so these cases need nothing of it (the engine's is tested by
+// tests/gpu_rolling.rs, whose mesh rolling springs match the CPU's).
+fn mesh_carry_roll(a: u32, s: u32) {}
 "#;
 
 /// A ridge of two faces (convex edge), a pyramid (convex apex, concave corners at its

@@ -524,11 +524,11 @@ fn mesh_old_key(s: u32) -> u32 { return hist[mesh_old_row + s].id; }
 fn mesh_old_spring(s: u32) -> vec3<real> { return hist[mesh_old_row + s].spring; }
 fn mesh_set_start(a: u32, spring: vec3<real>) { hist[mesh_new_row + a].spring = spring; }
 // EPSD rolling springs of the mesh slots (ROLLING == 2), handed over with the
-// tangential ones: contact a's starts from old slot s (NO_PARTNER: zero).
+// tangential ones: contact a's starts from old slot s (MESH_NONE: zero).
 fn mesh_carry_roll(a: u32, s: u32) {
     if (ROLLING != 2u) { return; }
     var v = vec3<real>(0.0);
-    if (s != NO_PARTNER) { v = hist[mesh_old_row - rows.mesh_old + rows.mroll_old + s].spring; }
+    if (s != MESH_NONE) { v = hist[mesh_old_row - rows.mesh_old + rows.mroll_old + s].spring; }
     hist[mesh_new_row - rows.mesh_new + rows.mroll_new + a] = HistRecord(v, 0u);
 }
 fn mesh_old_roll(a: u32) -> vec3<real> {

@@ -191,7 +191,7 @@ fn mesh_adjacent(a: u32, b: u32) -> bool {
 //   mesh_old_spring(s) -> vec3<real>    its spring
 //   mesh_set_start(a, spring)           contact a's starting spring
 //   mesh_carry_roll(a, s)               contact a's rolling spring from old slot s
-//                                       (NO_PARTNER: zero), the same handover
+//                                       (MESH_NONE: zero), the same handover
 fn mesh_carried(count: u32, n_old: u32) {
     var taken = 0u;
     var matched = 0u;
@@ -199,7 +199,7 @@ fn mesh_carried(count: u32, n_old: u32) {
     for (var a = 0u; a < count; a++) {
         let k = mesh_now_key(a);
         mesh_set_start(a, vec3<real>(0.0));
-        mesh_carry_roll(a, NO_PARTNER);
+        mesh_carry_roll(a, MESH_NONE);
         for (var s = 0u; s < n_old; s++) {
             if (mesh_old_key(s) == k) {
                 mesh_set_start(a, mesh_old_spring(s));

@@ -157,6 +157,7 @@ fn every_scene_file_parses() {
             "painleve-rod.toml",
             "pendulum.toml",
             "pour.toml",
+            "rolling-heap.toml",
             "spinning-sphere.toml",
             "three-spheres.toml",
             "torus-free.toml",
