@@ -33,13 +33,7 @@ const MATERIAL: &str = "[[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0
     density = 2500.0\nrestitution = 0.5\nfriction_static = 0.4\n";
 
 /// A dimer and a trimer type with full tensors (those of `tests/clump_cpu.rs`).
-const SHAPES: &str = "[[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
-     spheres = [{ position = [-0.6e-3, 0.0, 0.0], radius = 1e-3 }, \
-                { position = [0.6e-3, 0.0, 0.0], radius = 0.8e-3 }]\n\
-     [[clump_type]]\nname = \"trimer\"\nmaterial = \"glass\"\n\
-     spheres = [{ position = [0.0, 0.0, 0.0], radius = 1e-3 }, \
-                { position = [1.2e-3, 0.0, 0.0], radius = 0.7e-3 }, \
-                { position = [0.0, 1.1e-3, 0.3e-3], radius = 0.6e-3 }]\n";
+const SHAPES: &str = common::CLUMP_SHAPES;
 
 /// A value in [−1, 1) from a seeded LCG.
 fn lcg(seed: &mut u64) -> f64 {

@@ -182,13 +182,7 @@ fn clumps_with_rolling_resistance_match_the_cpu() {
     let material = "[[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\n\
         density = 2500.0\nrestitution = 0.5\nfriction_static = 0.4\n\
         rolling_friction = 0.3\nrolling_model = \"epsd\"\n";
-    let shapes = "[[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
-        spheres = [{ position = [-0.6e-3, 0.0, 0.0], radius = 1e-3 }, \
-                   { position = [0.6e-3, 0.0, 0.0], radius = 0.8e-3 }]\n\
-        [[clump_type]]\nname = \"trimer\"\nmaterial = \"glass\"\n\
-        spheres = [{ position = [0.0, 0.0, 0.0], radius = 1e-3 }, \
-                   { position = [1.2e-3, 0.0, 0.0], radius = 0.7e-3 }, \
-                   { position = [0.0, 1.1e-3, 0.3e-3], radius = 0.6e-3 }]\n";
+    let shapes = common::CLUMP_SHAPES;
     let mut text = format!(
         "[simulation]\ndt = 2e-6\nsteps = 10\n[contact]\nlaw = \"hertz\"\n{material}{shapes}"
     );

@@ -320,24 +320,10 @@ mod tests {
             let b = side(a.side.x + dir * 2e-3 * 0.99, &mut v);
             let d = b.side.x - a.side.x;
             let spring = v(1e-5);
-            uniform.push(
-                case,
-                d,
-                d.length_squared(),
-                &a,
-                &b,
-                &pm,
-                (spring, DVec3::ZERO),
-            );
-            copied.push(
-                case,
-                d,
-                d.length_squared(),
-                &a,
-                &b,
-                &pm,
-                (spring, DVec3::ZERO),
-            );
+            for batch in [&mut uniform, &mut copied] {
+                let d2 = d.length_squared();
+                batch.push(case, d, d2, &a, &b, &pm, (spring, DVec3::ZERO));
+            }
             if uniform.len == LANES || case == n - 1 {
                 uniform.run(&mut out[0], &mut springs[0], &mut []);
                 copied.run(&mut out[1], &mut springs[1], &mut []);

@@ -309,3 +309,13 @@ pub fn rod_mu_star(theta: f64) -> f64 {
     let (s, c) = theta.sin_cos();
     (c + 1.0 / (3.0 * c)) / s
 }
+
+/// A dimer and a trimer clump type of material "glass", with full tensors (the GPU
+/// clump tests' and the rolling clumps').
+pub const CLUMP_SHAPES: &str = "[[clump_type]]\nname = \"dimer\"\nmaterial = \"glass\"\n\
+     spheres = [{ position = [-0.6e-3, 0.0, 0.0], radius = 1e-3 }, \
+                { position = [0.6e-3, 0.0, 0.0], radius = 0.8e-3 }]\n\
+     [[clump_type]]\nname = \"trimer\"\nmaterial = \"glass\"\n\
+     spheres = [{ position = [0.0, 0.0, 0.0], radius = 1e-3 }, \
+                { position = [1.2e-3, 0.0, 0.0], radius = 0.7e-3 }, \
+                { position = [0.0, 1.1e-3, 0.3e-3], radius = 0.6e-3 }]\n";
