@@ -69,6 +69,53 @@ fn cdt_rolling_decelerates_at_five_sevenths_mu_r_g() {
     }
 }
 
+/// The same sphere on a mesh floor (two triangles in the plane y = 0, the sphere
+/// rolling across their shared edge and handed over from one to the other): CDT's
+/// deceleration is the plane's to 0.3 %, and EPSD brings it to rest as on the plane
+/// (its rolling spring handed over with the tangential one).
+#[test]
+fn rolling_on_a_mesh_floor_is_rolling_on_a_plane() {
+    let mesh = "[[mesh]]\nname = \"floor\"\n\
+        vertices = [[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]]\n\
+        triangles = [[0, 2, 1], [0, 3, 2]]\n";
+    // The diagonal x = z of the square: start at x0 before it, rolling along x.
+    let on_mesh = |text: String, x0: f64| {
+        let i = text.find("[[wall]]").unwrap();
+        let text = text[..i].replace("position = [0.0,", &format!("position = [{x0:?},")) + mesh;
+        parse_scene(&text).unwrap()
+    };
+    let (text, delta) = rolling_sphere(0.5, 0.1, "cdt", 0.2);
+    let scene = on_mesh(text, -0.02);
+    let mut b = CpuBackend::new(&scene).unwrap();
+    b.advance(scene.simulation.steps()).unwrap();
+    let a = (0.5 - b.model().particles.velocity[0].x) / b.time();
+    let (m, inertia) = (
+        scene.model.particles.mass[0],
+        scene.model.particles.inertia[0],
+    );
+    let lever = R - delta;
+    let expect = 0.1 * R * m * G * lever / (inertia + m * lever * lever);
+    eprintln!("mesh floor, CDT: a = {a:.6} m/s², theory {expect:.6}");
+    assert!((a - expect).abs() / expect < 3e-3, "a = {a} vs {expect}");
+    // It stops after about 70 µm: started 30 µm before the edge.
+    let (text, _) = rolling_sphere(0.01, 0.1, "epsd", 0.3);
+    let scene = on_mesh(text, -3e-5);
+    let mut b = CpuBackend::new(&scene).unwrap();
+    b.advance(scene.simulation.steps()).unwrap();
+    let p = &b.model().particles;
+    let (w, v) = (p.angular_velocity[0].length(), p.velocity[0].length());
+    eprintln!(
+        "mesh floor, EPSD at rest: |ω| = {w:.2e}, |v| = {v:.2e}, x = {:.2e}",
+        p.position[0].x
+    );
+    assert!(w < 1e-6 && v < 1e-8, "|ω| = {w}, |v| = {v}");
+    assert!(
+        p.position[0].x > 0.0,
+        "the sphere crossed the edge: x = {}",
+        p.position[0].x
+    );
+}
+
 /// Largest `|ω|` and `|v|` of the sphere over the last `window` steps of a run
 /// started at 1 cm/s that stops after about 14 ms.
 fn rest_jitter(model: &str) -> (f64, f64) {
