@@ -87,8 +87,9 @@ fn rel(a: &[DVec3], b: &[DVec3]) -> f64 {
 
 /// The tray under CDT and EPSD, 300 steps: the GPU f64 state equals the CPU's to
 /// 1e-9 relative, the rolling torques acted (the state differs from the same run
-/// without rolling resistance by far more), and under EPSD the snapshot's rolling
-/// springs (pairs, planes, mesh slots) equal the CPU's to the same bound.
+/// without rolling resistance by far more), the loads on the planes and the tray
+/// (with the rolling torques' reactions) equal the CPU's to the same bound, and under
+/// EPSD the snapshot's rolling springs (pairs, planes, mesh slots) do too.
 #[test]
 fn rolling_tray_f64_matches_cpu() {
     let plain = {
@@ -122,6 +123,11 @@ fn rolling_tray_f64_matches_cpu() {
         );
         let (sc, sg) = (c.checkpoint_state().unwrap(), g.checkpoint_state().unwrap());
         let (cc, cg) = (sc.contacts.unwrap(), sg.contacts.unwrap());
+        // The loads on the planes and the tray, rolling torques' reactions included.
+        let flat = |l: &[[DVec3; 2]]| l.iter().flatten().copied().collect::<Vec<_>>();
+        let dl = rel(&flat(&cc.wall_load), &flat(&cg.wall_load));
+        eprintln!("{model}: wall loads GPU vs CPU {dl:e}");
+        assert!(dl <= 1e-9, "{model}: wall loads differ by {dl:e}");
         if model == "epsd" {
             let used = |v: &[DVec3]| v.iter().filter(|s| s.length() > 0.0).count();
             eprintln!(

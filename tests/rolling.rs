@@ -371,3 +371,36 @@ fn rolling_results_do_not_depend_on_storage_order() {
     assert_eq!(a.angular_velocity, b.angular_velocity);
     assert_eq!(ra, rb);
 }
+
+/// The loads of `walls.csv` take the rolling torques' reaction: for the sphere rolling
+/// on a plane (CDT, 0.1 s in) and across the mesh floor, the load's moment about the
+/// wall's axis point and the contact's moment on the sphere about the same point sum
+/// to zero, `M_load + (x − c) × f_c + M_sphere = 0` (`f_c` the contact force, the
+/// sphere's force less its weight), to 10⁻¹² of the rolling torque `μ_r r f_n`.
+/// Without the reaction the sum would be that torque.
+#[test]
+fn wall_loads_take_the_rolling_torques_reaction() {
+    let mesh = "[[mesh]]\nname = \"floor\"\n\
+        vertices = [[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]]\n\
+        triangles = [[0, 2, 1], [0, 3, 2]]\n";
+    let (plane, _) = rolling_sphere(0.5, 0.1, "cdt", 0.1);
+    let i = plane.find("[[wall]]").unwrap();
+    let on_mesh = plane[..i].to_string() + mesh;
+    for (what, text) in [("plane", plane.clone()), ("mesh", on_mesh)] {
+        let scene = parse_scene(&text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        b.advance(scene.simulation.steps()).unwrap();
+        let load = b.checkpoint_state().unwrap().contacts.unwrap().wall_load[0];
+        let axis = match scene.model.walls.first() {
+            Some(w) => w.motion.axis_point,
+            None => scene.model.meshes[0].motion.axis_point,
+        };
+        let p = &b.model().particles;
+        let f = b.particle_forces()[0];
+        let f_c = f.force - p.mass[0] * DVec3::new(0.0, -G, 0.0);
+        let balance = load[1] + (p.position[0] - axis).cross(f_c) + f.moment;
+        let torque = 0.1 * R * f_c.y;
+        eprintln!("{what}: moment balance {balance:?}, rolling torque {torque:.3e}");
+        assert!(balance.length() < 1e-12 * torque, "{what}: {balance:?}");
+    }
+}

@@ -74,11 +74,11 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     mesh_new_row = rows.mesh_new + li * MESH_SLOTS;
     mesh_old_row = rows.mesh_old + li * MESH_SLOTS;
     // The particle's load on each mesh, summed over its contacts (w = 1: it touches).
-    let loads = rows.wall_load + 2u * (li * load_stride() + params.n_walls);
+    let loads = rows.wall_load + LOAD_VEC4 * (li * load_stride() + params.n_walls);
     if (record) {
         for (var mesh = 0u; mesh < N_MESHES; mesh++) {
-            row_vec[loads + 2u * mesh] = vec4<real>(0.0);
-            row_vec[loads + 2u * mesh + 1u] = vec4<real>(0.0);
+            row_vec[loads + LOAD_VEC4 * mesh] = vec4<real>(0.0);
+            row_vec[loads + LOAD_VEC4 * mesh + 1u] = vec4<real>(0.0);
         }
     }
     var count = 0u;
@@ -128,9 +128,10 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
                               side_i, wall, rec.spring);
         *f += c.force;
         *t += lever * cross(h.normal, c.friction);
+        var roll = Rolling(vec3<real>(0.0), vec3<real>(0.0));
         if (ROLLING != 0u && pm.mu_r > 0.0) {
-            let roll = wall_rolling(pm, side_i, wall, c, h.normal, side_i.r - h.distance, m_i,
-                                    mesh_old_roll(a));
+            roll = wall_rolling(pm, side_i, wall, c, h.normal, side_i.r - h.distance, m_i,
+                                mesh_old_roll(a));
             *t += roll.torque;
             mesh_set_roll(a, roll.spring);
         }
@@ -138,10 +139,14 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         hist[mesh_new_row + a] = HistRecord(c.spring, h.key);
         if (record) {
             // backend::loads::add_load, into the particle's sum for this mesh.
-            let at = loads + 2u * mesh;
+            let at = loads + LOAD_VEC4 * mesh;
             row_vec[at] = vec4<real>(row_vec[at].xyz - c.force, 1.0);
             row_vec[at + 1u] = vec4<real>(row_vec[at + 1u].xyz
                                           + glam_cross(h.point - mesh_axis(mesh), -c.force), 0.0);
+            // The rolling torque's reaction (the CPU's mesh_sum: skipped when zero).
+            if (any(roll.torque != vec3<real>(0.0))) {
+                row_vec[at + 1u] = vec4<real>(row_vec[at + 1u].xyz - roll.torque, 0.0);
+            }
         }
     }
     if (*deep == NO_PARTNER && deep_mesh != NO_PARTNER) {
@@ -622,6 +627,8 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         var new_roll = vec3<real>(0.0);
         var load_f = vec4<real>(0.0);
         var load_q = vec4<real>(0.0);
+        // The rolling torque's reaction on the plane (ROLLING: a third vec4).
+        var load_m = vec4<real>(0.0);
         if (hertz && !gone) {
             let wall = wall_at(w);
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
@@ -644,6 +651,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                                             old_wall_roll(li * nw + w));
                     t += roll.torque;
                     new_roll = roll.spring;
+                    load_m = vec4<real>(-roll.torque, 0.0);
                 }
                 e_wall += c.energy;
                 new_s = c.spring;
@@ -654,8 +662,10 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         set_wall_s(li * nw + w, new_s);
         if (ROLLING == 2u) { set_wall_roll(li * nw + w, new_roll); }
         if (record) {
-            row_vec[rows.wall_load + 2u * (li * load_stride() + w)] = load_f;
-            row_vec[rows.wall_load + 2u * (li * load_stride() + w) + 1u] = load_q;
+            let at = rows.wall_load + LOAD_VEC4 * (li * load_stride() + w);
+            row_vec[at] = load_f;
+            row_vec[at + 1u] = load_q;
+            if (ROLLING != 0u) { row_vec[at + 2u] = load_m; }
         }
     }
     if (hertz && N_MESH_TRIS > 0u) {

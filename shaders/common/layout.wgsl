@@ -304,9 +304,10 @@ struct HistRecord {
 // particle and wall, w unused; rows.wall_new, rows.wall_old) | the granular kernel's
 // output per particle, three vec4: (force, e_contact), (moment, e_wall), (e_near,
 // unused) (rows.granular_out) | under the Hertz law with walls, the wall loads of the
-// step status[STATUS_LOADS] names, two vec4 per particle and wall: (force on the wall,
-// 1 if touching), (contact point, 0) (rows.wall_load; summed on the host as the CPU
-// sums them, backend::loads).
+// step status[STATUS_LOADS] names, LOAD_VEC4 vec4 per particle and wall: (force on the
+// wall, 1 if touching), (contact point, 0) and with rolling resistance (the rolling
+// torques' reaction, 0) (rows.wall_load; summed on the host as the CPU sums them,
+// backend::loads) | the walls' EPSD rolling springs in two copies (rows.wroll_*).
 @group(0) @binding(14) var<storage, read_write> row_vec: array<vec4<real>>;
 @group(0) @binding(15) var<uniform> rows: RowChunk;
 @group(0) @binding(16) var<storage, read_write> bucket_count: array<atomic<u32>>;
@@ -513,7 +514,10 @@ fn mesh_rest_point(m: u32, x: vec3<real>) -> vec3<real> {
     return vec3<real>(dot(tables[o].xyz, d), dot(tables[o + 1u].xyz, d),
                       dot(tables[o + 2u].xyz, d)) + c;
 }
-// Load records per particle (rows.wall_load): two vec4 for each plane, then each mesh.
+// Load records per particle (rows.wall_load): LOAD_VEC4 vec4 for each plane, then each
+// mesh: (force, 1 if touching), (contact point, or the mesh's moment sum), and with
+// rolling resistance (a plane's rolling-torque reaction, 0).
+// LOAD_VEC4 (2, or 3 with rolling resistance) is in the generated header.
 fn load_stride() -> u32 { return params.n_walls + N_MESHES; }
 // The accessors of mesh_carried: the mesh slots of the particle being summed, in the
 // written (`mesh_new_row`) and the read (`mesh_old_row`) copy of hist.

@@ -23,8 +23,10 @@ pub fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
 /// One particle's part of a wall's Hertz load.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoadPart {
-    /// Its one contact with a plane: the contact point and the force on the plane.
-    At(DVec3, DVec3),
+    /// Its one contact with a plane: the contact point, the force on the plane and the
+    /// reaction of the contact's rolling torque (a moment added after the force's
+    /// when it is not zero, as `granular_sum` adds it).
+    At(DVec3, DVec3, DVec3),
     /// Its contacts with a mesh, summed as [`add_load`] sums them: `[force, moment]`.
     Sum([DVec3; 2]),
 }
@@ -45,7 +47,12 @@ pub fn chunked_loads(
         for i in first..(first + LOAD_CHUNK).min(n) {
             for (w, load) in chunk.iter_mut().enumerate() {
                 match contribution(i, w) {
-                    Some(LoadPart::At(q, f)) => add_load(load, axes[w], q, f),
+                    Some(LoadPart::At(q, f, m)) => {
+                        add_load(load, axes[w], q, f);
+                        if m != DVec3::ZERO {
+                            load[1] += m;
+                        }
+                    }
                     Some(LoadPart::Sum([f, m])) => {
                         load[0] += f;
                         load[1] += m;

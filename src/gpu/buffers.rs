@@ -709,7 +709,7 @@ impl GpuBackend {
     /// Bytes per particle in `row_vec` before the walls' EPSD rolling springs: both
     /// copies of the wall springs, the granular output and the loads.
     fn wall_roll_skip(&self) -> usize {
-        (2 * self.wall_stride() + 3 + 2 * self.roll_history.1) * 4 * self.real_size()
+        (2 * self.wall_stride() + 3 + self.roll_history.1) * 4 * self.real_size()
     }
 
     /// Puts a snapshot's contact state in place of what the set-up evaluation computed:

@@ -831,10 +831,14 @@ fn row_uniforms(plan: &Plan) -> Vec<[RowChunk; 2]> {
                 // in row_vec after the granular output and the loads.
                 let roll = |copy: usize| ((2 * k + 2 * ms + copy as u64 * k) * count64) as u32;
                 let mroll = |copy: usize| ((4 * k + 2 * ms + copy as u64 * ms) * count64) as u32;
-                let loads = if plan.wall_loads { plan.load_stride } else { 0 };
+                let loads = if plan.wall_loads {
+                    u64::from(super::plan::load_vec4(plan.needs.rolling)) * plan.load_stride
+                } else {
+                    0
+                };
                 let wroll = |copy: usize| {
-                    ((2 * plan.wall_stride + 3 + 2 * loads + copy as u64 * plan.wall_stride)
-                        * count64) as u32
+                    ((2 * plan.wall_stride + 3 + loads + copy as u64 * plan.wall_stride) * count64)
+                        as u32
                 };
                 RowChunk {
                     first,

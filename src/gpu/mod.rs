@@ -141,10 +141,12 @@ pub struct GpuBackend {
     records_loads: bool,
     /// Feature-keyed mesh slots per particle in `hist` (0 without meshes).
     mesh_slots: u32,
-    /// EPSD rolling springs are kept (`Plan::roll_history`), with the planes and
-    /// meshes loaded per particle (`Plan::load_stride`, 0 without loads) that place
-    /// the walls' rolling springs in `row_vec`.
+    /// EPSD rolling springs are kept (`Plan::roll_history`), with the vec4 of wall
+    /// loads per particle (0 without loads) that place the walls' rolling springs in
+    /// `row_vec` after them.
     roll_history: (bool, usize),
+    /// Vec4 per wall-load record (`plan::load_vec4`: 3 with rolling resistance).
+    load_vec4: usize,
     /// The step whose evaluation was asked to record them (`status[STATUS_LOADS]`).
     loads_step: Option<u64>,
     /// A restored Hertz state's loads and its step: the set-up evaluation of a restore
@@ -574,11 +576,12 @@ impl GpuBackend {
             roll_history: (
                 plan.roll_history,
                 if plan.wall_loads {
-                    plan.load_stride as usize
+                    plan::load_vec4(plan.needs.rolling) as usize * plan.load_stride as usize
                 } else {
                     0
                 },
             ),
+            load_vec4: plan::load_vec4(plan.needs.rolling) as usize,
             loads_step: None,
             restored_loads: None,
             profiler: None,

@@ -407,6 +407,7 @@ impl Sections {
             ("MOVING_MESHES", u32::from(self.moving_meshes)),
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("ROLLING", self.rolling),
+            ("LOAD_VEC4", load_vec4(self.rolling)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
             ("O_EXIT_STEP", self.exit_step),
@@ -655,7 +656,7 @@ impl Plan {
                 * hist_slot_bytes(rs as usize) as u64,
             row_vec: (2 * wall_stride
                 + if granular { 3 } else { 0 }
-                + 2 * load_stride
+                + load_vec4(needs.rolling) as u64 * load_stride
                 + if roll_history { 2 * wall_stride } else { 0 })
                 * 4
                 * rs,
@@ -696,6 +697,16 @@ impl Plan {
             needs,
             sections,
         })
+    }
+}
+
+/// Vec4 per wall-load record in `row_vec` (`LOAD_VEC4`): force and contact point, and
+/// with rolling resistance (`rolling` > 0) the rolling torques' reaction.
+pub fn load_vec4(rolling: u32) -> u32 {
+    if rolling > 0 {
+        3
+    } else {
+        2
     }
 }
 
@@ -841,7 +852,8 @@ mod tests {
         assert!(c.contains("const O_EXIT_STEP: u32 = "));
         assert!(c.contains("const IDS: u32 = 1u;\n"));
         assert!(c.contains("const ROLLING: u32 = 2u;\n"));
-        assert_eq!(c.lines().count(), 41);
+        assert!(c.contains("const LOAD_VEC4: u32 = 3u;\n"));
+        assert_eq!(c.lines().count(), 42);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than

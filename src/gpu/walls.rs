@@ -201,12 +201,15 @@ impl GpuBackend {
         let axes = self.plane_axes();
         let rs = self.real_size();
         let skip = (2 * self.wall_stride() + 3) * 4 * rs;
-        let raw = self.read_rows(bind::ROW_VEC, skip, 2 * nl * 4 * rs)?;
+        // Records of load_vec4 vec4: force, point (or a mesh's moment sum), and with
+        // rolling resistance a plane's rolling-torque reaction.
+        let lv = self.load_vec4;
+        let raw = self.read_rows(bind::ROW_VEC, skip, lv * nl * 4 * rs)?;
         let n = self.id_count();
-        let r = self.reals_from_bytes(&raw, n * nl * 8);
+        let r = self.reals_from_bytes(&raw, n * nl * 4 * lv);
         let origin = self.origin;
         Ok(Some(loads::chunked_loads(n, &axes, nm, |i, w| {
-            let at = (i * nl + w) * 8;
+            let at = (i * nl + w) * 4 * lv;
             (r[at + 3] != 0.0).then(|| {
                 let f = DVec3::new(r[at], r[at + 1], r[at + 2]);
                 let b = DVec3::new(r[at + 4], r[at + 5], r[at + 6]);
@@ -217,7 +220,12 @@ impl GpuBackend {
                 }
                 // Adding a zero origin would turn −0 into +0.
                 let q = if origin == DVec3::ZERO { b } else { b + origin };
-                LoadPart::At(q, f)
+                let m = if lv > 2 {
+                    DVec3::new(r[at + 8], r[at + 9], r[at + 10])
+                } else {
+                    DVec3::ZERO
+                };
+                LoadPart::At(q, f, m)
             })
         })))
     }

@@ -236,10 +236,13 @@ impl GranularInputs<'_> {
             out.e_wall += r.energy;
             keys[a] = c.key;
             springs[a] = r.spring;
+            // The rolling torque, whose reaction the mesh's load takes (when not zero).
+            let mut torque = DVec3::ZERO;
             if let Some(roll) =
                 self.wall_rolling(pm, (side_i, &wall_side), &r, p.mass[i], roll_start[a])
             {
                 out.moment += roll.torque;
+                torque = roll.torque;
                 if let Some(s) = rolls.get_mut(a) {
                     *s = roll.spring;
                 }
@@ -249,6 +252,9 @@ impl GranularInputs<'_> {
                     e.0 = c.mesh;
                     let axis = ws.surfaces.poses[c.mesh as usize].axis();
                     add_load(&mut e.1, axis, c.point, -r.force);
+                    if torque != DVec3::ZERO {
+                        e.1[1] -= torque;
+                    }
                 }
             }
         }
@@ -586,15 +592,22 @@ impl GranularInputs<'_> {
                     let roll = old_roll.and_then(|s| {
                         self.wall_rolling(pm, (side_i, &wall_side), &r, p.mass[i], s)
                     });
+                    let mut torque = DVec3::ZERO;
                     if let Some(roll) = roll {
                         out.moment += roll.torque;
                         new_roll = roll.spring;
+                        torque = roll.torque;
                     }
                     out.e_wall += r.energy;
                     new = r.spring;
                     if let Some(l) = loads.get_mut(w) {
                         let q = side_i.x + lever * n;
                         add_load(l, self.plane_axis(w), q, -r.force);
+                        // The rolling torque's reaction (when not zero, as the GPU's
+                        // loads add it).
+                        if torque != DVec3::ZERO {
+                            l[1] -= torque;
+                        }
                         out.loaded = true;
                     }
                 }
