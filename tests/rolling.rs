@@ -314,7 +314,7 @@ fn heap_angle(p: &varidem::model::Particles) -> (f64, f64) {
 
 /// `scenes/rolling-heap.toml` (1500 beads in a sleeve on a rough floor, the sleeve
 /// opened once they settle, EPSD) at μ_r = 0.1, 0.2 and 0.4: the heap's slope rises
-/// with μ_r, each step by more than 2° (measured 9.7°, 13.6°, 20.8°), and the heap is
+/// with μ_r, each step by more than 2° (measured 9.8°, 14.0°, 17.2°), and the heap is
 /// at rest at the end (no bead faster than 1 mm/s; twisting, which rolling resistance
 /// does not resist, may go on). At μ_r = 0 no heap forms: smooth spheres roll away on
 /// the frictional floor for ever (measured: a single layer 3.5 mm high still moving
