@@ -185,6 +185,24 @@ fn check_prints_the_time_step_advice() {
     );
 }
 
+/// `check` names the rolling-resistance model and each material's μ_r, and the heap
+/// scene's time step is within the advice (no "TOO LARGE").
+#[test]
+fn check_prints_the_rolling_resistance() {
+    let o = varidem(&[
+        "check",
+        scenes().join("rolling-heap.toml").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("rolling resistance: epsd (rolling_friction: glass 0.2)")
+            && stdout.contains("steps per collision")
+            && !stdout.contains("TOO LARGE"),
+        "{stdout}"
+    );
+}
+
 /// `check` on a scene of clumps only prints the advice too: a clump's spheres count
 /// with their body's mass (the smallest, the trimer's 0.6 mm sphere, sets t_col).
 #[test]

@@ -1202,6 +1202,17 @@ fn main() -> ExitCode {
                     ins.total(),
                 );
             }
+            if let Some(model) = s.model.rolling() {
+                // Each material's μ_r (an [[interaction]] may override a pair's).
+                let mus: Vec<String> = (s.model.materials.iter())
+                    .map(|m| format!("{} {}", m.name, readable(m.rolling_friction)))
+                    .collect();
+                out!(
+                    "rolling resistance: {} (rolling_friction: {})",
+                    model.name(),
+                    mus.join(", ")
+                );
+            }
             if let Some(a) = time_step_advice(&s.model) {
                 out!(
                     "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",
