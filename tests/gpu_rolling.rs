@@ -56,23 +56,7 @@ fn tray(model: &str) -> Scene {
 }
 
 fn gpu(test: &str, scene: &Scene) -> Option<GpuBackend> {
-    let ctx = gpu_common::context_for(test, Precision::F64)?;
-    let opts = GpuOptions {
-        precision: Precision::F64,
-        max_neighbors: Some(32),
-        ..Default::default()
-    };
-    let m = scene.model.clone();
-    Some(
-        GpuBackend::with_context(
-            ctx,
-            m,
-            scene.simulation.integrator,
-            scene.simulation.dt,
-            &opts,
-        )
-        .unwrap(),
-    )
+    gpu_common::backend(scene, Precision::F64, test)
 }
 
 /// Largest difference of two vector lists relative to the largest entry of `a`.
@@ -231,39 +215,21 @@ fn clumps_with_rolling_resistance_match_the_cpu() {
 }
 
 /// f32 (issue 50's "f32 deterministic"): the EPSD tray run twice on the GPU in f32
-/// gives the same bits, and stays within the f32 pour's statistical bound of the CPU
-/// (positions to 10⁻³ of the largest: the runs are 300 steps of a dense pour, where
+/// gives the same bits, and so does a resume from a snapshot at step 150
+/// (`gpu_common::f32_deterministic`); it stays within the f32 pour's statistical bound
+/// of the CPU (positions to 10⁻³ of the largest: 300 steps of a dense pour, where
 /// rounding differences grow but stay far below a radius).
 #[test]
 fn rolling_f32_is_deterministic() {
     let scene = tray("epsd");
-    let run = || -> Option<varidem::model::Particles> {
-        let ctx = gpu_common::context_for("rolling_f32_is_deterministic", Precision::F32)?;
-        let opts = GpuOptions {
-            precision: Precision::F32,
-            max_neighbors: Some(32),
-            ..Default::default()
-        };
-        let m = scene.model.clone();
-        let mut g = GpuBackend::with_context(
-            ctx,
-            m,
-            scene.simulation.integrator,
-            scene.simulation.dt,
-            &opts,
-        )
-        .unwrap();
-        g.advance(300).unwrap();
-        Some(g.particles().unwrap())
-    };
-    let (Some(a), Some(b)) = (run(), run()) else {
+    let Some(mut g) =
+        gpu_common::f32_deterministic(&scene, "rolling_f32_is_deterministic", 150, 150)
+    else {
         return;
     };
-    assert_eq!(a.position, b.position);
-    assert_eq!(a.angular_velocity, b.angular_velocity);
     let mut c = CpuBackend::new(&scene).unwrap();
     c.advance(300).unwrap();
-    let d = per_field(&c.particles().unwrap(), &a);
+    let d = per_field(&c.particles().unwrap(), &g.particles().unwrap());
     eprintln!("f32 vs CPU f64: {d:?}");
     assert!(d[0] < 1e-3, "{d:?}");
 }
