@@ -253,7 +253,7 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("nf_lambda_r", nf_lambda_r),
             ("nf_cutoff", nf_cutoff),
             ("max_overlap", max_overlap),
-            ("pad_r0", pad_r0),
+            ("jkr_reach", jkr_reach),
             ("pad_r1", pad_r1),
             ("pad_r2", pad_r2),
         ]
@@ -271,7 +271,7 @@ fn check_all<R: varidem::gpu::layout::Real>(p: Precision) {
             ("mu_d", mu_d),
             ("mu_r", mu_r),
             ("eta_r", eta_r),
-            ("pad2", pad2),
+            ("gamma", gamma),
         ]
     );
     check_layout!(

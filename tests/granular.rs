@@ -33,6 +33,7 @@ fn glass(e: f64, mu: f64) -> Material {
         friction_dynamic: mu,
         rolling_friction: 0.0,
         rolling_damping: varidem::model::DEFAULT_ROLLING_DAMPING,
+        surface_energy: 0.0,
     }
 }
 

@@ -64,9 +64,11 @@ struct Params {
     nf_kappa_r: real,
     nf_lambda_r: real,
     nf_cutoff: real,
-    // [contact] max_overlap of the Hertz law (ERR_OVERLAP), then padding to 16 bytes.
+    // [contact] max_overlap of the Hertz law (ERR_OVERLAP); how far past touching the
+    // mesh search looks for JKR contacts in tension (0 without JKR); then padding to
+    // 16 bytes.
     max_overlap: real,
-    pad_r0: real,
+    jkr_reach: real,
     pad_r1: real,
     pad_r2: real,
 }
@@ -82,7 +84,8 @@ struct PairRecord {
     // Rolling friction μ_r and EPSD damping ratio η_r (physics::rolling).
     mu_r: real,
     eta_r: real,
-    pad2: real,
+    // JKR surface energy γ (0: the Hertz law; physics::jkr).
+    gamma: real,
 }
 
 // One chunk of the bond set. Bonds are split into chunks whose buffers each fit one

@@ -408,6 +408,11 @@ pub struct ContactState {
     pub roll_wall: Vec<DVec3>,
     /// Rolling springs of the mesh slots (see [`ContactState::roll`]).
     pub roll_mesh: Vec<DVec3>,
+    /// Whether each row's particle held a JKR contact with each wall, `rows × walls`
+    /// (1 held, 0 apart; a contact in tension holds only if it held at the step
+    /// before, [`crate::physics::jkr::in_contact`]). Empty without JKR cohesion
+    /// ([`crate::model::Model::jkr`]) and in checkpoints older than format 15.
+    pub wall_held: Vec<u8>,
 }
 
 impl ContactState {
@@ -456,6 +461,13 @@ impl ContactState {
                     "the contact state's {name} has {len} entries, but {rows} rows with rolling springs need {want}"
                 )));
             }
+        }
+        if !self.wall_held.is_empty() && self.wall_held.len() != rows * walls {
+            return Err(Error::Snapshot(format!(
+                "the contact state's wall_held has {} entries, but {rows} rows of the scene need {}",
+                self.wall_held.len(),
+                rows * walls
+            )));
         }
         let ascending = self.ids.windows(2).all(|w| w[0] < w[1]);
         if !ascending || self.ids.last().is_some_and(|&i| i as usize >= id_count) {

@@ -235,6 +235,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
                 max_contacts,
                 max_overlap,
                 rolling: RollingModel::default(),
+                cohesion: Default::default(),
             })
         }
         c => return Err(format!("contact flag {c}")),
@@ -253,6 +254,7 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
             friction_dynamic: r.f64()?,
             rolling_friction: 0.0,
             rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
+            surface_energy: 0.0,
         });
     }
     let domain = match r.u8()? {
@@ -410,6 +412,9 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     if version >= 14 {
         decode_rolling(r, contact.as_mut(), &mut materials, &mut interactions)?;
     }
+    if version >= 15 {
+        decode_cohesion(r, contact.as_mut(), &mut materials)?;
+    }
     Ok(Model {
         inserters,
         particles,
@@ -455,6 +460,27 @@ fn decode_rolling(
             1 => Some(r.f64()?),
             c => return Err(format!("option flag {c}")),
         };
+    }
+    Ok(())
+}
+
+/// JKR cohesion (format 15; older files have none): the contact's cohesion and each
+/// material's surface energy.
+fn decode_cohesion(
+    r: &mut Reader<'_>,
+    contact: Option<&mut ContactParams>,
+    materials: &mut [Material],
+) -> Decoded<()> {
+    let cohesion = match r.u8()? {
+        0 => crate::model::Cohesion::None,
+        1 => crate::model::Cohesion::Jkr,
+        c => return Err(format!("cohesion code {c}")),
+    };
+    if let Some(c) = contact {
+        c.cohesion = cohesion;
+    }
+    for mat in materials {
+        mat.surface_energy = r.f64()?;
     }
     Ok(())
 }
@@ -784,7 +810,14 @@ fn decode_state_arrays(
                 }
             }
             let [roll, roll_wall, roll_mesh] = roll;
+            let wall_held = if version >= 15 {
+                let k = r.count("JKR wall flags", 1)?;
+                (0..k).map(|_| r.u8()).collect::<Decoded<Vec<u8>>>()?
+            } else {
+                Vec::new()
+            };
             Some(ContactState {
+                wall_held,
                 roll,
                 roll_wall,
                 roll_mesh,

@@ -146,6 +146,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             max_contacts,
             max_overlap,
             rolling: _,
+            cohesion: _,
         }) => {
             w.u8(1);
             match law {
@@ -178,6 +179,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
             friction_dynamic,
             rolling_friction: _,
             rolling_damping: _,
+            surface_energy: _,
         } = mat;
         w.str(name);
         for v in [
@@ -380,6 +382,20 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
     }
     // Since version 14: rolling resistance (issue 50).
     encode_rolling(w, contact.as_ref(), materials, interactions);
+    // Since version 15: JKR cohesion (issue 50).
+    encode_cohesion(w, contact.as_ref(), materials);
+}
+
+/// JKR cohesion (format 15): the contact's cohesion (`u8`, 0 none, 1 JKR) and each
+/// material's surface energy.
+fn encode_cohesion(w: &mut Writer, contact: Option<&ContactParams>, materials: &[Material]) {
+    w.u8(match contact.map(|c| c.cohesion) {
+        Some(crate::model::Cohesion::Jkr) => 1,
+        _ => 0,
+    });
+    for mat in materials {
+        w.f64(mat.surface_energy);
+    }
 }
 
 /// Rolling resistance (format 14): the contact's rolling model (`u8`, 0 for none or
@@ -556,6 +572,9 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
                 w.len(roll.len());
                 roll.iter().for_each(|v| w.vec3(*v));
             }
+            // Since version 15: the JKR wall flags.
+            w.len(c.wall_held.len());
+            c.wall_held.iter().for_each(|v| w.u8(*v));
         }
     }
     // Since version 4: the clumps' state.

@@ -50,7 +50,9 @@
 //! particles in the system), version 14 rolling resistance (issue 50: the contact's
 //! rolling model, each material's `rolling_friction` and `rolling_damping` and each
 //! interaction's optional `rolling_friction` after the inserters; the EPSD rolling
-//! springs of pairs, walls and mesh slots after the wall loads). The state arrays are by particle id whatever the order
+//! springs of pairs, walls and mesh slots after the wall loads), version 15 JKR
+//! cohesion (the contact's cohesion and each material's `surface_energy` after the
+//! rolling block; the JKR wall flags after the rolling springs). The state arrays are by particle id whatever the order
 //! the backend that wrote them stored its particles in;
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file

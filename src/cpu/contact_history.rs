@@ -44,6 +44,9 @@ pub struct History {
     /// Rolling springs against the walls, `rows × walls`; empty without rolling
     /// resistance.
     pub wall_roll: Vec<DVec3>,
+    /// Whether each JKR contact with a wall held, `rows × walls` (1 held); empty
+    /// without JKR cohesion ([`crate::model::Model::jkr`]).
+    pub wall_held: Vec<u8>,
 }
 
 impl History {
@@ -59,7 +62,7 @@ impl History {
         list: &NeighborList,
         (pairs, rolls): (&[PairSpring], &[RollSlot]),
         slots: usize,
-        (walls, wall_rolls, wall_stride): (&[DVec3], &[DVec3], usize),
+        (walls, wall_rolls, wall_held, wall_stride): (&[DVec3], &[DVec3], &[u8], usize),
         layout: &crate::model::Layout,
         rows: &[(u32, usize)],
     ) -> Self {
@@ -78,9 +81,15 @@ impl History {
                 Vec::new()
             },
             wall_roll: Vec::new(),
+            wall_held: Vec::new(),
         };
         for (row, &(_, s)) in rows.iter().enumerate() {
             let range = s * wall_stride..(s + 1) * wall_stride;
+            if !wall_held.is_empty() {
+                let apart = vec![0u8; wall_stride];
+                h.wall_held
+                    .extend_from_slice(wall_held.get(range.clone()).unwrap_or(&apart));
+            }
             let zeros = [DVec3::ZERO].repeat(wall_stride);
             h.wall_spring
                 .extend_from_slice(walls.get(range.clone()).unwrap_or(&zeros));

@@ -69,6 +69,9 @@ pub(super) struct ForceState {
     /// Rolling springs of the mesh slots, beside `mesh_spring` (empty without rolling
     /// resistance).
     pub(super) mesh_roll: Vec<DVec3>,
+    /// Whether each particle's JKR contact with each wall held, beside `wall_spring`
+    /// (1 held; empty without JKR cohesion, [`Model::jkr`]).
+    pub(super) wall_held: Vec<u8>,
 }
 
 impl ForceState {
@@ -100,6 +103,7 @@ impl ForceState {
             rolls: Vec::new(),
             wall_roll: roll(walls),
             mesh_roll: roll(mesh),
+            wall_held: vec![0; if model.jkr() { walls } else { 0 }],
         }
     }
 }

@@ -86,6 +86,10 @@ pub struct CpuBackend {
     /// The smallest radius (clumps' spheres included): with `[contact] max_overlap`, the
     /// overlap below which no pair needs its partner's radius looked up.
     min_radius: f64,
+    /// The largest JKR pull-off separation of the model's largest sphere
+    /// ([`crate::physics::jkr::largest_pull_off_separation`]): how far past touching
+    /// the mesh search looks for contacts in tension (0 without JKR).
+    jkr_reach: f64,
     /// Which id each storage slot holds, and the spatial sort's settings.
     storage: storage::Storage,
     /// The step at which each removed particle left the domain, by id
@@ -233,6 +237,7 @@ impl CpuBackend {
                 (false, _) => Vec::new(),
             },
             wall_roll: Vec::new(),
+            wall_held: Vec::new(),
         };
         let layout = &self.storage.layout;
         let f = &mut self.forces;
@@ -245,6 +250,10 @@ impl CpuBackend {
         let roll_len = |k: usize| if rolling { k } else { 0 };
         f.wall_roll = vec![DVec3::ZERO; roll_len(n * w)];
         f.mesh_roll = vec![DVec3::ZERO; roll_len(n * ms)];
+        // A state without the flags (an older format) starts every wall contact apart.
+        let jkr = self.model.jkr();
+        f.wall_held = vec![0; if jkr { n * w } else { 0 }];
+        let has_held = jkr && !c.wall_held.is_empty();
         let has_mesh = !c.mesh_key.is_empty();
         let has_roll = rolling && !c.roll.is_empty();
         for (s, pf) in f.particles.iter_mut().enumerate() {
@@ -255,6 +264,9 @@ impl CpuBackend {
             f.wall_spring[s * w..(s + 1) * w].copy_from_slice(&c.wall_spring[r * w..(r + 1) * w]);
             if has_roll {
                 f.wall_roll[s * w..(s + 1) * w].copy_from_slice(&c.roll_wall[r * w..(r + 1) * w]);
+            }
+            if has_held {
+                f.wall_held[s * w..(s + 1) * w].copy_from_slice(&c.wall_held[r * w..(r + 1) * w]);
             }
             if has_mesh {
                 f.mesh_key[s * ms..(s + 1) * ms].copy_from_slice(&c.mesh_key[r * ms..(r + 1) * ms]);
@@ -336,6 +348,7 @@ impl CpuBackend {
                 .collect(),
             roll: h.roll,
             roll_wall: h.wall_roll,
+            wall_held: h.wall_held,
             roll_mesh: (rows.iter())
                 .flat_map(|&(_, s)| f.mesh_roll.get(mesh(s)).unwrap_or_default().iter().copied())
                 .collect(),
@@ -358,7 +371,12 @@ impl CpuBackend {
             &self.neighbors,
             (&f.springs, &f.rolls),
             history_slots(&self.model),
-            (&f.wall_spring, &f.wall_roll, wall_stride(&self.model)),
+            (
+                &f.wall_spring,
+                &f.wall_roll,
+                &f.wall_held,
+                wall_stride(&self.model),
+            ),
             &self.storage.layout,
             rows,
         )
@@ -565,6 +583,7 @@ impl CpuBackend {
             insertion,
             dt_advice,
             min_radius: 0.0,
+            jkr_reach: 0.0,
             storage,
             exit_steps,
         };
@@ -583,6 +602,7 @@ impl CpuBackend {
         backend.mark_absent();
         let p = &backend.model.particles;
         backend.min_radius = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
+        backend.jkr_reach = crate::physics::jkr::largest_reach(&backend.model);
         backend.field_only = backend.model.bonds.is_empty()
             && !matches!(
                 backend.model.contact.map(|c| c.law),

@@ -8,7 +8,9 @@ use super::contact_history::{PairSpring, RollSlot, SLOT_ACTIVE};
 use super::contact_sides::SideScratch;
 use super::kernels::granular::PairSlot;
 use crate::model::RollingModel;
-use crate::physics::granular::{hertz_core, ContactGeometry, HertzInputs, PairMaterial};
+use crate::physics::granular::{
+    contact_core, hertz_core, ContactGeometry, ContactResult, HertzInputs, PairMaterial,
+};
 use crate::physics::rolling::{rolling_inertia, rolling_torque, RollingInputs};
 
 /// Contacts per batch of the pair kernel: 8 `f64` lanes fill two AVX2 registers (or
@@ -34,8 +36,8 @@ pub(in crate::cpu) struct PairBatch {
     pub(in crate::cpu) r: [[f64; LANES]; 2],
     /// Masses of `a` and `b`.
     pub(in crate::cpu) mass: [[f64; LANES]; 2],
-    /// Pair material: `E*`, `G*`, `ξ`, `μ_s`, `μ_d`, `μ_r`, `η_r`.
-    pub(in crate::cpu) pm: [[f64; LANES]; 7],
+    /// Pair material: `E*`, `G*`, `ξ`, `μ_s`, `μ_d`, `μ_r`, `η_r`, `γ`.
+    pub(in crate::cpu) pm: [[f64; LANES]; 8],
     /// `v_a − v_b`.
     pub(in crate::cpu) rel_v: Lanes3,
     /// `Δx_a − Δx_b`.
@@ -50,14 +52,17 @@ pub(in crate::cpu) struct PairBatch {
     pub(in crate::cpu) roll_spring: Lanes3,
     /// Results: force on `a`, `n × f_t`, new spring.
     pub(in crate::cpu) out3: [Lanes3; 3],
-    /// Results: energy, overlap and normal force `f_n`.
-    pub(in crate::cpu) out1: [[f64; LANES]; 3],
+    /// Results: energy, overlap, normal force `f_n` and contact radius `a`.
+    pub(in crate::cpu) out1: [[f64; LANES]; 4],
     /// Rolling resistance: the model and the time step (EPSD's dashpot); `None`
     /// without ([`crate::model::Model::rolling`]).
     pub(in crate::cpu) rolling: Option<(RollingModel, f64)>,
     /// Every lane has the same pair material, set once ([`PairBatch::set_material`]):
     /// `push` does not copy it.
     pub(in crate::cpu) uniform: bool,
+    /// JKR cohesion in the model ([`crate::model::Model::jkr`]): the lanes run the
+    /// branching law [`contact_core`] (a pair with a surface energy follows JKR).
+    pub(in crate::cpu) jkr: bool,
 }
 
 impl PairBatch {
@@ -71,9 +76,9 @@ impl PairBatch {
     }
 
     /// The fields of `pm` the lanes hold, in the order of [`PairBatch::pm`].
-    fn material_fields(pm: &PairMaterial) -> [f64; 7] {
+    fn material_fields(pm: &PairMaterial) -> [f64; 8] {
         [
-            pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d, pm.mu_r, pm.eta_r,
+            pm.e_star, pm.g_star, pm.xi, pm.mu_s, pm.mu_d, pm.mu_r, pm.eta_r, pm.gamma,
         ]
     }
 
@@ -178,7 +183,7 @@ impl PairBatch {
             eta_r: self.pm[6][l],
             r_star: ra * rb / (ra + rb),
             e_star: self.pm[0][l],
-            overlap: self.out1[1][l],
+            contact_radius: self.out1[3][l],
             f_n: self.out1[2][l],
             n,
             dalpha: v3(&self.dalpha_a) - v3(&self.dalpha_b),
@@ -195,13 +200,17 @@ impl PairBatch {
     /// All lanes (those past `len` hold stale or zero inputs; their results are never
     /// read), with the widest SIMD the CPU has.
     pub(in crate::cpu) fn compute(&mut self) {
+        if self.jkr {
+            self.compute_lanes(contact_core);
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
             unsafe { self.compute_avx2() };
             return;
         }
-        self.compute_lanes();
+        self.compute_lanes(hertz_core);
     }
 
     /// [`PairBatch::compute_lanes`] compiled for AVX2 (no FMA: the operations and their
@@ -209,13 +218,13 @@ impl PairBatch {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn compute_avx2(&mut self) {
-        self.compute_lanes();
+        self.compute_lanes(hertz_core);
     }
 
     /// The lane loop: `pair_overlap`'s geometry, the pair's `r*`, `m*` and lever arms,
-    /// then [`hertz_core`], as [`GranularInputs::granular_pairs`](super::kernels::granular::GranularInputs::granular_pairs) did pair by pair.
+    /// then the law `law` ([`hertz_core`], or [`contact_core`] under JKR), as [`GranularInputs::granular_pairs`](super::kernels::granular::GranularInputs::granular_pairs) did pair by pair.
     #[inline(always)]
-    fn compute_lanes(&mut self) {
+    fn compute_lanes(&mut self, law: impl Fn(&HertzInputs) -> ContactResult) {
         for l in 0..LANES {
             let v3 = |v: &Lanes3| DVec3::new(v[0][l], v[1][l], v[2][l]);
             let (ra, rb) = (self.r[0][l], self.r[1][l]);
@@ -224,7 +233,7 @@ impl PairBatch {
             let n = v3(&self.d) / dist;
             let overlap = (ra + rb) - dist;
             let (lever_a, lever_b) = (ra - 0.5 * overlap, rb - 0.5 * overlap);
-            let r = hertz_core(&HertzInputs {
+            let r = law(&HertzInputs {
                 pm: PairMaterial {
                     e_star: self.pm[0][l],
                     g_star: self.pm[1][l],
@@ -234,6 +243,7 @@ impl PairBatch {
                     mu_d: self.pm[4][l],
                     mu_r: 0.0,
                     eta_r: 0.0,
+                    gamma: self.pm[7][l],
                 },
                 g: ContactGeometry {
                     r_star: ra * rb / (ra + rb),
@@ -258,6 +268,7 @@ impl PairBatch {
             self.out1[0][l] = r.energy;
             self.out1[1][l] = overlap;
             self.out1[2][l] = r.normal_force;
+            self.out1[3][l] = r.contact_radius;
         }
     }
 }

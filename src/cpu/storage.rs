@@ -106,6 +106,7 @@ fn permute_forces(f: &mut ForceState, order: &[u32], nw: usize, nm: usize, n: us
     gather_rows(&mut f.mesh_spring, order, nm, n);
     gather_rows(&mut f.wall_roll, order, nw, n);
     gather_rows(&mut f.mesh_roll, order, nm, n);
+    gather_rows(&mut f.wall_held, order, nw, n);
     gather_rows(&mut f.sides.side, order, 1, n);
     gather_rows(&mut f.sides.spin, order, 1, n);
 }
@@ -128,6 +129,9 @@ fn grow_forces(
     f.mesh_key
         .resize(n * nm, crate::physics::granular::NO_PARTNER);
     f.mesh_spring.resize(n * nm, glam::DVec3::ZERO);
+    if !f.wall_held.is_empty() {
+        f.wall_held.resize(n * nw, 0);
+    }
     if rolling {
         f.wall_roll.resize(n * nw, glam::DVec3::ZERO);
         f.mesh_roll.resize(n * nm, glam::DVec3::ZERO);

@@ -143,10 +143,14 @@ impl WallState {
         i: usize,
         x: DVec3,
         reach: f64,
+        keep: impl Fn(&MeshContact) -> bool,
         out: &mut [Option<MeshContact>; MESH_SLOTS],
     ) -> usize {
         let mut count = 0;
         self.surfaces.contacts(self.list.of(i), x, reach, |c| {
+            if !keep(&c) {
+                return;
+            }
             if let Some(slot) = out.get_mut(count) {
                 *slot = Some(c);
             }

@@ -622,18 +622,24 @@ impl GpuBackend {
             self.read_rows_by_slot(bind::HIST, copy * slot_row, slot_row)?,
             slot_row,
         );
-        // Wall springs are one vec4 each (w unused).
+        // Wall springs are one vec4 each (w: under JKR the held flag, else unused).
         let wall_row = self.wall_row_bytes();
-        let walls = vec3s(
-            &self.reals_from_bytes(
-                &self.read_rows_by_slot(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
-                4 * self.n as usize * stride,
-            ),
-            4,
+        let wall_reals = self.reals_from_bytes(
+            &self.read_rows_by_slot(bind::ROW_VEC, copy * wall_row, 4 * stride * rs)?,
+            4 * self.n as usize * stride,
         );
+        let walls = vec3s(&wall_reals, 4);
         let wall_spring = (rows.iter())
             .flat_map(|&(_, s)| walls[s * stride..(s + 1) * stride].iter().copied())
             .collect();
+        let wall_held = if self.jkr {
+            (rows.iter())
+                .flat_map(|&(_, s)| s * stride..(s + 1) * stride)
+                .map(|k| u8::from(wall_reals[4 * k + 3] != 0.0))
+                .collect()
+        } else {
+            Vec::new()
+        };
         // The mesh slots, after both copies of the particle slots (as the CPU's).
         let (mesh_key, mesh_spring) = if self.mesh_slots > 0 {
             let mesh_row = self.mesh_slots as usize * hist_slot_bytes(rs);
@@ -703,6 +709,7 @@ impl GpuBackend {
             roll,
             roll_wall,
             roll_mesh,
+            wall_held,
         }))
     }
 
@@ -776,9 +783,16 @@ impl GpuBackend {
             self.write_rows_by_slot(bind::HIST, 2 * slot_row + copy * mesh_row, mesh_row, &slots)?;
         }
         if stride > 0 {
-            // Wall springs are one vec4 each (w unused, 0).
+            // Wall springs are one vec4 each (w: under JKR the held flag, else 0).
+            let held: Vec<DVec3> = if self.jkr && !c.wall_held.is_empty() {
+                let flags = c.wall_held.iter().map(|&f| DVec3::splat(f64::from(f)));
+                spread(&flags.collect::<Vec<_>>(), stride)
+            } else {
+                vec![DVec3::ZERO; n * stride]
+            };
             let flat: Vec<f64> = (spread(&c.wall_spring, stride).iter())
-                .flat_map(|a| a.extend(0.0).to_array())
+                .zip(&held)
+                .flat_map(|(a, h)| a.extend(h.x).to_array())
                 .collect();
             self.write_rows_by_slot(
                 bind::ROW_VEC,

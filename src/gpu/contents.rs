@@ -584,7 +584,7 @@ fn params<R: Real>(
             Some(c) if c.law == ContactLaw::Hertz => c.max_overlap,
             _ => f64::INFINITY,
         }),
-        pad_r0: R::from_f64(0.0),
+        jkr_reach: R::from_f64(crate::physics::jkr::largest_reach(model)),
         pad_r1: R::from_f64(0.0),
         pad_r2: R::from_f64(0.0),
     }

@@ -118,8 +118,9 @@ pub struct Params<R: Real> {
     pub nf_cutoff: R,
     /// `[contact] max_overlap` under the Hertz law (`ERR_OVERLAP`).
     pub max_overlap: R,
-    /// Padding (the block stays a multiple of 16 bytes).
-    pub pad_r0: R,
+    /// How far past touching the mesh search looks for JKR contacts in tension
+    /// ([`crate::physics::jkr::largest_pull_off_separation`]; 0 without JKR).
+    pub jkr_reach: R,
     /// Padding.
     pub pad_r1: R,
     /// Padding.
@@ -385,8 +386,8 @@ pub struct PairRecord<R: Real> {
     pub mu_r: R,
     /// `η_r` (EPSD rolling damping).
     pub eta_r: R,
-    /// Padding.
-    pub pad2: R,
+    /// JKR surface energy `γ` (0: the Hertz law).
+    pub gamma: R,
 }
 
 impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
@@ -399,7 +400,7 @@ impl<R: Real> From<&crate::physics::granular::PairMaterial> for PairRecord<R> {
             mu_d: R::from_f64(p.mu_d),
             mu_r: R::from_f64(p.mu_r),
             eta_r: R::from_f64(p.eta_r),
-            ..Self::default()
+            gamma: R::from_f64(p.gamma),
         }
     }
 }

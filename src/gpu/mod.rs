@@ -112,6 +112,9 @@ pub struct GpuBackend {
     contact: bool,
     /// Granular kernel on (Hertz law or drag).
     granular: bool,
+    /// JKR cohesion ([`crate::model::Model::jkr`]): the w of each wall spring's vec4
+    /// is the contact's held flag.
+    jkr: bool,
     /// Steps may end in `particle_forces_predict` (the next step's predict fused into
     /// this step's force pass): not when particles can be removed at the domain
     /// boundary, whose flag partners read in the same pass.
@@ -560,6 +563,7 @@ impl GpuBackend {
             chunks: plan.bond_chunks,
             contact: plan.contact,
             granular: plan.granular,
+            jkr: plan.needs.jkr,
             fuse: plan.paths.fuse,
             merged: plan.paths.merged,
             direct: plan.paths.direct,

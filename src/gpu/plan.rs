@@ -59,6 +59,9 @@ pub struct SectionNeeds {
     /// Rolling resistance (issue 50, `ROLLING`): 0 none, 1 CDT, 2 EPSD (rolling
     /// springs in the contact history).
     pub rolling: u32,
+    /// JKR cohesion (issue 50, `JKR`): pairs with a surface energy follow the JKR law
+    /// and hold in tension; the walls' held flags are the w of their spring vec4.
+    pub jkr: bool,
     /// Particles leaving the domain are removed (`on_exit = "remove"`): the step at
     /// which each left is stored.
     pub removal: bool,
@@ -92,6 +95,7 @@ impl SectionNeeds {
             moving_walls: true,
             moving_meshes: true,
             rolling: 2,
+            jkr: true,
             removal: true,
             ids: true,
             id_count: n,
@@ -199,6 +203,8 @@ pub struct Sections {
     pub moving_meshes: bool,
     /// Rolling resistance: 0 none, 1 CDT, 2 EPSD ([`SectionNeeds::rolling`]).
     pub rolling: u32,
+    /// JKR cohesion ([`SectionNeeds::jkr`]).
+    pub jkr: bool,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -358,6 +364,7 @@ impl Sections {
             mesh_placed: index("vecs", mesh_placed)?,
             moving_meshes,
             rolling: w.rolling,
+            jkr: w.jkr,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -408,6 +415,7 @@ impl Sections {
             ("MOVING_WALLS", u32::from(self.moving_walls)),
             ("ROLLING", self.rolling),
             ("LOAD_VEC4", load_vec4(self.rolling)),
+            ("JKR", u32::from(self.jkr)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
             ("O_EXIT_STEP", self.exit_step),
@@ -614,6 +622,7 @@ impl Plan {
                 Some(crate::model::RollingModel::Cdt) => 1,
                 Some(crate::model::RollingModel::Epsd) => 2,
             },
+            jkr: model.jkr(),
             removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
             ids: ids.is_some(),

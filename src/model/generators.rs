@@ -253,6 +253,7 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
         max_contacts: crate::model::DEFAULT_MAX_CONTACTS,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
     Ok(model)
 }
@@ -630,6 +631,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
         friction_dynamic: 0.5,
         rolling_friction: 0.0,
         rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
+        surface_energy: 0.0,
     };
     let mut model = Model::default();
     let mut rng = ChaCha8Rng::seed_from_u64(25);
@@ -662,6 +664,7 @@ pub fn glass_bed(n: usize, hard: bool) -> Model {
         max_contacts: 16,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
     model
 }
@@ -710,6 +713,7 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         friction_dynamic: 0.5,
         rolling_friction: 0.0,
         rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
+        surface_energy: 0.0,
     };
     // Settled: n V_p / 0.6 = W · W · W/2.
     let volume = n as f64 * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3) * 1.03;
@@ -741,6 +745,7 @@ pub fn loose_box_bed(n: usize, seed: u64) -> Model {
         max_contacts: 16,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
     model
 }
@@ -759,6 +764,7 @@ fn bed_material() -> crate::model::Material {
         friction_dynamic: 0.5,
         rolling_friction: 0.0,
         rolling_damping: crate::model::DEFAULT_ROLLING_DAMPING,
+        surface_energy: 0.0,
     }
 }
 
@@ -781,5 +787,6 @@ fn on_a_floor(model: &mut Model, material: crate::model::Material, skin: f64, ma
         max_contacts,
         max_overlap: crate::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
 }

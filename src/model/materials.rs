@@ -27,6 +27,10 @@ pub struct Material {
     /// Damping ratio `η_r ≥ 0` of the EPSD rolling dashpot (`[[material]]
     /// rolling_damping`, a fraction of the critical `2√(I_r k_r)`); unused by CDT.
     pub rolling_damping: f64,
+    /// Surface energy `γ ≥ 0` (J/m², `[[material]] surface_energy`) of JKR adhesion
+    /// (`[contact] cohesion = "jkr"`): the work of adhesion of two such surfaces is
+    /// `2γ`; a pair of materials takes `√(γ_a γ_b)` ([`crate::physics::jkr`]).
+    pub surface_energy: f64,
 }
 
 /// Default [`Material::rolling_damping`].

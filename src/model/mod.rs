@@ -111,6 +111,31 @@ pub struct ContactParams {
     /// The rolling-resistance model of the Hertz law (`[[material]] rolling_model`),
     /// for the pairs whose rolling friction is positive.
     pub rolling: RollingModel,
+    /// Adhesion of the Hertz law (`[contact] cohesion`): none, or JKR for the pairs
+    /// whose surface energy is positive.
+    pub cohesion: Cohesion,
+}
+
+/// Adhesion of the Hertz law (`[contact] cohesion`; [`crate::physics::jkr`] gives the
+/// equations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cohesion {
+    /// No adhesion (`"none"`).
+    #[default]
+    None,
+    /// Johnson–Kendall–Roberts (`"jkr"`): the normal force of the adhesive elastic
+    /// contact with its hysteresis, for the pairs of positive `surface_energy`.
+    Jkr,
+}
+
+impl Cohesion {
+    /// The scene's name of the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Jkr => "jkr",
+        }
+    }
 }
 
 /// Rolling resistance of the Hertz law (`[[material]] rolling_model`;
@@ -225,6 +250,16 @@ impl Model {
         let any = self.materials.iter().any(|m| m.rolling_friction > 0.0)
             || (self.interactions.iter()).any(|i| i.rolling_friction.is_some_and(|r| r > 0.0));
         any.then_some(c.rolling)
+    }
+
+    /// Whether JKR adhesion is in force: the Hertz law with `cohesion = "jkr"` and a
+    /// material of positive `surface_energy` (the pair tables then carry `γ`, and
+    /// contacts hold in tension down to their pull-off overlap).
+    pub fn jkr(&self) -> bool {
+        let Some(c) = self.contact.filter(|c| c.law == ContactLaw::Hertz) else {
+            return false;
+        };
+        c.cohesion == Cohesion::Jkr && self.materials.iter().any(|m| m.surface_energy > 0.0)
     }
 
     /// Spheres the backends simulate: the particles and every clump's spheres (what a

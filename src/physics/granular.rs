@@ -47,6 +47,10 @@ pub struct PairMaterial {
     pub mu_r: f64,
     /// EPSD rolling damping ratio `η_r` (the smaller of the two).
     pub eta_r: f64,
+    /// JKR surface energy `γ` of the pair (J/m²; [`crate::physics::jkr`]): `√(γ_a γ_b)`,
+    /// or the particle's against a wall without a material; 0 without JKR cohesion
+    /// ([`crate::model::Model::jkr`]), and the pair then follows the Hertz law.
+    pub gamma: f64,
 }
 
 impl PairMaterial {
@@ -93,6 +97,12 @@ impl PairMaterial {
             ),
             None => (a.rolling_friction, a.rolling_damping),
         };
+        // Berthelot's rule for the work of adhesion of unlike surfaces,
+        // w_ab = √(w_a w_b) (Israelachvili, Intermolecular and Surface Forces, §17).
+        let gamma = match b {
+            Some(b) => (a.surface_energy * b.surface_energy).sqrt(),
+            None => a.surface_energy,
+        };
         Self {
             e_star,
             g_star,
@@ -106,6 +116,7 @@ impl PairMaterial {
             mu_d,
             mu_r,
             eta_r,
+            gamma,
         }
     }
 }
@@ -192,6 +203,12 @@ impl PairTables {
         let mut meshes = Vec::with_capacity(model.meshes.len() * m);
         for w in &model.meshes {
             rows(w.material, &mut meshes);
+        }
+        // Surface energies count only where JKR cohesion is in force.
+        if !model.jkr() {
+            for pm in pairs.iter_mut().chain(&mut walls).chain(&mut meshes) {
+                pm.gamma = 0.0;
+            }
         }
         Self {
             materials: m,
@@ -328,9 +345,12 @@ pub struct ContactResult {
     pub spring: DVec3,
     /// Whether the contact slipped this step (eq. 32 violated).
     pub slipping: bool,
-    /// Normal force magnitude `f_n ≥ 0` (N), the cap of the friction and of the
-    /// rolling torque.
+    /// Normal load `f_n ≥ 0` (N) that caps the friction and the rolling torque: the
+    /// normal force under Hertz, `|F_el + 2F_po|` under JKR ([`crate::physics::jkr`]).
     pub normal_force: f64,
+    /// Contact radius `a` (m): `√(r*δ)` under Hertz, JKR's `a(δ)`
+    /// ([`crate::physics::jkr::contact_radius`]); the stiffnesses scale with it.
+    pub contact_radius: f64,
 }
 
 impl ContactResult {
@@ -390,7 +410,9 @@ pub fn carry_spring(s: DVec3, n: DVec3) -> DVec3 {
 }
 
 /// The Hertz–Mindlin contact of Campello §3.4–3.6 between `a` and `b` (or a wall) with
-/// overlap `δ > 0` along the unit normal `n` from `a` to `b`.
+/// overlap `δ > 0` along the unit normal `n` from `a` to `b` (with JKR cohesion, a
+/// pair with a surface energy follows [`crate::physics::jkr::jkr_core`] instead, at
+/// any `δ` above its pull-off overlap).
 ///
 /// * Normal (eqs. 19, 22 with NOTES' signs): magnitude
 ///   `f_n = (4/3)√r* E* δ^{3/2} + 2ξ√(2√r* E* m*) δ^{1/4} δ̇`, `δ̇ = (v_a − v_b)·n` the
@@ -422,7 +444,7 @@ pub fn hertz_contact(
     b: &ContactSide,
     spring: DVec3,
 ) -> ContactResult {
-    hertz_core(&HertzInputs {
+    contact_core(&HertzInputs {
         pm: *pm,
         g,
         n,
@@ -516,6 +538,19 @@ pub fn hertz_core(c: &HertzInputs) -> ContactResult {
         spring: new_spring,
         slipping: !stick,
         normal_force: f_n,
+        contact_radius: sqrt_rd,
+    }
+}
+
+/// The contact law of a pair: JKR ([`crate::physics::jkr::jkr_core`]) where the pair
+/// has a surface energy, [`hertz_core`] otherwise; the branching form of the laws that
+/// [`hertz_contact`] and the batched pair kernel under JKR call.
+#[inline(always)]
+pub fn contact_core(c: &HertzInputs) -> ContactResult {
+    if c.pm.gamma > 0.0 {
+        crate::physics::jkr::jkr_core(c)
+    } else {
+        hertz_core(c)
     }
 }
 

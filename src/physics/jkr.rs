@@ -1,5 +1,5 @@
 //! The Johnson–Kendall–Roberts (JKR) adhesive contact of two elastic spheres (issue 50,
-//! `[contact] cohesion = "jkr"`; the laws only: the kernels do not call them yet).
+//! `[contact] cohesion = "jkr"`), and the contact law built on it ([`jkr_core`]).
 //!
 //! Johnson, Kendall & Roberts, Proc. R. Soc. Lond. A 324 (1971) 301. With effective
 //! radius `R`, modulus `E*` and surface energy `γ` (J/m²; the work of adhesion is
@@ -71,6 +71,121 @@ pub fn pull_off_force(r: f64, gamma: f64) -> f64 {
 pub fn pull_off_overlap(r: f64, e: f64, gamma: f64) -> f64 {
     let a_c = (std::f64::consts::PI * gamma * r * r / (4.0 * e)).cbrt();
     overlap(r, e, gamma, a_c)
+}
+
+/// The pull-off separation `|δ_c|` of the stiffest-adhering entry of `model`'s pair
+/// tables at effective radius `r` (a sphere of radius `r` against a rigid wall bounds
+/// every pair of such spheres: `|δ_c|` grows with `R`). 0 without JKR cohesion.
+pub fn largest_pull_off_separation(model: &crate::model::Model, r: f64) -> f64 {
+    if !model.jkr() {
+        return 0.0;
+    }
+    let t = super::granular::PairTables::new(model);
+    (t.pairs.iter().chain(&t.walls).chain(&t.meshes))
+        .filter(|pm| pm.gamma > 0.0)
+        .map(|pm| -pull_off_overlap(r, pm.e_star, pm.gamma))
+        .fold(0.0, f64::max)
+}
+
+/// The largest pull-off separation of any sphere `model` has or will insert (its
+/// particles, clump spheres and inserters' largest) against any entry of its tables:
+/// how far past touching the contacts in tension reach, the mesh search's extra reach
+/// (both backends) and the least `[contact] skin`. 0 without JKR cohesion.
+pub fn largest_reach(model: &crate::model::Model) -> f64 {
+    if !model.jkr() {
+        return 0.0;
+    }
+    let spheres = (model.clump_types.iter()).flat_map(|t| t.spheres.iter().map(|s| s.radius));
+    let inserted = model.inserters.iter().map(|i| i.max_radius.max(i.radius));
+    let r_max = (spheres.chain(inserted)).fold(model.particles.max_radius(), f64::max);
+    largest_pull_off_separation(model, r_max)
+}
+
+/// The Hertz–Mindlin law of [`super::granular::hertz_core`] with the JKR normal force,
+/// for a pair of surface energy `γ = pm.gamma > 0` at overlap `δ` above its pull-off
+/// overlap (negative in tension). As LAMMPS's `granular` `jkr` with `mindlin`:
+///
+/// * elastic normal force `F_el = F(a)` ([`force`], attractive below the equilibrium
+///   overlap) at the contact radius `a = a(δ)` ([`contact_radius`]);
+/// * damping `2ξ√(2E*m*a)`, eq. (22) with the contact radius `a` in place of Hertz's
+///   `√(r*δ)`; the normal force `f_n = F_el + d δ̇` is not clamped at 0 (the adhesion
+///   pulls);
+/// * tangential stiffness `k_t = 8G*a` (Mindlin), friction capped at
+///   `μ |F_el + 2F_po|` with the pull-off force `F_po = 3πγR*` (the normal load that
+///   presses the surfaces, measured from the adhesion's);
+/// * energy `U(a)` ([`energy`]).
+#[inline]
+pub fn jkr_core(c: &super::granular::HertzInputs) -> super::granular::ContactResult {
+    let (pm, n, overlap) = (&c.pm, c.n, c.overlap);
+    let (r, e, gamma) = (c.g.r_star, pm.e_star, pm.gamma);
+    let a = contact_radius(r, e, gamma, overlap);
+    let f_el = force(r, e, gamma, a);
+    let damp = 2.0 * pm.xi * (2.0 * pm.e_star * c.g.m_star * a).sqrt();
+    let approach = c.relative_v.dot(n);
+    let f_n = f_el + damp * approach;
+    let load = (f_el + 2.0 * pull_off_force(r, gamma)).abs();
+    let carried = super::granular::carry_spring(c.spring, n);
+    let slip = c.relative_dx
+        + super::granular::rotate_minus_identity(c.dalpha_a, c.lever_a * n)
+        + super::granular::rotate_minus_identity(c.dalpha_b, c.lever_b * n);
+    let ds = slip - slip.dot(n) * n;
+    let trial = carried + ds;
+    let k_t = 8.0 * pm.g_star * a;
+    let trial_len = trial.length();
+    let stick = k_t * trial_len <= pm.mu_s * load;
+    let (friction, spring) = if stick {
+        (-k_t * trial, trial)
+    } else {
+        let tau = trial / trial_len;
+        let f = pm.mu_d * load;
+        let spring = if k_t > 0.0 {
+            (f / k_t) * tau
+        } else {
+            glam::DVec3::ZERO
+        };
+        (-f * tau, spring)
+    };
+    super::granular::ContactResult {
+        force: -f_n * n + friction,
+        friction,
+        normal: n,
+        overlap,
+        energy: energy(r, e, gamma, a),
+        spring,
+        slipping: !stick,
+        normal_force: load,
+        contact_radius: a,
+    }
+}
+
+/// Whether a pair of surface energy `gamma` at overlap `overlap` is in contact, given
+/// whether it was at the previous evaluation (`touched`): on touching (`δ > 0`), and,
+/// once formed, down to the pull-off overlap `δ_c` of effective radius `r` and modulus
+/// `e` (the hysteresis). `gamma = 0` is Hertz's `δ > 0`.
+#[inline]
+pub fn in_contact(r: f64, e: f64, gamma: f64, overlap: f64, touched: bool) -> bool {
+    overlap > 0.0 || (touched && gamma > 0.0 && overlap > pull_off_overlap(r, e, gamma))
+}
+
+/// A sphere of radius `r` at `x` against plane `wall` under the pair material `pm`:
+/// [`crate::physics::granular::wall_overlap`]'s `(n, δ, ℓ)` when in contact, which
+/// with a surface energy includes a contact in tension that `held` at the last
+/// evaluation ([`in_contact`], effective radius `r`).
+#[inline]
+pub fn wall_overlap_held(
+    wall: &crate::model::Wall,
+    x: glam::DVec3,
+    r: f64,
+    pm: &super::granular::PairMaterial,
+    held: bool,
+) -> Option<(glam::DVec3, f64, f64)> {
+    let h = wall.distance(x);
+    let overlap = r - h;
+    (!h.is_nan() && in_contact(r, pm.e_star, pm.gamma, overlap, held)).then_some((
+        -wall.normal,
+        overlap,
+        h,
+    ))
 }
 
 #[cfg(test)]

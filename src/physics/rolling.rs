@@ -50,8 +50,9 @@ pub struct RollingInputs {
     pub r_star: f64,
     /// `E*` of the pair (EPSD's `k_n`).
     pub e_star: f64,
-    /// Overlap `δ > 0`.
-    pub overlap: f64,
+    /// Contact radius `a` ([`crate::physics::granular::ContactResult::contact_radius`]:
+    /// `√(R*δ)` under Hertz, JKR's `a(δ)` with cohesion).
+    pub contact_radius: f64,
     /// Normal force `f_n ≥ 0` of the Hertz law.
     pub f_n: f64,
     /// Unit normal from `a` to `b`.
@@ -112,7 +113,7 @@ pub fn rolling_torque(c: &RollingInputs) -> RollingResult {
             }
         }
         RollingModel::Epsd => {
-            let k_n = (4.0 / 3.0) * c.e_star * (c.r_star * c.overlap).sqrt();
+            let k_n = (4.0 / 3.0) * c.e_star * c.contact_radius;
             let k_r = 2.25 * k_n * c.mu_r * c.mu_r * c.r_star * c.r_star;
             let trial = carry_spring(c.spring, n) - k_r * dtheta;
             let len = trial.length();
@@ -144,7 +145,7 @@ mod tests {
             eta_r: 0.3,
             r_star: 1e-3,
             e_star: 1e8,
-            overlap: 1e-6,
+            contact_radius: (1e-6f64 * 1e-3).sqrt(),
             f_n: 2.0,
             n: DVec3::Z,
             dalpha,
@@ -172,7 +173,7 @@ mod tests {
     #[test]
     fn epsd_spring_and_cap() {
         let c = inputs(RollingModel::Epsd, DVec3::new(1e-9, 0.0, 0.0), DVec3::ZERO);
-        let k_n = (4.0 / 3.0) * c.e_star * (c.r_star * c.overlap).sqrt();
+        let k_n = (4.0 / 3.0) * c.e_star * c.contact_radius;
         let k_r = 2.25 * k_n * 0.01 * 1e-6;
         let r = rolling_torque(&c);
         assert!((r.spring.x + k_r * 1e-9).abs() < 1e-12 * k_r * 1e-9);

@@ -82,6 +82,7 @@ pub fn torus(wall: bool, random: bool) -> Model {
         skin: 0.1 * ring.particle_radius(),
         max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
     if wall {
         m.walls.push(Wall {
@@ -173,6 +174,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         skin: 0.01,
         max_overlap: varidem::model::DEFAULT_MAX_OVERLAP,
         rolling: Default::default(),
+        cohesion: Default::default(),
     });
     m.walls.push(Wall {
         point: DVec3::ZERO,

@@ -126,6 +126,12 @@ pub(in crate::cpu) struct GranularInputs<'a> {
     pub rolling: Option<RollingModel>,
     /// See [`GranularInputs::rolling`].
     pub old_rolls: (&'a [RollSlot], &'a [DVec3], &'a [DVec3]),
+    /// The previous evaluation's JKR wall flags (`N × wall_stride`, 1 where the
+    /// contact held; empty without JKR cohesion).
+    pub old_held: &'a [u8],
+    /// How far past touching the mesh search looks for JKR contacts in tension (0
+    /// without JKR cohesion).
+    pub jkr_reach: f64,
     /// History slots per particle: more touching contacts is an overflow.
     pub slots: usize,
     /// Integrator and step, for the increments `Δx`, `Δα` of the step just taken.
@@ -187,7 +193,28 @@ impl GranularInputs<'_> {
         }
         let p = &self.model.particles;
         let mut now = [None; MESH_SLOTS];
-        let count = ws.mesh_contacts(i, side_i.x, side_i.r, &mut now);
+        // JKR: contacts in tension hold on the features touched at the last
+        // evaluation, down to their pull-off overlap.
+        let old_keys = self.old_mesh.0.get(i * MESH_SLOTS..(i + 1) * MESH_SLOTS);
+        let old_keys = old_keys.unwrap_or_default();
+        let material = p.material[i];
+        let count = if self.jkr_reach > 0.0 {
+            let held = |c: &crate::physics::mesh::MeshContact| {
+                let pm = self.tables.mesh(c.mesh as usize, material);
+                c.distance < side_i.r
+                    || (old_keys.contains(&c.key)
+                        && crate::physics::jkr::in_contact(
+                            side_i.r,
+                            pm.e_star,
+                            pm.gamma,
+                            side_i.r - c.distance,
+                            true,
+                        ))
+            };
+            ws.mesh_contacts(i, side_i.x, side_i.r + self.jkr_reach, held, &mut now)
+        } else {
+            ws.mesh_contacts(i, side_i.x, side_i.r, |_| true, &mut now)
+        };
         if count == 0 {
             return 0;
         }
@@ -291,7 +318,7 @@ impl GranularInputs<'_> {
             eta_r: pm.eta_r,
             r_star: side_i.r,
             e_star: pm.e_star,
-            overlap: r.overlap,
+            contact_radius: r.contact_radius,
             f_n: r.normal_force,
             n: r.normal,
             dalpha: side_i.dalpha - wall.dalpha,
@@ -397,8 +424,10 @@ impl GranularInputs<'_> {
         let hertz = matches!(m.contact.map(|c| c.law), Some(ContactLaw::Hertz));
         // Global index of the chunk's first slot.
         let base = list.half_offsets[rows.start] as usize;
+        let jkr = !self.old_held.is_empty() || m.jkr();
         let mut batch = PairBatch {
             rolling: self.rolling.map(|m| (m, self.h)),
+            jkr,
             ..PairBatch::default()
         };
         // One material: every pair's record is the same, set in every lane once.
@@ -455,8 +484,23 @@ impl GranularInputs<'_> {
                 let d = sb.x - sa.x;
                 let dist2 = d.length_squared();
                 let reach = sa.r + sb.r;
-                if dist2 >= reach * reach || dist2.is_nan() || dist2 == 0.0 || partner.removed {
+                if dist2.is_nan() || dist2 == 0.0 || partner.removed {
                     continue;
+                }
+                let pm = self.tables.pair(particle.material, partner.material);
+                // JKR: a pair that held at the last evaluation holds in tension down to
+                // its pull-off overlap (looked at only past the touching reach).
+                if dist2 >= reach * reach {
+                    let touched = old.get(s - first).is_some_and(|o| o.flags != 0);
+                    if !(jkr && touched) {
+                        continue;
+                    }
+                    let r_star = sa.r * sb.r / (sa.r + sb.r);
+                    let overlap = reach - dist2.sqrt();
+                    if !crate::physics::jkr::in_contact(r_star, pm.e_star, pm.gamma, overlap, true)
+                    {
+                        continue;
+                    }
                 }
                 let (spring, roll) = match old.get(s - first) {
                     Some(o) if o.flags != 0 => (
@@ -465,7 +509,6 @@ impl GranularInputs<'_> {
                     ),
                     _ => (DVec3::ZERO, DVec3::ZERO),
                 };
-                let pm = self.tables.pair(particle.material, partner.material);
                 batch.push(s, d, dist2, particle, partner, pm, (spring, roll));
                 if batch.len == LANES {
                     batch.run(out, springs, rolls);
@@ -496,7 +539,7 @@ impl GranularInputs<'_> {
         slots: &[u32],
         (pairs, rolls): (&[PairSlot], &[RollSlot]),
         near: &[NearSlot],
-        (wall_spring, wall_roll): (&mut [DVec3], &mut [DVec3]),
+        (wall_spring, wall_roll, wall_held): (&mut [DVec3], &mut [DVec3], &mut [u8]),
         mesh_row: (&mut [u32], &mut [DVec3], &mut [DVec3]),
         loads: &mut [[DVec3; 2]],
         sides: &Sides,
@@ -560,12 +603,21 @@ impl GranularInputs<'_> {
         for (w, wall) in m.walls.iter().enumerate() {
             let mut new = DVec3::ZERO;
             let mut new_roll = DVec3::ZERO;
+            let mut held = 0u8;
             if hertz && !removed(i) {
-                if let Some((n, overlap, lever)) = wall_overlap(wall, side_i.x, side_i.r) {
+                let pm = self.tables.wall(w, p.material[i]);
+                let geometry = if self.old_held.is_empty() {
+                    wall_overlap(wall, side_i.x, side_i.r)
+                } else {
+                    // JKR: a contact that held at the last evaluation holds in tension.
+                    let before = self.old_held.get(i * nw + w).is_some_and(|&f| f != 0);
+                    crate::physics::jkr::wall_overlap_held(wall, side_i.x, side_i.r, pm, before)
+                };
+                if let Some((n, overlap, lever)) = geometry {
+                    held = 1;
                     if out.overlap.is_none() && overlap > self.max_overlap * side_i.r {
                         out.overlap = Some((Contacted::Wall(w), overlap / side_i.r));
                     }
-                    let pm = self.tables.wall(w, p.material[i]);
                     let g = ContactGeometry {
                         r_star: side_i.r,
                         m_star: p.mass[i],
@@ -615,6 +667,9 @@ impl GranularInputs<'_> {
             wall_spring[w] = new;
             if let Some(s) = wall_roll.get_mut(w) {
                 *s = new_roll;
+            }
+            if let Some(f) = wall_held.get_mut(w) {
+                *f = held;
             }
         }
         if let (Some(ws), true) = (self.walls, hertz && !mesh_row.0.is_empty()) {

@@ -24,7 +24,7 @@ enum ForceFault {
 /// A chunk's wall springs (and rolling springs), mesh slots (keys, springs, rolling
 /// springs) and wall loads.
 type WallRows<'a> = (
-    (&'a mut [DVec3], &'a mut [DVec3]),
+    (&'a mut [DVec3], &'a mut [DVec3], &'a mut [u8]),
     (&'a mut [u32], &'a mut [DVec3], &'a mut [DVec3]),
     &'a mut [[DVec3; 2]],
 );
@@ -110,6 +110,8 @@ impl CpuBackend {
                 &self.forces.wall_roll,
                 &self.forces.mesh_roll,
             ),
+            old_held: &self.forces.wall_held,
+            jkr_reach: self.jkr_reach,
             slots: history_slots(&self.model),
             kind: self.integrator,
             h: self.dt,
@@ -162,6 +164,7 @@ impl CpuBackend {
             out.mesh_roll.chunks_mut((MIN_CHUNK * nm).max(1)),
         );
         let mut wall_roll_chunks = out.wall_roll.chunks_mut(MIN_CHUNK * nw);
+        let mut wall_held_chunks = out.wall_held.chunks_mut(MIN_CHUNK * nw);
         let n_loads = self.model.walls.len() + self.model.meshes.len();
         out.wall_loads.fill([DVec3::ZERO; 2]);
         let mut load_chunks = out.wall_loads.chunks_mut(n_loads.max(1));
@@ -177,7 +180,11 @@ impl CpuBackend {
                     spring_chunks.next().unwrap_or_default(),
                     mesh_roll_chunks.next().unwrap_or_default(),
                 );
-                let walls = (walls, wall_roll_chunks.next().unwrap_or_default());
+                let walls = (
+                    walls,
+                    wall_roll_chunks.next().unwrap_or_default(),
+                    wall_held_chunks.next().unwrap_or_default(),
+                );
                 (
                     c * MIN_CHUNK,
                     (f, (walls, mesh, load_chunks.next().unwrap_or_default())),
@@ -200,7 +207,7 @@ impl CpuBackend {
         let listed = std::sync::Mutex::new(Vec::<(u32, u32, [DVec3; 2])>::new());
         let kernel = |(
             lo,
-            (f, ((walls, wall_rolls), (keys, springs, mesh_rolls), loads)),
+            (f, ((walls, wall_rolls, wall_helds), (keys, springs, mesh_rolls), loads)),
             v,
             w,
         ): CorrectChunk<'_, WallRows<'_>>| {
@@ -226,6 +233,7 @@ impl CpuBackend {
                 let wall_spring = (
                     &mut walls[l * nw..(l + 1) * nw],
                     wall_rolls.get_mut(l * nw..(l + 1) * nw).unwrap_or_default(),
+                    wall_helds.get_mut(l * nw..(l + 1) * nw).unwrap_or_default(),
                 );
                 let mesh_row = (
                     keys.get_mut(l * nm..(l + 1) * nm).unwrap_or_default(),

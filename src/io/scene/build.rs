@@ -180,6 +180,7 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
     add_interactions(&mut model, &file.interactions, &materials)?;
     model.materials = materials;
     check_rolling(&model, simulation.integrator)?;
+    check_cohesion(&model)?;
     check_hard(&model, simulation.integrator)?;
     check_clump_support(&model, simulation.integrator)?;
     check_initial_energy(&model, &origins)?;
@@ -386,6 +387,41 @@ fn check_rolling(model: &Model, integrator: crate::model::IntegratorKind) -> Res
     Ok(())
 }
 
+/// JKR cohesion: a positive `surface_energy` needs `[contact] cohesion = "jkr"` (a
+/// value that would be ignored is an error), and the skin must exceed the largest
+/// pull-off separation `|δ_c|` (its largest sphere against a rigid wall of the stiffest
+/// pair: `|δ_c| ∝ (γ²R/E*²)^{1/3}`), so that a contact in tension stays in the
+/// neighbour lists until it breaks (a listed pair stays listed until a rebuild, which
+/// lists every pair closer than the skin).
+fn check_cohesion(model: &Model) -> Result<()> {
+    let jkr = model
+        .contact
+        .is_some_and(|c| c.cohesion == crate::model::Cohesion::Jkr);
+    if let Some((k, m)) = (model.materials.iter().enumerate()).find(|(_, m)| m.surface_energy > 0.0)
+    {
+        if !jkr {
+            return Err(scene_error(format!(
+                "material[{k}].surface_energy = {}: adhesion needs [contact] cohesion = \"jkr\"",
+                m.surface_energy
+            )));
+        }
+    }
+    if !model.jkr() {
+        return Ok(());
+    }
+    let Some(c) = model.contact else {
+        return Ok(());
+    };
+    let separation = crate::physics::jkr::largest_reach(model);
+    if !(c.skin > separation) {
+        return Err(scene_error(format!(
+            "contact.skin = {:e}: must exceed the largest JKR pull-off separation {separation:.3e} m (a contact in tension must stay in the neighbour lists until it breaks)",
+            c.skin
+        )));
+    }
+    Ok(())
+}
+
 /// The `[contact]` parameters of `law`: the skin (default a fraction of the largest
 /// radius of `model`) and the contact slots per particle.
 fn contact_params(
@@ -414,7 +450,32 @@ fn contact_params(
         max_contacts,
         max_overlap: max_overlap(c, law)?,
         rolling: rolling_model(materials)?,
+        cohesion: cohesion(c, law)?,
     })
+}
+
+/// `[contact] cohesion` (the Hertz law only): `"none"` (the default) or `"jkr"`.
+fn cohesion(c: &ContactSection, law: ContactLaw) -> Result<crate::model::Cohesion> {
+    use crate::model::Cohesion;
+    let Some(name) = &c.cohesion else {
+        return Ok(Cohesion::None);
+    };
+    let cohesion = match name.as_str() {
+        "none" => Cohesion::None,
+        "jkr" => Cohesion::Jkr,
+        other => {
+            return Err(scene_error(format!(
+                "contact.cohesion = {}: must be \"none\" or \"jkr\"",
+                shown(other)
+            )))
+        }
+    };
+    if cohesion == Cohesion::Jkr && law != ContactLaw::Hertz {
+        return Err(scene_error(
+            "contact.cohesion = \"jkr\": only the \"hertz\" law has JKR cohesion".to_string(),
+        ));
+    }
+    Ok(cohesion)
 }
 
 /// `[contact] max_overlap` (the Hertz law only): at least `max_initial_overlap`, whose

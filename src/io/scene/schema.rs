@@ -231,6 +231,8 @@ pub(super) struct MaterialSection {
     pub(super) rolling_model: Option<String>,
     #[serde(default)]
     pub(super) rolling_damping: Option<f64>,
+    #[serde(default)]
+    pub(super) surface_energy: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -425,6 +427,8 @@ pub(super) struct ContactSection {
     // The Hertz law only.
     #[serde(default)]
     pub(super) max_overlap: Option<f64>,
+    #[serde(default)]
+    pub(super) cohesion: Option<String>,
     // Hard contacts (`law = "hard"`) only.
     #[serde(default)]
     pub(super) friction_model: Option<String>,

@@ -469,6 +469,11 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
             .map(|v| non_negative(&key("rolling_damping"), v))
             .transpose()?
             .unwrap_or(crate::model::DEFAULT_ROLLING_DAMPING);
+        let surface_energy = m
+            .surface_energy
+            .map(|v| non_negative(&key("surface_energy"), v))
+            .transpose()?
+            .unwrap_or(0.0);
         out.push(Material {
             name: m.name.clone(),
             young,
@@ -480,6 +485,7 @@ pub(super) fn materials(sections: &[MaterialSection]) -> Result<Vec<Material>> {
             friction_dynamic,
             rolling_friction,
             rolling_damping,
+            surface_energy,
         });
     }
     Ok(out)

@@ -147,6 +147,9 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         if c.law == ContactLaw::Hertz && c.max_overlap != DEFAULT_MAX_OVERLAP {
             let _ = writeln!(s, "max_overlap = {}", toml_float(c.max_overlap));
         }
+        if c.cohesion != Default::default() {
+            let _ = writeln!(s, "cohesion = \"{}\"", c.cohesion.name());
+        }
         // Overlaps the scene already has must parse back.
         if let Some((ratio, ..)) = worst_initial_overlap(m, None) {
             if ratio > MAX_INITIAL_OVERLAP {
@@ -214,6 +217,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
             ("friction_dynamic", mat.friction_dynamic),
             ("rolling_friction", mat.rolling_friction),
             ("rolling_damping", mat.rolling_damping),
+            ("surface_energy", mat.surface_energy),
         ] {
             let _ = writeln!(s, "{k} = {}", toml_float(v));
         }
