@@ -562,6 +562,7 @@ fn hertz_reference(x: &[f64]) -> (granular::ContactResult, [f64; 3], f64, f64) {
         mu_d: x[4],
         mu_r: 0.0,
         eta_r: 0.0,
+        gamma: 0.0,
     };
     let g = granular::ContactGeometry {
         r_star: x[5],
@@ -736,7 +737,8 @@ fn rolling_cases(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
             rng.random_range(0.0..1.0),
             e_star,
             r_star,
-            overlap,
+            // The contact radius √(r*δ) the Hertz law passes.
+            (r_star * overlap).sqrt(),
             f_n,
         ]);
         input.extend(nrm.to_array());
@@ -787,7 +789,7 @@ fn rolling_matches(test: &str, precision: Precision, tol: f64) {
             eta_r: x[2],
             e_star: x[3],
             r_star: x[4],
-            overlap: x[5],
+            contact_radius: x[5],
             f_n: x[6],
             n: v3(x, 7),
             dalpha: v3(x, 10),
@@ -797,7 +799,7 @@ fn rolling_matches(test: &str, precision: Precision, tol: f64) {
         };
         let r = rolling_torque(&c);
         let cap = c.mu_r * c.r_star * c.f_n;
-        let k_n = (4.0 / 3.0) * c.e_star * (c.r_star * c.overlap).sqrt();
+        let k_n = (4.0 / 3.0) * c.e_star * c.contact_radius;
         let k_r = 2.25 * k_n * c.mu_r * c.mu_r * c.r_star * c.r_star;
         let da = c.dalpha.length();
         let damping = c.eta_r * 2.0 * (c.inertia * k_r).sqrt();

@@ -280,38 +280,6 @@ fn cdt_under_the_trapezoidal_rule_is_a_named_error() {
     parse_scene(&text.replace("\"cdt\"", "\"epsd\"")).unwrap();
 }
 
-/// The slope of a settled heap (degrees) and its height: the surface `H(ρ)` (the
-/// highest sphere top in rings of width 2 mm about the vertical axis through the
-/// heap's centre of mass), fitted by least squares over the flanks: the rings where it
-/// lies above one and a half bead diameters (the single layer around the heap) and
-/// below 90 % of the heap's height (its rounded top).
-fn heap_angle(p: &varidem::model::Particles) -> (f64, f64) {
-    let n = p.len() as f64;
-    let c = p.position.iter().fold(DVec3::ZERO, |a, x| a + *x) / n;
-    let ring = 0.002;
-    let mut top = Vec::<f64>::new();
-    for (x, r) in p.position.iter().zip(&p.radius) {
-        let rho = ((x.x - c.x).powi(2) + (x.y - c.y).powi(2)).sqrt();
-        let k = (rho / ring) as usize;
-        if top.len() <= k {
-            top.resize(k + 1, 0.0);
-        }
-        top[k] = top[k].max(x.z + r);
-    }
-    let height = top.iter().copied().fold(0.0, f64::max);
-    let pts: Vec<(f64, f64)> = (top.iter().enumerate())
-        .filter(|(_, &h)| h > 0.003 && h < 0.9 * height)
-        .map(|(k, &h)| ((k as f64 + 0.5) * ring, h))
-        .collect();
-    let m = pts.len() as f64;
-    let (sx, sy) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
-    let (mx, my) = (sx / m, sy / m);
-    let (sxy, sxx) = pts.iter().fold((0.0, 0.0), |a, p| {
-        (a.0 + (p.0 - mx) * (p.1 - my), a.1 + (p.0 - mx).powi(2))
-    });
-    ((-sxy / sxx).atan().to_degrees(), height)
-}
-
 /// `scenes/rolling-heap.toml` (1500 beads in a sleeve on a rough floor, the sleeve
 /// opened once they settle, EPSD) at μ_r = 0.1, 0.2 and 0.4: the heap's slope rises
 /// with μ_r, each step by more than 2° (measured 9.8°, 14.0°, 17.2°), and the heap is
@@ -329,7 +297,7 @@ fn heap_angle_rises_with_rolling_friction() {
         let mut b = CpuBackend::new(&scene).unwrap();
         b.advance(scene.simulation.steps()).unwrap();
         let p = b.model().particles.clone();
-        let (angle, height) = heap_angle(&p);
+        let (angle, height) = common::heap_angle(&p);
         let fastest = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
         eprintln!(
             "μ_r = {mu_r}: heap slope {angle:.1}°, height {:.1} mm, fastest bead {fastest:.1e} m/s",

@@ -82,15 +82,29 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         }
     }
     var count = 0u;
+    let m = params.n_materials;
+    // JKR: the search reaches past touching, and a contact in tension holds on a
+    // feature touched at the last evaluation, down to its pull-off overlap.
+    var reach = side_i.r;
+    if (JKR != 0u) { reach = side_i.r + params.jkr_reach; }
     // The cell grid lies in the meshes' rest frame (mesh_passes).
     for (var mp = 0u; mp < mesh_passes() && !gone; mp++) {
         let n = mesh_pass_cell(mp, side_i.x);
-        let near = mesh_near(mp, n, side_i.x, side_i.r);
+        let near = mesh_near(mp, n, side_i.x, reach);
         var left = near;
         for (var s = mesh_next(&left, 31u); s < n; s = mesh_next(&left, s)) {
             if (s >= 32u && mesh_other_pass(mp, s)) { continue; }
-            let h = mesh_contact(near, n, s, side_i.x, side_i.r);
+            let h = mesh_contact(near, n, s, side_i.x, reach);
             if (h.key == MESH_NONE) { continue; }
+            if (JKR != 0u && !(h.distance < side_i.r)) {
+                var before = false;
+                for (var o = 0u; o < MESH_SLOTS; o++) {
+                    if (hist[mesh_old_row + o].id == h.key) { before = true; }
+                }
+                let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
+                if (!(before && jkr_in_contact(side_i.r, pm.e_star, pm.gamma,
+                                               side_i.r - h.distance, true))) { continue; }
+            }
             if (count < MESH_SLOTS) {
                 hist[mesh_new_row + count] = HistRecord(vec3<real>(0.0), h.key);
             }
@@ -112,7 +126,6 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
         if (hist[mesh_old_row + n_old].id == MESH_NONE) { break; }
     }
     mesh_carried(count, n_old);
-    let m = params.n_materials;
     var deep_mesh = NO_PARTNER;
     for (var a = 0u; a < count; a++) {
         let rec = hist[mesh_new_row + a];
@@ -124,14 +137,13 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
             deep_mesh = min(deep_mesh, mesh);
         }
         let wall = mesh_side(mesh, h.point);
-        let c = hertz_contact(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
-                              side_i, wall, rec.spring);
+        let c = contact_law(pm, r_i, m_i, h.normal, side_i.r - h.distance, lever, 0.0,
+                            side_i, wall, rec.spring);
         *f += c.force;
         *t += lever * cross(h.normal, c.friction);
         var roll = Rolling(vec3<real>(0.0), vec3<real>(0.0));
         if (ROLLING != 0u && pm.mu_r > 0.0) {
-            roll = wall_rolling(pm, side_i, wall, c, h.normal, side_i.r - h.distance, m_i,
-                                mesh_old_roll(a));
+            roll = wall_rolling(pm, side_i, wall, c, h.normal, m_i, mesh_old_roll(a));
             *t += roll.torque;
             mesh_set_roll(a, roll.spring);
         }
@@ -159,8 +171,11 @@ struct Contact {
     friction: vec3<real>,
     energy: real,
     spring: vec3<real>,
-    // Normal force f_n ≥ 0 (the cap of friction and of the rolling torque).
+    // Normal load f_n ≥ 0 that caps friction and the rolling torque (the normal force
+    // under Hertz, |F_el + 2F_po| under JKR).
     f_n: real,
+    // Contact radius a: √(r*δ) under Hertz, JKR's a(δ).
+    a: real,
 }
 
 // Rolling resistance of one contact (physics::rolling): the torque on a (b takes its
@@ -178,7 +193,7 @@ fn rolling_inertia(m_a: real, r_a: real, m_b: real, r_b: real) -> real {
 // physics::rolling::rolling_torque for `model` (the scene's ROLLING: 1 CDT, 2 EPSD):
 // Ai et al. (2011) models A and C, with Δθ the part of dalpha = Δα_a − Δα_b in the
 // contact plane and the cap μ_r R* f_n.
-fn rolling_torque(model: u32, pm: PairRecord, r_star: real, overlap: real, f_n: real,
+fn rolling_torque(model: u32, pm: PairRecord, r_star: real, a: real, f_n: real,
                   n: vec3<real>, dalpha: vec3<real>, inertia: real,
                   spring: vec3<real>) -> Rolling {
     var out: Rolling;
@@ -191,7 +206,7 @@ fn rolling_torque(model: u32, pm: PairRecord, r_star: real, overlap: real, f_n: 
         out.spring = vec3<real>(0.0);
         return out;
     }
-    let k_n = (4.0 / 3.0) * pm.e_star * sqrt(r_star * overlap);
+    let k_n = (4.0 / 3.0) * pm.e_star * a;
     let k_r = 2.25 * k_n * pm.mu_r * pm.mu_r * r_star * r_star;
     let trial = carry_spring(spring, n) - k_r * dtheta;
     let len = sqrt(dot(trial, trial));
@@ -209,9 +224,9 @@ fn rolling_torque(model: u32, pm: PairRecord, r_star: real, overlap: real, f_n: 
 // The rolling torque of particle i's contact c with a plane or mesh (the twin of
 // GranularInputs::wall_rolling): zero torque and spring where the pair's μ_r is 0.
 fn wall_rolling(pm: PairRecord, side_i: Side, wall: Side, c: Contact, n: vec3<real>,
-                overlap: real, m_i: real, spring: vec3<real>) -> Rolling {
+                m_i: real, spring: vec3<real>) -> Rolling {
     if (!(pm.mu_r > 0.0)) { return Rolling(vec3<real>(0.0), vec3<real>(0.0)); }
-    return rolling_torque(ROLLING, pm, side_i.r, overlap, c.f_n, n, side_i.dalpha - wall.dalpha,
+    return rolling_torque(ROLLING, pm, side_i.r, c.a, c.f_n, n, side_i.dalpha - wall.dalpha,
                           (7.0 / 5.0) * (m_i * side_i.r * side_i.r), spring);
 }
 
@@ -261,7 +276,111 @@ fn hertz_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, over
     c.energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
     c.force = (-f_n) * n + c.friction;
     c.f_n = f_n;
+    c.a = sqrt_rd;
     return c;
+}
+
+// JKR cohesion (physics::jkr, the twins of its functions). WGSL has no cube root: the
+// real power of a positive argument.
+const JKR_PI = 3.141592653589793;
+// √3 and √6, the f64 values Rust's sqrt gives (naga does not fold sqrt of an f64).
+const SQRT_3 = 1.7320508075688772;
+const SQRT_6 = 2.449489742783178;
+
+fn jkr_cbrt(x: real) -> real { return pow_real(x, 1.0 / 3.0); }
+
+// The contact radius a(δ) on the stable branch (physics::jkr::contact_radius).
+fn jkr_contact_radius(r: real, e: real, gamma: real, delta: real) -> real {
+    let dr = delta * r;
+    let r2 = r * r;
+    let t0 = gamma * gamma * r2 * r2 * e;
+    let t1 = 27.0 * JKR_PI * JKR_PI * t0;
+    let t2 = 8.0 * dr * dr * dr * e * e * e;
+    let t3 = 4.0 * dr * dr * e;
+    let s1 = max(t0 * (t1 + 2.0 * t2), 0.0);
+    let t4 = jkr_cbrt(t1 + t2 + 3.0 * SQRT_3 * JKR_PI * sqrt(s1));
+    let t5 = t3 / t4 + t4 / e;
+    let t6 = sqrt(max(2.0 * dr + t5, 0.0));
+    let s3 = max(4.0 * dr - t5 + 6.0 * SQRT_6 * gamma * JKR_PI * r2 / (e * t6), 0.0);
+    return (t6 + sqrt(s3)) / SQRT_6;
+}
+
+// δ(a) = a²/R − 2√(πγa/E*) (physics::jkr::overlap).
+fn jkr_overlap(r: real, e: real, gamma: real, a: real) -> real {
+    return a * a / r - 2.0 * sqrt(JKR_PI * gamma * a / e);
+}
+
+// F(a) = 4E*a³/(3R) − 4√(πγE*a³) (physics::jkr::force).
+fn jkr_force(r: real, e: real, gamma: real, a: real) -> real {
+    return (4.0 / 3.0) * e * a * a * a / r - 4.0 * sqrt(JKR_PI * gamma * e * a * a * a);
+}
+
+// U(a) (physics::jkr::energy).
+fn jkr_energy(r: real, e: real, gamma: real, a: real) -> real {
+    let a2 = a * a;
+    return (8.0 / 15.0) * e * a2 * a2 * a / (r * r)
+        - (4.0 / 3.0) * sqrt(4.0 * JKR_PI * gamma * e) * a2 * sqrt(a) * a / r
+        + 2.0 * JKR_PI * gamma * a2;
+}
+
+// The pull-off overlap δ_c (physics::jkr::pull_off_overlap).
+fn jkr_pull_off_overlap(r: real, e: real, gamma: real) -> real {
+    let a_c = jkr_cbrt(JKR_PI * gamma * r * r / (4.0 * e));
+    return jkr_overlap(r, e, gamma, a_c);
+}
+
+// Whether a pair is in contact at overlap δ given whether it was at the last
+// evaluation (physics::jkr::in_contact): touching, or held down to δ_c.
+fn jkr_in_contact(r: real, e: real, gamma: real, overlap: real, touched: bool) -> bool {
+    return overlap > 0.0
+        || (touched && gamma > 0.0 && overlap > jkr_pull_off_overlap(r, e, gamma));
+}
+
+// The Hertz–Mindlin law with the JKR normal force (physics::jkr::jkr_core).
+fn jkr_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+               lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+    var c: Contact;
+    let r = r_star;
+    let e = pm.e_star;
+    let gamma = pm.gamma;
+    let ra = jkr_contact_radius(r, e, gamma, overlap);
+    let f_el = jkr_force(r, e, gamma, ra);
+    let damp = 2.0 * pm.xi * sqrt(2.0 * pm.e_star * m_star * ra);
+    let approach = dot(a.v - b.v, n);
+    let f_n = f_el + damp * approach;
+    let load = abs(f_el + 2.0 * (3.0 * JKR_PI * gamma * r));
+    let carried = carry_spring(spring, n);
+    let slip = a.dx - b.dx + rotate_minus_identity(a.dalpha, lever_a * n)
+        + rotate_minus_identity(b.dalpha, lever_b * n);
+    let ds = slip - dot(slip, n) * n;
+    let trial = carried + ds;
+    let k_t = 8.0 * pm.g_star * ra;
+    let trial_len = sqrt(dot(trial, trial));
+    if (k_t * trial_len <= pm.mu_s * load) {
+        c.friction = (-k_t) * trial;
+        c.spring = trial;
+    } else {
+        let tau = trial / trial_len;
+        let f = pm.mu_d * load;
+        c.spring = vec3<real>(0.0);
+        if (k_t > 0.0) { c.spring = (f / k_t) * tau; }
+        c.friction = (-f) * tau;
+    }
+    c.energy = jkr_energy(r, e, gamma, ra);
+    c.force = (-f_n) * n + c.friction;
+    c.f_n = load;
+    c.a = ra;
+    return c;
+}
+
+// The contact law of a pair (physics::granular::contact_core): JKR where the pair has a
+// surface energy, Hertz otherwise.
+fn contact_law(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+               lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+    if (JKR != 0u && pm.gamma > 0.0) {
+        return jkr_contact(pm, r_star, m_star, n, overlap, lever_a, lever_b, a, b, spring);
+    }
+    return hertz_contact(pm, r_star, m_star, n, overlap, lever_a, lever_b, a, b, spring);
 }
 
 fn body_held(flags: u32) -> bool { return (flags & (FLAG_HELD | FLAG_REMOVED)) != 0u; }
@@ -408,8 +527,13 @@ fn end_row(k: u32) { hist[rows.hist_new + k].id = NO_PARTNER; }
 fn old_wall_s(k: u32) -> vec3<real> {
     return row_vec[rows.wall_old + k].xyz;
 }
-fn set_wall_s(k: u32, v: vec3<real>) {
-    row_vec[rows.wall_new + k] = vec4<real>(v, 0.0);
+fn set_wall_s(k: u32, v: vec3<real>, held: bool) {
+    row_vec[rows.wall_new + k] = vec4<real>(v, select(real(0.0), real(1.0), held));
+}
+// Whether the JKR contact with the wall held at the last evaluation (the w of its
+// spring; physics::jkr::wall_overlap_held).
+fn old_wall_held(k: u32) -> bool {
+    return JKR != 0u && row_vec[rows.wall_old + k].w != 0.0;
 }
 // EPSD rolling springs (ROLLING == 2; physics::rolling), beside the tangential ones:
 // the pair slots' in hist at rows.roll_*, the walls' in row_vec at rows.wroll_*, the
@@ -518,7 +642,11 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
             let dist2 = dot(d, d);
             let r_j = radius_of(j);
             let reach = r_i + r_j;
-            if (!(dist2 < reach * reach) || dist2 == 0.0) { continue; }
+            // JKR: a pair that held at the last evaluation holds in tension down to its
+            // pull-off overlap, at most jkr_reach past touching.
+            let within = dist2 < reach * reach;
+            let far = reach + params.jkr_reach;
+            if (!(within || (JKR != 0u && dist2 < far * far)) || dist2 == 0.0) { continue; }
             let flags_j = flags_with(j, k_j);
             if ((flags_j & FLAG_REMOVED) != 0u) { continue; }
             let dist = sqrt(dist2);
@@ -580,11 +708,15 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                     found_at = li * k + cur;
                 }
             }
+            if (!within && !(found_at != NO_PARTNER
+                             && jkr_in_contact(r_star, pm.e_star, pm.gamma, overlap, true))) {
+                continue;
+            }
             if (lower && deep == NO_PARTNER && overlap > params.max_overlap * min(r_i, r_j)) {
                 deep = id_j;
             }
-            let c = hertz_contact(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
-                                  sb.r - 0.5 * overlap, sa, sb, spring);
+            let c = contact_law(pm, r_star, m_star, n, overlap, sa.r - 0.5 * overlap,
+                                sb.r - 0.5 * overlap, sa, sb, spring);
             f += sign * c.force;
             t += (r_i - 0.5 * overlap) * cross(n, c.friction);
             // The pair's rolling torque in the CPU's order (a = the lower id), taken by
@@ -594,7 +726,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 if (pm.mu_r > 0.0) {
                     let ma = select(m_j, m_i, lower);
                     let mb = select(m_i, m_j, lower);
-                    roll = rolling_torque(ROLLING, pm, r_star, overlap, c.f_n, n,
+                    roll = rolling_torque(ROLLING, pm, r_star, c.a, c.f_n, n,
                                           sa.dalpha - sb.dalpha,
                                           rolling_inertia(ma, sa.r, mb, sb.r),
                                           old_roll_at(found_at));
@@ -629,25 +761,32 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
         var load_q = vec4<real>(0.0);
         // The rolling torque's reaction on the plane (ROLLING: a third vec4).
         var load_m = vec4<real>(0.0);
+        var held = false;
         if (hertz && !gone) {
             let wall = wall_at(w);
             let normal = vec3<real>(wall.normal_x, wall.normal_y, wall.normal_z);
             let h = dot(wall_offset(wall, x_i, c_i), normal);
-            if (h < r_i) {
+            let pm = pair_mat(m * m + w * m + mat_i);
+            var touching = h < r_i;
+            // JKR: a contact that held at the last evaluation holds in tension.
+            if (!touching && old_wall_held(li * nw + w)) {
+                touching = jkr_in_contact(r_i, pm.e_star, pm.gamma, r_i - h, true);
+            }
+            if (touching) {
+                held = true;
                 let n = -normal;
                 let overlap = r_i - h;
                 if (deep == NO_PARTNER && overlap > params.max_overlap * r_i) {
                     deep = params.n_particles + w;
                 }
-                let pm = pair_mat(m * m + w * m + mat_i);
                 let q = side_i.x + h * n;
                 let wall = wall_side(w, q);
-                let c = hertz_contact(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
-                                      wall, old_wall_s(li * nw + w));
+                let c = contact_law(pm, r_i, m_i, n, overlap, h, 0.0, side_i,
+                                    wall, old_wall_s(li * nw + w));
                 f += c.force;
                 t += h * cross(n, c.friction);
                 if (ROLLING != 0u && pm.mu_r > 0.0) {
-                    let roll = wall_rolling(pm, side_i, wall, c, n, overlap, m_i,
+                    let roll = wall_rolling(pm, side_i, wall, c, n, m_i,
                                             old_wall_roll(li * nw + w));
                     t += roll.torque;
                     new_roll = roll.spring;
@@ -659,7 +798,7 @@ fn granular_sum(i: u32, li: u32, merged: bool) -> GranularSum {
                 load_q = vec4<real>(q, 0.0);
             }
         }
-        set_wall_s(li * nw + w, new_s);
+        set_wall_s(li * nw + w, new_s, held);
         if (ROLLING == 2u) { set_wall_roll(li * nw + w, new_roll); }
         if (record) {
             let at = rows.wall_load + LOAD_VEC4 * (li * load_stride() + w);

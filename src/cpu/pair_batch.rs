@@ -303,6 +303,7 @@ mod tests {
             mu_d: 0.4,
             mu_r: 0.0,
             eta_r: 0.0,
+            gamma: 0.0,
         };
         let mut uniform = PairBatch::default();
         uniform.set_material(&pm);
@@ -423,6 +424,7 @@ mod tests {
                 mu_d: rng.random_range(0.0..1.0),
                 mu_r: 0.0,
                 eta_r: 0.0,
+                gamma: 0.0,
             };
             let d = b.side.x - a.side.x;
             let dist2 = d.length_squared();
@@ -454,7 +456,7 @@ mod tests {
                 // The portable lane loop (what a CPU without AVX2 runs) gives the same
                 // bits as the dispatched one (AVX2 where the CPU has it).
                 let mut portable = batch.clone();
-                portable.compute_lanes();
+                portable.compute_lanes(hertz_core);
                 batch.compute();
                 let lanes = |b: &PairBatch| -> Vec<u64> {
                     let flat = b.out3.iter().flatten().chain(&b.out1);

@@ -321,3 +321,35 @@ pub const CLUMP_SHAPES: &str = "[[clump_type]]\nname = \"dimer\"\nmaterial = \"g
      spheres = [{ position = [0.0, 0.0, 0.0], radius = 1e-3 }, \
                 { position = [1.2e-3, 0.0, 0.0], radius = 0.7e-3 }, \
                 { position = [0.0, 1.1e-3, 0.3e-3], radius = 0.6e-3 }]\n";
+
+/// The slope of a settled heap (degrees) and its height: the surface `H(ρ)` (the
+/// highest sphere top in rings of width 2 mm about the vertical axis through the
+/// heap's centre of mass), fitted by least squares over the flanks: the rings where it
+/// lies above one and a half bead diameters (the single layer around the heap) and
+/// below 90 % of the heap's height (its rounded top).
+pub fn heap_angle(p: &varidem::model::Particles) -> (f64, f64) {
+    let n = p.len() as f64;
+    let c = p.position.iter().fold(glam::DVec3::ZERO, |a, x| a + *x) / n;
+    let ring = 0.002;
+    let mut top = Vec::<f64>::new();
+    for (x, r) in p.position.iter().zip(&p.radius) {
+        let rho = ((x.x - c.x).powi(2) + (x.y - c.y).powi(2)).sqrt();
+        let k = (rho / ring) as usize;
+        if top.len() <= k {
+            top.resize(k + 1, 0.0);
+        }
+        top[k] = top[k].max(x.z + r);
+    }
+    let height = top.iter().copied().fold(0.0, f64::max);
+    let pts: Vec<(f64, f64)> = (top.iter().enumerate())
+        .filter(|(_, &h)| h > 0.003 && h < 0.9 * height)
+        .map(|(k, &h)| ((k as f64 + 0.5) * ring, h))
+        .collect();
+    let m = pts.len() as f64;
+    let (sx, sy) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+    let (mx, my) = (sx / m, sy / m);
+    let (sxy, sxx) = pts.iter().fold((0.0, 0.0), |a, p| {
+        (a.0 + (p.0 - mx) * (p.1 - my), a.1 + (p.0 - mx).powi(2))
+    });
+    ((-sxy / sxx).atan().to_degrees(), height)
+}

@@ -413,7 +413,7 @@ fn check_cohesion(model: &Model) -> Result<()> {
         return Ok(());
     };
     let separation = crate::physics::jkr::largest_reach(model);
-    if !(c.skin > separation) {
+    if c.skin <= separation || c.skin.is_nan() {
         return Err(scene_error(format!(
             "contact.skin = {:e}: must exceed the largest JKR pull-off separation {separation:.3e} m (a contact in tension must stay in the neighbour lists until it breaks)",
             c.skin
