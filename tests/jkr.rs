@@ -134,14 +134,19 @@ fn sphere_on_a_plane_settles_at_the_jkr_overlap_of_its_weight() {
     assert!(p.velocity[0].length() < 1e-6);
 }
 
-/// `cohesion = "jkr"` with every surface energy 0 runs the Hertz law: the same bits as
-/// the scene without it (the pairs and planes take the Hertz branch; no wall flag
-/// changes anything).
+/// Pairs with γ = 0 follow the Hertz law bit for bit under `cohesion = "jkr"`: the
+/// pour of `scenes/rolling-heap.toml` with JKR in force (a second, unused material has
+/// γ > 0, so the JKR paths run: the branching pair law, the planes' held flags) gives
+/// the bits of the run without cohesion.
 #[test]
 fn zero_surface_energy_is_hertz_bit_for_bit() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/rolling-heap.toml");
     let run = |jkr: bool| {
         let mut scene = varidem::io::load_scene(&path).unwrap();
+        let mut sticky = scene.model.materials[0].clone();
+        sticky.name = "sticky".into();
+        sticky.surface_energy = if jkr { 0.1 } else { 0.0 };
+        scene.model.materials.push(sticky);
         if let Some(c) = scene.model.contact.as_mut() {
             c.cohesion = if jkr {
                 varidem::model::Cohesion::Jkr
@@ -149,6 +154,7 @@ fn zero_surface_energy_is_hertz_bit_for_bit() {
                 varidem::model::Cohesion::None
             };
         }
+        assert_eq!(scene.model.jkr(), jkr);
         let mut b = CpuBackend::new(&scene).unwrap();
         b.advance(2000).unwrap();
         b.model().particles.clone()

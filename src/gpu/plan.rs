@@ -862,7 +862,8 @@ mod tests {
         assert!(c.contains("const IDS: u32 = 1u;\n"));
         assert!(c.contains("const ROLLING: u32 = 2u;\n"));
         assert!(c.contains("const LOAD_VEC4: u32 = 3u;\n"));
-        assert_eq!(c.lines().count(), 42);
+        assert!(c.contains("const JKR: u32 = 1u;\n"));
+        assert_eq!(c.lines().count(), 43);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than
