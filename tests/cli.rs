@@ -203,6 +203,24 @@ fn check_prints_the_rolling_resistance() {
     );
 }
 
+/// `check` names JKR cohesion, each material's surface energy and the largest pull-off
+/// separation beside the skin.
+#[test]
+fn check_prints_the_jkr_cohesion() {
+    let o = varidem(&[
+        "check",
+        scenes().join("cohesive-heap.toml").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(
+            "cohesion: jkr (surface_energy: glass 0.05 J/m²); largest pull-off separation 2.564e-6 m"
+        ) && stdout.contains("(skin 2.000e-4 m)"),
+        "{stdout}"
+    );
+}
+
 /// `check` on a scene of clumps only prints the advice too: a clump's spheres count
 /// with their body's mass (the smallest, the trimer's 0.6 mm sphere, sets t_col).
 #[test]

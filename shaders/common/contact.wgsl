@@ -84,7 +84,8 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
     var count = 0u;
     let m = params.n_materials;
     // JKR: the search reaches past touching, and a contact in tension holds on a
-    // feature touched at the last evaluation, down to its pull-off overlap.
+    // feature touched at the last evaluation or adjacent to one (the handover of the
+    // springs), down to its pull-off overlap.
     var reach = side_i.r;
     if (JKR != 0u) { reach = side_i.r + params.jkr_reach; }
     // The cell grid lies in the meshes' rest frame (mesh_passes).
@@ -99,7 +100,9 @@ fn mesh_sum(i: u32, li: u32, side_i: Side, r_i: real, m_i: real, mat_i: u32, gon
             if (JKR != 0u && !(h.distance < side_i.r)) {
                 var before = false;
                 for (var o = 0u; o < MESH_SLOTS; o++) {
-                    if (hist[mesh_old_row + o].id == h.key) { before = true; }
+                    let k = hist[mesh_old_row + o].id;
+                    if (k == MESH_NONE) { break; }
+                    if (k == h.key || mesh_adjacent(k, h.key)) { before = true; break; }
                 }
                 let pm = pair_mat(m * m + (params.n_walls + mesh_of(h.key / 8u)) * m + mat_i);
                 if (!(before && jkr_in_contact(side_i.r, pm.e_star, pm.gamma,

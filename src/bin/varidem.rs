@@ -1213,6 +1213,19 @@ fn main() -> ExitCode {
                     mus.join(", ")
                 );
             }
+            if s.model.jkr() {
+                // Each material's γ, and the reach of a contact in tension (the skin
+                // must exceed it: checked when the scene was read).
+                let gammas: Vec<String> = (s.model.materials.iter())
+                    .map(|m| format!("{} {}", m.name, readable(m.surface_energy)))
+                    .collect();
+                out!(
+                    "cohesion: jkr (surface_energy: {} J/m²); largest pull-off separation {:.3e} m (skin {:.3e} m)",
+                    gammas.join(", "),
+                    varidem::physics::jkr::largest_reach(&s.model),
+                    s.model.contact.map_or(0.0, |c| c.skin)
+                );
+            }
             if let Some(a) = time_step_advice(&s.model) {
                 out!(
                     "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",

@@ -194,7 +194,8 @@ impl GranularInputs<'_> {
         let p = &self.model.particles;
         let mut now = [None; MESH_SLOTS];
         // JKR: contacts in tension hold on the features touched at the last
-        // evaluation, down to their pull-off overlap.
+        // evaluation or adjacent to one (a sphere sliding across an edge stays held, as
+        // the springs are handed over), down to their pull-off overlap.
         let old_keys = self.old_mesh.0.get(i * MESH_SLOTS..(i + 1) * MESH_SLOTS);
         let old_keys = old_keys.unwrap_or_default();
         let material = p.material[i];
@@ -202,14 +203,16 @@ impl GranularInputs<'_> {
             let held = |c: &crate::physics::mesh::MeshContact| {
                 let pm = self.tables.mesh(c.mesh as usize, material);
                 c.distance < side_i.r
-                    || (old_keys.contains(&c.key)
-                        && crate::physics::jkr::in_contact(
-                            side_i.r,
-                            pm.e_star,
-                            pm.gamma,
-                            side_i.r - c.distance,
-                            true,
-                        ))
+                    || (old_keys.iter().any(|&k| {
+                        k != crate::physics::granular::NO_PARTNER
+                            && (k == c.key || ws.surfaces.adjacent(k, c.key))
+                    }) && crate::physics::jkr::in_contact(
+                        side_i.r,
+                        pm.e_star,
+                        pm.gamma,
+                        side_i.r - c.distance,
+                        true,
+                    ))
             };
             ws.mesh_contacts(i, side_i.x, side_i.r + self.jkr_reach, held, &mut now)
         } else {

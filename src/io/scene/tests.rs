@@ -150,6 +150,7 @@ fn every_scene_file_parses() {
         [
             "block-impact.toml",
             "clump-pour.toml",
+            "cohesive-heap.toml",
             "container.toml",
             "drum.toml",
             "hard-pile.toml",
