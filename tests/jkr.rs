@@ -236,3 +236,55 @@ fn scene_keys_and_errors() {
     assert_eq!(back.model.contact, scene.model.contact);
     assert_eq!(back.model.materials, scene.model.materials);
 }
+
+/// A sphere hanging in tension from a mesh floor (the field pulls it away with 0.95
+/// of the pull-off force, beyond the (8/9)F_po a contact bears at δ = 0, so it hangs
+/// at δ < 0) rolls across the edge between the floor's two triangles: it stays held
+/// (the contact in tension moves to the adjacent edge and face) and follows the
+/// trajectory it has under a plane floor to 10⁻⁹ of the radius (the edge's and the
+/// faces' geometry equal the plane's to rounding; measured: the same bits). Were the
+/// contact in tension held only on the feature it touched before, the sphere would
+/// let go at the edge.
+#[test]
+fn hanging_sphere_rolls_across_a_mesh_edge_held() {
+    let young = 1e7;
+    let m = 2500.0 * 4.0 / 3.0 * PI * R.powi(3);
+    let g = 0.95 * jkr::pull_off_force(R, GAMMA) / m;
+    let floor = |mesh: bool| {
+        if mesh {
+            "[[mesh]]\nname = \"floor\"\n\
+             vertices = [[-0.05, 0.0, -0.05], [0.05, 0.0, -0.05], [0.05, 0.0, 0.05], [-0.05, 0.0, 0.05]]\n\
+             triangles = [[0, 2, 1], [0, 3, 2]]\n"
+                .to_string()
+        } else {
+            "[[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n".to_string()
+        }
+    };
+    let run = |mesh: bool| {
+        let text = format!(
+            "[simulation]\ndt = 1e-6\nt_end = 0.08\ngravity = [0.0, {g:?}, 0.0]\n\
+             [contact]\nlaw = \"hertz\"\ncohesion = \"jkr\"\n\
+             [[material]]\nname = \"glass\"\nyoung = {young:?}\npoisson = {POISSON:?}\ndensity = 2500.0\n\
+             restitution = 0.3\nfriction_static = 0.5\nsurface_energy = {GAMMA:?}\n\
+             [[particle]]\nposition = [-0.002, {:?}, 0.0005]\nradius = {R:?}\n\
+             velocity = [0.05, 0.0, 0.0]\n{}",
+            R - 1e-8,
+            floor(mesh)
+        );
+        let scene = parse_scene(&text).unwrap();
+        let mut b = CpuBackend::new(&scene).unwrap();
+        b.advance(scene.simulation.steps()).unwrap();
+        b.model().particles.clone()
+    };
+    let (mesh, plane) = (run(true), run(false));
+    let (x, v) = (mesh.position[0], mesh.velocity[0]);
+    let d = (x - plane.position[0]).length();
+    eprintln!(
+        "mesh x = {x}, overlap {:.4e} m, |x_mesh − x_plane| = {d:.2e} m, v = {v}",
+        R - x.y
+    );
+    // Crossed the diagonal edge x = z (from x < z to x > z), held in tension.
+    assert!(x.x > x.z + 2e-4, "did not cross the edge: {x}");
+    assert!(R - x.y < 0.0 && v.y.abs() < 1e-6, "let go: {x} {v}");
+    assert!(d < 1e-9 * R, "mesh and plane differ by {d} m");
+}
