@@ -463,6 +463,51 @@ fn cpu_rolling_resume_is_bitwise() {
     check_restart("cpu rolling", &scene, 125, 250, &cpu_fresh, &cpu_restore);
 }
 
+/// JKR cohesion (issue 50): a sphere hanging in tension under a plane (the field pulls
+/// it away with 0.95 of the pull-off force, and it settles at negative overlap) beside
+/// a heavy pair drawn apart at 0.13 mm/s (it breaks near step 15000), resumed at step
+/// 10000 while both contacts hold at negative overlap: the
+/// plane's held flag and the pair's contact are history the checkpoint carries (a
+/// resume that dropped them would let go at once).
+#[test]
+fn cpu_jkr_resume_is_bitwise() {
+    let (r, gamma) = (1e-3f64, 0.05);
+    let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
+    let g = 0.95 * varidem::physics::jkr::pull_off_force(r, gamma) / m;
+    let text = format!(
+        "[simulation]\ndt = 1e-6\nsteps = 20000\noutput_every = 1000\ngravity = [0.0, {g:?}, 0.0]\n\
+         [contact]\nlaw = \"hertz\"\ncohesion = \"jkr\"\n\
+         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+         restitution = 0.3\nfriction_static = 0.5\nsurface_energy = {gamma:?}\n\
+         [[particle]]\nposition = [0.0, {:?}, 0.0]\nradius = {r:?}\nvelocity = [0.05, 0.0, 0.0]\n\
+         [[particle]]\nposition = [0.01, 0.005, 0.0]\nradius = {r:?}\nmass = 1.0\ninertia = 1e-6\n\
+         velocity = [0.0, {:?}, 0.0]\n\
+         [[particle]]\nposition = [0.01, {:?}, 0.0]\nradius = {r:?}\nmass = 1.0\ninertia = 1e-6\n\
+         velocity = [0.0, {:?}, 0.0]\n\
+         [[wall]]\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n",
+        r - 1e-8,
+        -6.35e-5,
+        0.005 + 2.0 * r - 1e-6,
+        6.35e-5,
+    );
+    let scene = varidem::io::parse_scene(&text).unwrap();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(10000).unwrap();
+    let p = a.model().particles.clone();
+    let c = a.checkpoint_state().unwrap().contacts.unwrap();
+    assert!(
+        r - p.position[0].y < 0.0 && c.wall_held[0] == 1,
+        "the sphere holds in tension"
+    );
+    let gap = (p.position[2] - p.position[1]).length() - 2.0 * r;
+    assert!(
+        gap > 0.0 && c.force[1] != glam::DVec3::ZERO,
+        "the pair holds in tension: gap {gap:e}, force {}",
+        c.force[1]
+    );
+    check_restart("cpu jkr", &scene, 5000, 10000, &cpu_fresh, &cpu_restore);
+}
+
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the
 /// uninterrupted run's.
 #[test]
