@@ -18,50 +18,26 @@ use varidem::model::Scene;
 
 mod common;
 
-use gpu_common::per_field;
+use gpu_common::{per_field, rel};
 
 /// 80 spheres in two materials (γ 0.2 and 0.05 J/m²: √(γ_aγ_b) = 0.1 between them)
 /// poured onto a turning two-triangle tray (a mesh) with a plane closing in from the
 /// side and a floor plane below the tray's edge, with JKR cohesion and EPSD rolling
 /// resistance on one material.
 fn tray() -> Scene {
-    let text = "[simulation]\ndt = 2e-5\nsteps = 300\ngravity = [0.0, 0.0, -9.81]\n\
-         [contact]\nlaw = \"hertz\"\nskin = 0.001\nmax_contacts = 12\ncohesion = \"jkr\"\n\
-         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
-         restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n\
-         surface_energy = 0.2\nrolling_friction = 0.3\nrolling_model = \"epsd\"\n\
-         [[material]]\nname = \"steel\"\nyoung = 2e8\npoisson = 0.28\ndensity = 7800.0\n\
-         restitution = 0.8\nfriction_static = 0.3\nsurface_energy = 0.05\n\
-         [[block]]\ncounts = [5, 4, 2]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
-         material = \"glass\"\norigin = [0.0, 0.0, 0.004995]\nseed = 5\n\
-         velocity = [0.2, 0.1, 0.0]\n\
-         [[block]]\ncounts = [5, 4, 2]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
-         material = \"steel\"\norigin = [0.0, 0.0, 0.0248]\nseed = 6\n\
-         [[mesh]]\nname = \"tray\"\nmaterial = \"steel\"\n\
-         vertices = [[-0.05, -0.05, 0.0], [0.1, -0.05, 0.0], [0.1, 0.1, 0.0], [-0.05, 0.1, 0.0]]\n\
-         triangles = [[0, 1, 2], [0, 2, 3]]\n\
-         angular_velocity = [0.0, 0.0, 5.0]\naxis_point = [0.02, 0.015, 0.0]\n\
-         [[wall]]\npoint = [0.045, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n\
-         velocity = [-0.5, 0.0, 0.0]\nstart = 0.002\n\
-         [[wall]]\npoint = [-0.0052, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\nmaterial = \"steel\"\n";
-    let mut scene = parse_scene(text).unwrap();
+    let mut scene = gpu_common::tray(
+        "cohesion = \"jkr\"\n",
+        "surface_energy = 0.2\nrolling_friction = 0.3\nrolling_model = \"epsd\"\n",
+        "surface_energy = 0.05\n",
+        "",
+    );
+    // Thrown at the tray and at each other, so that contacts form and break.
     let p = &mut scene.model.particles;
     for i in 0..p.len() {
         let s = i as f64;
-        p.angular_velocity[i] = 30.0 * DVec3::new((2.0 * s).cos(), (3.0 * s).sin(), s.cos());
         p.velocity[i] += 0.3 * DVec3::new(s.sin(), (2.0 * s).cos(), -(s * 0.7).cos().abs());
     }
     scene
-}
-
-/// Largest difference of two vector lists relative to the largest entry of `a`.
-fn rel(a: &[DVec3], b: &[DVec3]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let scale = a.iter().map(|v| v.length()).fold(0.0, f64::max).max(1e-300);
-    (a.iter().zip(b))
-        .map(|(x, y)| (*x - *y).length())
-        .fold(0.0, f64::max)
-        / scale
 }
 
 /// The cohesive tray, 300 steps: the GPU f64 state equals the CPU's to 1e-9

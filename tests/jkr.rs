@@ -176,15 +176,7 @@ fn cohesive_heap_stands_steeper() {
         assert!(scene.model.jkr());
         assert_eq!(scene.model.materials[0].rolling_friction, 0.1);
         scene.model.materials[0].surface_energy = gamma;
-        let mut b = CpuBackend::new(&scene).unwrap();
-        b.advance(scene.simulation.steps()).unwrap();
-        let p = b.model().particles.clone();
-        let (angle, height) = common::heap_angle(&p);
-        let fastest = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
-        eprintln!(
-            "γ = {gamma}: heap slope {angle:.1}°, height {:.1} mm, fastest bead {fastest:.1e} m/s",
-            height * 1e3
-        );
+        let (angle, _, fastest) = common::settled_heap(&scene, &format!("γ = {gamma}"));
         assert!(fastest < 5e-3, "γ = {gamma}: not at rest ({fastest} m/s)");
         angle
     };

@@ -294,15 +294,7 @@ fn heap_angle_rises_with_rolling_friction() {
     let run = |mu_r: f64| {
         let mut scene = varidem::io::load_scene(&path).unwrap();
         scene.model.materials[0].rolling_friction = mu_r;
-        let mut b = CpuBackend::new(&scene).unwrap();
-        b.advance(scene.simulation.steps()).unwrap();
-        let p = b.model().particles.clone();
-        let (angle, height) = common::heap_angle(&p);
-        let fastest = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
-        eprintln!(
-            "μ_r = {mu_r}: heap slope {angle:.1}°, height {:.1} mm, fastest bead {fastest:.1e} m/s",
-            height * 1e3
-        );
+        let (angle, _, fastest) = common::settled_heap(&scene, &format!("μ_r = {mu_r}"));
         assert!(fastest < 1e-3, "μ_r = {mu_r}: not at rest ({fastest} m/s)");
         angle
     };

@@ -250,32 +250,42 @@ fn carry_spring(s: vec3<real>, n: vec3<real>) -> vec3<real> {
     return t * sqrt(len2 / tl2);
 }
 
-// Campello eqs. (19), (22), (28)–(37) with NOTES' signs: see physics::granular::hertz_contact.
-fn hertz_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
-                 lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+// Mindlin's tangential spring with the Coulomb cap (Campello eqs. 28–37): the slip of
+// the two contact points added to the carried spring, sticking below μ_s·load, else
+// sliding at μ_d·load along the trial direction. Returns the contact's friction and
+// spring (the law that calls it sets the rest). Shared by hertz_contact and
+// jkr_contact, as physics::granular::hertz_core and physics::jkr::jkr_core perform it.
+fn mindlin(pm: PairRecord, n: vec3<real>, lever_a: real, lever_b: real, a: Side, b: Side,
+           spring: vec3<real>, k_t: real, load: real) -> Contact {
     var c: Contact;
-    let sqrt_rd = sqrt(r_star * overlap);
-    let f_el = (4.0 / 3.0) * pm.e_star * sqrt_rd * overlap;
-    let damp = 2.0 * pm.xi * sqrt(2.0 * pm.e_star * m_star * sqrt_rd);
-    let approach = dot(a.v - b.v, n);
-    let f_n = max(f_el + damp * approach, 0.0);
     let carried = carry_spring(spring, n);
     let slip = a.dx - b.dx + rotate_minus_identity(a.dalpha, lever_a * n)
         + rotate_minus_identity(b.dalpha, lever_b * n);
     let ds = slip - dot(slip, n) * n;
     let trial = carried + ds;
-    let k_t = 8.0 * pm.g_star * sqrt_rd;
-    let f_trial = k_t * sqrt(dot(trial, trial));
-    if (f_trial <= pm.mu_s * f_n) {
+    let trial_len = sqrt(dot(trial, trial));
+    if (k_t * trial_len <= pm.mu_s * load) {
         c.friction = (-k_t) * trial;
         c.spring = trial;
     } else {
-        let tau = trial / sqrt(dot(trial, trial));
-        let f = pm.mu_d * f_n;
+        let tau = trial / trial_len;
+        let f = pm.mu_d * load;
         c.spring = vec3<real>(0.0);
         if (k_t > 0.0) { c.spring = (f / k_t) * tau; }
         c.friction = (-f) * tau;
     }
+    return c;
+}
+
+// Campello eqs. (19), (22), (28)–(37) with NOTES' signs: see physics::granular::hertz_contact.
+fn hertz_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
+                 lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
+    let sqrt_rd = sqrt(r_star * overlap);
+    let f_el = (4.0 / 3.0) * pm.e_star * sqrt_rd * overlap;
+    let damp = 2.0 * pm.xi * sqrt(2.0 * pm.e_star * m_star * sqrt_rd);
+    let approach = dot(a.v - b.v, n);
+    let f_n = max(f_el + damp * approach, 0.0);
+    var c = mindlin(pm, n, lever_a, lever_b, a, b, spring, 8.0 * pm.g_star * sqrt_rd, f_n);
     c.energy = (8.0 / 15.0) * pm.e_star * sqrt_rd * overlap * overlap;
     c.force = (-f_n) * n + c.friction;
     c.f_n = f_n;
@@ -342,7 +352,6 @@ fn jkr_in_contact(r: real, e: real, gamma: real, overlap: real, touched: bool) -
 // The Hertz–Mindlin law with the JKR normal force (physics::jkr::jkr_core).
 fn jkr_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overlap: real,
                lever_a: real, lever_b: real, a: Side, b: Side, spring: vec3<real>) -> Contact {
-    var c: Contact;
     let r = r_star;
     let e = pm.e_star;
     let gamma = pm.gamma;
@@ -352,23 +361,7 @@ fn jkr_contact(pm: PairRecord, r_star: real, m_star: real, n: vec3<real>, overla
     let approach = dot(a.v - b.v, n);
     let f_n = f_el + damp * approach;
     let load = abs(f_el + 2.0 * (3.0 * JKR_PI * gamma * r));
-    let carried = carry_spring(spring, n);
-    let slip = a.dx - b.dx + rotate_minus_identity(a.dalpha, lever_a * n)
-        + rotate_minus_identity(b.dalpha, lever_b * n);
-    let ds = slip - dot(slip, n) * n;
-    let trial = carried + ds;
-    let k_t = 8.0 * pm.g_star * ra;
-    let trial_len = sqrt(dot(trial, trial));
-    if (k_t * trial_len <= pm.mu_s * load) {
-        c.friction = (-k_t) * trial;
-        c.spring = trial;
-    } else {
-        let tau = trial / trial_len;
-        let f = pm.mu_d * load;
-        c.spring = vec3<real>(0.0);
-        if (k_t > 0.0) { c.spring = (f / k_t) * tau; }
-        c.friction = (-f) * tau;
-    }
+    var c = mindlin(pm, n, lever_a, lever_b, a, b, spring, 8.0 * pm.g_star * ra, load);
     c.energy = jkr_energy(r, e, gamma, ra);
     c.force = (-f_n) * n + c.friction;
     c.f_n = load;

@@ -353,3 +353,19 @@ pub fn heap_angle(p: &varidem::model::Particles) -> (f64, f64) {
     });
     ((-sxy / sxx).atan().to_degrees(), height)
 }
+
+/// Runs `scene` (a heap pour) to its end on the CPU backend and measures the heap
+/// ([`heap_angle`]): its slope (degrees), height (m) and fastest bead's speed (m/s),
+/// printed under `label`.
+pub fn settled_heap(scene: &varidem::model::Scene, label: &str) -> (f64, f64, f64) {
+    let mut b = CpuBackend::new(scene).unwrap();
+    b.advance(scene.simulation.steps()).unwrap();
+    let p = b.model().particles.clone();
+    let (angle, height) = heap_angle(&p);
+    let fastest = p.velocity.iter().map(|v| v.length()).fold(0.0, f64::max);
+    eprintln!(
+        "{label}: heap slope {angle:.1}°, height {:.1} mm, fastest bead {fastest:.1e} m/s",
+        height * 1e3
+    );
+    (angle, height, fastest)
+}

@@ -230,3 +230,49 @@ pub fn f32_deterministic(
     );
     Some(a)
 }
+
+/// Largest difference of two vector lists relative to the largest entry of `a`.
+pub fn rel(a: &[glam::DVec3], b: &[glam::DVec3]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = a.iter().map(|v| v.length()).fold(0.0, f64::max).max(1e-300);
+    (a.iter().zip(b))
+        .map(|(x, y)| (*x - *y).length())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+/// 80 spheres in two materials (glass, steel) poured onto a turning two-triangle tray
+/// (a mesh of steel) with a plane closing in from the side and a steel floor plane
+/// below the tray's edge, spinning at 30 rad/s about varied axes, 300 steps: the GPU
+/// tests' granular workload. `contact`, `glass` and `steel` are added to the
+/// `[contact]` table and to the two materials; `rest` after them (e.g. an
+/// `[[interaction]]`).
+pub fn tray(contact: &str, glass: &str, steel: &str, rest: &str) -> varidem::model::Scene {
+    let text = format!(
+        "[simulation]\ndt = 2e-5\nsteps = 300\ngravity = [0.0, 0.0, -9.81]\n\
+         [contact]\nlaw = \"hertz\"\nskin = 0.001\nmax_contacts = 12\n{contact}\
+         [[material]]\nname = \"glass\"\nyoung = 1e7\npoisson = 0.3\ndensity = 2500.0\n\
+         restitution = 0.5\nfriction_static = 0.5\nfriction_dynamic = 0.4\n{glass}\
+         [[material]]\nname = \"steel\"\nyoung = 2e8\npoisson = 0.28\ndensity = 7800.0\n\
+         restitution = 0.8\nfriction_static = 0.3\n{steel}{rest}\
+         [[block]]\ncounts = [5, 4, 2]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
+         material = \"glass\"\norigin = [0.0, 0.0, 0.004995]\nseed = 5\n\
+         velocity = [0.2, 0.1, 0.0]\n\
+         [[block]]\ncounts = [5, 4, 2]\nspacing = 0.0099\nradius = 0.005\nradius_jitter = 0.01\n\
+         material = \"steel\"\norigin = [0.0, 0.0, 0.0248]\nseed = 6\n\
+         [[mesh]]\nname = \"tray\"\nmaterial = \"steel\"\n\
+         vertices = [[-0.05, -0.05, 0.0], [0.1, -0.05, 0.0], [0.1, 0.1, 0.0], [-0.05, 0.1, 0.0]]\n\
+         triangles = [[0, 1, 2], [0, 2, 3]]\n\
+         angular_velocity = [0.0, 0.0, 5.0]\naxis_point = [0.02, 0.015, 0.0]\n\
+         [[wall]]\npoint = [0.045, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\n\
+         velocity = [-0.5, 0.0, 0.0]\nstart = 0.002\n\
+         [[wall]]\npoint = [-0.0052, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\nmaterial = \"steel\"\n"
+    );
+    let mut scene = varidem::io::parse_scene(&text).unwrap();
+    let p = &mut scene.model.particles;
+    for i in 0..p.len() {
+        let s = i as f64;
+        p.angular_velocity[i] = 30.0 * glam::DVec3::new((2.0 * s).cos(), (3.0 * s).sin(), s.cos());
+    }
+    scene
+}
