@@ -52,7 +52,7 @@ use varidem::math::rodrigues;
 use varidem::model::{
     Bond, NearField, ShearForm, Wall, FLAG_HELD, FLAG_NO_ROTATION, FLAG_PENDULUM,
 };
-use varidem::physics::{binder, contact, granular};
+use varidem::physics::{binder, contact, granular, jkr};
 
 /// A test kernel: `body` is WGSL run per case with `ib` (index of the case's first
 /// input in `xs`) and `ob` (of its first output in `ys`) in scope, and the helpers
@@ -676,6 +676,214 @@ fn hertz_contact_f64_matches_cpu() {
 #[test]
 fn hertz_contact_f32_matches_cpu() {
     hertz_contact_matches("hertz_contact_f32_matches_cpu", Precision::F32, 2e-6);
+}
+
+// ---------------------------------------------------------------------------------
+// JKR cohesion: jkr_contact (shaders/common/contact.wgsl) against
+// physics::jkr::jkr_core.
+
+static JKR: LawKernel = LawKernel {
+    name: "jkr_contact",
+    body: "
+    let pm = PairRecord(xs[ib], xs[ib + 1u], xs[ib + 2u], xs[ib + 3u], xs[ib + 4u], 0.0, 0.0,
+                        xs[ib + 5u]);
+    let a = Side(vec3<real>(0.0), in3(ib + 14u), 0.0, in3(ib + 17u), in3(ib + 20u));
+    let b = Side(vec3<real>(0.0), in3(ib + 23u), 0.0, in3(ib + 26u), in3(ib + 29u));
+    let c = jkr_contact(pm, xs[ib + 6u], xs[ib + 7u], in3(ib + 8u), xs[ib + 11u],
+                        xs[ib + 12u], xs[ib + 13u], a, b, in3(ib + 32u));
+    out3(ob, c.force);
+    out3(ob + 3u, c.friction);
+    ys[ob + 6u] = c.energy;
+    out3(ob + 7u, c.spring);
+    ys[ob + 10u] = c.f_n;
+    ys[ob + 11u] = c.a;",
+    inputs: 35,
+    outputs: 12,
+};
+
+/// Random JKR contacts: moduli over five decades, surface energies from 10⁻³ to
+/// 1 J/m², radii from 10 µm to 1 cm, overlaps from just above the pull-off overlap
+/// δ_c (in tension) to twenty times |δ_c| (pressed), damping on and off, stored
+/// springs and increments that stick or slip; a quarter are walls (`b` at rest,
+/// lever 0).
+fn jkr_cases(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
+    let mut input = Vec::with_capacity(35 * n);
+    for k in 0..n {
+        let e_star = log_uniform(rng, 5.0, 10.0);
+        let g_star = e_star * rng.random_range(0.25..0.45);
+        let xi = if k % 3 == 0 {
+            0.0
+        } else {
+            rng.random_range(0.0..1.0)
+        };
+        let mu_s = rng.random_range(0.1..1.0);
+        let mu_d = mu_s * rng.random_range(0.5..1.0);
+        let gamma = log_uniform(rng, -3.0, 0.0);
+        let r_star = log_uniform(rng, -5.0, -2.0);
+        let m_star = 2500.0 * r_star.powi(3) * rng.random_range(1.0..8.0);
+        let dc = jkr::pull_off_overlap(r_star, e_star, gamma);
+        let overlap = dc + dc.abs() * log_uniform(rng, -2.0, 1.3);
+        let n = unit(rng);
+        // Displacements on the scale the friction cap allows, μ_s F_po / k_t, with k_t
+        // at the contact radius of touching (δ = 0).
+        let a0 = jkr::contact_radius(r_star, e_star, gamma, 0.0);
+        let t_scale = mu_s * jkr::pull_off_force(r_star, gamma) / (8.0 * g_star * a0);
+        let wall = k % 4 == 1;
+        let lever_a = r_star * rng.random_range(1.0..2.0);
+        let lever_b = if wall {
+            0.0
+        } else {
+            r_star * rng.random_range(1.0..2.0)
+        };
+        input.extend([e_star, g_star, xi, mu_s, mu_d, gamma, r_star, m_star]);
+        input.extend(n.to_array());
+        input.extend([overlap, lever_a, lever_b]);
+        let speed = (jkr::pull_off_force(r_star, gamma) * dc.abs() / m_star).sqrt();
+        for side in 0..2 {
+            let still = wall && side == 1;
+            let v = if still {
+                DVec3::ZERO
+            } else {
+                speed * rng.random_range(0.0..3.0) * unit(rng)
+            };
+            let dx = if still {
+                DVec3::ZERO
+            } else {
+                t_scale * log_uniform(rng, -2.0, 0.5) * unit(rng)
+            };
+            let da = if still {
+                DVec3::ZERO
+            } else {
+                t_scale / r_star * log_uniform(rng, -2.0, 0.5) * unit(rng)
+            };
+            input.extend(v.to_array());
+            input.extend(dx.to_array());
+            input.extend(da.to_array());
+        }
+        let spring = if k % 5 == 0 {
+            DVec3::ZERO
+        } else {
+            t_scale * log_uniform(rng, -1.5, 0.5) * unit(rng)
+        };
+        input.extend(spring.to_array());
+    }
+    input
+}
+
+/// `jkr_contact` (WGSL, f64) against `physics::jkr::jkr_core` on 8192 random contacts,
+/// each output relative to its scale: the force and friction to the pull-off force
+/// plus |F_el|, the damping's terms and k_t times the tangential lengths; the spring
+/// to those lengths plus μ_d times the load over k_t; the energy to |U| + F_po|δ_c|;
+/// the load to F_po + |F_el|; the contact radius to itself. Cases within 10⁻⁹ of the
+/// stick/slip limit are left out. Bound 1e-12: the GPU takes its cube root as
+/// exp(ln x/3) where the CPU calls `cbrt` (a few ulps apart), and the contact radius
+/// amplifies that near δ_c, where dδ/da = 0. Measured on lavapipe (≈ 5000 of the cases
+/// in tension): contact radius 1.0e-14, the other outputs ≤ 5.0e-15.
+#[test]
+fn jkr_contact_f64_matches_cpu() {
+    let test = "jkr_contact_f64_matches_cpu";
+    let Some(runner) = Runner::new(test, Precision::F64, &JKR) else {
+        return;
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(37);
+    let n = 8192;
+    let input = jkr_cases(&mut rng, n);
+    let out = runner.run(&Uniform::default(), &input);
+    let mut errors = Errors::default();
+    let (mut tension, mut stick, mut slip) = (0, 0, 0);
+    for k in 0..n {
+        let x = &input[35 * k..35 * k + 35];
+        let y = &out[12 * k..12 * k + 12];
+        let pm = granular::PairMaterial {
+            e_star: x[0],
+            g_star: x[1],
+            xi: x[2],
+            restitution: 0.0,
+            mu_s: x[3],
+            mu_d: x[4],
+            mu_r: 0.0,
+            eta_r: 0.0,
+            gamma: x[5],
+        };
+        let side = |k: usize| granular::ContactSide {
+            x: DVec3::ZERO,
+            v: v3(x, k),
+            r: 0.0,
+            dx: v3(x, k + 3),
+            dalpha: v3(x, k + 6),
+        };
+        let (a, b) = (side(14), side(23));
+        let inputs = granular::HertzInputs {
+            pm,
+            g: granular::ContactGeometry {
+                r_star: x[6],
+                m_star: x[7],
+            },
+            n: v3(x, 8),
+            overlap: x[11],
+            lever_a: x[12],
+            lever_b: x[13],
+            relative_v: a.v - b.v,
+            relative_dx: a.dx - b.dx,
+            dalpha_a: a.dalpha,
+            dalpha_b: b.dalpha,
+            spring: v3(x, 32),
+        };
+        let c = jkr::jkr_core(&inputs);
+        let (r, e, g) = (x[6], x[0], x[5]);
+        let a_r = c.contact_radius;
+        let f_el = jkr::force(r, e, g, a_r);
+        let po = jkr::pull_off_force(r, g);
+        let damp = 2.0 * pm.xi * (2.0 * pm.e_star * x[7] * a_r).sqrt();
+        let k_t = 8.0 * pm.g_star * a_r;
+        let t_len = granular::carry_spring(inputs.spring, inputs.n).length()
+            + a.dx.length()
+            + b.dx.length()
+            + x[12] * a.dalpha.length()
+            + x[13] * b.dalpha.length();
+        let f_terms = po + f_el.abs() + damp * (a.v.length() + b.v.length());
+        // The stick test k_t |trial| ≤ μ_s load: its margin relative to its terms (a
+        // sticking contact's spring is its trial).
+        let margin = if c.slipping {
+            // Recomputed trial length of a sliding contact.
+            let slip_v = inputs.relative_dx
+                + granular::rotate_minus_identity(a.dalpha, x[12] * inputs.n)
+                + granular::rotate_minus_identity(b.dalpha, x[13] * inputs.n);
+            let ds = slip_v - slip_v.dot(inputs.n) * inputs.n;
+            let tr = granular::carry_spring(inputs.spring, inputs.n) + ds;
+            (k_t * tr.length() - pm.mu_s * c.normal_force).abs() / (k_t * t_len + f_terms)
+        } else {
+            (k_t * c.spring.length() - pm.mu_s * c.normal_force).abs() / (k_t * t_len + f_terms)
+        };
+        if margin < 1e-9 {
+            errors.excluded += 1;
+            continue;
+        }
+        if x[11] < 0.0 {
+            tension += 1;
+        }
+        if c.slipping {
+            slip += 1;
+        } else {
+            stick += 1;
+        }
+        let f_scale = f_terms + k_t * t_len;
+        let s_scale = t_len + pm.mu_d * (po + f_el.abs()) / k_t;
+        errors.vec("force", v3(y, 0), c.force, f_scale);
+        errors.vec("friction", v3(y, 3), c.friction, f_scale);
+        errors.scalar(
+            "energy",
+            y[6],
+            c.energy,
+            c.energy.abs() + po * x[11].abs().max(1e-300),
+        );
+        errors.vec("spring", v3(y, 7), c.spring, s_scale);
+        errors.scalar("load", y[10], c.normal_force, po + f_el.abs());
+        errors.scalar("contact radius", y[11], a_r, a_r);
+    }
+    println!("{test}: {tension} in tension, {stick} stick, {slip} slip");
+    assert!(tension > n / 5 && stick > n / 10 && slip > n / 10);
+    errors.check(test, Precision::F64, 1e-12);
 }
 
 // ---------------------------------------------------------------------------------
