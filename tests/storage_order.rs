@@ -158,6 +158,27 @@ fn clump_pour_with_free_spheres() {
     same_whatever_the_storage("clump-pour", &s, true);
 }
 
+/// Rolling resistance (issue 50, EPSD): the heap's pour, whose rolling springs follow
+/// their pairs, and whose rolling torques' reactions join the planes' loads as one term
+/// per contact (`walls.csv` the same bits whether loads are summed in place or per
+/// particle by id).
+#[test]
+fn rolling_heap() {
+    let s = scene("rolling-heap.toml", 6000, 1000);
+    assert!(s.model.rolling().is_some());
+    same_whatever_the_storage("rolling-heap", &s, true);
+}
+
+/// JKR cohesion (issue 50): the cohesive heap's pour, whose contacts hold in tension
+/// past touching (the pairs' flags follow their slots through sorts, the planes' held
+/// flags their particles).
+#[test]
+fn cohesive_heap() {
+    let s = scene("cohesive-heap.toml", 6000, 1000);
+    assert!(s.model.jkr());
+    same_whatever_the_storage("cohesive-heap", &s, true);
+}
+
 /// Hard contacts (the NBGS solver, warm-started from the last step's impulses): the
 /// pile's contacts are built in id order and keyed by ids, so the sweep, the colouring
 /// and `solver.csv` do not depend on where the beads are stored (sorted at set-up only:

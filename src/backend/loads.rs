@@ -20,12 +20,24 @@ pub fn add_load(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3) {
     load[1] += (q - axis).cross(f);
 }
 
+/// [`add_load`] of a contact whose moment on the wall has a part `m` besides the
+/// force's (a rolling torque's reaction): the contact's moment `(q − axis) × f + m` is
+/// formed first and added as one term, so a sum over contacts does not depend on
+/// whether they join it one by one or after a per-particle sum (storage order). `m`
+/// zero is [`add_load`] itself.
+#[inline]
+pub fn add_load_with_moment(load: &mut [DVec3; 2], axis: DVec3, q: DVec3, f: DVec3, m: DVec3) {
+    load[0] += f;
+    let arm = (q - axis).cross(f);
+    load[1] += if m != DVec3::ZERO { arm + m } else { arm };
+}
+
 /// One particle's part of a wall's Hertz load.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoadPart {
     /// Its one contact with a plane: the contact point, the force on the plane and the
-    /// reaction of the contact's rolling torque (a moment added after the force's
-    /// when it is not zero, as `granular_sum` adds it).
+    /// reaction of the contact's rolling torque (added to the force's moment before
+    /// the sum, [`add_load_with_moment`], as `granular_sum` adds it).
     At(DVec3, DVec3, DVec3),
     /// Its contacts with a mesh, summed as [`add_load`] sums them: `[force, moment]`.
     Sum([DVec3; 2]),
@@ -47,12 +59,7 @@ pub fn chunked_loads(
         for i in first..(first + LOAD_CHUNK).min(n) {
             for (w, load) in chunk.iter_mut().enumerate() {
                 match contribution(i, w) {
-                    Some(LoadPart::At(q, f, m)) => {
-                        add_load(load, axes[w], q, f);
-                        if m != DVec3::ZERO {
-                            load[1] += m;
-                        }
-                    }
+                    Some(LoadPart::At(q, f, m)) => add_load_with_moment(load, axes[w], q, f, m),
                     Some(LoadPart::Sum([f, m])) => {
                         load[0] += f;
                         load[1] += m;

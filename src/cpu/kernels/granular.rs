@@ -8,7 +8,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::backend::loads::add_load;
+use crate::backend::loads::{add_load, add_load_with_moment};
 use crate::cpu::contact_history::{PairSpring, RollSlot, SLOT_ACTIVE};
 use crate::cpu::contact_sides::{stored_side, SideScratch, Sides};
 use crate::cpu::forces::ParticleForce;
@@ -657,12 +657,9 @@ impl GranularInputs<'_> {
                     new = r.spring;
                     if let Some(l) = loads.get_mut(w) {
                         let q = side_i.x + lever * n;
-                        add_load(l, self.plane_axis(w), q, -r.force);
-                        // The rolling torque's reaction (when not zero, as the GPU's
-                        // loads add it).
-                        if torque != DVec3::ZERO {
-                            l[1] -= torque;
-                        }
+                        // With the rolling torque's reaction in the contact's moment
+                        // (as the GPU's loads add it).
+                        add_load_with_moment(l, self.plane_axis(w), q, -r.force, -torque);
                         out.loaded = true;
                     }
                 }
