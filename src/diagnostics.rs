@@ -55,6 +55,10 @@ pub struct Diagnostics {
     pub momentum: DVec3,
     /// Angular momentum about the origin `Σ (x × m v + J Ω)`.
     pub angular_momentum: DVec3,
+    /// The energy the broken bonds held when they broke (J; issue 47), not part of
+    /// [`Diagnostics::e_total`]: `e_total + e_broken` is what an undamped run with
+    /// breaking bonds conserves.
+    pub e_broken: f64,
 }
 
 impl Diagnostics {
@@ -69,7 +73,7 @@ impl Diagnostics {
     }
 
     /// CSV header of `energy.csv`. The first twelve columns are a fixed interface.
-    pub const CSV_HEADER: &'static str = "step,t,e_kin,e_rot,e_pot,e_total,px,py,pz,lx,ly,lz,e_bend,e_axial,e_shear,e_contact,e_wall,e_field,e_near_field";
+    pub const CSV_HEADER: &'static str = "step,t,e_kin,e_rot,e_pot,e_total,px,py,pz,lx,ly,lz,e_bend,e_axial,e_shear,e_contact,e_wall,e_field,e_near_field,e_broken";
 
     /// The row in the column order of [`Diagnostics::CSV_HEADER`], numbers in `{:.16e}`
     /// (17 significant digits, round-trips exactly).
@@ -94,6 +98,7 @@ impl Diagnostics {
             p.wall,
             p.field,
             p.near_field,
+            self.e_broken,
         ];
         let mut s = self.step.to_string();
         for v in vals {

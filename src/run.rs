@@ -9,7 +9,8 @@ use crate::backend::Backend;
 use crate::checkpoint::{checkpoint_path, Checkpoint};
 use crate::error::{Error, Result};
 use crate::io::{
-    write_final_rows, EnergyCsv, InsertersCsv, RemovedCsv, SolverCsv, VtkSeries, WallsCsv,
+    write_final_rows, BondsBrokenCsv, EnergyCsv, InsertersCsv, RemovedCsv, SolverCsv, VtkSeries,
+    WallsCsv,
 };
 use crate::model::Scene;
 
@@ -491,6 +492,9 @@ pub struct Recorder {
     exits: Option<(RemovedCsv, u64)>,
     /// Particles removed so far (with removal).
     removed_total: usize,
+    /// Scenes whose bonds can break: `bonds_broken.csv`, and the step up to which its
+    /// rows are written (issue 47).
+    breaks: Option<(BondsBrokenCsv, u64)>,
 }
 
 impl Recorder {
@@ -578,6 +582,17 @@ impl Recorder {
         } else {
             None
         };
+        // Breakable bonds: bonds_broken.csv, a row per break (issue 47).
+        let breaks = if scene.model.breakable() {
+            let path = out_dir.join(crate::io::BONDS_BROKEN_CSV);
+            Some(if first == 0 {
+                (BondsBrokenCsv::create(&path)?, 0)
+            } else {
+                (BondsBrokenCsv::resume(&path, first)?, first)
+            })
+        } else {
+            None
+        };
         let vtk = match (options.vtk, first) {
             (false, _) => None,
             (true, 0) => Some(VtkSeries::create(out_dir, &scene.model.bonds)?),
@@ -602,6 +617,7 @@ impl Recorder {
             removed: None,
             exits,
             removed_total: 0,
+            breaks,
         };
         if scene.model.domain.is_some_and(|d| d.remove) {
             recorder.removed_total = removed_count(backend)?;
@@ -702,8 +718,10 @@ impl Recorder {
         // The exits of the steps advanced (of a failed advance too: removal is not
         // undone), before anything can stop the run.
         let exits = self.write_exits(scene, backend);
+        let breaks = self.write_breaks(scene, backend);
         advanced?;
         exits?;
+        breaks?;
         let mut written = None;
         if is_output(scene, next) {
             let d = backend.diagnostics()?;
@@ -755,6 +773,27 @@ impl Recorder {
         // A failed step may have removed particles (removal is not undone) at a step
         // past the backend's count.
         let last = exits.last().map_or(0, |e| e.step);
+        *written = backend.step_count().max(last).max(*written);
+        Ok(())
+    }
+
+    /// Appends the bonds broken since the last call to `bonds_broken.csv` (scenes whose
+    /// bonds can break).
+    fn write_breaks(&mut self, scene: &Scene, backend: &mut dyn Backend) -> Result<()> {
+        let Some((log, written)) = &mut self.breaks else {
+            return Ok(());
+        };
+        let breaks = backend.bond_breaks(*written)?;
+        log.write(&breaks, scene.simulation.dt)?;
+        if !breaks.is_empty() {
+            let n = breaks.len();
+            log::info!(
+                "step {}: {n} bond{} broken",
+                backend.step_count(),
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        let last = breaks.last().map_or(0, |b| b.step);
         *written = backend.step_count().max(last).max(*written);
         Ok(())
     }
@@ -822,13 +861,14 @@ fn is_output(scene: &Scene, step: u64) -> bool {
 
 /// The outputs a run writes into its directory: a directory holding any of them
 /// belongs to some run.
-const RUN_OUTPUTS: [&str; 8] = [
+const RUN_OUTPUTS: [&str; 9] = [
     ENERGY_CSV,
     FINAL_CSV,
     crate::io::WALLS_CSV,
     crate::io::SOLVER_CSV,
     crate::io::INSERTERS_CSV,
     crate::io::REMOVED_CSV,
+    crate::io::BONDS_BROKEN_CSV,
     crate::io::PVD_FILE,
     crate::io::VTK_DIR,
 ];

@@ -348,6 +348,14 @@ fn check_restart(
             "{test}: solver.csv of the run resumed in place differs"
         );
     }
+    // Breakable bonds: bonds_broken.csv too (issue 47).
+    let broken = plain.join(varidem::io::BONDS_BROKEN_CSV);
+    if broken.is_file() {
+        assert!(
+            read(&broken) == read(&in_place.join(varidem::io::BONDS_BROKEN_CSV)),
+            "{test}: bonds_broken.csv of the run resumed in place differs"
+        );
+    }
     // Scenes with walls: walls.csv too.
     let walls = plain.join(varidem::io::WALLS_CSV);
     if walls.is_file() {
@@ -506,6 +514,36 @@ fn cpu_jkr_resume_is_bitwise() {
         c.force[1]
     );
     check_restart("cpu jkr", &scene, 5000, 10000, &cpu_fresh, &cpu_restore);
+}
+
+/// A bond pulled until it breaks (issue 47): resumed at the very step of the break
+/// (1527), where the restored forces must be those of the kick with the bond less the
+/// bond's load, and at a step after it; `bonds_broken.csv` goes on as if the run had
+/// not stopped.
+#[test]
+fn cpu_bond_breakage_resume_is_bitwise() {
+    let text = "[simulation]\ndt = 1e-4\nsteps = 3054\noutput_every = 509\n\
+        [binder]\nk_bend = 0.0\nk_axial = 100.0\nk_shear = 0.0\nbreak_tension = 9.99\n\
+        [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
+        hold_position = true\nhold_rotation = true\n\
+        [[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
+        velocity = [1.0, 0.0, 0.0]\n\
+        [[bond]]\ni = 0\nj = 1\n";
+    let scene = varidem::io::parse_scene(text).unwrap();
+    let mut a = CpuBackend::new(&scene).unwrap();
+    a.advance(1527).unwrap();
+    let broke = a.bond_breaks(0).unwrap();
+    assert_eq!(broke.len(), 1);
+    assert_eq!(broke[0].step, 1527, "the bond breaks at the resume step");
+    check_restart("cpu breakage", &scene, 509, 1527, &cpu_fresh, &cpu_restore);
+    check_restart(
+        "cpu breakage after",
+        &scene,
+        509,
+        2036,
+        &cpu_fresh,
+        &cpu_restore,
+    );
 }
 
 /// The cluster, resumed at step 400, where the rebuilt neighbour list differs from the

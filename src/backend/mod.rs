@@ -65,6 +65,8 @@ pub struct Frame {
     pub contact_count: Vec<u32>,
     /// Strain energy `U^m + U^a + U^s` of each bond (J).
     pub bond_energy: Vec<f64>,
+    /// Whether each bond is broken (issue 47), by bond; empty when no bond can break.
+    pub bond_broken: Vec<bool>,
     /// The body of each sphere, numbered as `final.csv` numbers its rows: a free
     /// particle is its own body (its id), a clump's sphere is its clump's row (the free
     /// particles first, then the clumps). Empty: every particle is its own body.
@@ -122,6 +124,7 @@ impl Frame {
             moment: pick3(&self.moment),
             contact_count: pick_u32(&self.contact_count),
             bond_energy: self.bond_energy.clone(),
+            bond_broken: self.bond_broken.clone(),
             body_id: pick_u32(&self.body_id),
         };
         Some((frame, keep))
@@ -206,6 +209,94 @@ pub struct StateSnapshot {
     /// Hard contacts: the impulses of the last step's contacts, the next step's warm
     /// start (empty otherwise).
     pub hard_impulses: Vec<HardImpulse>,
+    /// Every bond broken so far (issue 47), ascending by step then bond: a broken bond
+    /// carries nothing from its break on. Empty when none broke (and in checkpoints
+    /// older than format 16).
+    pub broken: Vec<BondBreak>,
+}
+
+/// A bond that broke (issue 47): a row of `DIR/bonds_broken.csv`
+/// ([`BondBreak::CSV_HEADER`]), and the energy it held, which `energy.csv`'s `e_broken`
+/// sums.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BondBreak {
+    /// The step whose force evaluation found its failure index at 1 or more: the bond
+    /// carries no load in that evaluation and after.
+    pub step: u64,
+    /// The bond's index (scene order).
+    pub bond: u32,
+    /// Its first particle's id.
+    pub i: u32,
+    /// Its second particle's id.
+    pub j: u32,
+    /// The loads that broke it ([`crate::physics::binder::BondLoads`]).
+    pub loads: crate::physics::binder::BondLoads,
+    /// The strain energy `U^m + U^a + U^s` it held at the break (J).
+    pub energy: f64,
+}
+
+impl BondBreak {
+    /// The header of `bonds_broken.csv`.
+    pub const CSV_HEADER: &'static str = "step,t,bond,i,j,tension,shear,bend,twist";
+
+    /// The row of this break, `dt` the time step (`t = step · dt`), reals in `{:.16e}`.
+    pub fn csv_row(&self, dt: f64) -> String {
+        let l = &self.loads;
+        format!(
+            "{},{:.16e},{},{},{},{:.16e},{:.16e},{:.16e},{:.16e}",
+            self.step,
+            self.step as f64 * dt,
+            self.bond,
+            self.i,
+            self.j,
+            l.tension,
+            l.shear,
+            l.bend,
+            l.twist
+        )
+    }
+}
+
+/// Checks the breaks of a snapshot against `model` (its bonds by id): each names one of its bonds by its
+/// ends, once, in step then bond order, and none of them when its bonds cannot break.
+pub fn check_breaks(model: &crate::model::Model, broken: &[BondBreak]) -> Result<()> {
+    if broken.is_empty() {
+        return Ok(());
+    }
+    if !model.breakable() {
+        return Err(Error::Snapshot(format!(
+            "the snapshot has {} broken bonds, but the scene's bonds cannot break",
+            broken.len()
+        )));
+    }
+    let mut seen = vec![false; model.bonds.len()];
+    for (n, b) in broken.iter().enumerate() {
+        let fits = model
+            .bonds
+            .get(b.bond as usize)
+            .is_some_and(|bond| (bond.i, bond.j) == (b.i, b.j));
+        if !fits || std::mem::replace(&mut seen[b.bond as usize], true) {
+            return Err(Error::Snapshot(format!(
+                "broken bond {n} (bond {}, particles {} and {}) is not one of the scene's {} bonds, or is listed twice",
+                b.bond,
+                b.i,
+                b.j,
+                model.bonds.len()
+            )));
+        }
+        if n > 0 && (broken[n - 1].step, broken[n - 1].bond) >= (b.step, b.bond) {
+            return Err(Error::Snapshot(
+                "the snapshot's broken bonds are not in step then bond order".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The energy the bonds of `broken` held when they broke (`energy.csv`'s `e_broken`),
+/// summed in their order (step, then bond), which no backend or storage changes.
+pub fn broken_energy(broken: &[BondBreak]) -> f64 {
+    broken.iter().fold(0.0, |e, b| e + b.energy)
 }
 
 /// A particle that left the domain and was removed (`[domain] on_exit = "remove"`): a
@@ -638,6 +729,12 @@ pub trait Backend: Send {
     /// `after`, ascending by step then id, with their state at exit; empty without
     /// removal.
     fn exits(&mut self, after: u64) -> Result<Vec<Exit>> {
+        let _ = after;
+        Ok(Vec::new())
+    }
+    /// The bonds that broke at steps after `after` (issue 47), ascending by step then
+    /// bond, with the loads that broke them; empty when no bond can break.
+    fn bond_breaks(&mut self, after: u64) -> Result<Vec<BondBreak>> {
         let _ = after;
         Ok(Vec::new())
     }

@@ -1226,6 +1226,23 @@ fn main() -> ExitCode {
                     s.model.contact.map_or(0.0, |c| c.skin)
                 );
             }
+            if s.model.breakable() {
+                // Each strength term's range over the bonds that set it (issue 47).
+                let names = ["tension (N)", "shear (N)", "bend (N m)", "twist (N m)"];
+                let terms: Vec<String> = (0..4)
+                    .filter_map(|t| {
+                        let v: Vec<f64> = (s.model.bond_strength.iter())
+                            .filter_map(|b| b.values()[t])
+                            .collect();
+                        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                        let hi = v.iter().copied().fold(0.0, f64::max);
+                        (!v.is_empty()).then(|| {
+                            format!("{} {}–{} on {}", names[t], readable(lo), readable(hi), plural(v.len(), "bond"))
+                        })
+                    })
+                    .collect();
+                out!("bond strength: {}", terms.join("; "));
+            }
             if let Some(a) = time_step_advice(&s.model) {
                 out!(
                     "Hertz collision duration (Campello eq. 50) at v_rel = {:.4e} m/s: t_col = {:.4e} s; recommended dt <= t_col/20 = {:.4e} s; the scene's dt = {:.4e} s gives {:.1} steps per collision{}",

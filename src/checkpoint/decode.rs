@@ -415,10 +415,16 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     if version >= 15 {
         decode_cohesion(r, contact.as_mut(), &mut materials)?;
     }
+    let bond_strength = if version >= 16 {
+        decode_strengths(r, bonds.len())?
+    } else {
+        Vec::new()
+    };
     Ok(Model {
         inserters,
         particles,
         bonds,
+        bond_strength,
         walls,
         meshes,
         shear,
@@ -462,6 +468,31 @@ fn decode_rolling(
         };
     }
     Ok(())
+}
+
+/// The bonds' strengths (format 16; older files have none): none, or one per bond of
+/// the model's `nb`, each term positive where set.
+fn decode_strengths(r: &mut Reader<'_>, nb: usize) -> Decoded<Vec<crate::model::BondStrength>> {
+    let ns = r.count("bond strengths", 4 * 9)?;
+    if ns != 0 && ns != nb {
+        return Err(format!("{ns} bond strengths for {nb} bonds"));
+    }
+    (0..ns)
+        .map(|k| {
+            let mut v = [None; 4];
+            for t in &mut v {
+                let set = r.u8()?;
+                let x = r.f64()?;
+                *t = match set {
+                    0 => None,
+                    1 if x > 0.0 && x.is_finite() => Some(x),
+                    1 => return Err(format!("bond {k}'s strength {x} is not positive")),
+                    c => return Err(format!("bond {k}'s strength flag {c}")),
+                };
+            }
+            Ok(crate::model::BondStrength::from_values(v))
+        })
+        .collect()
 }
 
 /// JKR cohesion (format 15; older files have none): the contact's cohesion and each
@@ -909,7 +940,32 @@ fn decode_state_arrays(
     } else {
         Vec::new()
     };
+    let broken = if version >= 16 {
+        let nb = r.count("broken bonds", 8 + 12 + 40)?;
+        (0..nb)
+            .map(|_| {
+                let (step, bond, i, j) = (r.u64()?, r.u32()?, r.u32()?, r.u32()?);
+                let [tension, shear, bend, twist, energy] = [(); 5].map(|()| r.f64());
+                Ok(crate::backend::BondBreak {
+                    step,
+                    bond,
+                    i,
+                    j,
+                    loads: crate::physics::binder::BondLoads {
+                        tension: tension?,
+                        shear: shear?,
+                        bend: bend?,
+                        twist: twist?,
+                    },
+                    energy: energy?,
+                })
+            })
+            .collect::<Decoded<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
     let state = StateSnapshot {
+        broken,
         exit_steps,
         inserted,
         hard_impulses,

@@ -67,6 +67,7 @@ pub(super) fn encode_state_header(
         body_device_position: _,
         hard_impulses: _,
         inserted: _,
+        broken: _,
     } = s;
     w.u64(*step);
     w.u8(backend_code(*backend));
@@ -119,6 +120,7 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
     let Model {
         particles,
         bonds,
+        bond_strength,
         walls,
         meshes,
         shear,
@@ -384,6 +386,13 @@ pub(super) fn encode_model(w: &mut Writer, m: &Model) {
     encode_rolling(w, contact.as_ref(), materials, interactions);
     // Since version 15: JKR cohesion (issue 50).
     encode_cohesion(w, contact.as_ref(), materials);
+    // Since version 16: the bonds' strengths (issue 47), none or one per bond, each
+    // term a flag and a value.
+    w.len(bond_strength.len());
+    for v in bond_strength.iter().flat_map(|b| b.values()) {
+        w.u8(u8::from(v.is_some()));
+        w.f64(v.unwrap_or(0.0));
+    }
 }
 
 /// JKR cohesion (format 15): the contact's cohesion (`u8`, 0 none, 1 JKR) and each
@@ -612,6 +621,18 @@ pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {
     // Since version 12: the step at which each removed particle left.
     w.len(s.exit_steps.len());
     s.exit_steps.iter().for_each(|k| w.u64(*k));
+    // Since version 16: the broken bonds (issue 47).
+    w.len(s.broken.len());
+    for b in &s.broken {
+        w.u64(b.step);
+        w.u32(b.bond);
+        w.u32(b.i);
+        w.u32(b.j);
+        let l = &b.loads;
+        for v in [l.tension, l.shear, l.bend, l.twist, b.energy] {
+            w.f64(v);
+        }
+    }
 }
 
 /// The hard-contact parameters: the enums as codes in declaration order, then the

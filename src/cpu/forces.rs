@@ -36,6 +36,9 @@ pub(super) struct ForceState {
     pub(super) particles: Vec<ParticleForce>,
     /// Per-bond results, in bond order.
     pub(super) bonds: Vec<Option<BondResult>>,
+    /// The bonds this evaluation found broken (issue 47), in bond order: the step
+    /// records them once it completes.
+    pub(super) breaks: super::breakage::EvaluatedBreaks,
     /// Wall springs after this evaluation, `N × wall_stride` (empty without granular
     /// forces). The pair springs are in `pairs`.
     pub(super) wall_spring: Vec<DVec3>,
@@ -94,6 +97,7 @@ impl ForceState {
             mesh_spring: vec![DVec3::ZERO; mesh],
             particles: vec![ParticleForce::default(); n],
             bonds: vec![None; nb],
+            breaks: Default::default(),
             wall_spring: vec![DVec3::ZERO; walls],
             sides: Default::default(),
             sides_ready: false,

@@ -15,6 +15,7 @@
 //! carried between steps, and the SIMD batch of the Hertz–Mindlin law), and
 //! `trapezoidal` (the implicit integrator's force evaluations).
 
+mod breakage;
 mod clumps;
 mod contact_history;
 mod contact_sides;
@@ -95,6 +96,8 @@ pub struct CpuBackend {
     /// The step at which each removed particle left the domain, by id
     /// (`removed.csv`).
     exit_steps: std::collections::BTreeMap<u32, u64>,
+    /// Bond breakage (issue 47); `None` when no bond can break.
+    breakage: Option<breakage::Breakage>,
 }
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
@@ -493,9 +496,21 @@ impl CpuBackend {
         compact: bool,
     ) -> Result<Self> {
         let free = model.particles.len();
+        // The bonds by id, before storage names them by slot.
+        let mut breakage = breakage::Breakage::new(&model);
+        if let Some(b) = &mut breakage {
+            b.restore(&model, snapshot.map_or(&[], |s| s.broken.as_slice()))?;
+        } else if let Some(s) = snapshot {
+            crate::backend::check_breaks(&model, &s.broken)?;
+        }
         // From the scene as `varidem check` reads it: before the clumps are expanded
         // and a snapshot's state is applied.
         let dt_advice = crate::physics::granular::time_step_advice(&model).map(|a| a.dt_max);
+        if model.breakable() && integrator == IntegratorKind::CampelloTrapezoidal {
+            return Err(Error::Backend(
+                "bonds with break_* strengths break at an explicit step's force evaluation; the campello-trapezoidal integrator evaluates trial states".into(),
+            ));
+        }
         let hard_law = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
         if hard_law != (integrator == IntegratorKind::ImpulseVelocity) {
             return Err(Error::Backend(
@@ -586,6 +601,7 @@ impl CpuBackend {
             jkr_reach: 0.0,
             storage,
             exit_steps,
+            breakage,
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
@@ -620,6 +636,7 @@ impl CpuBackend {
         backend.place_walls(step);
         let mut f = std::mem::take(&mut backend.spare_forces);
         backend.evaluate_forces(&mut f, step, true, None, None)?;
+        backend.record_breaks(&f, step);
         if let Some(b) = &mut backend.bodies {
             b.gather_loads(&f.particles, backend.model.gravity);
         }
@@ -857,9 +874,17 @@ impl CpuBackend {
                 self.model.gravity,
             );
         }
+        self.record_breaks(&f, step);
         self.spare_forces = std::mem::replace(&mut self.forces, f);
         self.step = step;
         Ok(())
+    }
+
+    /// Records the bonds the completed evaluation `f` of `step` found broken.
+    fn record_breaks(&mut self, f: &ForceState, step: u64) {
+        if let Some(b) = &mut self.breakage {
+            b.record(step, &f.breaks.new);
+        }
     }
 
     fn restore(&mut self) {
@@ -1017,6 +1042,10 @@ impl Backend for CpuBackend {
             bodies: self.bodies.as_ref().map_or_else(Vec::new, |b| b.snapshot()),
             body_compensation: Vec::new(),
             body_device_position: Vec::new(),
+            broken: self
+                .breakage
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.log.clone()),
             hard_impulses: self.hard.as_ref().map_or_else(Vec::new, |h| {
                 h.warm
                     .iter()
@@ -1024,6 +1053,13 @@ impl Backend for CpuBackend {
                     .collect()
             }),
         })
+    }
+
+    fn bond_breaks(&mut self, after: u64) -> Result<Vec<crate::backend::BondBreak>> {
+        Ok(self.breakage.as_ref().map_or_else(Vec::new, |b| {
+            let from = b.log.partition_point(|x| x.step <= after);
+            b.log[from..].to_vec()
+        }))
     }
 
     fn exits(&mut self, after: u64) -> Result<Vec<crate::backend::Exit>> {
@@ -1077,6 +1113,10 @@ impl Backend for CpuBackend {
             potentials,
             momentum,
             angular_momentum,
+            e_broken: self
+                .breakage
+                .as_ref()
+                .map_or(0.0, |b| crate::backend::broken_energy(&b.log)),
         })
     }
 
@@ -1120,6 +1160,9 @@ impl Backend for CpuBackend {
             moment,
             contact_count: self.contact_counts(),
             bond_energy: self.bond_energies(),
+            bond_broken: self.breakage.as_ref().map_or_else(Vec::new, |b| {
+                b.broken_at.iter().map(|&s| s <= self.step).collect()
+            }),
             body_id: self
                 .bodies
                 .as_ref()

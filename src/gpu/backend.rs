@@ -259,6 +259,7 @@ impl Backend for GpuBackend {
             Precision::F64 => (Vec::new(), Vec::new()),
         };
         let mut snapshot = StateSnapshot {
+            broken: Vec::new(),
             backend: BackendKind::Gpu,
             backend_name: self.name(),
             precision: self.precision,
@@ -354,6 +355,7 @@ impl Backend for GpuBackend {
                 b.kinematic(g)
             });
         Ok(Diagnostics {
+            e_broken: 0.0,
             step: self.steps,
             time: self.time(),
             e_kin: at(contract::Q_E_KIN) + k,
@@ -415,6 +417,7 @@ impl Backend for GpuBackend {
             vec![0; particles.len()]
         };
         Ok(Frame {
+            bond_broken: Vec::new(),
             step: self.steps,
             time: self.time(),
             particles,

@@ -277,6 +277,12 @@ impl GpuBackend {
         slots: usize,
     ) -> Result<Self> {
         let mut model = model;
+        if model.breakable() {
+            return Err(Error::Backend(
+                "bonds with break_* strengths do not run on the GPU backend yet; use --backend cpu"
+                    .into(),
+            ));
+        }
         // Compacted storage sets up again from the scene's model (`restore_storage`).
         let compacting = options.compact_storage != Some(false);
         let scene = (compacting && crate::model::layout::compacts(&model, integrator))

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 
-use crate::backend::{Exit, SolverRow, WallLoad};
+use crate::backend::{BondBreak, Exit, SolverRow, WallLoad};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::model::Particles;
@@ -415,6 +415,36 @@ impl RemovedCsv {
                 )
             })
             .collect();
+        self.0.line(&rows.join("\n"))
+    }
+}
+
+/// `bonds_broken.csv` (issue 47): a row per bond that broke, the loads that broke it.
+#[derive(Debug)]
+pub struct BondsBrokenCsv(StepCsv);
+
+impl BondsBrokenCsv {
+    /// The header ([`BondBreak::CSV_HEADER`]).
+    pub const HEADER: &'static str = BondBreak::CSV_HEADER;
+
+    /// Creates (truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<Self> {
+        StepCsv::create(path, Self::HEADER).map(Self)
+    }
+
+    /// Continues the file at `path` for a run resumed at step `step`: the rows of
+    /// later steps are dropped, those of `step` itself kept (its breaks are in the
+    /// checkpoint's state: the resumed run does not list them again).
+    pub fn resume(path: &Path, step: u64) -> Result<Self> {
+        StepCsv::resume(path, step.saturating_add(1), Self::HEADER).map(|(w, _)| Self(w))
+    }
+
+    /// Appends one row per break, `dt` the time step.
+    pub fn write(&mut self, breaks: &[BondBreak], dt: f64) -> Result<()> {
+        if breaks.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<String> = breaks.iter().map(|b| b.csv_row(dt)).collect();
         self.0.line(&rows.join("\n"))
     }
 }

@@ -29,6 +29,9 @@ pub const INSERTERS_CSV: &str = "inserters.csv";
 /// File name of the particles removed for leaving the domain (`[domain] on_exit =
 /// "remove"`): one row a particle, its state at exit.
 pub const REMOVED_CSV: &str = "removed.csv";
+/// File name of the bonds that broke (issue 47; scenes whose bonds have `break_*`
+/// strengths): one row a break, the loads that broke it.
+pub const BONDS_BROKEN_CSV: &str = "bonds_broken.csv";
 /// File name of the final particle state in the output directory.
 pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
@@ -44,8 +47,8 @@ pub mod vtk_reader;
 pub mod vtk_writer;
 
 pub use csv::{
-    read_energy_csv, read_final_csv, write_final_csv, write_final_rows, EnergyCsv, EnergyTable,
-    InsertersCsv, ParticleState, RemovedCsv, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
+    read_energy_csv, read_final_csv, write_final_csv, write_final_rows, BondsBrokenCsv, EnergyCsv,
+    EnergyTable, InsertersCsv, ParticleState, RemovedCsv, SolverCsv, WallsCsv, FINAL_CSV_HEADER,
 };
 pub use run_record::{recorded_run, RecordedRun};
 pub use scene::{

@@ -16,10 +16,12 @@
 //! * `Points`: the particle centres (`Float64`);
 //! * `Verts`: one vertex cell per particle (cells `0..N`), so the points render without
 //!   a filter;
-//! * `Lines`: one line cell `i j` per bond (cells `N..N+B`, in bond order);
+//! * `Lines`: one line cell `i j` per bond (cells `N..N+B`, in bond order), broken
+//!   bonds left out (issue 47);
 //! * point data: `radius`, `velocity` (3), `angular_velocity` (3, spatial Ω),
 //!   `rotation` (3, the Rodrigues vector α), `force` (3), `moment` (3, spatial),
-//!   all `Float64`, and `contact_count`, `material_id` (index into the scene's `[[material]]`s, 0 without any), `id` and `body_id` (the sphere's body: its own id for a particle, its clump's `final.csv` row for a clump's sphere), `Int32`;
+//!   all `Float64`, and `contact_count`, `material_id` (index into the scene's `[[material]]`s, 0 without any), `id` and `body_id` (the sphere's body: its own id for a particle, its clump's `final.csv` row for a clump's sphere), `Int32`; in scenes whose bonds can
+//!   break, `broken_bonds` (`Int32`), how many of the particle's bonds broke;
 //! * cell data (over the vertex cells, then the line cells, as VTK orders them):
 //!   `strain_energy` (`Float64`, `U^m + U^a + U^s` of the bond; 0 on vertex cells) and
 //!   `bond_id` (`Int32`; −1 on vertex cells).
@@ -180,20 +182,48 @@ pub fn write_pvd(path: &Path, entries: &[PvdEntry]) -> Result<()> {
 /// every particle's own id. A bond with an end out of the system is left out too;
 /// `bond_id` keeps every bond's own index.
 pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()> {
-    let Some((mut kept, ids)) = frame.in_system() else {
-        return write_points(path, frame, bonds, None, None);
-    };
-    if frame.bond_energy.len() != bonds.len() {
-        return write_points(path, frame, bonds, None, None);
+    let n = frame.particles.len();
+    // Breakable bonds (issue 47): the broken ones leave the lines, and each particle
+    // shows how many of its bonds broke.
+    let broken = &frame.bond_broken;
+    let breakable = !broken.is_empty();
+    if breakable && broken.len() != bonds.len() {
+        return Err(invalid(
+            path,
+            format!(
+                "frame of step {}: {} broken-bond flags for {} bonds",
+                frame.step,
+                broken.len(),
+                bonds.len()
+            ),
+        ));
     }
+    let in_system = frame.in_system();
+    if (in_system.is_none() && !breakable) || frame.bond_energy.len() != bonds.len() {
+        return write_points(path, frame, bonds, None, None, None);
+    }
+    let mut broken_count = vec![0i32; if breakable { n } else { 0 }];
+    for (b, &(i, j)) in bonds.iter().enumerate() {
+        if breakable && broken[b] {
+            for e in [i, j] {
+                if let Some(c) = broken_count.get_mut(e as usize) {
+                    *c += 1;
+                }
+            }
+        }
+    }
+    let (mut kept, ids) = in_system.unwrap_or_else(|| (frame.clone(), (0..n as u32).collect()));
     // Each kept particle's point index, by id.
-    let mut point = vec![u32::MAX; frame.particles.len()];
+    let mut point = vec![u32::MAX; n];
     for (k, &id) in ids.iter().enumerate() {
         point[id as usize] = k as u32;
     }
     let at = |i: u32| point.get(i as usize).copied().filter(|&k| k != u32::MAX);
     let (mut ends, mut bond_ids, mut energy) = (Vec::new(), Vec::new(), Vec::new());
     for (b, &(i, j)) in bonds.iter().enumerate() {
+        if breakable && broken[b] {
+            continue;
+        }
         if let (Some(a), Some(c)) = (at(i), at(j)) {
             ends.push((a, c));
             bond_ids.push(b as u32);
@@ -201,17 +231,28 @@ pub fn write_vtp(path: &Path, frame: &Frame, bonds: &[(u32, u32)]) -> Result<()>
         }
     }
     kept.bond_energy = energy;
-    write_points(path, &kept, &ends, Some(&ids), Some(&bond_ids))
+    let counts: Option<Vec<i32>> =
+        breakable.then(|| ids.iter().map(|&i| broken_count[i as usize]).collect());
+    write_points(
+        path,
+        &kept,
+        &ends,
+        Some(&ids),
+        Some(&bond_ids),
+        counts.as_deref(),
+    )
 }
 
 /// [`write_vtp`] of a frame whose particles have ids `ids` (`None`: their indices),
-/// and whose bonds have indices `bond_ids` (`None`: their positions in `bonds`).
+/// and whose bonds have indices `bond_ids` (`None`: their positions in `bonds`);
+/// `broken_bonds`: each point's count of broken bonds (breakable bonds only).
 fn write_points(
     path: &Path,
     frame: &Frame,
     bonds: &[(u32, u32)],
     ids: Option<&[u32]>,
     bond_ids: Option<&[u32]>,
+    broken_bonds: Option<&[i32]>,
 ) -> Result<()> {
     let p = &frame.particles;
     let n = p.len();
@@ -283,6 +324,9 @@ fn write_points(
         ids.clone()
     };
     data_array(&mut x, "body_id", 1, &Values::I32(&bodies));
+    if let Some(c) = broken_bonds {
+        data_array(&mut x, "broken_bonds", 1, &Values::I32(c));
+    }
     x.push_str("      </PointData>\n");
 
     // Cell data: the N vertex cells come first, then the bond lines.

@@ -21,6 +21,57 @@ pub struct BondStiffness {
     pub shear: f64,
 }
 
+/// The strength of one bond (issue 47; `[binder]` and `[[bond]]` `break_tension`,
+/// `break_shear`, `break_bend`, `break_twist`): the loads
+/// ([`crate::physics::binder::BondLoads`]) at which it breaks, each term optional. A
+/// bond breaks at the first step where `max(0, T)/T_c + S/S_c + M_b/M_bc + |M_t|/M_tc ≥
+/// 1` over the terms that are set; with none set it never breaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BondStrength {
+    /// Tensile strength `T_c` (N).
+    pub tension: Option<f64>,
+    /// Shear strength `S_c` (N).
+    pub shear: Option<f64>,
+    /// Bending strength `M_bc` (N m).
+    pub bend: Option<f64>,
+    /// Twisting strength `M_tc` (N m).
+    pub twist: Option<f64>,
+}
+
+impl BondStrength {
+    /// The strengths in the order tension, shear, bend, twist.
+    pub fn values(&self) -> [Option<f64>; 4] {
+        [self.tension, self.shear, self.bend, self.twist]
+    }
+
+    /// The strength of `values` (tension, shear, bend, twist).
+    pub fn from_values(v: [Option<f64>; 4]) -> Self {
+        Self {
+            tension: v[0],
+            shear: v[1],
+            bend: v[2],
+            twist: v[3],
+        }
+    }
+
+    /// Whether any term is set (the bond can break).
+    pub fn is_set(&self) -> bool {
+        self.values().iter().any(Option::is_some)
+    }
+
+    /// The inverse strengths `1/T_c, 1/S_c, 1/M_bc, 1/M_tc` (0 for a term not set), as
+    /// both backends multiply the loads by them
+    /// ([`crate::physics::binder::BondLoads::failure_index`]).
+    pub fn inverse(&self) -> [f64; 4] {
+        self.values().map(|v| v.map_or(0.0, |x| 1.0 / x))
+    }
+
+    /// Every set term times `factor` (a bond's share of `break_scatter`).
+    pub fn scaled(&self, factor: f64) -> Self {
+        Self::from_values(self.values().map(|v| v.map(|x| x * factor)))
+    }
+}
+
 /// One binder bond between particles `i` and `j`, with its rest state.
 ///
 /// `#[repr(C)]`, `Pod`, 8-byte aligned, no implicit padding (2×u32 then f64s): the GPU

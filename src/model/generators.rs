@@ -124,12 +124,37 @@ pub struct Block {
     pub material: u32,
     /// Lock the particles' rotation (`Ω = 0` throughout).
     pub hold_rotation: bool,
+    /// Keep only the sites within a distance of an axis, `(center, unit axis,
+    /// radius)`: a bonded disc or cylinder cut from the lattice (the Brazilian test's
+    /// disc, issue 47). `None` keeps every site. The jitter is drawn for every site,
+    /// kept or not, so a cut block's particles have the radii of the full block's.
+    pub cylinder: Option<(DVec3, DVec3, f64)>,
 }
 
 impl Block {
-    /// Number of particles.
+    /// Whether the lattice site at `x` is kept ([`Block::cylinder`]).
+    fn keeps(&self, x: DVec3) -> bool {
+        self.cylinder.is_none_or(|(c, a, r)| {
+            let d = x - c;
+            (d - d.dot(a) * a).length_squared() <= r * r
+        })
+    }
+
+    /// Number of particles (lattice sites, or the sites the cylinder keeps).
     pub fn len(&self) -> usize {
-        self.counts.iter().product()
+        if self.cylinder.is_none() {
+            return self.counts.iter().product();
+        }
+        (0..self.counts.iter().product::<usize>())
+            .filter(|&k| self.keeps(self.site(k)))
+            .count()
+    }
+
+    /// The centre of lattice site `k` (x fastest, then y, then z).
+    fn site(&self, k: usize) -> DVec3 {
+        let [nx, ny, _] = self.counts;
+        let (ix, iy, iz) = (k % nx, (k / nx) % ny, k / (nx * ny));
+        self.origin + self.spacing * DVec3::new(ix as f64, iy as f64, iz as f64)
     }
 
     /// True when the block has no sites.
@@ -140,8 +165,9 @@ impl Block {
     /// Adds the block's particles and bonds to `model`.
     pub fn add_to(&self, model: &mut Model, k: BondStiffness) -> Result<(), BondError> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let first = model.particles.len();
         let [nx, ny, nz] = self.counts;
+        // The particle of each lattice site, `None` where the cylinder cuts it away.
+        let mut at: Vec<Option<usize>> = Vec::with_capacity(nx * ny * nz);
         for iz in 0..nz {
             for iy in 0..ny {
                 for ix in 0..nx {
@@ -152,6 +178,11 @@ impl Block {
                     } else {
                         0.0
                     };
+                    if !self.keeps(x) {
+                        at.push(None);
+                        continue;
+                    }
+                    at.push(Some(model.particles.len()));
                     let r = self.radius * (1.0 + jitter);
                     let m = self.density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
                     let mut p = Particle::at_rest(x, m, r);
@@ -168,20 +199,23 @@ impl Block {
             let reach = (self.bond_cutoff / self.spacing)
                 .ceil()
                 .min(i64::MAX as f64) as i64;
-            let idx = |ix: i64, iy: i64, iz: i64| {
-                first + (iz as usize * ny + iy as usize) * nx + ix as usize
-            };
+            let idx =
+                |ix: i64, iy: i64, iz: i64| at[(iz as usize * ny + iy as usize) * nx + ix as usize];
             let span = |i: i64, n: usize| {
                 (i.saturating_sub(reach)).max(0)..=(i.saturating_add(reach)).min(n as i64 - 1)
             };
             for iz in 0..nz as i64 {
                 for iy in 0..ny as i64 {
                     for ix in 0..nx as i64 {
-                        let a = idx(ix, iy, iz);
+                        let Some(a) = idx(ix, iy, iz) else {
+                            continue;
+                        };
                         for jz in span(iz, nz) {
                             for jy in span(iy, ny) {
                                 for jx in span(ix, nx) {
-                                    let b = idx(jx, jy, jz);
+                                    let Some(b) = idx(jx, jy, jz) else {
+                                        continue;
+                                    };
                                     if b <= a {
                                         continue;
                                     }
@@ -227,6 +261,7 @@ pub fn bonded_block(n: usize) -> Result<Model, BondError> {
         seed: 7,
         material: 0,
         hold_rotation: false,
+        cylinder: None,
     };
     let mut model = Model::default();
     block.add_to(
@@ -453,6 +488,7 @@ pub fn settling_bed(n: usize) -> Model {
         seed: 11,
         material: 0,
         hold_rotation: false,
+        cylinder: None,
     };
     let mut model = Model::default();
     // Bonds: none (cutoff 0), so adding cannot fail.

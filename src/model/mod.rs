@@ -21,7 +21,7 @@ mod precision;
 pub mod sizes;
 mod walls;
 
-pub use bonds::{Bond, BondError, BondStiffness, Incidence};
+pub use bonds::{Bond, BondError, BondStiffness, BondStrength, Incidence};
 pub use clumps::{
     Clump, ClumpSphere, ClumpType, ClumpTypeError, MAX_CLUMP_SPHERES, MAX_OVERLAP_PAIRS,
 };
@@ -203,6 +203,10 @@ pub struct Model {
     pub particles: Particles,
     /// Binder bonds with their rest states.
     pub bonds: Vec<Bond>,
+    /// The strength of each bond, in bond order (issue 47); empty when no bond can
+    /// break (no `break_*` key in the scene), which is the unbreakable binder of
+    /// Baker & Gonzalez bit for bit.
+    pub bond_strength: Vec<BondStrength>,
     /// Planar walls.
     pub walls: Vec<Wall>,
     /// Triangle-mesh walls (`[[mesh]]`).
@@ -260,6 +264,11 @@ impl Model {
             return false;
         };
         c.cohesion == Cohesion::Jkr && self.materials.iter().any(|m| m.surface_energy > 0.0)
+    }
+
+    /// Whether a bond can break: some bond has a strength ([`Model::bond_strength`]).
+    pub fn breakable(&self) -> bool {
+        self.bond_strength.iter().any(BondStrength::is_set)
     }
 
     /// Spheres the backends simulate: the particles and every clump's spheres (what a

@@ -102,6 +102,43 @@ pub fn shear_printed(
     (0.5 * k * c * c, -f_j, m, -m)
 }
 
+/// The loads one bond carries (issue 47): what its strengths
+/// ([`crate::model::BondStrength`]) are compared with. With `ê = (x_j − x_i)/|x_j − x_i|`
+/// the current bond axis:
+/// * tension `T = K^a ε / L₀`, `ε = |d|/L₀ − 1`: the axial force of eq. (52) along `ê`,
+///   positive when the bond is stretched;
+/// * shear `S = |F^s|`: the magnitude of the shear law's force (eqs. 53–55, either
+///   form), which is perpendicular to `ê` in the objective form;
+/// * bend and twist: the bending/torsion moment `M = K^m θ` of eq. (47) split about
+///   the axis, twist `M_t = M·ê` (signed) and bend `M_b = |M − M_t ê|`.
+///
+/// The shear law's moments (`K^s c_k a_k × ê`) are the couple of its force, not a
+/// bending load, and are not counted in `M_b`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BondLoads {
+    /// Axial force `T` (N), positive in tension.
+    pub tension: f64,
+    /// Shear force magnitude `S` (N).
+    pub shear: f64,
+    /// Bending moment magnitude `M_b` (N m).
+    pub bend: f64,
+    /// Twisting moment `M_t` (N m, signed about `ê`).
+    pub twist: f64,
+}
+
+impl BondLoads {
+    /// The bond's failure index for the inverse strengths `inv = [1/T_c, 1/S_c, 1/M_bc,
+    /// 1/M_tc]` (0 for a strength not set): `max(0, T)/T_c + S/S_c + M_b/M_bc +
+    /// |M_t|/M_tc`, summed in that order. The bond breaks when it reaches 1.
+    #[inline]
+    pub fn failure_index(&self, inv: &[f64; 4]) -> f64 {
+        self.tension.max(0.0) * inv[0]
+            + self.shear.abs() * inv[1]
+            + self.bend.abs() * inv[2]
+            + self.twist.abs() * inv[3]
+    }
+}
+
 /// Everything one bond contributes: energies, the force on `i` (`F_j = −F_i`) and the
 /// spatial moments on both ends. This is the per-bond record the gather step sums.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -118,6 +155,16 @@ pub struct BondResult {
     pub e_axial: f64,
     /// `U^s` (J).
     pub e_shear: f64,
+    /// The loads ([`BondLoads`]), which a bond's strength is compared with.
+    pub loads: BondLoads,
+}
+
+impl BondResult {
+    /// The strain energy `U^m + U^a + U^s` (J), summed in that order.
+    #[inline]
+    pub fn energy(&self) -> f64 {
+        self.e_bend + self.e_axial + self.e_shear
+    }
 }
 
 /// All binder potentials of one bond (eq. 43 without `U^pp`, which acts on contacts).
@@ -148,6 +195,16 @@ pub fn bond_forces(
             shear_printed(bond.k_shear, x_i, x_j, alpha_i, alpha_j, bond.rest_dir_i)
         }
     };
+    // The loads (issue 47): tension along ê, the shear force, M = K^m θ about ê.
+    let d = x_j - x_i;
+    let e = d / d.length();
+    let twist = m_bend.dot(e);
+    let loads = BondLoads {
+        tension: bond.k_axial * (d.length() / bond.rest_length - 1.0) / bond.rest_length,
+        shear: f_shear.length(),
+        bend: (m_bend - twist * e).length(),
+        twist,
+    };
     Some(BondResult {
         force_i: f_axial + f_shear,
         moment_i: m_bend + m_si,
@@ -155,5 +212,6 @@ pub fn bond_forces(
         e_bend,
         e_axial,
         e_shear,
+        loads,
     })
 }

@@ -143,6 +143,7 @@ pub fn random_cluster(seed: u64, shear: ShearForm) -> Model {
         seed,
         material: 0,
         hold_rotation: false,
+        cylinder: None,
     }
     .add_to(
         &mut m,

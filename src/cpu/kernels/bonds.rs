@@ -1,6 +1,7 @@
 //! Twin of `shaders/bonds.wgsl`: kernel `bond_forces`, one binder result per bond
 //! ([`crate::physics::bond_forces`], the WGSL `bond_law`).
 
+use crate::cpu::breakage::{Breakage, EvaluatedBreaks};
 use crate::cpu::parallel::{run_chunks, MIN_CHUNK};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Fault, Result};
@@ -8,24 +9,47 @@ use crate::physics::{self, BondResult};
 
 impl CpuBackend {
     /// Kernel `bond_forces`: one [`BondResult`] per bond.
+    ///
+    /// With breakable bonds (issue 47): a bond that broke at an earlier step gives
+    /// zero; a bond whose failure index
+    /// ([`crate::physics::binder::BondLoads::failure_index`]) reaches 1 breaks here and
+    /// is listed in `breaks` (bond order) with its loads and energy. Its result keeps
+    /// its force and moments, which this evaluation's kick uses and
+    /// [`CpuBackend::unload_breaks`] then takes out of the stored forces, and loses its
+    /// energies (they move to `e_broken`). A bond that broke at `step` itself (a
+    /// restore at the break's step) is computed and unloaded the same way.
     pub(in crate::cpu) fn bond_forces(
         &self,
         out: &mut [Option<BondResult>],
+        breaks: &mut EvaluatedBreaks,
         step: u64,
     ) -> Result<()> {
         let p = &self.model.particles;
         let shear = self.model.shear;
         let bonds = &self.model.bonds;
-        // Each chunk reports its first bond past a half turn; the lowest is named.
+        let breakage = self.breakage.as_ref();
+        let n = bonds.len();
+        // Each chunk reports its first bond past a half turn (ranked first, the lowest
+        // named) or else its first bond that breaks or broke at `step` (ranked after
+        // every half turn).
         let chunks: Vec<_> = out
             .chunks_mut(MIN_CHUNK)
             .enumerate()
             .map(|(c, r)| (c * MIN_CHUNK, r))
             .collect();
+        let breaking = |k: usize, r: &BondResult, s: &Breakage| {
+            s.broken_at[k] == step || r.loads.failure_index(&s.inverse[k]) >= 1.0
+        };
         let kernel = |(lo, r): (usize, &mut [Option<BondResult>])| {
             let mut fault = None;
+            let mut first_break = None;
             for (l, o) in r.iter_mut().enumerate() {
-                let b = &bonds[lo + l];
+                let k = lo + l;
+                if breakage.is_some_and(|s| s.gone(k, step)) {
+                    *o = Some(BondResult::default());
+                    continue;
+                }
+                let b = &bonds[k];
                 let (i, j) = (b.i as usize, b.j as usize);
                 *o = physics::bond_forces(
                     b,
@@ -35,13 +59,37 @@ impl CpuBackend {
                     p.rotation[j],
                     shear,
                 );
-                if o.is_none() && fault.is_none() {
-                    fault = Some((lo + l, ()));
+                match (o, breakage) {
+                    (None, _) if fault.is_none() => fault = Some((k, ())),
+                    (Some(r), Some(s)) if first_break.is_none() && breaking(k, r, s) => {
+                        first_break = Some((n + k, ()));
+                    }
+                    _ => {}
                 }
             }
-            fault
+            fault.or(first_break)
         };
-        match run_chunks(chunks, bonds.len(), kernel) {
+        breaks.clear();
+        match run_chunks(chunks, n, kernel) {
+            Some((first, ())) if first >= n => {
+                // Rare (the steps where a bond breaks): the bonds from the first to
+                // break on, in bond order.
+                let Some(s) = breakage else {
+                    return Ok(());
+                };
+                for (k, o) in out.iter_mut().enumerate().skip(first - n) {
+                    let Some(r) = o.as_mut() else { continue };
+                    if s.gone(k, step) || !breaking(k, r, s) {
+                        continue;
+                    }
+                    if s.broken_at[k] != step {
+                        breaks.new.push((k as u32, r.loads, r.energy()));
+                    }
+                    breaks.unload.push(k as u32);
+                    (r.e_bend, r.e_axial, r.e_shear) = (0.0, 0.0, 0.0);
+                }
+                Ok(())
+            }
             Some((bond, ())) => {
                 let b = &bonds[bond];
                 Err(Error::fault(
@@ -54,6 +102,31 @@ impl CpuBackend {
                 ))
             }
             None => Ok(()),
+        }
+    }
+}
+
+impl CpuBackend {
+    /// Takes the loads of the bonds that broke in an evaluation (`breaks.unload`, in
+    /// bond order) out of its stored forces and moments, after the gather and the
+    /// kick that used them ([`EvaluatedBreaks`]); their results become zero.
+    pub(in crate::cpu) fn unload_breaks(
+        &self,
+        bonds: &mut [Option<BondResult>],
+        forces: &mut [crate::cpu::ParticleForce],
+        breaks: &EvaluatedBreaks,
+    ) {
+        for &k in &breaks.unload {
+            let b = &self.model.bonds[k as usize];
+            let Some(r) = bonds[k as usize].take() else {
+                continue;
+            };
+            let (i, j) = (b.i as usize, b.j as usize);
+            forces[i].force -= r.force_i;
+            forces[i].moment -= r.moment_i;
+            forces[j].force += r.force_i;
+            forces[j].moment -= r.moment_j;
+            bonds[k as usize] = Some(BondResult::default());
         }
     }
 }

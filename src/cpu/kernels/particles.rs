@@ -48,6 +48,9 @@ impl CpuBackend {
     /// `correct`: the particles' velocities `v`, `Ω` (lent by an explicit step, whose
     /// model holds none meanwhile), to which kernel `integrate_correct` is applied as
     /// each particle's force is complete.
+    ///
+    /// The loads of bonds that broke in the evaluation are taken out of the stored
+    /// forces after the kick ([`CpuBackend::unload_breaks`]).
     pub(in crate::cpu) fn evaluate_forces(
         &self,
         out: &mut ForceState,
@@ -56,7 +59,23 @@ impl CpuBackend {
         increments: Option<&[(DVec3, DVec3)]>,
         correct: Option<(&mut [DVec3], &mut [DVec3])>,
     ) -> Result<()> {
-        self.bond_forces(&mut out.bonds, step)?;
+        self.gather_forces(out, step, first, increments, correct)?;
+        if !out.breaks.unload.is_empty() {
+            self.unload_breaks(&mut out.bonds, &mut out.particles, &out.breaks);
+        }
+        Ok(())
+    }
+
+    /// [`CpuBackend::evaluate_forces`] before the broken bonds' loads are taken out.
+    fn gather_forces(
+        &self,
+        out: &mut ForceState,
+        step: u64,
+        first: bool,
+        increments: Option<&[(DVec3, DVec3)]>,
+        correct: Option<(&mut [DVec3], &mut [DVec3])>,
+    ) -> Result<()> {
+        self.bond_forces(&mut out.bonds, &mut out.breaks, step)?;
         let bonds = &out.bonds;
         let (kind, h) = (self.integrator, self.dt);
         let p = &self.model.particles;

@@ -26,8 +26,8 @@ use super::sections::{
 use super::walls::{add_meshes, add_walls};
 use crate::error::Result;
 use crate::model::{
-    is_dormant, Bond, ContactLaw, ContactParams, Domain, Interaction, Material, Model, Particles,
-    Scene, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_OVERLAP,
+    is_dormant, Bond, BondStrength, ContactLaw, ContactParams, Domain, Interaction, Material,
+    Model, Particles, Scene, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_OVERLAP,
 };
 use crate::physics::granular::time_step_advice_at;
 
@@ -137,6 +137,10 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
         ));
     }
     add_bonds(&mut model, &file.bonds, &binder, &mut bonded)?;
+    if !model.breakable() {
+        model.bond_strength.clear();
+    }
+    check_breakage(&model, simulation.integrator)?;
     add_walls(&mut model, &file.walls, law, &materials)?;
     add_meshes(&mut model, &file.meshes, law, &materials, base)?;
     let end = simulation.steps() as f64 * simulation.dt;
@@ -188,6 +192,18 @@ fn build_with(file: &SceneFile, base: &Path, dt: f64, probe: bool) -> Result<Sce
     Ok(Scene { simulation, model })
 }
 
+/// Bonds break at the force evaluation of an explicit step; the implicit rule
+/// evaluates forces many times per step, at trial states, where a break would depend
+/// on the iteration (issue 47).
+fn check_breakage(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
+    if model.breakable() && integrator == crate::model::IntegratorKind::CampelloTrapezoidal {
+        return Err(scene_error(
+            "simulation.integrator = \"campello-trapezoidal\": bonds with break_* strengths break at the force evaluation of an explicit step, and the implicit rule evaluates forces at trial states; use an explicit integrator".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// The explicit `[[particle]]`s, numbered first.
 fn add_particles(
     model: &mut Model,
@@ -225,6 +241,7 @@ fn add_rings(
         ring.add_to(model, stiffness)
             .map_err(|e| scene_error(format!("{who}: {e}")))?;
         record_bonds(model, from, &who, bonded);
+        generated_strengths(model, binder.strength, binder.scatter, ring.seed);
     }
     Ok(())
 }
@@ -259,6 +276,16 @@ fn add_blocks(
             .add_to(model, stiffness)
             .map_err(|e| scene_error(format!("{who}: {e}")))?;
         record_bonds(model, from, &who, bonded);
+        let scatter = match b.break_scatter {
+            Some(s) => super::sections::scatter(&format!("{who}.break_scatter"), s)?,
+            None => binder.scatter,
+        };
+        if scatter > 0.0 && !binder.strength.is_set() {
+            return Err(scene_error(format!(
+                "{who}.break_scatter = {scatter}: scatters the [binder] strengths, but [binder] sets no break_* key"
+            )));
+        }
+        generated_strengths(model, binder.strength, scatter, block.seed);
     }
     Ok(())
 }
@@ -281,6 +308,24 @@ fn add_clouds(
             .map_err(|e| scene_error(format!("{who}: {e}")))?;
     }
     Ok(())
+}
+
+/// Gives the bonds a generator just made (those past [`Model::bond_strength`]'s end)
+/// the `[binder]` strength, each scaled by `1 + scatter (2u − 1)` with `u` uniform in
+/// `[0, 1)`, drawn in bond order from the generator's `seed` on a stream of its own
+/// (the generator's jitter and velocities keep their draws).
+fn generated_strengths(model: &mut Model, strength: BondStrength, scatter: f64, seed: u64) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    while model.bond_strength.len() < model.bonds.len() {
+        let factor = if scatter > 0.0 {
+            1.0 + scatter * (2.0 * rng.random::<f64>() - 1.0)
+        } else {
+            1.0
+        };
+        model.bond_strength.push(strength.scaled(factor));
+    }
 }
 
 /// Records the bonds `model.bonds[from..]`, made by generator `who`, in `bonded`.
@@ -344,7 +389,16 @@ fn add_bonds(
         }
         let bond = Bond::from_current(&model.particles, i, j, stiffness_from(values))
             .map_err(|e| scene_error(format!("bond[{k}]: {e}")))?;
+        // Each strength term: the bond's own, else [binder]'s (no scatter).
+        let own = super::sections::strength(
+            &format!("bond[{k}]"),
+            [b.break_tension, b.break_shear, b.break_bend, b.break_twist],
+        )?;
+        let strength = BondStrength::from_values(std::array::from_fn(|t| {
+            own.values()[t].or(binder.strength.values()[t])
+        }));
         model.bonds.push(bond);
+        model.bond_strength.push(strength);
         bonded.insert(pair, format!("bond[{k}]"));
     }
     Ok(())

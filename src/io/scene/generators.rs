@@ -139,6 +139,18 @@ pub(super) fn block(
         seed: seed(&key("seed"), b.seed)?,
         material,
         hold_rotation: b.hold_rotation,
+        cylinder: b
+            .cylinder
+            .as_ref()
+            .map(|c| -> Result<_> {
+                let axis = nonzero_vec(&key("cylinder.axis"), c.axis, "the cylinder's axis")?;
+                Ok((
+                    finite_vec(&key("cylinder.center"), c.center)?,
+                    axis.normalize(),
+                    positive(&key("cylinder.radius"), c.radius)?,
+                ))
+            })
+            .transpose()?,
     })
 }
 

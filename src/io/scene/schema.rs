@@ -410,6 +410,16 @@ pub(super) struct BinderSection {
     pub(super) k_shear: Option<f64>,
     #[serde(default)]
     pub(super) shear: Option<String>,
+    #[serde(default)]
+    pub(super) break_tension: Option<f64>,
+    #[serde(default)]
+    pub(super) break_shear: Option<f64>,
+    #[serde(default)]
+    pub(super) break_bend: Option<f64>,
+    #[serde(default)]
+    pub(super) break_twist: Option<f64>,
+    #[serde(default)]
+    pub(super) break_scatter: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -491,6 +501,14 @@ pub(super) struct BondSection {
     pub(super) k_axial: Option<f64>,
     #[serde(default)]
     pub(super) k_shear: Option<f64>,
+    #[serde(default)]
+    pub(super) break_tension: Option<f64>,
+    #[serde(default)]
+    pub(super) break_shear: Option<f64>,
+    #[serde(default)]
+    pub(super) break_bend: Option<f64>,
+    #[serde(default)]
+    pub(super) break_twist: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -621,4 +639,20 @@ pub(super) struct BlockSection {
     pub(super) material: Option<String>,
     #[serde(default)]
     pub(super) hold_rotation: bool,
+    #[serde(default)]
+    pub(super) break_scatter: Option<f64>,
+    #[serde(default)]
+    pub(super) cylinder: Option<CylinderCut>,
+}
+
+/// `[[block]] cylinder`: keep the lattice sites within `radius` of the axis through
+/// `center` along `axis` (a disc for the Brazilian test).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CylinderCut {
+    #[serde(deserialize_with = "exact")]
+    pub(super) center: Vec3,
+    #[serde(deserialize_with = "exact")]
+    pub(super) axis: Vec3,
+    pub(super) radius: f64,
 }

@@ -18,8 +18,8 @@ use crate::integrators::IntegratorKind;
 use crate::model::Precision;
 use crate::model::MAX_NEIGHBORS;
 use crate::model::{
-    BondStiffness, ContactLaw, FrictionModel, HardContact, HardSolver, Material, OnNonconvergence,
-    Particle, RollingModel, RunLength, ShearForm, SimulationParams,
+    BondStiffness, BondStrength, ContactLaw, FrictionModel, HardContact, HardSolver, Material,
+    OnNonconvergence, Particle, RollingModel, RunLength, ShearForm, SimulationParams,
 };
 use crate::physics::granular::{Drag, NearField};
 
@@ -231,6 +231,36 @@ pub(super) struct BinderDefaults {
     pub(super) shear: ShearForm,
     /// `(key, default)` for k_bend, k_axial, k_shear.
     pub(super) k: [(&'static str, Option<f64>); 3],
+    /// The default strength of every bond (`break_*`; issue 47).
+    pub(super) strength: BondStrength,
+    /// `break_scatter`: generated bonds' strengths are scaled by `1 + s(2u − 1)`, `u`
+    /// uniform in `[0, 1)` from the generator's seed.
+    pub(super) scatter: f64,
+}
+
+/// The `break_*` keys of a bond strength, in [`BondStrength::values`]' order.
+pub(super) const BREAK_KEYS: [&str; 4] =
+    ["break_tension", "break_shear", "break_bend", "break_twist"];
+
+/// The strengths `values` (in [`BREAK_KEYS`] order) of section `who`, each positive
+/// and finite where given.
+pub(super) fn strength(who: &str, values: [Option<f64>; 4]) -> Result<BondStrength> {
+    let mut out = [None; 4];
+    for ((o, v), name) in out.iter_mut().zip(values).zip(BREAK_KEYS) {
+        if let Some(x) = v {
+            *o = Some(positive(&format!("{who}.{name}"), x)?);
+        }
+    }
+    Ok(BondStrength::from_values(out))
+}
+
+/// A `break_scatter`: in `[0, 1)`, so that every scaled strength stays positive.
+pub(super) fn scatter(key: &str, v: f64) -> Result<f64> {
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(scene_error(format!("{key} = {v}: must be >= 0 and < 1")))
+    }
 }
 
 /// `[binder]` (absent: every default unset, the default shear form).
@@ -263,7 +293,23 @@ pub(super) fn binder(b: Option<&BinderSection>) -> Result<BinderDefaults> {
             *x = non_negative(&format!("binder.{name}"), *x)?;
         }
     }
-    Ok(BinderDefaults { shear, k })
+    let strength = strength(
+        "binder",
+        [b.break_tension, b.break_shear, b.break_bend, b.break_twist],
+    )?;
+    let scatter = scatter("binder.break_scatter", b.break_scatter.unwrap_or(0.0))?;
+    if scatter > 0.0 && !strength.is_set() {
+        return Err(scene_error(format!(
+            "binder.break_scatter = {scatter}: scatters the [binder] strengths, but [binder] sets none of {}",
+            BREAK_KEYS.join(", ")
+        )));
+    }
+    Ok(BinderDefaults {
+        shear,
+        k,
+        strength,
+        scatter,
+    })
 }
 
 /// The bond stiffness of `[k_bend, k_axial, k_shear]`.

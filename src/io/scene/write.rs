@@ -258,7 +258,7 @@ pub fn scene_to_toml(scene: &Scene) -> String {
     }
 
     let mut stale = 0usize;
-    for b in &m.bonds {
+    for (k, b) in m.bonds.iter().enumerate() {
         if Bond::from_current(p, b.i, b.j, b.stiffness()).as_ref() != Ok(b) {
             stale += 1;
         }
@@ -266,6 +266,14 @@ pub fn scene_to_toml(scene: &Scene) -> String {
         let _ = writeln!(s, "k_bend = {}", toml_float(b.k_bend));
         let _ = writeln!(s, "k_axial = {}", toml_float(b.k_axial));
         let _ = writeln!(s, "k_shear = {}", toml_float(b.k_shear));
+        // Each bond's own strength (a generator's scatter included).
+        if let Some(strength) = m.bond_strength.get(k) {
+            for (name, v) in super::sections::BREAK_KEYS.iter().zip(strength.values()) {
+                if let Some(x) = v {
+                    let _ = writeln!(s, "{name} = {}", toml_float(x));
+                }
+            }
+        }
     }
     if stale > 0 {
         log::warn!(
