@@ -3,7 +3,10 @@
 
 fn vlen(v: vec3<real>) -> real { return sqrt(dot(v, v)); }
 
-// Per-bond result: F_i (F_j = −F_i), RM_i, RM_j, U^m, U^a, U^s.
+// Per-bond result: F_i (F_j = −F_i), RM_i, RM_j, U^m, U^a, U^s, and the loads its
+// strength is compared with (issue 47; physics::binder::BondLoads): the tension
+// K^a ε/L₀, the shear force |F^s|, and the moment K^m θ split about the bond axis ê
+// (twist M·ê, bend |M − (M·ê)ê|).
 struct BondResult {
     force_i: vec3<real>,
     moment_i: vec3<real>,
@@ -11,6 +14,10 @@ struct BondResult {
     e_bend: real,
     e_axial: real,
     e_shear: real,
+    tension: real,
+    shear: real,
+    bend: real,
+    twist: real,
     ok: bool,
 }
 
@@ -46,6 +53,7 @@ fn bond_law(b: BondRecord, d: vec3<real>, ai: vec3<real>, aj: vec3<real>, printe
         r.force_i = f_axial - f_j;
         r.moment_i = m_bend + m;
         r.moment_j = -m - m_bend;
+        r.shear = vlen(f_j);
     } else {
         // Objective: U^s = ½K^s Σ_k c_k², c_k = 1 − (R_k u_k)·ê.
         let uj = vec3<real>(b.rest_dir_j_x, b.rest_dir_j_y, b.rest_dir_j_z);
@@ -60,7 +68,11 @@ fn bond_law(b: BondRecord, d: vec3<real>, ai: vec3<real>, aj: vec3<real>, printe
         r.force_i = f_axial - f_j;
         r.moment_i = m_bend + (b.k_shear * c_i) * cross(a_i, e);
         r.moment_j = (b.k_shear * c_j) * cross(a_j, e) - m_bend;
+        r.shear = vlen(f_j);
     }
+    r.tension = b.k_axial * strain / b.rest_length;
+    r.twist = dot(m_bend, e);
+    r.bend = vlen(m_bend - r.twist * e);
     return r;
 }
 

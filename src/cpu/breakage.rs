@@ -14,7 +14,7 @@ pub(super) type NewBreak = (u32, BondLoads, f64);
 ///
 /// A bond that breaks in the evaluation of state `n` still acts in that evaluation's
 /// kick (the correction to `v_n`), and its load is then taken out of the stored forces
-/// of state `n` ([`CpuBackend::unload_breaks`](super::CpuBackend)), which the next
+/// of state `n` (kernel `bond_unload`), which the next
 /// step's predict uses: the state `(x_n, v_n)` is the one the bonded system reached,
 /// and the system without the bond starts from it. So `e_total + e_broken` (the
 /// bond's energy at `x_n` moved to `e_broken`) is continuous at the break, and

@@ -37,6 +37,8 @@ impl GpuBackend {
         let s = self.status()?;
         // An error of a fused predict is the next step's (step_begin no longer counts it).
         self.steps = s[STATUS_STEP] as u64 + u64::from(s[STATUS_AHEAD] != 0);
+        // Breaks of the steps advanced (of a failed advance too: they happened).
+        self.sync_breaks(s[contract::STATUS_BREAKS as usize])?;
         let bits = s[STATUS_ERROR] & contract::ERROR_CODES;
         if bits == 0 {
             return Ok(());
@@ -110,6 +112,13 @@ impl Backend for GpuBackend {
 
     fn wall_loads(&mut self) -> Result<Option<Vec<crate::backend::WallLoad>>> {
         self.wall_loads_now()
+    }
+
+    fn bond_breaks(&mut self, after: u64) -> Result<Vec<crate::backend::BondBreak>> {
+        Ok(self.breakage.as_ref().map_or_else(Vec::new, |b| {
+            let from = b.log.partition_point(|x| x.step <= after);
+            b.log[from..].to_vec()
+        }))
     }
 
     fn exits(&mut self, after: u64) -> Result<Vec<crate::backend::Exit>> {
@@ -259,7 +268,10 @@ impl Backend for GpuBackend {
             Precision::F64 => (Vec::new(), Vec::new()),
         };
         let mut snapshot = StateSnapshot {
-            broken: Vec::new(),
+            broken: self
+                .breakage
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.log.clone()),
             backend: BackendKind::Gpu,
             backend_name: self.name(),
             precision: self.precision,
@@ -355,7 +367,10 @@ impl Backend for GpuBackend {
                 b.kinematic(g)
             });
         Ok(Diagnostics {
-            e_broken: 0.0,
+            e_broken: self
+                .breakage
+                .as_ref()
+                .map_or(0.0, |b| crate::backend::broken_energy(&b.log)),
             step: self.steps,
             time: self.time(),
             e_kin: at(contract::Q_E_KIN) + k,
@@ -417,7 +432,7 @@ impl Backend for GpuBackend {
             vec![0; particles.len()]
         };
         Ok(Frame {
-            bond_broken: Vec::new(),
+            bond_broken: self.breakage.as_ref().map_or_else(Vec::new, |b| b.broken()),
             step: self.steps,
             time: self.time(),
             particles,

@@ -8,10 +8,10 @@ use super::bind;
 use super::bindings::{CHUNK_BINDINGS, ROW_BINDINGS};
 use super::contract;
 use super::contract::{
-    BOND_OUT_STRIDE, INTEGRATOR_SYMPLECTIC_EULER, INTEGRATOR_VARIATIONAL,
-    INTEGRATOR_VARIATIONAL_EXACT, PARAM_COMPACT_BONDS, PARAM_CONTACT, PARAM_DOMAIN,
-    PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST, PARAM_HERTZ, PARAM_INLINE_BONDS, PARAM_MERGED,
-    PARAM_NEAR, PARAM_POS_DIRECT, PARAM_PRINTED_SHEAR, Q_COUNT,
+    BOND_BREAK_INV, BOND_BREAK_STRIDE, BOND_OUT_STRIDE, INTEGRATOR_SYMPLECTIC_EULER,
+    INTEGRATOR_VARIATIONAL, INTEGRATOR_VARIATIONAL_EXACT, PARAM_COMPACT_BONDS, PARAM_CONTACT,
+    PARAM_DOMAIN, PARAM_DOMAIN_REMOVE, PARAM_DRAG, PARAM_FIRST, PARAM_HERTZ, PARAM_INLINE_BONDS,
+    PARAM_MERGED, PARAM_NEAR, PARAM_POS_DIRECT, PARAM_PRINTED_SHEAR, Q_COUNT,
 };
 use super::layout::{
     BondRecord, Chunk, CompactBonds, HistRecord, PairRecord, Params, Real, RowChunk, WallRecord,
@@ -208,8 +208,14 @@ impl<R: Real> Contents<R> {
         let rs = std::mem::size_of::<R>() as u64;
         let sections = &plan.sections;
         let params = params::<R>(model, plan, compact.is_some(), integrator, dt);
-        // The status words, then a detail word per particle (STATUS_DETAIL).
-        let mut status = vec![0u32; STATUS_WORDS + n as usize];
+        // The status words, then a detail word per particle (STATUS_DETAIL), then with
+        // breakable bonds a word per bond (its break step, u32::MAX while it holds).
+        let bond_words = if model.breakable() {
+            model.bonds.len()
+        } else {
+            0
+        };
+        let mut status = vec![0u32; STATUS_WORDS + n as usize + bond_words];
         status[STATUS_STEP] = start;
         status[STATUS_REBUILD] = u32::from(plan.contact);
         for w in &mut status[STATUS_FIRST_INDEX..] {
@@ -603,7 +609,7 @@ fn bond_chunks<R: Real>(
     for (c, bonds) in model.bonds.chunks(plan.bond_chunk_len).enumerate() {
         let range = bond_base as usize..bond_base as usize + bonds.len();
         let records = match compact {
-            Some(cb) => bytemuck::cast_slice(&cb.records[range]).to_vec(),
+            Some(cb) => bytemuck::cast_slice(&cb.records[range.clone()]).to_vec(),
             None => {
                 let r: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
                 bytemuck::cast_slice(&r).to_vec()
@@ -622,13 +628,26 @@ fn bond_chunks<R: Real>(
             partial_base,
             bond_base,
         };
+        // The results, then (breakable bonds, issue 47) each bond's inverse strengths
+        // and an empty break record.
+        let mut bond_out =
+            vec![0u8; (u64::from(BOND_OUT_STRIDE) * bonds.len() as u64 * rs) as usize];
+        if model.breakable() {
+            let records: Vec<R> = model.bond_strength[range.clone()]
+                .iter()
+                .flat_map(|s| {
+                    let mut r = [R::from_f64(0.0); BOND_BREAK_STRIDE as usize];
+                    for (k, inv) in s.inverse().into_iter().enumerate() {
+                        r[(BOND_BREAK_INV as usize) + k] = R::from_f64(inv);
+                    }
+                    r
+                })
+                .collect();
+            bond_out.extend_from_slice(bytemuck::cast_slice(&records));
+        }
         out.push([
             (bind::BONDS, format!("bonds[{c}]"), records),
-            (
-                bind::BOND_OUT,
-                format!("bond_out[{c}]"),
-                vec![0u8; (u64::from(BOND_OUT_STRIDE) * bonds.len() as u64 * rs) as usize],
-            ),
+            (bind::BOND_OUT, format!("bond_out[{c}]"), bond_out),
             (
                 bind::INCIDENCE,
                 format!("incidence[{c}]"),

@@ -24,6 +24,11 @@ pub const STATUS_MAX_NEIGHBORS: u32 = 4;
 pub const STATUS_AHEAD: u32 = 5;
 /// Status word: the step whose force evaluation records the wall loads (`rows.wall_load`).
 pub const STATUS_LOADS: u32 = 6;
+/// Status word: bonds broken so far (issue 47; `bond_forces` counts each break).
+pub const STATUS_BREAKS: u32 = 7;
+/// Status word: the last step at which a bond broke (`u32::MAX`: none); `bond_unload`
+/// does nothing at other steps.
+pub const STATUS_BROKE_STEP: u32 = 29;
 /// Status words `STATUS_FIRST_INDEX + code`: the lowest particle or bond index that
 /// raised error `code`.
 pub const STATUS_FIRST_INDEX: u32 = 8;
@@ -34,6 +39,9 @@ pub const STATUS_WORDS: u32 = 32;
 /// for plane wall `w`, `n + n_walls + m` for mesh `m`; [`overlap_partner`]). Each is
 /// written by its own particle only, so the host reads the lowest raising particle's
 /// without a race.
+///
+/// Then words `STATUS_DETAIL + n + k`, one per bond in scenes whose bonds can break
+/// (issue 47): the step at which bond `k` broke, `u32::MAX` while it holds.
 pub const STATUS_DETAIL: u32 = STATUS_WORDS;
 /// Steps of moving-wall poses held on the device (`tables`' wall-pose section, by step
 /// modulo this): at least the steps of one submitted batch.
@@ -319,6 +327,16 @@ pub const BOND_OUT_E_AXIAL: u32 = 10;
 /// `bond_out`: offset of the shear energy `U^s`.
 pub const BOND_OUT_E_SHEAR: u32 = 11;
 
+/// `bond_out` of scenes whose bonds can break (issue 47): after a chunk's `n` results
+/// (`BOND_OUT_STRIDE · n` reals), reals per bond of its strength and break record.
+pub const BOND_BREAK_STRIDE: u32 = 9;
+/// Break record: the inverse strengths 1/T_c, 1/S_c, 1/M_bc, 1/M_tc (0: not set).
+pub const BOND_BREAK_INV: u32 = 0;
+/// Break record: the loads at the break (tension, shear, bend, twist).
+pub const BOND_BREAK_LOADS: u32 = 4;
+/// Break record: the strain energy at the break.
+pub const BOND_BREAK_ENERGY: u32 = 8;
+
 /// The clumps' state in `body` (section `O_CLUMP`): vec4 per body.
 pub const CLUMP_RECORD: u32 = 10;
 /// Clump record: the centre of mass x.
@@ -378,12 +396,18 @@ const _: () = assert!(Q_NEAR_FIELD < Q_COUNT && Q_ANGULAR_MOMENTUM + 3 <= Q_FIEL
 const _: () = assert!(STATUS_FIRST_INDEX + ERR_COUNT <= STATUS_WORDS);
 const _: () = assert!(STATUS_AHEAD < STATUS_FIRST_INDEX);
 const _: () = assert!(STATUS_LOADS < STATUS_FIRST_INDEX);
+const _: () = assert!(STATUS_BREAKS < STATUS_FIRST_INDEX);
+const _: () = assert!(
+    STATUS_BROKE_STEP >= STATUS_FIRST_INDEX + ERR_COUNT && STATUS_BROKE_STEP < STATUS_WORDS
+);
+const _: () =
+    assert!(BOND_BREAK_ENERGY < BOND_BREAK_STRIDE && BOND_BREAK_LOADS + 4 <= BOND_BREAK_ENERGY);
 
 /// An unused contact-history slot's partner id (ends a row).
 pub const NO_PARTNER: u32 = crate::physics::granular::NO_PARTNER;
 
 /// Every constant of the contract: its WGSL name and value.
-pub const CONSTANTS: [(&str, u32); 125] = [
+pub const CONSTANTS: [(&str, u32); 131] = [
     ("STATUS_STEP", STATUS_STEP),
     ("STATUS_ERROR", STATUS_ERROR),
     ("STATUS_REBUILD", STATUS_REBUILD),
@@ -391,6 +415,8 @@ pub const CONSTANTS: [(&str, u32); 125] = [
     ("STATUS_MAX_NEIGHBORS", STATUS_MAX_NEIGHBORS),
     ("STATUS_AHEAD", STATUS_AHEAD),
     ("STATUS_LOADS", STATUS_LOADS),
+    ("STATUS_BREAKS", STATUS_BREAKS),
+    ("STATUS_BROKE_STEP", STATUS_BROKE_STEP),
     ("STATUS_FIRST_INDEX", STATUS_FIRST_INDEX),
     ("STATUS_WORDS", STATUS_WORDS),
     ("STATUS_DETAIL", STATUS_DETAIL),
@@ -445,6 +471,10 @@ pub const CONSTANTS: [(&str, u32); 125] = [
     ("BOND_OUT_E_BEND", BOND_OUT_E_BEND),
     ("BOND_OUT_E_AXIAL", BOND_OUT_E_AXIAL),
     ("BOND_OUT_E_SHEAR", BOND_OUT_E_SHEAR),
+    ("BOND_BREAK_STRIDE", BOND_BREAK_STRIDE),
+    ("BOND_BREAK_INV", BOND_BREAK_INV),
+    ("BOND_BREAK_LOADS", BOND_BREAK_LOADS),
+    ("BOND_BREAK_ENERGY", BOND_BREAK_ENERGY),
     ("Q_COUNT", Q_COUNT),
     ("Q_E_KIN", Q_E_KIN),
     ("Q_E_ROT", Q_E_ROT),

@@ -178,6 +178,16 @@ impl GpuBackend {
             );
         } else {
             self.dispatch_rows(pass, KernelId::ParticleForces);
+            // Breakable bonds (issue 47): the loads of the bonds that broke in this
+            // evaluation leave the stored forces after the kick, chunk by chunk (steps
+            // that can break bonds are never fused).
+            if self.breakage.is_some() {
+                for (c, &len) in self.chunks.iter().enumerate() {
+                    if len > 0 {
+                        self.dispatch_chunk(pass, KernelId::BondUnload, c, groups(self.n));
+                    }
+                }
+            }
             // The bodies' loads from their spheres' forces, and their correct half.
             if self.sections.bodies > 0 {
                 self.dispatch(pass, KernelId::ClumpGather, groups(self.sections.bodies));

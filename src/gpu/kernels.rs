@@ -27,6 +27,8 @@ pub enum KernelId {
     BondForcesNoEnergy,
     /// `bond_gather`.
     BondGather,
+    /// `bond_unload`.
+    BondUnload,
     /// `particle_forces`.
     ParticleForces,
     /// `particle_forces_predict`.
@@ -113,13 +115,14 @@ pub enum KernelId {
 
 impl KernelId {
     /// Every kernel.
-    pub const ALL: [KernelId; 47] = [
+    pub const ALL: [KernelId; 48] = [
         Self::StepBegin,
         Self::IntegratePredict,
         Self::CommitPos,
         Self::BondForces,
         Self::BondForcesNoEnergy,
         Self::BondGather,
+        Self::BondUnload,
         Self::ParticleForces,
         Self::ParticleForcesPredict,
         Self::GranularForces,
@@ -172,6 +175,7 @@ impl KernelId {
             Self::BondForces => "bond_forces",
             Self::BondForcesNoEnergy => "bond_forces_no_energy",
             Self::BondGather => "bond_gather",
+            Self::BondUnload => "bond_unload",
             Self::ParticleForces => "particle_forces",
             Self::ParticleForcesPredict => "particle_forces_predict",
             Self::GranularForces => "granular_forces",
@@ -247,6 +251,7 @@ impl KernelId {
             Self::BondForces
                 | Self::BondForcesNoEnergy
                 | Self::BondGather
+                | Self::BondUnload
                 | Self::ReduceBondPartials
         )
     }

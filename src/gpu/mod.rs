@@ -22,6 +22,7 @@
 
 mod backend;
 pub mod bindings;
+mod breakage;
 mod buffers;
 mod clumps;
 mod contents;
@@ -168,6 +169,9 @@ pub struct GpuBackend {
     layout: crate::model::Layout,
     /// Compacted storage (open systems; `storage`): `None` when every id is stored.
     compaction: Option<storage::Compaction>,
+    /// Bond breakage (issue 47): the breaks read back so far; `None` when no bond can
+    /// break.
+    breakage: Option<breakage::Breakage>,
 }
 
 impl GpuBackend {
@@ -277,12 +281,6 @@ impl GpuBackend {
         slots: usize,
     ) -> Result<Self> {
         let mut model = model;
-        if model.breakable() {
-            return Err(Error::Backend(
-                "bonds with break_* strengths do not run on the GPU backend yet; use --backend cpu"
-                    .into(),
-            ));
-        }
         // Compacted storage sets up again from the scene's model (`restore_storage`).
         let compacting = options.compact_storage != Some(false);
         let scene = (compacting && crate::model::layout::compacts(&model, integrator))
@@ -368,12 +366,14 @@ impl GpuBackend {
             ))
         })?;
         let ids = stored.as_ref().map(|(ids, _)| ids.as_slice());
+        let broken = snapshot.map_or(&[][..], |s| s.broken.as_slice());
         let mut backend = match options.precision {
             Precision::F32 => Self::build::<f32>(
                 ctx, model, integrator, dt, options, start, kahan, placement, dt_advice, ids,
+                broken,
             ),
             Precision::F64 => Self::build::<f64>(
-                ctx, model, integrator, dt, options, start, kahan, None, dt_advice, ids,
+                ctx, model, integrator, dt, options, start, kahan, None, dt_advice, ids, broken,
             ),
         }?;
         backend.bodies = bodies;
@@ -437,6 +437,7 @@ impl GpuBackend {
         placement: Option<Placement<'_>>,
         dt_advice: Option<f64>,
         stored: Option<&[u32]>,
+        broken: &[crate::backend::BondBreak],
     ) -> Result<Self> {
         // The largest storage binding (a test hook may pretend it is smaller).
         let limits = ctx.device.limits();
@@ -598,7 +599,16 @@ impl GpuBackend {
             dt_advice,
             layout,
             compaction: None,
+            breakage: None,
         };
+        // A restored run's breaks, before the set-up evaluation, which unloads those
+        // of its own step.
+        if backend.model.breakable() {
+            backend.breakage = Some(breakage::Breakage::new(backend.model.bonds.len()));
+            backend.upload_breaks(broken)?;
+        } else {
+            crate::backend::check_breaks(&backend.model, broken)?;
+        }
         backend.first_evaluation(u64::from(start), contents.params)?;
         Ok(backend)
     }

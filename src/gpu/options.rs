@@ -140,7 +140,8 @@ pub(super) fn checked_shaders() -> bool {
 pub struct Paths {
     /// Steps may end in `particle_forces_predict` (the next step's predict fused into
     /// this step's force pass): not when particles can be removed at the domain
-    /// boundary, whose flag partners read in the same pass.
+    /// boundary, whose flag partners read in the same pass, nor when bonds can break
+    /// (`bond_unload` runs between the kick and the next predict).
     pub fuse: bool,
     /// Fused steps run the contact pass in `particle_forces_predict`
     /// ([`granular_forces_merge`]).
@@ -165,8 +166,11 @@ impl Paths {
         // Clump steps run clump_predict and clump_pose between the predict and the
         // forces, and clump_gather after them: never fused; nor are hard-contact steps
         // (shaders/hard.wgsl), which have no predict.
+        // Nor are steps whose bonds can break (issue 47): a break's load is taken out
+        // of the stored forces after the kick (`bond_unload`), before the next predict.
         let fuse = !model.domain.is_some_and(|d| d.remove)
             && model.clumps.is_empty()
+            && !model.breakable()
             && !hard
             && options.fused != Some(false);
         let hardware = !software;

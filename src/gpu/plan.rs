@@ -9,7 +9,9 @@
 //! and writes the same sections. Pure functions, tested here.
 
 use crate::error::{Error, Result};
-use crate::gpu::contract::{BOND_OUT_STRIDE, CLUMP_RECORD, MESH_POSE_VEC4, POSE_SLOTS, POSE_VEC4};
+use crate::gpu::contract::{
+    BOND_BREAK_STRIDE, BOND_OUT_STRIDE, CLUMP_RECORD, MESH_POSE_VEC4, POSE_SLOTS, POSE_VEC4,
+};
 use crate::gpu::layout::{hist_slot_bytes, BondRecord, Real};
 use crate::gpu::options::{GpuOptions, Paths, DEFAULT_MAX_NEIGHBORS};
 use crate::gpu::shaders::{self, MAX_NEIGHBORS, WORKGROUP_SIZE};
@@ -62,6 +64,10 @@ pub struct SectionNeeds {
     /// JKR cohesion (issue 50, `JKR`): pairs with a surface energy follow the JKR law
     /// and hold in tension; the walls' held flags are the w of their spring vec4.
     pub jkr: bool,
+    /// Bonds can break (issue 47, `BREAKABLE`): each bond chunk's `bond_out` holds the
+    /// strengths and break records after the results, and the status buffer a word
+    /// per bond after the particles' detail words.
+    pub breakable: bool,
     /// Particles leaving the domain are removed (`on_exit = "remove"`): the step at
     /// which each left is stored.
     pub removal: bool,
@@ -96,6 +102,7 @@ impl SectionNeeds {
             moving_meshes: true,
             rolling: 2,
             jkr: true,
+            breakable: true,
             removal: true,
             ids: true,
             id_count: n,
@@ -205,6 +212,8 @@ pub struct Sections {
     pub rolling: u32,
     /// JKR cohesion ([`SectionNeeds::jkr`]).
     pub jkr: bool,
+    /// Breakable bonds ([`SectionNeeds::breakable`]).
+    pub breakable: bool,
     /// `particle_flags`: per body its first sphere, sphere count and type.
     pub clump_info: u32,
     /// `particle_flags`: each clump sphere's body.
@@ -365,6 +374,7 @@ impl Sections {
             moving_meshes,
             rolling: w.rolling,
             jkr: w.jkr,
+            breakable: w.breakable,
             clump_info: index("particle_flags", clump_info)?,
             member_body: index("particle_flags", member_body)?,
             free,
@@ -416,6 +426,7 @@ impl Sections {
             ("ROLLING", self.rolling),
             ("LOAD_VEC4", load_vec4(self.rolling)),
             ("JKR", u32::from(self.jkr)),
+            ("BREAKABLE", u32::from(self.breakable)),
             ("N_FREE", self.free),
             ("N_BODIES", self.bodies),
             ("O_EXIT_STEP", self.exit_step),
@@ -575,8 +586,15 @@ impl Plan {
         let n_buckets = bucket_count(n, bucket_capacity, max_bind);
         let rs = std::mem::size_of::<R>() as u64;
         // Bond chunks: contiguous id ranges whose buffers each fit one storage binding.
+        // Breakable bonds keep their strengths and break records in bond_out too.
+        let out_stride = BOND_OUT_STRIDE
+            + if model.breakable() {
+                BOND_BREAK_STRIDE
+            } else {
+                0
+            };
         let per_bond =
-            (std::mem::size_of::<BondRecord<R>>() as u64).max(u64::from(BOND_OUT_STRIDE) * rs);
+            (std::mem::size_of::<BondRecord<R>>() as u64).max(u64::from(out_stride) * rs);
         let bond_chunk_len = options
             .max_chunk_bonds
             .map(u64::from)
@@ -623,6 +641,7 @@ impl Plan {
                 Some(crate::model::RollingModel::Epsd) => 2,
             },
             jkr: model.jkr(),
+            breakable: model.breakable(),
             removal: model.domain.is_some_and(|d| d.remove),
             mesh: tables.mesh,
             ids: ids.is_some(),
@@ -863,7 +882,8 @@ mod tests {
         assert!(c.contains("const ROLLING: u32 = 2u;\n"));
         assert!(c.contains("const LOAD_VEC4: u32 = 3u;\n"));
         assert!(c.contains("const JKR: u32 = 1u;\n"));
-        assert_eq!(c.lines().count(), 43);
+        assert!(c.contains("const BREAKABLE: u32 = 1u;\n"));
+        assert_eq!(c.lines().count(), 44);
     }
 
     /// Buckets: a power of two near n, at least 64 and MIN_BUCKETS, and no more than

@@ -20,7 +20,7 @@ pub(super) fn family(kernel: KernelId) -> usize {
         K::StepBegin | K::IntegratePredict | K::CommitPos | K::ClumpPredict | K::ClumpPose => 0,
         K::GridGate | K::GridClear | K::GridInsert | K::NeighborBuild | K::GridFinish => 1,
         K::GranularForces | K::GranularForcesNoEnergy | K::MeshPlace => 2,
-        K::BondForces | K::BondForcesNoEnergy | K::BondGather => 3,
+        K::BondForces | K::BondForcesNoEnergy | K::BondGather | K::BondUnload => 3,
         K::ParticleForces | K::ParticleForcesPredict | K::ClumpGather => 4,
         K::ReducePartials | K::ReduceBondPartials | K::ReduceFinal => 6,
         _ => 5,

@@ -123,7 +123,12 @@ pub const KERNEL_FILES: [KernelFile; 8] = [
     KernelFile {
         name: "bonds.wgsl",
         source: include_str!("../../shaders/bonds.wgsl"),
-        entry_points: &["bond_forces", "bond_forces_no_energy", "bond_gather"],
+        entry_points: &[
+            "bond_forces",
+            "bond_forces_no_energy",
+            "bond_gather",
+            "bond_unload",
+        ],
     },
     KernelFile {
         name: "particles.wgsl",

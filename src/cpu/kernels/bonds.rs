@@ -15,7 +15,7 @@ impl CpuBackend {
     /// ([`crate::physics::binder::BondLoads::failure_index`]) reaches 1 breaks here and
     /// is listed in `breaks` (bond order) with its loads and energy. Its result keeps
     /// its force and moments, which this evaluation's kick uses and
-    /// [`CpuBackend::unload_breaks`] then takes out of the stored forces, and loses its
+    /// [`CpuBackend::bond_unload`] then takes out of the stored forces, and loses its
     /// energies (they move to `e_broken`). A bond that broke at `step` itself (a
     /// restore at the break's step) is computed and unloaded the same way.
     pub(in crate::cpu) fn bond_forces(
@@ -107,25 +107,38 @@ impl CpuBackend {
 }
 
 impl CpuBackend {
-    /// Takes the loads of the bonds that broke in an evaluation (`breaks.unload`, in
-    /// bond order) out of its stored forces and moments, after the gather and the
-    /// kick that used them ([`EvaluatedBreaks`]); their results become zero.
-    pub(in crate::cpu) fn unload_breaks(
+    /// Kernel `bond_unload` (the twin of `shaders/bonds.wgsl`'s): per particle, takes
+    /// the results of its bonds that broke in this evaluation (`breaks.unload`) out of
+    /// its stored force and moment, in ascending bond id, after the kick that used them
+    /// ([`EvaluatedBreaks`]); their results become zero. Runs only after an
+    /// evaluation in which a bond broke.
+    pub(in crate::cpu) fn bond_unload(
         &self,
         bonds: &mut [Option<BondResult>],
         forces: &mut [crate::cpu::ParticleForce],
         breaks: &EvaluatedBreaks,
     ) {
+        let inc = &self.incidence;
+        let unloading = |k: u32| breaks.unload.binary_search(&k).is_ok();
+        for (i, pf) in forces.iter_mut().enumerate() {
+            for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
+                let k = e >> 1;
+                if !unloading(k) {
+                    continue;
+                }
+                let Some(r) = &bonds[k as usize] else {
+                    continue;
+                };
+                if e & 1 == 0 {
+                    pf.force -= r.force_i;
+                    pf.moment -= r.moment_i;
+                } else {
+                    pf.force += r.force_i;
+                    pf.moment -= r.moment_j;
+                }
+            }
+        }
         for &k in &breaks.unload {
-            let b = &self.model.bonds[k as usize];
-            let Some(r) = bonds[k as usize].take() else {
-                continue;
-            };
-            let (i, j) = (b.i as usize, b.j as usize);
-            forces[i].force -= r.force_i;
-            forces[i].moment -= r.moment_i;
-            forces[j].force += r.force_i;
-            forces[j].moment -= r.moment_j;
             bonds[k as usize] = Some(BondResult::default());
         }
     }

@@ -5,7 +5,7 @@
 //! | shader | GPU kernels | CPU twin |
 //! |---|---|---|
 //! | `integrate.wgsl` | `integrate_predict` (`step_begin`, `commit_pos`: GPU bookkeeping) | [`integrate`]: `integrate_predict`, `integrate_correct` |
-//! | `bonds.wgsl` | `bond_forces` (`bond_gather`) | [`bonds`]: `bond_forces` |
+//! | `bonds.wgsl` | `bond_forces` (`bond_gather`), `bond_unload` | [`bonds`]: `bond_forces`, `bond_unload` |
 //! | `granular.wgsl`, `common/contact.wgsl` | `granular_forces` (each particle's `granular_sum` over its full row) | [`granular`]: `granular_pairs` (each listed pair once, by its lower id, into a half-list slot), then `granular_sum` per particle |
 //! | `particles.wgsl` | `particle_forces`, `particle_forces_predict` (fused with the next step's predict) | [`particles`]: `particle_forces` (with `integrate_correct`), `particle_force` |
 //! | `reduce.wgsl` | `reduce_partials`, `reduce_bond_partials`, `reduce_final` | [`reduce`]: `potentials`, with [`crate::diagnostics::kinematic`] |

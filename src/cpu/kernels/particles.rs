@@ -50,7 +50,7 @@ impl CpuBackend {
     /// each particle's force is complete.
     ///
     /// The loads of bonds that broke in the evaluation are taken out of the stored
-    /// forces after the kick ([`CpuBackend::unload_breaks`]).
+    /// forces after the kick ([`CpuBackend::bond_unload`]).
     pub(in crate::cpu) fn evaluate_forces(
         &self,
         out: &mut ForceState,
@@ -61,7 +61,7 @@ impl CpuBackend {
     ) -> Result<()> {
         self.gather_forces(out, step, first, increments, correct)?;
         if !out.breaks.unload.is_empty() {
-            self.unload_breaks(&mut out.bonds, &mut out.particles, &out.breaks);
+            self.bond_unload(&mut out.bonds, &mut out.particles, &out.breaks);
         }
         Ok(())
     }
