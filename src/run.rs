@@ -1110,6 +1110,7 @@ mod tests {
                 moment: vec![DVec3::ZERO; n],
                 contact_count: vec![0; n],
                 bond_energy: Vec::new(),
+                bond_broken: Vec::new(),
                 body_id: Vec::new(),
             })
         }

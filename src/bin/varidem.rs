@@ -1237,7 +1237,7 @@ fn main() -> ExitCode {
                         let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
                         let hi = v.iter().copied().fold(0.0, f64::max);
                         (!v.is_empty()).then(|| {
-                            format!("{} {}–{} on {}", names[t], readable(lo), readable(hi), plural(v.len(), "bond"))
+                            format!("{} {lo:.4e}–{hi:.4e} on {}", names[t], plural(v.len(), "bond"))
                         })
                     })
                     .collect();

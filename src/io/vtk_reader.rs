@@ -332,6 +332,9 @@ pub struct ParticleFrame {
     pub force: Option<Vec<DVec3>>,
     /// Contact counts: only in `.vtp` frames.
     pub contact_count: Option<Vec<u32>>,
+    /// Broken bonds per particle (issue 47): only in `.vtp` frames of scenes whose
+    /// bonds can break.
+    pub broken_bonds: Option<Vec<u32>>,
 }
 
 impl ParticleFrame {
@@ -380,6 +383,10 @@ impl ParticleFrame {
             Some(_) => Some(ints(need("contact_count", 1)?)),
             None => None,
         };
+        let broken_bonds = match file.point_array("broken_bonds") {
+            Some(_) => Some(ints(need("broken_bonds", 1)?)),
+            None => None,
+        };
         let id = match file.point_array("id") {
             Some(_) => ints(need("id", 1)?),
             None => (0..n).map(|i| i as u32).collect(),
@@ -400,6 +407,7 @@ impl ParticleFrame {
             body_id,
             force,
             contact_count,
+            broken_bonds,
         })
     }
 }

@@ -134,10 +134,13 @@ pub struct Block {
 impl Block {
     /// Whether the lattice site at `x` is kept ([`Block::cylinder`]).
     fn keeps(&self, x: DVec3) -> bool {
-        self.cylinder.is_none_or(|(c, a, r)| {
-            let d = x - c;
-            (d - d.dot(a) * a).length_squared() <= r * r
-        })
+        match self.cylinder {
+            None => true,
+            Some((c, a, r)) => {
+                let d = x - c;
+                (d - d.dot(a) * a).length_squared() <= r * r
+            }
+        }
     }
 
     /// Number of particles (lattice sites, or the sites the cylinder keeps).

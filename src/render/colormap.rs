@@ -54,6 +54,10 @@ pub enum ColorField {
     Y,
     /// Position z (m).
     Z,
+    /// Broken bonds of the particle (issue 47; `.vtp` frames of scenes whose bonds can
+    /// break): the cracks.
+    #[value(name = "broken_bonds", alias = "broken-bonds")]
+    BrokenBonds,
 }
 
 impl ColorField {
@@ -70,14 +74,16 @@ impl ColorField {
             Self::X => "x",
             Self::Y => "y",
             Self::Z => "z",
+            Self::BrokenBonds => "broken_bonds",
         }
     }
 }
 
 /// The values of `field` for every particle of `frame`.
 ///
-/// Fails, naming the field and the file, for `force` and `contact_count` when the frame
-/// comes from `final.csv` (which does not hold them).
+/// Fails, naming the field and the file, for `force`, `contact_count` and
+/// `broken_bonds` when the frame does not hold them (`final.csv`, or a scene whose bonds
+/// cannot break).
 pub fn field_values(frame: &ParticleFrame, field: ColorField) -> Result<Vec<f64>> {
     let missing = || {
         Error::Render(format!(
@@ -109,6 +115,13 @@ pub fn field_values(frame: &ParticleFrame, field: ColorField) -> Result<Vec<f64>
         ColorField::X => frame.position.iter().map(|p| p.x).collect(),
         ColorField::Y => frame.position.iter().map(|p| p.y).collect(),
         ColorField::Z => frame.position.iter().map(|p| p.z).collect(),
+        ColorField::BrokenBonds => frame
+            .broken_bonds
+            .as_ref()
+            .ok_or_else(missing)?
+            .iter()
+            .map(|&c| f64::from(c))
+            .collect(),
     })
 }
 

@@ -149,6 +149,8 @@ fn every_scene_file_parses() {
         names,
         [
             "block-impact.toml",
+            "bonded-column.toml",
+            "brazilian.toml",
             "clump-pour.toml",
             "cohesive-heap.toml",
             "container.toml",
