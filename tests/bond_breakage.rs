@@ -197,7 +197,7 @@ fn a_broken_bond_carries_nothing() {
 /// `e_total + e_broken` across a break: continuous (the bond's energy at the break's
 /// state moves to `e_broken`, and the kick of that state still holds its force), and
 /// after it within the integrator's bounded energy error of the run without the
-/// break (measured 2.5·10⁻⁷ of the energy; bound 10⁻⁶).
+/// break (measured 2.0·10⁻⁷ of the energy; bound 10⁻⁶).
 #[test]
 fn energy_with_the_broken_bonds_is_conserved() {
     let c = &cases()[0];

@@ -221,7 +221,8 @@ pub struct StateSnapshot {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BondBreak {
     /// The step whose force evaluation found its failure index at 1 or more: the bond
-    /// carries no load in that evaluation and after.
+    /// still acts in that evaluation's kick (the correction to `v` of the step), its
+    /// load is then taken out of the stored forces, and it carries nothing after.
     pub step: u64,
     /// The bond's index (scene order).
     pub bond: u32,

@@ -36,13 +36,23 @@ impl EvaluatedBreaks {
     }
 }
 
+/// What the kernel `bond_forces` compares one bond with.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BondCheck {
+    /// The inverse strengths ([`crate::model::BondStrength::inverse`]).
+    pub(super) inverse: [f64; 4],
+    /// The energy bound's coefficients
+    /// ([`crate::physics::binder::break_coefficients`]).
+    pub(super) coefficients: [f64; 3],
+    /// The step at which the bond broke, `u64::MAX` while it holds.
+    pub(super) broken_at: u64,
+}
+
 /// The breakage state of a model whose bonds can break ([`Model::breakable`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Breakage {
-    /// Each bond's inverse strengths ([`crate::model::BondStrength::inverse`]).
-    pub(super) inverse: Vec<[f64; 4]>,
-    /// The step at which each bond broke, `u64::MAX` while it holds.
-    pub(super) broken_at: Vec<u64>,
+    /// Each bond's inverse strengths and break step, read together by the kernel.
+    pub(super) checks: Vec<BondCheck>,
     /// Every break so far, by step then bond.
     pub(super) log: Vec<BondBreak>,
     /// Each bond's ends by id (the backend's bonds name storage slots).
@@ -53,8 +63,16 @@ impl Breakage {
     /// The state of `model` with no bond broken; `None` when no bond can break.
     pub(super) fn new(model: &Model) -> Option<Self> {
         model.breakable().then(|| Self {
-            inverse: model.bond_strength.iter().map(|s| s.inverse()).collect(),
-            broken_at: vec![u64::MAX; model.bonds.len()],
+            checks: (model.bond_strength.iter().zip(&model.bonds))
+                .map(|(s, b)| {
+                    let inverse = s.inverse();
+                    BondCheck {
+                        inverse,
+                        coefficients: crate::physics::binder::break_coefficients(b, &inverse),
+                        broken_at: u64::MAX,
+                    }
+                })
+                .collect(),
             log: Vec::new(),
             ends: model.bonds.iter().map(|b| (b.i, b.j)).collect(),
         })
@@ -65,24 +83,17 @@ impl Breakage {
     pub(super) fn restore(&mut self, model: &Model, broken: &[BondBreak]) -> Result<()> {
         check_breaks(model, broken)?;
         for b in broken {
-            self.broken_at[b.bond as usize] = b.step;
+            self.checks[b.bond as usize].broken_at = b.step;
         }
         self.log = broken.to_vec();
         Ok(())
-    }
-
-    /// Whether bond `k` carries nothing in the evaluation of `step` (it broke at an
-    /// earlier step).
-    #[inline]
-    pub(super) fn gone(&self, k: usize, step: u64) -> bool {
-        self.broken_at[k] < step
     }
 
     /// Records the bonds one evaluation at `step` found broken, in bond order.
     pub(super) fn record(&mut self, step: u64, new: &[NewBreak]) {
         for &(k, loads, energy) in new {
             let (i, j) = self.ends[k as usize];
-            self.broken_at[k as usize] = step;
+            self.checks[k as usize].broken_at = step;
             self.log.push(BondBreak {
                 step,
                 bond: k,

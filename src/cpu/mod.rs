@@ -1161,7 +1161,7 @@ impl Backend for CpuBackend {
             contact_count: self.contact_counts(),
             bond_energy: self.bond_energies(),
             bond_broken: self.breakage.as_ref().map_or_else(Vec::new, |b| {
-                b.broken_at.iter().map(|&s| s <= self.step).collect()
+                b.checks.iter().map(|c| c.broken_at <= self.step).collect()
             }),
             body_id: self
                 .bodies

@@ -15,4 +15,4 @@ pub mod mesh;
 pub mod rigid_body;
 pub mod rolling;
 
-pub use binder::{bond_forces, BondResult};
+pub use binder::{bond_forces, bond_forces_and_loads, BondResult};

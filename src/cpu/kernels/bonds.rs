@@ -1,10 +1,11 @@
 //! Twin of `shaders/bonds.wgsl`: kernel `bond_forces`, one binder result per bond
 //! ([`crate::physics::bond_forces`], the WGSL `bond_law`).
 
-use crate::cpu::breakage::{Breakage, EvaluatedBreaks};
+use crate::cpu::breakage::{BondCheck, EvaluatedBreaks};
 use crate::cpu::parallel::{run_chunks, MIN_CHUNK};
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Fault, Result};
+use crate::physics::binder::{self, LoadParts};
 use crate::physics::{self, BondResult};
 
 impl CpuBackend {
@@ -37,34 +38,46 @@ impl CpuBackend {
             .enumerate()
             .map(|(c, r)| (c * MIN_CHUNK, r))
             .collect();
-        let breaking = |k: usize, r: &BondResult, s: &Breakage| {
-            s.broken_at[k] == step || r.loads.failure_index(&s.inverse[k]) >= 1.0
+        // Broke at this very step (a restore), or the failure index reached 1: the
+        // exact loads only for the bonds whose bound says they may break.
+        let breaking = |k: usize, r: &BondResult, len: f64, c: &BondCheck| {
+            c.broken_at == step
+                || (binder::may_break(r, len, &c.coefficients)
+                    && exact_failure(bonds, p, shear, k, &c.inverse) >= 1.0)
         };
         let kernel = |(lo, r): (usize, &mut [Option<BondResult>])| {
             let mut fault = None;
+            let Some(s) = breakage else {
+                // Bonds that cannot break: the law alone.
+                for (l, o) in r.iter_mut().enumerate() {
+                    *o = law::<false>(bonds, p, shear, lo + l).map(|(r, _)| r);
+                    if o.is_none() && fault.is_none() {
+                        fault = Some((lo + l, ()));
+                    }
+                }
+                return fault;
+            };
             let mut first_break = None;
             for (l, o) in r.iter_mut().enumerate() {
                 let k = lo + l;
-                if breakage.is_some_and(|s| s.gone(k, step)) {
+                let c = &s.checks[k];
+                if c.broken_at < step {
                     *o = Some(BondResult::default());
                     continue;
                 }
-                let b = &bonds[k];
-                let (i, j) = (b.i as usize, b.j as usize);
-                *o = physics::bond_forces(
-                    b,
-                    p.position[i],
-                    p.position[j],
-                    p.rotation[i],
-                    p.rotation[j],
-                    shear,
-                );
-                match (o, breakage) {
-                    (None, _) if fault.is_none() => fault = Some((k, ())),
-                    (Some(r), Some(s)) if first_break.is_none() && breaking(k, r, s) => {
-                        first_break = Some((n + k, ()));
+                match law::<false>(bonds, p, shear, k) {
+                    None => {
+                        *o = None;
+                        if fault.is_none() {
+                            fault = Some((k, ()));
+                        }
                     }
-                    _ => {}
+                    Some((r, parts)) => {
+                        if first_break.is_none() && breaking(k, &r, parts.len, c) {
+                            first_break = Some((n + k, ()));
+                        }
+                        *o = Some(r);
+                    }
                 }
             }
             fault.or(first_break)
@@ -79,11 +92,23 @@ impl CpuBackend {
                 };
                 for (k, o) in out.iter_mut().enumerate().skip(first - n) {
                     let Some(r) = o.as_mut() else { continue };
-                    if s.gone(k, step) || !breaking(k, r, s) {
+                    let c = &s.checks[k];
+                    if c.broken_at < step {
                         continue;
                     }
-                    if s.broken_at[k] != step {
-                        breaks.new.push((k as u32, r.loads, r.energy()));
+                    // The loads again (the kernel kept only the results): the same bits.
+                    let Some((fresh, l)) = law::<true>(bonds, p, shear, k) else {
+                        continue;
+                    };
+                    if !breaking(k, &fresh, l.len, c) {
+                        continue;
+                    }
+                    if c.broken_at != step {
+                        breaks.new.push((
+                            k as u32,
+                            l.loads(&bonds[k], separation(bonds, p, k)),
+                            r.energy(),
+                        ));
                     }
                     breaks.unload.push(k as u32);
                     (r.e_bend, r.e_axial, r.e_shear) = (0.0, 0.0, 0.0);
@@ -103,6 +128,58 @@ impl CpuBackend {
             }
             None => Ok(()),
         }
+    }
+}
+
+/// The exact failure index of bond `k`, its law computed again with its loads: for the
+/// few bonds the energy bound ([`binder::may_break`]) does not clear (the same bits as
+/// the kernel's law; kept out of the kernel's loop).
+#[cold]
+#[inline(never)]
+fn exact_failure(
+    bonds: &[crate::model::Bond],
+    p: &crate::model::Particles,
+    shear: crate::model::ShearForm,
+    k: usize,
+    inverse: &[f64; 4],
+) -> f64 {
+    law::<true>(bonds, p, shear, k).map_or(0.0, |(_, l)| {
+        l.loads(&bonds[k], separation(bonds, p, k))
+            .failure_index(inverse)
+    })
+}
+
+/// `x_j − x_i` of bond `k`.
+#[inline]
+fn separation(bonds: &[crate::model::Bond], p: &crate::model::Particles, k: usize) -> glam::DVec3 {
+    let b = &bonds[k];
+    p.position[b.j as usize] - p.position[b.i as usize]
+}
+
+/// The law of bond `k` at the particles' state, with what its loads are made of when
+/// `LOADS` (else its length only).
+#[inline(always)]
+fn law<const LOADS: bool>(
+    bonds: &[crate::model::Bond],
+    p: &crate::model::Particles,
+    shear: crate::model::ShearForm,
+    k: usize,
+) -> Option<(BondResult, LoadParts)> {
+    let b = &bonds[k];
+    let (i, j) = (b.i as usize, b.j as usize);
+    let (x_i, x_j, a_i, a_j) = (p.position[i], p.position[j], p.rotation[i], p.rotation[j]);
+    if LOADS {
+        physics::bond_forces_and_loads(b, x_i, x_j, a_i, a_j, shear)
+    } else {
+        physics::binder::bond_forces_and_length(b, x_i, x_j, a_i, a_j, shear).map(|(r, len)| {
+            (
+                r,
+                LoadParts {
+                    len,
+                    ..LoadParts::default()
+                },
+            )
+        })
     }
 }
 
