@@ -12,7 +12,7 @@
 //! varidem bench [SCENE] [--n N] [--steps S] [--backend auto|cpu|gpu] [--precision f32|f64] [--adapter NAME]
 //!                                   # timed steps: particle-steps/s and bond-steps/s
 //!                                   # (with clumps also body-steps/s and sphere-steps/s)
-//! varidem plot DIR [--out-dir OUT]  # OUT (default DIR/plots)/energy.png and momentum.png
+//! varidem plot DIR [--out-dir OUT]  # OUT (default DIR/plots)/energy.png, momentum.png (walls.png)
 //! varidem render DIR [--step N] [--out FILE] [--color FIELD] [--view auto|x|y|z|iso]
 //!                [--width W] [--height H] [--adapter NAME]
 //!                                   # frame N (default: the last) as shaded spheres, PNG
@@ -196,7 +196,8 @@ enum Command {
         device: DeviceArgs,
     },
     /// Plot a run's energy.csv: energy.png (the energy budget: kinetic, rotational,
-    /// each potential, total) and momentum.png (linear and angular momentum) against t.
+    /// each potential, total) and momentum.png (linear and angular momentum) against t;
+    /// with walls.csv, walls.png (each wall's load against t).
     Plot {
         /// Output directory of a run (holding energy.csv).
         dir: PathBuf,
@@ -1009,6 +1010,9 @@ fn plot_command(dir: &Path, out_dir: Option<&Path>) -> Result<()> {
     out!("{} energy rows plotted", plots.rows);
     out!("energy: {}", plots.energy.display());
     out!("momentum: {}", plots.momentum.display());
+    if let Some(walls) = &plots.walls {
+        out!("wall loads: {}", walls.display());
+    }
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 //! PNG plots of a run's `energy.csv` (`varidem plot`): the energy budget and the
-//! linear and angular momentum against time.
+//! linear and angular momentum against time; with `walls.csv`, the load on each wall.
 //!
 //! The potential-energy columns are read from the header (every `e_*` column other
 //! than `e_kin`, `e_rot`, `e_pot` and `e_total`), so new potential kinds appear in the
@@ -25,6 +25,8 @@ pub const MOMENTUM_PNG: &str = "momentum.png";
 pub const ENERGY_SIZE: (u32, u32) = (1200, 700);
 /// Size (pixels) of the momentum plot (two panels).
 pub const MOMENTUM_SIZE: (u32, u32) = (1200, 900);
+/// File name of the wall-load plot (runs with `walls.csv`).
+pub const WALLS_PNG: &str = "walls.png";
 
 /// Colours of the curves, in order (Tableau 10): curve `k` of a panel has colour
 /// `PALETTE[k % 10]`, except `e_total`, drawn in black.
@@ -58,6 +60,8 @@ pub struct Plots {
     pub energy: PathBuf,
     /// The momentum plot.
     pub momentum: PathBuf,
+    /// The wall-load plot, for runs with walls.
+    pub walls: Option<PathBuf>,
     /// Rows plotted.
     pub rows: usize,
 }
@@ -91,11 +95,79 @@ pub fn plot_run(dir: &Path, out_dir: Option<&Path>) -> Result<Plots> {
     plot_energy(&table, &name, &energy)?;
     let momentum = out.join(MOMENTUM_PNG);
     plot_momentum(&table, &name, &momentum)?;
+    let walls_csv = dir.join(super::WALLS_CSV);
+    let walls = if walls_csv.is_file() {
+        let path = out.join(WALLS_PNG);
+        plot_walls(&walls_csv, &name, &path)?;
+        Some(path)
+    } else {
+        None
+    };
     Ok(Plots {
         energy,
         momentum,
+        walls,
         rows: table.rows.len(),
     })
+}
+
+/// Writes the load on each wall of `walls.csv` at `csv` (the magnitude of the force
+/// the particles put on it, `|(fx, fy, fz)|`) against t to `path`: under plates that
+/// move at constant speed, the load–displacement curve (the Brazilian test's).
+///
+/// Fails, naming the file and the line, on a row that does not parse.
+pub fn plot_walls(csv: &Path, title: &str, path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(csv).map_err(|e| Error::io(csv, e))?;
+    let mut curves: Vec<Curve> = Vec::new();
+    for (k, line) in text.lines().enumerate().skip(1) {
+        // step,t,wall,fx,fy,fz,mx,my,mz; a quoted label may hold commas: the numbers
+        // are the last six fields and t the second.
+        let fields: Vec<&str> = line.split(',').collect();
+        let bad = || {
+            invalid(
+                csv,
+                format!("line {}: not a walls.csv row: {line:?}", k + 1),
+            )
+        };
+        if fields.len() < 9 {
+            return Err(bad());
+        }
+        let num = |s: &str| s.trim().parse::<f64>().map_err(|_| bad());
+        let t = num(fields[1])?;
+        let n = fields.len();
+        let f = [
+            num(fields[n - 6])?,
+            num(fields[n - 5])?,
+            num(fields[n - 4])?,
+        ];
+        let label = fields[2..n - 6].join(",");
+        let load = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
+        if !(t.is_finite() && load.is_finite()) {
+            continue;
+        }
+        match curves.iter_mut().find(|c| c.label == label) {
+            Some(c) => c.points.push((t, load)),
+            None => {
+                let color = palette(curves.len());
+                curves.push(Curve {
+                    label,
+                    points: vec![(t, load)],
+                    color,
+                    width: 2,
+                });
+            }
+        }
+    }
+    register_font();
+    let root = BitMapBackend::new(path, ENERGY_SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| draw_error(path, e))?;
+    let caption = if title.is_empty() {
+        "wall loads".to_owned()
+    } else {
+        format!("wall loads — {title}")
+    };
+    panel(&root, &caption, "|F| (N)", &curves).map_err(|e| draw_error(path, e))?;
+    root.present().map_err(|e| draw_error(path, e))
 }
 
 fn invalid(path: &Path, msg: String) -> Error {
@@ -371,6 +443,31 @@ mod tests {
         assert_eq!(tick_label(-0.0001, 0.5), "0.00");
         assert_eq!(tick_label(0.0, 1e-7), "0");
         assert_eq!(tick_label(1e-6, 1e-5), "1.00e-6");
+    }
+
+    /// Two walls' loads, one of them with a quoted label holding a comma: a curve each;
+    /// a row that does not parse is named by its line.
+    #[test]
+    fn wall_loads_are_plotted_per_wall() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("walls.csv");
+        std::fs::write(
+            &csv,
+            "step,t,wall,fx,fy,fz,mx,my,mz\n\
+             0,0e0,wall[0],0,1,0,0,0,0\n0,0e0,\"a,b\",3,4,0,0,0,0\n\
+             1,1e0,wall[0],0,2,0,0,0,0\n1,1e0,\"a,b\",6,8,0,0,0,0\n",
+        )
+        .unwrap();
+        let png = dir.path().join("walls.png");
+        plot_walls(&csv, "t", &png).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+        std::fs::write(
+            &csv,
+            "step,t,wall,fx,fy,fz,mx,my,mz\n0,x,wall[0],0,1,0,0,0,0\n",
+        )
+        .unwrap();
+        let e = plot_walls(&csv, "t", &png).unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
     }
 
     #[test]
