@@ -522,14 +522,7 @@ fn cpu_jkr_resume_is_bitwise() {
 /// not stopped.
 #[test]
 fn cpu_bond_breakage_resume_is_bitwise() {
-    let text = "[simulation]\ndt = 1e-4\nsteps = 3054\noutput_every = 509\n\
-        [binder]\nk_bend = 0.0\nk_axial = 100.0\nk_shear = 0.0\nbreak_tension = 9.99\n\
-        [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
-        hold_position = true\nhold_rotation = true\n\
-        [[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
-        velocity = [1.0, 0.0, 0.0]\n\
-        [[bond]]\ni = 0\nj = 1\n";
-    let scene = varidem::io::parse_scene(text).unwrap();
+    let scene = common::pulled_bond(3054, 509);
     let mut a = CpuBackend::new(&scene).unwrap();
     a.advance(1527).unwrap();
     let broke = a.bond_breaks(0).unwrap();

@@ -10,6 +10,7 @@
 //! each break are compared to 10⁻¹¹ of the largest (measured 2·10⁻¹⁴), and the breaks themselves (step,
 //! bond, ends) exactly.
 
+mod common;
 mod gpu_common;
 
 use varidem::backend::{Backend, BondBreak};
@@ -148,14 +149,7 @@ fn impact_f32_breaks_deterministically() {
 /// step did, and the run ends on the CPU's bits.
 #[test]
 fn restored_at_the_break_step_f64() {
-    let text = "[simulation]\ndt = 1e-4\nsteps = 2000\n\
-        [binder]\nk_bend = 0.0\nk_axial = 100.0\nk_shear = 0.0\nbreak_tension = 9.99\n\
-        [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
-        hold_position = true\nhold_rotation = true\n\
-        [[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
-        velocity = [1.0, 0.0, 0.0]\n\
-        [[bond]]\ni = 0\nj = 1\n";
-    let scene = parse_scene(text).unwrap();
+    let scene = common::pulled_bond(2000, 100);
     let mut c = CpuBackend::new(&scene).unwrap();
     c.advance(1527).unwrap();
     let snap = c.checkpoint_state().unwrap();

@@ -370,3 +370,19 @@ pub fn settled_heap(scene: &varidem::model::Scene, label: &str) -> (f64, f64, f6
     );
     (angle, height, fastest)
 }
+
+/// A bond pulled until it breaks (issue 47): two unit spheres 1 m apart, the first held,
+/// the second leaving at 1 m/s along the bond (K^a = 100 J alone, T_c = 9.99 N against a
+/// peak tension of 10 N), h = 10⁻⁴ s: the bond breaks at step 1527.
+pub fn pulled_bond(steps: u64, output_every: u64) -> varidem::model::Scene {
+    let text = format!(
+        "[simulation]\ndt = 1e-4\nsteps = {steps}\noutput_every = {output_every}\n\
+         [binder]\nk_bend = 0.0\nk_axial = 100.0\nk_shear = 0.0\nbreak_tension = 9.99\n\
+         [[particle]]\nposition = [0.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
+         hold_position = true\nhold_rotation = true\n\
+         [[particle]]\nposition = [1.0, 0.0, 0.0]\nradius = 0.5\nmass = 1.0\ninertia = 1.0\n\
+         velocity = [1.0, 0.0, 0.0]\n\
+         [[bond]]\ni = 0\nj = 1\n"
+    );
+    varidem::io::parse_scene(&text).unwrap()
+}
