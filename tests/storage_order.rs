@@ -69,6 +69,7 @@ fn run(scene: &Scene, storage: Storage, threads: usize) -> Outcome {
             "walls.csv",
             "inserters.csv",
             "solver.csv",
+            "bonds_broken.csv",
         ] {
             if let Ok(bytes) = std::fs::read(dir.path().join(name)) {
                 files.push((name.to_string(), bytes));
@@ -147,6 +148,29 @@ fn mesh_hopper_with_removal() {
 fn bonded_block() {
     let s = scene("block-impact.toml", 600, 100);
     same_whatever_the_storage("block-impact", &s, true);
+}
+
+/// The bonded block striking a wall with bonds weak enough to break (issue 47): the
+/// breaks (`bonds_broken.csv`, `e_broken`, the unloads by particle in bond order) do not
+/// depend on where the ends are stored.
+#[test]
+fn breaking_block() {
+    let s = bundled::edited(
+        "block-impact.toml",
+        &[(
+            "shear = \"objective\"\n",
+            "shear = \"objective\"\nbreak_tension = 20.0\nbreak_shear = 5.0\nbreak_scatter = 0.3\n",
+        )],
+        "",
+        600,
+        100,
+    );
+    assert!(s.model.breakable());
+    let mut probe = CpuBackend::new(&s).unwrap();
+    probe.advance(600).unwrap();
+    let broken = probe.bond_breaks(0).unwrap().len();
+    assert!(broken >= 20, "{broken} bonds broke");
+    same_whatever_the_storage("breaking block", &s, true);
 }
 
 /// The clump pour with a cloud of free spheres thrown down onto its clumps at 1 m/s
