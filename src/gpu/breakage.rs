@@ -51,8 +51,8 @@ impl GpuBackend {
 
     /// Brings the host's log up to date with the device's break count `counted`
     /// (`STATUS_BREAKS` as just read): when it grew, reads every bond's status word
-    /// and the break records of the bonds new to the log, which join it in step then
-    /// bond order.
+    /// and, one read-back per chunk that has some, the break records of the bonds new
+    /// to the log, which join it in step then bond order.
     pub(super) fn sync_breaks(&mut self, counted: u32) -> Result<()> {
         let Some(b) = &self.breakage else {
             return Ok(());
@@ -67,43 +67,44 @@ impl GpuBackend {
             4 * nb as u64,
         )?;
         let words: Vec<u32> = bytemuck::pod_collect_to_vec(&raw[..4 * nb]);
+        let slot = bind_slot_of_bond_out()?;
+        let rs = self.real_size() as u64;
+        let stride = BOND_BREAK_STRIDE as usize;
+        let l = BOND_BREAK_LOADS as usize;
         let mut new = Vec::new();
-        let (mut c, mut base) = (0usize, 0usize);
-        for (k, &step) in words.iter().enumerate() {
-            while k >= base + self.chunks[c] as usize {
-                base += self.chunks[c] as usize;
-                c += 1;
+        let mut base = 0usize;
+        // Chunk by chunk: one read-back of the break records of a chunk with new breaks.
+        for (c, &len) in self.chunks.iter().enumerate() {
+            let len = len as usize;
+            let fresh: Vec<usize> = (base..base + len)
+                .filter(|&k| words[k] != u32::MAX && !b.known[k])
+                .collect();
+            if !fresh.is_empty() {
+                let bytes = self.read_buffer_at(
+                    &self.chunk_buffers[c][slot],
+                    u64::from(BOND_OUT_STRIDE) * len as u64 * rs,
+                    (stride * len) as u64 * rs,
+                )?;
+                let r = self.reals_from_bytes(&bytes, stride * len);
+                for k in fresh {
+                    let rec = &r[stride * (k - base)..stride * (k - base + 1)];
+                    let bond = &self.model.bonds[k];
+                    new.push(BondBreak {
+                        step: u64::from(words[k]),
+                        bond: k as u32,
+                        i: bond.i,
+                        j: bond.j,
+                        loads: BondLoads {
+                            tension: rec[l],
+                            shear: rec[l + 1],
+                            bend: rec[l + 2],
+                            twist: rec[l + 3],
+                        },
+                        energy: rec[BOND_BREAK_ENERGY as usize],
+                    });
+                }
             }
-            if step == u32::MAX || b.known[k] {
-                continue;
-            }
-            let len = self.chunks[c] as usize;
-            let slot = bind_slot_of_bond_out()?;
-            let rs = self.real_size() as u64;
-            let at = (u64::from(BOND_OUT_STRIDE) * len as u64
-                + u64::from(BOND_BREAK_STRIDE) * (k - base) as u64)
-                * rs;
-            let bytes = self.read_buffer_at(
-                &self.chunk_buffers[c][slot],
-                at,
-                u64::from(BOND_BREAK_STRIDE) * rs,
-            )?;
-            let r = self.reals_from_bytes(&bytes, BOND_BREAK_STRIDE as usize);
-            let l = BOND_BREAK_LOADS as usize;
-            let bond = &self.model.bonds[k];
-            new.push(BondBreak {
-                step: u64::from(step),
-                bond: k as u32,
-                i: bond.i,
-                j: bond.j,
-                loads: BondLoads {
-                    tension: r[l],
-                    shear: r[l + 1],
-                    bend: r[l + 2],
-                    twist: r[l + 3],
-                },
-                energy: r[BOND_BREAK_ENERGY as usize],
-            });
+            base += len;
         }
         new.sort_by_key(|x| (x.step, x.bond));
         let Some(b) = &mut self.breakage else {
