@@ -1082,9 +1082,13 @@ static BOND: LawKernel = LawKernel {
     ys[ob + 9u] = r.e_bend;
     ys[ob + 10u] = r.e_axial;
     ys[ob + 11u] = r.e_shear;
-    ys[ob + 12u] = select(real(0.0), real(1.0), r.ok);",
+    ys[ob + 12u] = select(real(0.0), real(1.0), r.ok);
+    ys[ob + 13u] = r.tension;
+    ys[ob + 14u] = r.shear;
+    ys[ob + 15u] = r.bend;
+    ys[ob + 16u] = r.twist;",
     inputs: 26,
-    outputs: 13,
+    outputs: 17,
 };
 
 /// Random bonds: stiffnesses over five decades (some zero), rest lengths from 1 mm to
@@ -1131,9 +1135,11 @@ fn bond_cases(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
     input
 }
 
-/// `bond_law` in `precision` against `bond_forces` on 8192 random bonds. Scales: force
-/// `(K^a + K^s)/L₀` (the force of unit strain: the axial strain `|d|/L₀ − 1` is a
-/// cancellation of the law itself), moments `K^m + K^s`, energies `K^m + K^a + K^s`.
+/// `bond_law` in `precision` against `bond_forces` on 8192 random bonds, and its loads
+/// (issue 47) against `bond_forces_and_loads`' [`binder::LoadParts::loads`]. Scales:
+/// force, tension and shear force `(K^a + K^s)/L₀` (the force of unit strain: the axial
+/// strain `|d|/L₀ − 1` is a cancellation of the law itself), moments, bend and twist
+/// `K^m + K^s`, energies `K^m + K^a + K^s`.
 fn bond_law_matches(test: &str, precision: Precision, tol: f64) {
     let Some(runner) = Runner::new(test, precision, &BOND) else {
         return;
@@ -1147,7 +1153,7 @@ fn bond_law_matches(test: &str, precision: Precision, tol: f64) {
     let (mut printed, mut half_turns) = (0, 0);
     for k in 0..n {
         let x = &input[26 * k..26 * k + 26];
-        let y = &out[13 * k..13 * k + 13];
+        let y = &out[17 * k..17 * k + 17];
         let bond = Bond {
             i: 0,
             j: 1,
@@ -1184,6 +1190,15 @@ fn bond_law_matches(test: &str, precision: Precision, tol: f64) {
         errors.scalar("e_bend", y[9], r.e_bend, e_scale);
         errors.scalar("e_axial", y[10], r.e_axial, e_scale);
         errors.scalar("e_shear", y[11], r.e_shear, e_scale);
+        let (same, parts) =
+            binder::bond_forces_and_loads(&bond, v3(x, 13), v3(x, 16), v3(x, 19), v3(x, 22), shear)
+                .expect("no half turn");
+        assert_eq!(same, r, "{test}: the law with loads differs at {k}");
+        let l = parts.loads(&bond, v3(x, 16) - v3(x, 13));
+        errors.scalar("tension", y[13], l.tension, f_scale);
+        errors.scalar("shear", y[14], l.shear, f_scale);
+        errors.scalar("bend", y[15], l.bend, m_scale);
+        errors.scalar("twist", y[16], l.twist, m_scale);
     }
     println!("{test}: {printed} printed shear, {half_turns} half turns");
     assert!(printed > n / 3 && half_turns >= 8);
@@ -1192,7 +1207,8 @@ fn bond_law_matches(test: &str, precision: Precision, tol: f64) {
 
 /// `bond_law` (WGSL, f64) against `physics::binder::bond_forces`, both shear forms,
 /// 8192 bonds (16 half turns). Measured on lavapipe: force and axial and shear
-/// energies 0, moments 7.4e-16, bending energy 1.8e-15 (`atan_real` against libm).
+/// energies 0, moments 7.4e-16, bending energy 1.8e-15 (`atan_real` against libm);
+/// loads: tension and shear force 0, bend 8.8e-16, twist 8.7e-16.
 #[test]
 fn bond_law_f64_matches_cpu() {
     bond_law_matches("bond_law_f64_matches_cpu", Precision::F64, TOL_F64);
@@ -1200,7 +1216,8 @@ fn bond_law_f64_matches_cpu() {
 
 /// `bond_law` in f32 against the f64 twin. Bound 5e-6: the bending strain goes through
 /// two compositions and `to_rotation_vector` (f32 `atan_real`), the shear through
-/// rotations. Measured: force 8.8e-7, moments 4.4e-7, energies 8.6e-7 (lavapipe);
+/// rotations. Measured: force 8.8e-7, moments 4.4e-7, energies 8.6e-7, loads 6.0e-7
+/// (lavapipe);
 /// bending energy 1.6e-6 on llvmpipe's OpenGL.
 #[test]
 fn bond_law_f32_matches_cpu() {
