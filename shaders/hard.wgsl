@@ -130,9 +130,11 @@ fn pair_geometry(i: u32, j: u32) -> PairGeometry {
     return PairGeometry(gap, n);
 }
 
-// Whether pair i < j is a contact of the step: a gap below its margin, and a body that
-// can move.
+// Whether pair i < j is a contact of the step: a gap below its margin, a body that
+// can move, and neither removed (a particle that left stays in the list until its next
+// build; CpuBackend::build_contacts skips it).
 fn pair_active(i: u32, j: u32) -> bool {
+    if (((particle_flags[i] | particle_flags[j]) & FLAG_REMOVED) != 0u) { return false; }
     let g = pair_geometry(i, j);
     return g.gap < pair_margin(speed_of(i), speed_of(j)) && inv_mass(solver_body(i)) + inv_mass(solver_body(j)) > 0.0;
 }
@@ -1009,6 +1011,13 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     hard_words[W_WARM_OFF + i] = own_first(i);
     // A clump's sphere follows its body (hard_advance_clumps, hard_follow).
     if (i >= N_FREE) { return; }
+    let flags = particle_flags[i];
+    if ((flags & FLAG_REMOVED) != 0u) {
+        // Removed (or not inserted yet): it keeps its state, as step_hard_with keeps
+        // it (the solver held it: no energy).
+        contacts[H_BODY_E + i].z = 0.0;
+        return;
+    }
     let sv = body_v(i);
     let sw = body_w(i);
     let m = mass_of(i);
@@ -1023,12 +1032,16 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         a = c.value;
     }
-    if ((params.flags & PARAM_DOMAIN) != 0u && (particle_flags[i] & FLAG_REMOVED) == 0u) {
+    var leaves = false;
+    if ((params.flags & PARAM_DOMAIN) != 0u) {
         let lo = vec3<real>(params.domain_min_x, params.domain_min_y, params.domain_min_z);
         let hi = vec3<real>(params.domain_max_x, params.domain_max_y, params.domain_max_z);
         if (!(all(x.value >= lo) && all(x.value <= hi))) {
-            raise(ERR_LEFT_DOMAIN, i);
-            return;
+            if ((params.flags & PARAM_DOMAIN_REMOVE) == 0u) {
+                raise(ERR_LEFT_DOMAIN, i);
+                return;
+            }
+            leaves = true;
         }
     }
     if (!(finite3(x.value) && finite3(sv.xyz) && finite3(a) && finite3(sw.xyz))) {
@@ -1038,8 +1051,14 @@ fn hard_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_pos(i, x.value);
     set_pos_kahan(i, x.kahan);
     set_vel(i, sv.xyz, m);
-    set_omega(i, sw.xyz, jj);
-    set_rot(i, a);
+    // Removed (step_hard_with): parked where it left with the velocity it left with,
+    // its rotation as before the step and not spinning; removed.csv's step.
+    set_omega(i, select(sw.xyz, vec3<real>(0.0), leaves), jj);
+    set_rot(i, select(a, get_rot(i), leaves));
+    if (leaves) {
+        set_flags(i, flags | FLAG_REMOVED);
+        particle_flags[O_EXIT_STEP + i] = atomicLoad(&status[STATUS_STEP]);
+    }
     var e = real(0.0);
     if (sv.w > 0.0) { e += 0.5 * m * dot(sv.xyz, sv.xyz); }
     if (sw.w > 0.0) { e += 0.5 * jj * dot(sw.xyz, sw.xyz); }

@@ -16,7 +16,7 @@ use crate::model::Scene;
 /// First bytes of every checkpoint file.
 pub const MAGIC: &[u8; 19] = b"VARIDEM-CHECKPOINT\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 16;
+pub const FORMAT_VERSION: u32 = 17;
 /// The oldest format version this build still reads (version 2 has no device origin:
 /// its `f32` states were stored in absolute coordinates, origin zero).
 pub const OLDEST_READ_VERSION: u32 = 2;

@@ -388,9 +388,9 @@ fn decode_model(r: &mut Reader<'_>, version: u32) -> Decoded<Model> {
     let mut walls = walls;
     let meshes = if version >= 6 {
         for wall in &mut walls {
-            wall.motion = decode_motion(r)?;
+            wall.motion = decode_motion(r, version)?;
         }
-        decode_meshes(r, materials.len())?
+        decode_meshes(r, materials.len(), version)?
     } else {
         Vec::new()
     };
@@ -537,6 +537,18 @@ fn decode_inserters(
                 normal: r.vec3()?,
                 radius: r.f64()?,
             },
+            2 if version >= 17 => {
+                let (origin, spacing) = (r.vec3()?, r.vec3()?);
+                let counts = [r.u32()?, r.u32()?, r.u32()?];
+                if counts.contains(&0) {
+                    return Err(format!("inserter {k}: grid counts {counts:?}"));
+                }
+                Region::Grid {
+                    origin,
+                    spacing,
+                    counts,
+                }
+            }
             c => return Err(format!("inserter {k}: unknown region code {c}")),
         };
         let batch = match r.u8()? {
@@ -551,6 +563,7 @@ fn decode_inserters(
             start: r.f64()?,
             stop: r.f64()?,
             velocity: r.vec3()?,
+            velocity_perturbation: glam::DVec3::ZERO,
             seed: r.u64()?,
             first: r.u32()?,
             capacity: r.u32()?,
@@ -577,6 +590,17 @@ fn decode_inserters(
                 ),
             };
             ins.distribution = decode_distribution(r).map_err(|e| format!("inserter {k}: {e}"))?;
+        }
+        if version >= 17 {
+            ins.velocity_perturbation = r.vec3()?;
+            if !(ins.velocity_perturbation.is_finite()
+                && ins.velocity_perturbation.min_element() >= 0.0)
+            {
+                return Err(format!(
+                    "inserter {k}: velocity perturbation {:?}",
+                    ins.velocity_perturbation
+                ));
+            }
         }
         if ins.clump.is_some() && ins.live_limit.is_some() {
             return Err(format!("inserter {k}: a clump inserter with a live limit"));
@@ -610,18 +634,26 @@ fn decode_inserters(
 /// The clump types and clumps of a format-4 model, checked as the scene loader checks
 /// them (positive radii and mass, finite values, a valid inertia tensor, known types
 /// and materials).
-fn decode_motion(r: &mut Reader<'_>) -> Decoded<Motion> {
-    Ok(Motion {
+fn decode_motion(r: &mut Reader<'_>, version: u32) -> Decoded<Motion> {
+    let mut m = Motion {
         velocity: r.vec3()?,
         angular_velocity: r.vec3()?,
         axis_point: r.vec3()?,
         start: r.f64()?,
         stop: r.f64()?,
-    })
+        period: f64::INFINITY,
+    };
+    if version >= 17 {
+        m.period = r.f64()?;
+        if m.period.is_nan() || m.period <= 0.0 {
+            return Err(format!("a motion's period {}", m.period));
+        }
+    }
+    Ok(m)
 }
 
 /// The mesh walls (format 6), each checked as a scene's ([`TriangleMesh::new`]).
-fn decode_meshes(r: &mut Reader<'_>, materials: usize) -> Decoded<Vec<MeshWall>> {
+fn decode_meshes(r: &mut Reader<'_>, materials: usize, version: u32) -> Decoded<Vec<MeshWall>> {
     let nm = r.count("meshes", 4 + 8 + 8 + 5 + 8 + 88)?;
     let mut meshes = Vec::with_capacity(nm);
     for k in 0..nm {
@@ -645,7 +677,7 @@ fn decode_meshes(r: &mut Reader<'_>, materials: usize) -> Decoded<Vec<MeshWall>>
             mesh,
             material,
             stiffness: r.f64()?,
-            motion: decode_motion(r)?,
+            motion: decode_motion(r, version)?,
         });
     }
     Ok(meshes)

@@ -454,6 +454,7 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
         density,
         material,
         clump,
+        velocity_perturbation,
     } = ins;
     match *region {
         Region::Box { min, max } => {
@@ -470,6 +471,19 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
             w.vec3(center);
             w.vec3(normal);
             w.f64(radius);
+        }
+        // Since version 17 (issue 48).
+        Region::Grid {
+            origin,
+            spacing,
+            counts,
+        } => {
+            w.u8(2);
+            w.vec3(origin);
+            w.vec3(spacing);
+            for c in counts {
+                w.u32(c);
+            }
         }
     }
     match *batch {
@@ -523,6 +537,8 @@ fn encode_inserter(w: &mut Writer, ins: &Inserter) {
             }
         }
     }
+    // Since version 17: the velocity perturbation (issue 48).
+    w.vec3(*velocity_perturbation);
 }
 
 fn encode_motion(w: &mut Writer, m: &Motion) {
@@ -532,12 +548,15 @@ fn encode_motion(w: &mut Writer, m: &Motion) {
         axis_point,
         start,
         stop,
+        period,
     } = m;
     for v in [velocity, angular_velocity, axis_point] {
         w.vec3(*v);
     }
     w.f64(*start);
     w.f64(*stop);
+    // Since version 17 (issue 48).
+    w.f64(*period);
 }
 
 pub(super) fn encode_state_arrays(w: &mut Writer, s: &StateSnapshot) {

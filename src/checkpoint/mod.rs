@@ -11,7 +11,7 @@
 //! stopped (tested in `tests/checkpoint.rs`). Why the neighbour list, the forces and no
 //! random state are stored is explained at [`StateSnapshot`].
 //!
-//! # File format (version 16)
+//! # File format (version 17)
 //!
 //! All integers and floats little-endian; floats as their IEEE bits.
 //!
@@ -55,7 +55,10 @@
 //! rolling block; the JKR wall flags after the rolling springs), version 16 breakable
 //! bonds (issue 47: each bond's strength after the cohesion block, none or one per bond,
 //! each of its four terms a `u8` flag and an `f64`; after the exit steps, every broken
-//! bond's step, index, ends, loads and energy at the break). The state arrays are by particle id whatever the order
+//! bond's step, index, ends, loads and energy at the break), version 17 the layered inflow
+//! (issue 48: each wall and mesh motion's `period` after its `stop`, an inserter's grid
+//! region as region code 2 with origin, spacing and three `u32` counts, and its velocity
+//! perturbation after its radius distribution). The state arrays are by particle id whatever the order
 //! the backend that wrote them stored its particles in;
 //! version-1 files are refused with a clear error. [`Checkpoint::read`] checks
 //! the magic, then the version, then the length and the checksum, and names the file

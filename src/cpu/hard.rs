@@ -224,12 +224,21 @@ impl CpuBackend {
             ws.list.skin = hard.base_skin.max(2.0 * wall_margin);
         }
         self.place_walls(self.step);
-        if skin > self.neighbors.skin {
-            self.neighbors.skin = skin;
-            self.rebuild_neighbors();
-        } else {
-            self.neighbors.skin = skin;
-            self.update_neighbors(x0.unwrap_or_default());
+        let grown = skin > self.neighbors.skin;
+        self.neighbors.skin = skin;
+        let stale = grown || {
+            let shift = self.list_shift(x0.unwrap_or_default());
+            self.neighbors
+                .is_stale(&self.model.particles.position, shift)
+        };
+        if stale {
+            // With compaction the removed particles leave storage here: the solver's
+            // bodies, by slot, are then taken again.
+            let dropped = self.storage.dropped;
+            self.rebuild_sorted(false, self.step);
+            if self.storage.dropped != dropped {
+                self.free_velocities(&mut hard.bodies, &mut hard.speed, h);
+            }
         }
 
         self.build_contacts(hard, h);
@@ -261,10 +270,13 @@ impl CpuBackend {
         let mut a_new = p.rotation[..self.free].to_vec();
         // In id order, so that a fault names the lowest id whatever the storage.
         let layout = &self.storage.layout;
-        for id in 0..self.free {
-            let i = layout.slot(id);
+        // Slots leaving the domain under `on_exit = "remove"`, ascending by id.
+        let mut leaving = Vec::new();
+        // (The clumps' spheres, after the free particles, follow their bodies below.)
+        for i in (layout.slots_by_id(layout.id_count(self.free))).filter(|&i| i < self.free) {
+            let id = layout.id(i);
             let x = p.position[i] + h * sb.v[i];
-            let alpha = if sb.inv_inertia[i] > 0.0 {
+            let mut alpha = if sb.inv_inertia[i] > 0.0 {
                 rodrigues::try_compose(p.rotation[i], h * sb.w[i])
                     .ok_or_else(|| Error::fault(step, Fault::HalfTurn { particle: id }))?
             } else {
@@ -272,13 +284,20 @@ impl CpuBackend {
             };
             if let Some(d) = self.model.domain {
                 if p.flags[i] & FLAG_REMOVED == 0 && !d.contains(x) {
-                    return Err(Error::fault(
-                        step,
-                        Fault::LeftDomain {
-                            particle: id,
-                            position: Some(x.to_array()),
-                        },
-                    ));
+                    if !d.remove {
+                        return Err(Error::fault(
+                            step,
+                            Fault::LeftDomain {
+                                particle: id,
+                                position: Some(x.to_array()),
+                            },
+                        ));
+                    }
+                    // Parked where it left with the velocity it left with, its rotation
+                    // as before the step and not spinning (as integrate_predict and
+                    // the GPU's hard_advance park it).
+                    alpha = p.rotation[i];
+                    leaving.push(i);
                 }
             }
             x_new[i] = x;
@@ -318,8 +337,22 @@ impl CpuBackend {
         let p = &mut self.model.particles;
         p.position[..self.free].copy_from_slice(&x_new);
         p.rotation[..self.free].copy_from_slice(&a_new);
-        p.velocity[..self.free].copy_from_slice(&sb.v[..self.free]);
-        p.angular_velocity[..self.free].copy_from_slice(&sb.w[..self.free]);
+        // A removed particle keeps the state it left with (removed.csv's, whenever it
+        // is read); the solver held it at rest.
+        for i in 0..self.free {
+            if p.flags[i] & FLAG_REMOVED == 0 {
+                p.velocity[i] = sb.v[i];
+                p.angular_velocity[i] = sb.w[i];
+            }
+        }
+        for &i in &leaving {
+            // Out of every contact from the next step on (build_contacts, the list).
+            p.flags[i] |= FLAG_REMOVED;
+            p.angular_velocity[i] = DVec3::ZERO;
+            let id = self.storage.layout.id(i);
+            self.exit_steps.insert(id as u32, step);
+            log::debug!("step {step}: particle {id} left the domain and was removed");
+        }
         if let Some(bodies) = &mut self.bodies {
             // Each body's spheres follow it.
             for (k, s) in body_new.into_iter().enumerate() {
@@ -341,6 +374,9 @@ impl CpuBackend {
             bodies.saved.clone_from(&bodies.state);
         }
 
+        if !leaving.is_empty() {
+            self.mark_absent();
+        }
         // Warm start of the next step, in the world frame.
         let c = &hard.contacts;
         hard.warm.clear();
@@ -512,7 +548,10 @@ impl CpuBackend {
         // order (the NBGS sweep's, the colouring's) and the warm-start keys do not
         // depend on the storage (issue 44).
         let layout = &self.storage.layout;
-        for i in layout.slots_by_id(n) {
+        // Wall and mesh keys count from the ids, not the slots (compaction changes
+        // the slot count, not the ids).
+        let n_ids = self.id_count();
+        for i in layout.slots_by_id(layout.id_count(n)) {
             if removed(i) {
                 continue;
             }
@@ -567,7 +606,7 @@ impl CpuBackend {
                 let mu = tables.wall(w, p.material[i]).mu_s;
                 push(
                     [WALL, bi],
-                    [id_i, (n + w) as u32],
+                    [id_i, (n_ids + w) as u32],
                     nrm,
                     [DVec3::ZERO, rb],
                     gap,
@@ -597,7 +636,7 @@ impl CpuBackend {
                     let mu = tables.mesh(mc.mesh as usize, p.material[i]).mu_s;
                     push(
                         [WALL, bi],
-                        [id_i, (n + nw) as u32 + mc.key],
+                        [id_i, (n_ids + nw) as u32 + mc.key],
                         nrm,
                         [DVec3::ZERO, rb],
                         gap,
@@ -643,7 +682,8 @@ impl CpuBackend {
             e_dissipated,
             ..SolverRow::default()
         };
-        let n = p.len();
+        // Keys count walls from the ids (build_contacts).
+        let n = self.id_count();
         for k in 0..c.len() {
             // By the impulse itself: none, inside the cone, or on its boundary (a
             // frictionless contact with a normal impulse counts as sliding).

@@ -102,9 +102,9 @@ pub struct CpuBackend {
 
 /// Particles plus walls plus mesh feature keys: the bound of a hard-contact key's
 /// partner.
-fn n_particles_plus_walls(model: &Model) -> usize {
+fn n_particles_plus_walls(model: &Model, ids: usize) -> usize {
     let triangles: usize = model.meshes.iter().map(|m| m.mesh.triangles.len()).sum();
-    model.particles.len() + model.walls.len() + 8 * triangles
+    ids + model.walls.len() + 8 * triangles
 }
 
 impl CpuBackend {
@@ -192,12 +192,13 @@ impl CpuBackend {
                 snapshot.bodies.len()
             )));
         }
+        let n_ids = backend.id_count();
         if let Some(h) = &mut backend.hard {
-            let n = backend.model.particles.len();
+            let n = n_ids;
             h.restore(
                 &snapshot.hard_impulses,
                 n,
-                n_particles_plus_walls(&backend.model),
+                n_particles_plus_walls(&backend.model, n),
             )?;
         } else if !snapshot.hard_impulses.is_empty() {
             return Err(Error::Snapshot(
@@ -551,6 +552,8 @@ impl CpuBackend {
         let compacted = (compact && storage::compacts(&model, integrator))
             .then(|| storage::compact_model(&mut model));
         let n = model.particles.len();
+        // Compacted storage holds no clumps: every stored particle is free.
+        let free = if compacted.is_some() { n } else { free };
         let nb = model.bonds.len();
         crate::memory_check::check(
             &format!("the CPU backend for {n} particles and {nb} bonds"),
@@ -605,10 +608,10 @@ impl CpuBackend {
         };
         backend.hard = hard::HardState::new(&backend.model);
         backend.walls = walls::WallState::new(&backend.model, dt, 0.0);
-        if n_particles_plus_walls(&backend.model) > u32::MAX as usize {
+        if n_particles_plus_walls(&backend.model, ids) > u32::MAX as usize {
             return Err(Error::Backend(format!(
                 "{} particles, walls and mesh features (8 per triangle) do not fit the 32-bit contact keys",
-                n_particles_plus_walls(&backend.model)
+                n_particles_plus_walls(&backend.model, ids)
             )));
         }
         if let Some(b) = &backend.bodies {

@@ -201,8 +201,12 @@ impl CpuBackend {
         self.neighbors.gather(order, n);
         self.storage.layout = self.storage.layout.kept(order, n);
         self.neighbors.id = self.storage.layout.id_table().to_vec();
-        if self.storage.archive.is_some() && self.model.contact.is_some() {
-            self.storage.sortable = order.len();
+        if self.storage.archive.is_some() {
+            // Compacted storage holds no clumps: every stored particle is free.
+            self.free = order.len();
+            if self.model.contact.is_some() {
+                self.storage.sortable = order.len();
+            }
         }
     }
 
@@ -258,6 +262,8 @@ impl CpuBackend {
         grow_forces(&mut self.forces, m, (nw, nm), granular, rolling);
         grow_forces(&mut self.spare_forces, m, (nw, nm), granular, rolling);
         self.incidence = Incidence::build(m, &self.model.bonds);
+        // Compacted storage holds no clumps: every stored particle is free.
+        self.free = m;
         if self.model.contact.is_some() {
             self.storage.sortable = m;
         }

@@ -283,7 +283,7 @@ impl GpuBackend {
         let mut model = model;
         // Compacted storage sets up again from the scene's model (`restore_storage`).
         let compacting = options.compact_storage != Some(false);
-        let scene = (compacting && crate::model::layout::compacts(&model, integrator))
+        let scene = (compacting && crate::model::layout::gpu_compacts(&model, integrator))
             .then(|| model.clone());
         // From the scene as `varidem check` reads it: before the clumps are expanded
         // and a snapshot's state is applied.

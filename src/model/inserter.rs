@@ -26,6 +26,17 @@ pub enum Region {
         /// Radius (m).
         radius: f64,
     },
+    /// A regular grid of sites (a layer of Preclik et al. §4.3's inflow): each event
+    /// puts one sphere on every free site, site `(a, b, c)` at `origin + (a s_x, b s_y,
+    /// c s_z)`, sites in order of `a` fastest, then `b`, then `c`.
+    Grid {
+        /// The first site (m).
+        origin: DVec3,
+        /// Spacing along each axis (m).
+        spacing: DVec3,
+        /// Sites along each axis (each ≥ 1).
+        counts: [u32; 3],
+    },
 }
 
 impl Region {
@@ -50,7 +61,47 @@ impl Region {
                 let phi = std::f64::consts::TAU * u[1];
                 center + rho * (phi.cos() * a + phi.sin() * b)
             }
+            // A grid's spheres go to their sites (Region::site); a draw picks one.
+            Region::Grid { counts, .. } => {
+                let sites = counts.iter().map(|&c| u64::from(c)).product::<u64>();
+                self.site(((u[0] * sites as f64) as u64).min(sites.saturating_sub(1)))
+            }
         }
+    }
+
+    /// The number of sites of a grid (0 for the other regions).
+    pub fn sites(&self) -> u64 {
+        match *self {
+            Region::Grid { counts, .. } => counts.iter().map(|&c| u64::from(c)).product(),
+            _ => 0,
+        }
+    }
+
+    /// Site `k` of a grid, `a` fastest (`k = a + n_x (b + n_y c)`); the centre for the
+    /// other regions.
+    pub fn site(&self, k: u64) -> DVec3 {
+        match *self {
+            Region::Grid {
+                origin,
+                spacing,
+                counts,
+            } => {
+                let (nx, ny) = (u64::from(counts[0]), u64::from(counts[1]));
+                let (a, b, c) = (k % nx, (k / nx) % ny, k / (nx * ny));
+                origin + spacing * DVec3::new(a as f64, b as f64, c as f64)
+            }
+            _ => self.center(),
+        }
+    }
+
+    /// The far corner of a grid: its last site.
+    fn grid_end(origin: DVec3, spacing: DVec3, counts: [u32; 3]) -> DVec3 {
+        let n = DVec3::new(
+            f64::from(counts[0].max(1) - 1),
+            f64::from(counts[1].max(1) - 1),
+            f64::from(counts[2].max(1) - 1),
+        );
+        origin + spacing * n
     }
 
     /// The box every sphere of radius up to `r` placed in the region lies in (for
@@ -62,6 +113,15 @@ impl Region {
                 let e = DVec3::splat(radius + r);
                 (center - e, center + e)
             }
+            Region::Grid {
+                origin,
+                spacing,
+                counts,
+            } => {
+                let end = Self::grid_end(origin, spacing, counts);
+                let e = DVec3::splat(r);
+                (origin.min(end) - e, origin.max(end) + e)
+            }
         }
     }
 
@@ -70,6 +130,11 @@ impl Region {
         match *self {
             Region::Box { min, max } => 0.5 * (min + max),
             Region::Disc { center, .. } => center,
+            Region::Grid {
+                origin,
+                spacing,
+                counts,
+            } => 0.5 * (origin + Self::grid_end(origin, spacing, counts)),
         }
     }
 }
@@ -103,6 +168,10 @@ pub struct Inserter {
     pub stop: f64,
     /// Velocity of the inserted particles (m/s).
     pub velocity: DVec3,
+    /// Half-widths of a uniform perturbation of each inserted particle's velocity, per
+    /// component (m/s): `v + p ⊙ (2u − 1)`, three numbers of the event's stream drawn
+    /// after the particle's place. Zero: no draws.
+    pub velocity_perturbation: DVec3,
     /// Seed of the placements (each event draws from its own stream).
     pub seed: u64,
     /// First reserved particle id.

@@ -253,19 +253,24 @@ impl Layout {
 
 /// Whether a run of `model` with `integrator` compacts its storage (issue 44): an open
 /// system (inserters, or removal at the domain's faces) without clumps (whose spheres
-/// keep their slots) or hard contacts (whose solver keys by slot ranges), under an
-/// explicit integrator. Then storage holds the particles in the system, on both
-/// backends; the others live in an archive by id.
+/// keep their slots), under any integrator but the trapezoidal one. Then storage holds
+/// the particles in the system; the others live in an archive by id. (The GPU's hard
+/// contacts keep full storage: [`gpu_compacts`].)
 pub fn compacts(model: &super::Model, integrator: super::IntegratorKind) -> bool {
-    use super::{ContactLaw, IntegratorKind};
+    use super::IntegratorKind;
     let open = !model.inserters.is_empty() || model.domain.is_some_and(|d| d.remove);
-    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-    open && model.clumps.is_empty()
-        && !hard
-        && !matches!(
-            integrator,
-            IntegratorKind::CampelloTrapezoidal | IntegratorKind::ImpulseVelocity
-        )
+    open && model.clumps.is_empty() && integrator != IntegratorKind::CampelloTrapezoidal
+}
+
+/// Whether the GPU backend compacts a run of `model` ([`compacts`]): not with hard
+/// contacts, whose device solver keys walls after the slots and keeps its warm starts
+/// per slot.
+pub fn gpu_compacts(model: &super::Model, integrator: super::IntegratorKind) -> bool {
+    let hard = matches!(
+        model.contact.map(|c| c.law),
+        Some(super::ContactLaw::Hard(_))
+    );
+    compacts(model, integrator) && !hard
 }
 
 /// Whether the particle of `flags` is out of the system: reserved and not inserted, or

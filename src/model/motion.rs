@@ -1,6 +1,7 @@
 //! Prescribed motion of walls and meshes (`velocity`, `angular_velocity`, `axis_point`,
-//! `start`, `stop`): a rigid motion whose pose is a closed function of time, so a run
-//! resumed from a checkpoint at step `k` places its walls at `k·h` to the bit.
+//! `start`, `stop`, and for planes `period`): a rigid motion whose pose is a closed
+//! function of time, so a run resumed from a checkpoint at step `k` places its walls at
+//! `k·h` to the bit.
 
 use glam::{DMat3, DVec3};
 
@@ -20,7 +21,16 @@ pub struct Motion {
     pub start: f64,
     /// Time the motion ends (s); `f64::INFINITY`: never.
     pub stop: f64,
+    /// The motion starts over every `period` seconds of motion: the wall returns to its
+    /// rest pose at `start + k·period` and moves on from there (Preclik et al. §4.3's
+    /// inflow plane, which pushes for 2r and returns); `f64::INFINITY`: never.
+    pub period: f64,
 }
+
+/// Returns within this fraction of a period of a time count at that time, so that a
+/// return at `k·period` lands on the step an inserter's event of the same interval
+/// lands on, whatever the rounding of `k·period/h`.
+const PERIOD_TOLERANCE: f64 = 1e-9;
 
 impl Default for Motion {
     /// At rest.
@@ -31,6 +41,7 @@ impl Default for Motion {
             axis_point: DVec3::ZERO,
             start: 0.0,
             stop: f64::INFINITY,
+            period: f64::INFINITY,
         }
     }
 }
@@ -99,10 +110,17 @@ impl Motion {
         self.velocity == DVec3::ZERO && self.angular_velocity == DVec3::ZERO
     }
 
-    /// The time spent moving by time `t`: `clamp(t, start, stop) − start`.
+    /// The time spent moving by time `t`: `clamp(t, start, stop) − start`, less the
+    /// whole periods.
     #[inline]
     fn moved_for(&self, t: f64) -> f64 {
-        t.clamp(self.start, self.stop.max(self.start)) - self.start
+        let tau = t.clamp(self.start, self.stop.max(self.start)) - self.start;
+        if self.period.is_finite() {
+            let cycles = (tau / self.period + PERIOD_TOLERANCE).floor();
+            (tau - cycles * self.period).max(0.0)
+        } else {
+            tau
+        }
     }
 
     /// Whether the motion is on at time `t` (`start ≤ t < stop`).
@@ -180,5 +198,24 @@ mod tests {
         assert_eq!(m.pose(2.0).velocity, DVec3::X);
         assert_eq!(m.pose(5.0).translation, 2.0 * DVec3::X);
         assert_eq!(m.pose(5.0).velocity, DVec3::ZERO);
+    }
+
+    #[test]
+    fn a_periodic_motion_returns_to_rest_at_every_period() {
+        let (h, period) = (1e-5, 4.7e-4);
+        let m = Motion {
+            velocity: DVec3::X,
+            period,
+            ..Motion::default()
+        };
+        // The return lands on step 47k for every k, although 47k·h is not k·period in
+        // floating point for every k.
+        for k in 0..2000u64 {
+            let at = m.pose((47 * k) as f64 * h);
+            assert!(at.translation.x.abs() < 1e-15, "{k}: {}", at.translation.x);
+            let before = m.pose((47 * k + 46) as f64 * h).translation.x;
+            assert!((before - 46.0 * h).abs() < 1e-12, "{k}: {before}");
+            assert_eq!(at.velocity, DVec3::X);
+        }
     }
 }

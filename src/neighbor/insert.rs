@@ -18,7 +18,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::integrators::bodies::Bodies;
 use crate::math::rodrigues::rotate;
 use crate::math::triangle::closest_point;
-use crate::model::{ClumpType, Inserter, Model, Particles, Wall, FLAG_DORMANT, FLAG_REMOVED};
+use crate::model::{
+    ClumpType, Inserter, Model, Particles, Region, Wall, FLAG_DORMANT, FLAG_REMOVED,
+};
 use crate::physics::mesh::MeshSurfaces;
 
 /// What one inserter has done so far.
@@ -328,7 +330,7 @@ impl Insertion {
                 let mut rng = ChaCha8Rng::seed_from_u64(ins.seed);
                 rng.set_stream(k + 1);
                 let mut skipped = 0;
-                for _ in 0..wanted {
+                for l in 0..wanted {
                     if count.inserted >= u64::from(ins.capacity) || live >= limit {
                         skipped += 1;
                         continue;
@@ -354,6 +356,14 @@ impl Insertion {
                                 }
                                 (x, a)
                             })
+                    } else if let Region::Grid { .. } = ins.region {
+                        // A grid: the l-th sphere of the event on site l, if free.
+                        let r = radius(id as usize);
+                        let x = ins.region.site(l);
+                        free.is_free(x, r).then(|| {
+                            free.add(x, r);
+                            (x, DVec3::ZERO)
+                        })
                     } else {
                         let r = radius(id as usize);
                         (0..ins.attempts)
@@ -366,10 +376,16 @@ impl Insertion {
                     };
                     match spot {
                         Some((x, a)) => {
+                            let mut velocity = ins.velocity;
+                            if ins.velocity_perturbation != DVec3::ZERO {
+                                let u: [f64; 3] = rng.random();
+                                let u = DVec3::from_array(u);
+                                velocity += ins.velocity_perturbation * (2.0 * u - DVec3::ONE);
+                            }
                             placed.push(Placed {
                                 id,
                                 position: x,
-                                velocity: ins.velocity,
+                                velocity,
                                 rotation: a,
                                 clump: ins.clump.is_some(),
                             });
@@ -382,7 +398,10 @@ impl Insertion {
                 count.skipped += skipped;
                 // A live limit binding is the inserter working as asked: not a warning.
                 let limited = live >= limit && count.inserted < u64::from(ins.capacity);
-                if skipped > 0 && limited {
+                // A grid site still held by the last layer is the inflow at work (the
+                // end-of-run total reports it).
+                let grid = matches!(ins.region, Region::Grid { .. });
+                if skipped > 0 && (limited || grid) {
                     log::debug!(
                         "inserter[{q}] at step {step}: {skipped} of {wanted} skipped, its capacity of {limit} particles in the system reached"
                     );

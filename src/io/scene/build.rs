@@ -644,7 +644,7 @@ fn add_interactions(
 
 /// Hard contacts (`law = "hard"`) and the `impulse-velocity` integrator go together, and
 /// the features hard contacts have no meaning for (restitution, bonds, near-field) or
-/// do not support yet (drag on clumps, removal at the domain's edge) are named errors.
+/// do not support yet (drag on clumps) are named errors.
 /// What clumps do not run with yet, refused here with the backends' message so that
 /// `varidem check` refuses what `run` would (issue 49).
 fn check_clump_support(model: &Model, integrator: crate::model::IntegratorKind) -> Result<()> {
@@ -717,11 +717,6 @@ fn check_hard(model: &Model, integrator: crate::model::IntegratorKind) -> Result
     if model.drag.is_some() && !model.clumps.is_empty() {
         return Err(scene_error(
             "drag: drag on clumps is not supported with hard contacts yet; remove [drag] or the clumps",
-        ));
-    }
-    if model.domain.is_some_and(|d| d.remove) {
-        return Err(scene_error(
-            "domain.on_exit = \"remove\": not supported with hard contacts yet; use \"error\"",
         ));
     }
     Ok(())

@@ -47,7 +47,16 @@ pub(super) fn add_inserters(
             what.max_radius
         };
         let region = region(&who, s, extent)?;
-        let (batch, interval) = batch(&who, s)?;
+        let (batch, interval) = match region {
+            Region::Grid { .. } => grid_batch(&who, s, &region)?,
+            _ => batch(&who, s)?,
+        };
+        if what.clump.is_some() && matches!(region, Region::Grid { .. }) {
+            return Err(scene_error(format!(
+                "{}: a grid places spheres; insert clumps in a box or disc",
+                key("grid")
+            )));
+        }
         let start = non_negative(&key("start"), s.start.unwrap_or(0.0))?;
         let stop = match s.stop {
             Some(t) if t.is_nan() || t < start => {
@@ -79,6 +88,7 @@ pub(super) fn add_inserters(
             start,
             stop,
             velocity: finite_vec(&key("velocity"), s.velocity)?,
+            velocity_perturbation: perturbation(&key("velocity_perturbation"), s)?,
             seed: seed(&key("seed"), s.seed)?,
             first: if what.clump.is_some() {
                 model.clumps.len() as u32
@@ -241,6 +251,7 @@ fn placeholder() -> Inserter {
         start: 0.0,
         stop: 0.0,
         velocity: DVec3::ZERO,
+        velocity_perturbation: DVec3::ZERO,
         seed: 0,
         first: 0,
         capacity: 0,
@@ -292,10 +303,89 @@ fn reserve(model: &mut Model, ins: &Inserter) {
     }
 }
 
-/// The region of inserter `who`: exactly one of `box` and `disc`, large enough for a
-/// sphere of radius `r_max`.
+/// The velocity perturbation's half-widths (m/s): finite, ≥ 0 per component.
+fn perturbation(key: &str, s: &InserterSection) -> Result<DVec3> {
+    let Some(p) = s.velocity_perturbation else {
+        return Ok(DVec3::ZERO);
+    };
+    let p = finite_vec(key, p)?;
+    if p.min_element() < 0.0 {
+        return Err(scene_error(format!(
+            "{key} = {}: half-widths must be >= 0",
+            fmt_vec(s.velocity_perturbation.unwrap_or_default())
+        )));
+    }
+    Ok(p)
+}
+
+/// A grid's batch (one sphere per site, `rate` and `count` refused) and its required
+/// `interval`.
+fn grid_batch(who: &str, s: &InserterSection, region: &Region) -> Result<(Batch, f64)> {
+    let key = |field: &str| format!("{who}.{field}");
+    if s.rate.is_some() || s.count.is_some() {
+        return Err(scene_error(format!(
+            "{who}: a grid places one sphere per site at every event; leave out rate and count"
+        )));
+    }
+    let interval = s.interval.ok_or_else(|| {
+        scene_error(format!(
+            "{}: missing (a grid's layer is placed every interval seconds)",
+            key("interval")
+        ))
+    })?;
+    Ok((
+        Batch::Count(region.sites()),
+        positive(&key("interval"), interval)?,
+    ))
+}
+
+/// The region of inserter `who`: exactly one of `box`, `disc` and `grid`, large
+/// enough for a sphere of radius `r_max` (a grid's sites far enough apart for two).
 fn region(who: &str, s: &InserterSection, r_max: f64) -> Result<Region> {
     let key = |field: &str| format!("{who}.{field}");
+    if let Some(g) = &s.grid {
+        if s.box_region.is_some() || s.disc.is_some() {
+            return Err(scene_error(format!(
+                "{who}: give exactly one region, box, disc or grid"
+            )));
+        }
+        let origin = finite_vec(&key("grid.origin"), g.origin)?;
+        let spacing = finite_vec(&key("grid.spacing"), g.spacing)?;
+        let mut counts = [0u32; 3];
+        for (a, (&c, out)) in g.counts.iter().zip(&mut counts).enumerate() {
+            *out = u32::try_from(c).ok().filter(|&c| c >= 1).ok_or_else(|| {
+                scene_error(format!(
+                    "{} = {:?}: each count must be >= 1 (axis {a} is {c})",
+                    key("grid.counts"),
+                    g.counts
+                ))
+            })?;
+            // Spheres on neighbouring sites must not overlap.
+            if *out > 1 && spacing[a].abs() < 2.0 * r_max {
+                return Err(scene_error(format!(
+                    "{} = {}: along axis {a} ({} sites) the sites must be at least a sphere apart ({:e} m)",
+                    key("grid.spacing"),
+                    fmt_vec(g.spacing),
+                    *out,
+                    2.0 * r_max
+                )));
+            }
+        }
+        let sites: u64 = counts.iter().map(|&c| u64::from(c)).product();
+        if sites > u64::from(u32::MAX) {
+            return Err(scene_error(format!(
+                "{} = {:?}: {sites} sites exceed the limit of {} particles",
+                key("grid.counts"),
+                g.counts,
+                u32::MAX
+            )));
+        }
+        return Ok(Region::Grid {
+            origin,
+            spacing,
+            counts,
+        });
+    }
     match (&s.box_region, &s.disc) {
         (Some(b), None) => {
             let min = finite_vec(&key("box.min"), b.min)?;
@@ -331,7 +421,7 @@ fn region(who: &str, s: &InserterSection, r_max: f64) -> Result<Region> {
             })
         }
         _ => Err(scene_error(format!(
-            "{who}: give exactly one region, box = {{ min = [...], max = [...] }} or disc = {{ center = [...], normal = [...], radius = ... }}"
+            "{who}: give exactly one region, box = {{ min = [...], max = [...] }}, disc = {{ center = [...], normal = [...], radius = ... }} or grid = {{ origin = [...], spacing = [...], counts = [...] }}"
         ))),
     }
 }
@@ -373,7 +463,7 @@ pub(super) fn check_in_domain(model: &Model, domain: &Domain) -> Result<()> {
     for (k, ins) in model.inserters.iter().enumerate() {
         let (lo, hi) = ins.region.bounds(0.0);
         let (lo, hi) = match ins.region {
-            Region::Box { .. } => (lo, hi),
+            Region::Box { .. } | Region::Grid { .. } => (lo, hi),
             // The disc's own extent, not its bounding cube's.
             Region::Disc {
                 center,

@@ -107,6 +107,8 @@ pub(super) struct InserterSection {
     #[serde(default)]
     pub(super) disc: Option<DiscRegion>,
     #[serde(default)]
+    pub(super) grid: Option<GridRegion>,
+    #[serde(default)]
     pub(super) rate: Option<f64>,
     #[serde(default)]
     pub(super) count: Option<i64>,
@@ -132,6 +134,9 @@ pub(super) struct InserterSection {
     #[serde(deserialize_with = "exact")]
     pub(super) velocity: Vec3,
     #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
+    pub(super) velocity_perturbation: Option<Vec3>,
+    #[serde(default)]
     pub(super) seed: i64,
     #[serde(default)]
     pub(super) capacity: Option<i64>,
@@ -147,6 +152,17 @@ pub(super) struct BoxRegion {
     pub(super) min: Vec3,
     #[serde(deserialize_with = "exact")]
     pub(super) max: Vec3,
+}
+
+/// `grid = { origin, spacing, counts }` of an inserter: a layer (or block) of sites.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GridRegion {
+    #[serde(deserialize_with = "exact")]
+    pub(super) origin: Vec3,
+    #[serde(deserialize_with = "exact")]
+    pub(super) spacing: Vec3,
+    pub(super) counts: [i64; 3],
 }
 
 /// `disc = { center, normal, radius }` of an inserter.
@@ -535,6 +551,8 @@ pub(super) struct WallSection {
     pub(super) start: Option<f64>,
     #[serde(default)]
     pub(super) stop: Option<f64>,
+    #[serde(default)]
+    pub(super) period: Option<f64>,
 }
 
 /// `[[mesh]]`: a triangle-mesh wall from an STL file (`file`) or given inline

@@ -16,11 +16,16 @@ struct MotionKeys {
     axis_point: Option<Vec3>,
     start: Option<f64>,
     stop: Option<f64>,
+    period: Option<f64>,
 }
 
-/// The motion of section `$s` (a `[[wall]]` or `[[mesh]]`, which share the keys).
+/// The motion of section `$s` (a `[[wall]]` or `[[mesh]]`, which share the keys but
+/// `period`, a plane's only: a mesh's contact lists assume it does not jump).
 macro_rules! motion_of {
     ($who:expr, $s:expr) => {
+        motion_of!($who, $s, $s.period)
+    };
+    ($who:expr, $s:expr, $period:expr) => {
         motion(
             $who,
             MotionKeys {
@@ -29,6 +34,7 @@ macro_rules! motion_of {
                 axis_point: $s.axis_point,
                 start: $s.start,
                 stop: $s.stop,
+                period: $period,
             },
         )
     };
@@ -61,12 +67,34 @@ fn motion(who: &str, m: MotionKeys) -> Result<Motion> {
         Some(t) => t,
         None => f64::INFINITY,
     };
+    let velocity = vec("velocity", m.velocity)?;
+    let angular_velocity = vec("angular_velocity", m.angular_velocity)?;
+    let period = match m.period {
+        Some(p) => {
+            let p = positive(&key("period"), p)?;
+            if !p.is_finite() {
+                return Err(scene_error(format!(
+                    "{} = {p}: must be finite",
+                    key("period")
+                )));
+            }
+            if velocity == glam::DVec3::ZERO && angular_velocity == glam::DVec3::ZERO {
+                return Err(scene_error(format!(
+                    "{} = {p}: the wall does not move (give it a velocity or angular_velocity)",
+                    key("period")
+                )));
+            }
+            p
+        }
+        None => f64::INFINITY,
+    };
     Ok(Motion {
-        velocity: vec("velocity", m.velocity)?,
-        angular_velocity: vec("angular_velocity", m.angular_velocity)?,
+        velocity,
+        angular_velocity,
         axis_point: vec("axis_point", m.axis_point)?,
         start,
         stop,
+        period,
     })
 }
 
@@ -202,7 +230,7 @@ pub(super) fn add_meshes(
             mesh,
             material,
             stiffness: stiffness(&who, m.stiffness, law)?,
-            motion: motion_of!(&who, m)?,
+            motion: motion_of!(&who, m, None)?,
         });
     }
     Ok(())

@@ -70,6 +70,9 @@ fn write_motion(s: &mut String, m: &crate::model::Motion) {
     if m.stop != d.stop {
         let _ = writeln!(s, "stop = {}", toml_float(m.stop));
     }
+    if m.period != d.period {
+        let _ = writeln!(s, "period = {}", toml_float(m.period));
+    }
 }
 
 /// Writes a resolved scene as TOML: `[simulation]`, `[binder]` (shear form only),
@@ -383,8 +386,25 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
                 toml_float(radius)
             );
         }
+        Region::Grid {
+            origin,
+            spacing,
+            counts,
+        } => {
+            let _ = writeln!(
+                s,
+                "grid = {{ origin = {}, spacing = {}, counts = [{}, {}, {}] }}",
+                toml_vec(origin),
+                toml_vec(spacing),
+                counts[0],
+                counts[1],
+                counts[2]
+            );
+        }
     }
     match ins.batch {
+        // A grid's batch is its sites.
+        _ if matches!(ins.region, Region::Grid { .. }) => {}
         Batch::Rate(rate) => {
             let _ = writeln!(s, "rate = {}", toml_float(rate));
         }
@@ -420,6 +440,13 @@ fn write_inserter(s: &mut String, m: &crate::model::Model, ins: &crate::model::I
         }
     }
     let _ = writeln!(s, "velocity = {}", toml_vec(ins.velocity));
+    if ins.velocity_perturbation != glam::DVec3::ZERO {
+        let _ = writeln!(
+            s,
+            "velocity_perturbation = {}",
+            toml_vec(ins.velocity_perturbation)
+        );
+    }
     let _ = writeln!(s, "seed = {}", ins.seed);
     // A live limit is the `capacity` the scene gave (the reserve follows from it); with
     // removal and none, the reserve is the schedule's and `capacity` is left out (given,
