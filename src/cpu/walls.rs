@@ -218,8 +218,10 @@ impl crate::cpu::CpuBackend {
                 if let Some(h) = &self.hard {
                     // Planes as the GPU computes them (backend::loads), then mesh
                     // features by their triangle's mesh; the keys are ids.
-                    let by_id = p.to_ids(&self.storage.layout);
-                    let p = &by_id;
+                    // Every id's row (stored or archived): the keys count walls
+                    // from the ids.
+                    let by_id = self.particles_by_id();
+                    let p = &*by_id;
                     let planes = loads::hard_plane_loads(p, &m.walls, &axes, &h.warm, self.dt);
                     total[..nw].copy_from_slice(&planes);
                     if let Some(ws) = &self.walls {

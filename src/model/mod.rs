@@ -18,6 +18,7 @@ mod mesh;
 mod motion;
 mod particles;
 mod precision;
+pub mod shapes;
 pub mod sizes;
 mod walls;
 

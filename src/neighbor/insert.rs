@@ -401,7 +401,11 @@ impl Insertion {
                 // A grid site still held by the last layer is the inflow at work (the
                 // end-of-run total reports it).
                 let grid = matches!(ins.region, Region::Grid { .. });
-                if skipped > 0 && (limited || grid) {
+                if skipped > 0 && grid && !limited {
+                    log::debug!(
+                        "inserter[{q}] at step {step}: {skipped} of {wanted} grid sites taken, skipped"
+                    );
+                } else if skipped > 0 && limited {
                     log::debug!(
                         "inserter[{q}] at step {step}: {skipped} of {wanted} skipped, its capacity of {limit} particles in the system reached"
                     );

@@ -154,6 +154,24 @@ pub(super) struct BoxRegion {
     pub(super) max: Vec3,
 }
 
+/// `cylinder = { center, axis, radius, length, segments, box_side }` of a `[[mesh]]`:
+/// a generated cylinder (issue 48's obstacle).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CylinderSection {
+    #[serde(deserialize_with = "exact")]
+    pub(super) center: Vec3,
+    #[serde(deserialize_with = "exact")]
+    pub(super) axis: Vec3,
+    pub(super) radius: f64,
+    pub(super) length: f64,
+    #[serde(default)]
+    pub(super) segments: Option<i64>,
+    #[serde(default)]
+    #[serde(deserialize_with = "exact_opt")]
+    pub(super) box_side: Option<Vec3>,
+}
+
 /// `grid = { origin, spacing, counts }` of an inserter: a layer (or block) of sites.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -571,6 +589,8 @@ pub(super) struct MeshSection {
     #[serde(default)]
     #[serde(deserialize_with = "exact_opt_vec")]
     pub(super) triangles: Option<Vec<[i64; 3]>>,
+    #[serde(default)]
+    pub(super) cylinder: Option<CylinderSection>,
     #[serde(default)]
     pub(super) scale: Option<f64>,
     #[serde(default)]

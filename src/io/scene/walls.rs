@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use super::checks::{
-    finite_vec, material_index, non_negative, nonzero_vec, positive, scene_error, shown, unit,
+    finite_vec, fmt_vec, material_index, non_negative, nonzero_vec, positive, scene_error, shown,
+    unit,
 };
 use super::schema::{MeshSection, Vec3, WallSection};
 use crate::error::Result;
@@ -168,8 +169,15 @@ pub(super) fn add_meshes(
         let who = format!("mesh[{k}]");
         need_law(&who, law)?;
         let key = |field: &str| format!("{who}.{field}");
-        let (mesh, default_name) = match (&m.file, &m.vertices, &m.triangles) {
-            (Some(file), None, None) => {
+        let sources = (&m.file, &m.vertices, &m.triangles);
+        let (mesh, default_name) = match (sources, &m.cylinder) {
+            ((None, None, None), Some(c)) => (cylinder(&key("cylinder"), c)?, who.clone()),
+            (_, Some(_)) => {
+                return Err(scene_error(format!(
+                    "{who}: give one of file, vertices and triangles, or cylinder"
+                )));
+            }
+            ((Some(file), None, None), None) => {
                 let path = base.join(file);
                 let mesh = crate::io::stl::read_mesh(&path).map_err(|e| {
                     scene_error(format!(
@@ -188,12 +196,12 @@ pub(super) fn add_meshes(
                     .unwrap_or_else(|| who.clone());
                 (mesh, stem)
             }
-            (None, Some(vertices), Some(triangles)) => {
+            ((None, Some(vertices), Some(triangles)), None) => {
                 (inline(&who, vertices, triangles)?, who.clone())
             }
             _ => {
                 return Err(scene_error(format!(
-                    "{who}: give either file = \"path.stl\" or both vertices and triangles"
+                    "{who}: give either file = \"path.stl\", both vertices and triangles, or cylinder = {{ ... }}"
                 )))
             }
         };
@@ -234,6 +242,69 @@ pub(super) fn add_meshes(
         });
     }
     Ok(())
+}
+
+/// Default facets of a generated cylinder over a full turn: the facets lie within
+/// `r (1 − cos(π/128)) = 3·10⁻⁴ r` of the circle.
+pub(super) const CYLINDER_SEGMENTS: u32 = 128;
+
+/// The mesh of `cylinder = { ... }` at `key`: a positive radius and length, a non-zero
+/// axis, at least 8 segments (a multiple of 4 with `box_side`, so that the half circle
+/// ends on the box), `box_side` perpendicular to the axis.
+fn cylinder(key: &str, c: &super::schema::CylinderSection) -> Result<TriangleMesh> {
+    let k = |field: &str| format!("{key}.{field}");
+    let center = finite_vec(&k("center"), c.center)?;
+    let axis = unit(nonzero_vec(&k("axis"), c.axis, "the cylinder's axis")?);
+    let radius = positive(&k("radius"), c.radius)?;
+    let length = positive(&k("length"), c.length)?;
+    if !(radius.is_finite() && length.is_finite()) {
+        return Err(scene_error(format!(
+            "{key}: radius = {radius} and length = {length} must be finite"
+        )));
+    }
+    let box_side = match c.box_side {
+        Some(v) => {
+            let s = unit(nonzero_vec(&k("box_side"), v, "the box's side")?);
+            if s.dot(axis).abs() > 1e-9 {
+                return Err(scene_error(format!(
+                    "{} = {}: must be perpendicular to the axis {}",
+                    k("box_side"),
+                    fmt_vec(v),
+                    fmt_vec(c.axis)
+                )));
+            }
+            // Exactly perpendicular, so the box's faces are the axis's planes.
+            Some((s - s.dot(axis) * axis).normalize())
+        }
+        None => None,
+    };
+    let segments = match c.segments {
+        None => CYLINDER_SEGMENTS,
+        Some(n) => u32::try_from(n)
+            .ok()
+            .filter(|&n| n >= 8 && n <= 1 << 20 && (box_side.is_none() || n % 4 == 0))
+            .ok_or_else(|| {
+                scene_error(format!(
+                    "{} = {n}: must be 8 to 2^20{}",
+                    k("segments"),
+                    if box_side.is_some() {
+                        ", a multiple of 4 with box_side"
+                    } else {
+                        ""
+                    }
+                ))
+            })?,
+    };
+    crate::model::shapes::Cylinder {
+        center,
+        axis,
+        radius,
+        length,
+        segments,
+        box_side,
+    }
+    .mesh()
+    .map_err(|e| scene_error(format!("{key}: {e}")))
 }
 
 /// The characters a mesh's `name` may use besides ASCII letters and digits. The name
