@@ -37,6 +37,7 @@ pub const FINAL_CSV: &str = "final.csv";
 /// File name of the reproducibility record in the output directory.
 pub const RUN_RECORD: &str = "run.toml";
 
+pub mod channel;
 pub mod csv;
 pub mod liggghts;
 pub mod plot;

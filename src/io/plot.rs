@@ -207,7 +207,7 @@ pub fn potential_columns(table: &EnergyTable) -> Vec<&str> {
 }
 
 /// Registers the embedded font once per process.
-fn register_font() {
+pub(super) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // A valid TTF compiled in: registering it cannot fail.

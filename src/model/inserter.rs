@@ -287,6 +287,7 @@ mod tests {
             start: 0.05,
             stop: 1.05,
             velocity: DVec3::ZERO,
+            velocity_perturbation: DVec3::ZERO,
             seed: 1,
             first: 0,
             capacity: 100,

@@ -151,6 +151,8 @@ fn every_scene_file_parses() {
             "block-impact.toml",
             "bonded-column.toml",
             "brazilian.toml",
+            "channel-small.toml",
+            "channel.toml",
             "clump-pour.toml",
             "cohesive-heap.toml",
             "container.toml",
@@ -1031,4 +1033,87 @@ fn rolling_keys_are_read_checked_and_written_back() {
         &hard,
         "material[0].rolling_friction = 0.1: only the \"hertz\" law has rolling resistance",
     );
+}
+
+/// `scenes/channel-small.toml` (issue 48: a periodic plane, grid inserters with
+/// velocity perturbations, a generated obstacle), 200 steps long.
+fn channel_text() -> String {
+    std::fs::read_to_string(scenes_dir().join("channel-small.toml"))
+        .unwrap()
+        .replace("t_end = 0.2", "t_end = 0.002")
+}
+
+#[test]
+fn the_channel_keys_are_read_and_written_back() {
+    let scene = parse_scene(&channel_text()).unwrap();
+    let m = &scene.model;
+    assert_eq!(m.walls[0].motion.period, 4.7e-4);
+    assert!(m.walls[1].motion.period.is_infinite());
+    let layer = &m.inserters[1];
+    assert_eq!(
+        layer.region,
+        crate::model::Region::Grid {
+            origin: DVec3::new(0.000235, 0.0005, 0.0005),
+            spacing: DVec3::new(0.0, 0.001, 0.001),
+            counts: [1, 21, 10],
+        }
+    );
+    assert_eq!(layer.batch, crate::model::Batch::Count(210));
+    assert_eq!(layer.velocity_perturbation, DVec3::new(0.0, 0.5, 0.5));
+    // Sites a fastest: site 21 is the second row in z.
+    assert_eq!(layer.region.site(21), DVec3::new(0.000235, 0.0005, 0.0015));
+    // The obstacle: 128 facets over a turn, the half circle's 65 corners and the box's
+    // two at each end, and the cap centres.
+    assert_eq!(m.meshes[0].mesh.vertices.len(), 136);
+    let back = parse_scene(&scene_to_toml(&scene)).unwrap();
+    assert_eq!(back, scene);
+}
+
+#[test]
+fn bad_channel_keys_are_named() {
+    let text = channel_text();
+    let cases = [
+        ("period = 4.7e-4", "period = -1.0", "wall[0].period = -1"),
+        (
+            "counts = [1, 21, 10]",
+            "counts = [1, 0, 10]",
+            "inserter[1].grid.counts = [1, 0, 10]: each count must be >= 1",
+        ),
+        (
+            "spacing = [0.0, 0.001, 0.001], counts = [1, 21, 10]",
+            "spacing = [0.0, 0.0002, 0.001], counts = [1, 21, 10]",
+            "inserter[1].grid.spacing = [0, 0.0002, 0.001]: along axis 1 (21 sites) the sites must be at least a sphere apart",
+        ),
+        (
+            "velocity_perturbation = [0.0, 0.5, 0.5]\nseed = 2",
+            "velocity_perturbation = [0.0, -0.5, 0.5]\nseed = 2",
+            "inserter[1].velocity_perturbation = [0, -0.5, 0.5]: half-widths must be >= 0",
+        ),
+        (
+            "interval = 4.7e-4",
+            "interval = 4.7e-4\ncount = 3",
+            "inserter[1]: a grid places one sphere per site at every event; leave out rate and count",
+        ),
+        (
+            "box_side = [1.0, 0.0, 0.0]",
+            "box_side = [1.0, 0.0, 0.5]",
+            "mesh[0].cylinder.box_side = [1, 0, 0.5]: must be perpendicular to the axis",
+        ),
+        (
+            "box_side = [1.0, 0.0, 0.0]",
+            "box_side = [1.0, 0.0, 0.0], segments = 30",
+            "mesh[0].cylinder.segments = 30: must be 8 to 2^20, a multiple of 4 with box_side",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        assert!(text.contains(from), "{from}");
+        assert_error(&text.replacen(from, to, 1), expected);
+    }
+    // A still wall has nothing to repeat.
+    let still = text.replacen(
+        "normal = [1.0, 0.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\n",
+        "normal = [1.0, 0.0, 0.0]\n",
+        1,
+    );
+    assert_error(&still, "wall[0].period = 0.00047: the wall does not move");
 }

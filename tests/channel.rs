@@ -1,0 +1,158 @@
+//! Preclik, Eibl & Rüde §4.3's channel (issue 48), shortened: `scenes/channel-small.toml`
+//! cut to a 2 cm channel for 200 steps (the obstacle, four inflow returns and the
+//! first exits at the open end). The CPU and the GPU in f64 write the same files bit
+//! for bit (but `e_dissipated`, a tree sum on the GPU); every inserted sphere is in
+//! `removed.csv` or `final.csv` once; a checkpoint resumes bit for bit; the inflow
+//! places every layer whole.
+
+#![allow(missing_docs, reason = "test crate")]
+
+mod common;
+mod gpu_common;
+
+use std::path::Path;
+
+use common::stream::{final_ids, removed};
+use varidem::checkpoint::{checkpoint_path, Checkpoint};
+use varidem::cpu::CpuBackend;
+use varidem::gpu::Precision;
+use varidem::io::parse_scene;
+use varidem::model::Scene;
+use varidem::run::{run_with, OutputOptions};
+
+/// The cut: a 2 cm channel (the fill 19 columns long), 200 steps.
+fn short_channel() -> Scene {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/channel-small.toml"),
+    )
+    .unwrap();
+    let cut = text
+        .replace("t_end = 0.2", "steps = 200")
+        .replace("output_every = 1000", "output_every = 50")
+        .replace(
+            "max = [0.05, 0.022667, 0.011]",
+            "max = [0.02, 0.022667, 0.011]",
+        )
+        .replace("counts = [49, 21, 10]", "counts = [19, 21, 10]");
+    assert_eq!(cut.matches("0.02,").count(), 1, "the domain was cut");
+    parse_scene(&cut).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn options(checkpoint_every: Option<u64>) -> OutputOptions {
+    OutputOptions {
+        vtk: false,
+        checkpoint_every,
+        progress: false,
+        run_id: None,
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `solver.csv` without its last column (`e_dissipated`).
+fn solver_rows(dir: &Path) -> Vec<String> {
+    read(&dir.join("solver.csv"))
+        .lines()
+        .map(|l| l.rsplit_once(',').map_or(l, |(a, _)| a).to_owned())
+        .collect()
+}
+
+/// Every sphere an inserter placed (ids `first .. first + inserted` of each) is in
+/// `removed.csv` or `final.csv`, exactly once; returns the exits.
+fn accounted(scene: &Scene, dir: &Path) -> usize {
+    let text = read(&dir.join("inserters.csv"));
+    let mut placed = Vec::new();
+    for (k, ins) in scene.model.inserters.iter().enumerate() {
+        let last = text
+            .lines()
+            .filter(|l| l.contains(&format!("inserter[{k}]")))
+            .last()
+            .unwrap();
+        let inserted: u32 = last.split(',').nth(3).unwrap().parse().unwrap();
+        placed.extend(ins.first..ins.first + inserted);
+    }
+    let exits = removed(dir);
+    let mut seen: Vec<u32> = exits.iter().map(|r| r.id).chain(final_ids(dir)).collect();
+    seen.sort_unstable();
+    placed.sort_unstable();
+    assert_eq!(
+        seen, placed,
+        "removed.csv and final.csv hold each placed id once"
+    );
+    exits.len()
+}
+
+#[test]
+fn the_short_channel_runs_with_its_inflow_whole_and_every_sphere_accounted() {
+    let s = short_channel();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cpu");
+    run_with(&s, &mut CpuBackend::new(&s).unwrap(), &dir, &options(None)).unwrap();
+    let exits = accounted(&s, &dir);
+    assert!(exits > 100, "{exits} exits");
+    // Four returns of the plane (steps 47, 94, 141, 188), each a whole layer.
+    let text = read(&dir.join("inserters.csv"));
+    let last = text.lines().last().unwrap();
+    assert_eq!(last, "200,2.0000000000000000e-3,inserter[1],840,0");
+    // The exits leave through the open end, with the state they left with.
+    for r in removed(&dir) {
+        assert!(r.x[0] > 0.02 && r.v[0] > 0.0, "{r:?}");
+    }
+}
+
+#[test]
+fn gpu_f64_writes_the_cpus_channel() {
+    let s = short_channel();
+    let Some(mut gpu) = gpu_common::backend(&s, Precision::F64, "channel_gpu_f64") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("cpu"), tmp.path().join("gpu"));
+    run_with(&s, &mut CpuBackend::new(&s).unwrap(), &a, &options(None)).unwrap();
+    run_with(&s, &mut gpu, &b, &options(None)).unwrap();
+    for file in ["final.csv", "removed.csv", "inserters.csv", "walls.csv"] {
+        assert!(
+            read(&a.join(file)) == read(&b.join(file)),
+            "{file} differs between the CPU and the GPU in f64"
+        );
+    }
+    assert_eq!(solver_rows(&a), solver_rows(&b));
+    accounted(&s, &b);
+}
+
+#[test]
+fn a_checkpoint_mid_channel_resumes_to_the_same_files() {
+    let s = short_channel();
+    let tmp = tempfile::tempdir().unwrap();
+    let (plain, ck) = (tmp.path().join("plain"), tmp.path().join("ck"));
+    run_with(
+        &s,
+        &mut CpuBackend::new(&s).unwrap(),
+        &plain,
+        &options(None),
+    )
+    .unwrap();
+    run_with(
+        &s,
+        &mut CpuBackend::new(&s).unwrap(),
+        &ck,
+        &options(Some(150)),
+    )
+    .unwrap();
+    // Step 150: after three returns, with exits before it and after.
+    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
+    assert!(!c.state.removed.is_empty());
+    let fresh = tmp.path().join("fresh");
+    let mut b = CpuBackend::from_snapshot(c.scene.model.clone(), &c.state).unwrap();
+    run_with(&c.scene, &mut b, &fresh, &options(None)).unwrap();
+    assert!(read(&plain.join("final.csv")) == read(&fresh.join("final.csv")));
+    let after: Vec<_> = removed(&plain)
+        .into_iter()
+        .filter(|r| r.step > 150)
+        .collect();
+    assert_eq!(removed(&fresh), after);
+    let tail = |d: &Path| solver_rows(d).split_off(151);
+    assert_eq!(tail(&plain), solver_rows(&fresh)[1..].to_vec());
+}
