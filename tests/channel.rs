@@ -1,5 +1,5 @@
 //! Preclik, Eibl & Rüde §4.3's channel (issue 48), shortened: `scenes/channel-small.toml`
-//! cut to a 2 cm channel for 200 steps (the obstacle, four inflow returns and the
+//! cut to a 2 cm channel for 200 steps (the obstacle, two inflow returns and the
 //! first exits at the open end). The CPU and the GPU in f64 write the same files bit
 //! for bit (but `e_dissipated`, a tree sum on the GPU); every inserted sphere is in
 //! `removed.csv` or `final.csv` once; a checkpoint resumes bit for bit; the inflow
@@ -92,10 +92,10 @@ fn the_short_channel_runs_with_its_inflow_whole_and_every_sphere_accounted() {
     run_with(&s, &mut CpuBackend::new(&s).unwrap(), &dir, &options(None)).unwrap();
     let exits = accounted(&s, &dir);
     assert!(exits > 100, "{exits} exits");
-    // Four returns of the plane (steps 47, 94, 141, 188), each a whole layer.
+    // Two returns of the plane (steps 94 and 188), each a whole layer.
     let text = read(&dir.join("inserters.csv"));
     let last = text.lines().last().unwrap();
-    assert_eq!(last, "200,2.0000000000000000e-3,inserter[1],840,0");
+    assert_eq!(last, "200,2.0000000000000000e-3,inserter[1],420,0");
     // The exits leave through the open end, with the state they left with.
     for r in removed(&dir) {
         assert!(r.x[0] > 0.02 && r.v[0] > 0.0, "{r:?}");
@@ -141,7 +141,7 @@ fn a_checkpoint_mid_channel_resumes_to_the_same_files() {
         &options(Some(150)),
     )
     .unwrap();
-    // Step 150: after three returns, with exits before it and after.
+    // Step 150: after the first return, with exits before it and after.
     let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
     assert!(!c.state.removed.is_empty());
     let fresh = tmp.path().join("fresh");

@@ -1047,13 +1047,13 @@ fn channel_text() -> String {
 fn the_channel_keys_are_read_and_written_back() {
     let scene = parse_scene(&channel_text()).unwrap();
     let m = &scene.model;
-    assert_eq!(m.walls[0].motion.period, 4.7e-4);
+    assert_eq!(m.walls[0].motion.period, 9.4e-4);
     assert!(m.walls[1].motion.period.is_infinite());
     let layer = &m.inserters[1];
     assert_eq!(
         layer.region,
         crate::model::Region::Grid {
-            origin: DVec3::new(0.000235, 0.0005, 0.0005),
+            origin: DVec3::new(0.00047, 0.0005, 0.0005),
             spacing: DVec3::new(0.0, 0.001, 0.001),
             counts: [1, 21, 10],
         }
@@ -1061,7 +1061,7 @@ fn the_channel_keys_are_read_and_written_back() {
     assert_eq!(layer.batch, crate::model::Batch::Count(210));
     assert_eq!(layer.velocity_perturbation, DVec3::new(0.0, 0.5, 0.5));
     // Sites a fastest: site 21 is the second row in z.
-    assert_eq!(layer.region.site(21), DVec3::new(0.000235, 0.0005, 0.0015));
+    assert_eq!(layer.region.site(21), DVec3::new(0.00047, 0.0005, 0.0015));
     // The obstacle: 128 facets over a turn, the half circle's 65 corners and the box's
     // two at each end, and the cap centres.
     assert_eq!(m.meshes[0].mesh.vertices.len(), 136);
@@ -1073,7 +1073,7 @@ fn the_channel_keys_are_read_and_written_back() {
 fn bad_channel_keys_are_named() {
     let text = channel_text();
     let cases = [
-        ("period = 4.7e-4", "period = -1.0", "wall[0].period = -1"),
+        ("period = 9.4e-4", "period = -1.0", "wall[0].period = -1"),
         (
             "counts = [1, 21, 10]",
             "counts = [1, 0, 10]",
@@ -1081,8 +1081,8 @@ fn bad_channel_keys_are_named() {
         ),
         (
             "spacing = [0.0, 0.001, 0.001], counts = [1, 21, 10]",
-            "spacing = [0.0, 0.0002, 0.001], counts = [1, 21, 10]",
-            "inserter[1].grid.spacing = [0, 0.0002, 0.001]: along axis 1 (21 sites) the sites must be at least a sphere apart",
+            "spacing = [0.0, 0.0009, 0.001], counts = [1, 21, 10]",
+            "inserter[1].grid.spacing = [0, 0.0009, 0.001]: along axis 1 (21 sites) the sites must be at least a sphere apart",
         ),
         (
             "velocity_perturbation = [0.0, 0.5, 0.5]\nseed = 2",
@@ -1090,8 +1090,8 @@ fn bad_channel_keys_are_named() {
             "inserter[1].velocity_perturbation = [0, -0.5, 0.5]: half-widths must be >= 0",
         ),
         (
-            "interval = 4.7e-4",
-            "interval = 4.7e-4\ncount = 3",
+            "interval = 9.4e-4",
+            "interval = 9.4e-4\ncount = 3",
             "inserter[1]: a grid places one sphere per site at every event; leave out rate and count",
         ),
         (
@@ -1115,5 +1115,5 @@ fn bad_channel_keys_are_named() {
         "normal = [1.0, 0.0, 0.0]\n",
         1,
     );
-    assert_error(&still, "wall[0].period = 0.00047: the wall does not move");
+    assert_error(&still, "wall[0].period = 0.00094: the wall does not move");
 }
