@@ -13,7 +13,10 @@
 //!   the last frame only, as the paper's Figs. 10–11);
 //! - `rdf.csv`: `r,g` near the outflow (the last fifth of the channel) at the last frame;
 //!
-//! and prints Table 2's rows averaged over the samples from `--since` on.
+//! and prints Table 2's rows averaged over the samples from `--since` on. With
+//! `--compare OTHER` (another run of the same scene: the other friction model, or
+//! another seed) it prints the relative L2 distance of the two runs' maps and the
+//! relative differences of their Table 2 means.
 
 use std::path::PathBuf;
 
@@ -23,9 +26,10 @@ use varidem::io::vtk_reader::{frame_steps, load_frame, run_scene};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut dir = None;
-    let (mut since, mut cell) = (None, 1e-3);
+    let (mut since, mut cell, mut other) = (None, 1e-3, None);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--compare" => other = Some(PathBuf::from(args.next().ok_or("--compare DIR")?)),
             "--since" => since = Some(args.next().ok_or("--since T")?.parse::<f64>()?),
             "--cell" => cell = args.next().ok_or("--cell EDGE")?.parse::<f64>()?,
             _ => dir = Some(PathBuf::from(a)),
@@ -148,5 +152,81 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         first_peak.0 / d
     );
     println!("figures in {}", out.display());
+    if let Some(other) = other {
+        compare(&dir, &other, &channel, (since, cell))?;
+    }
+    Ok(())
+}
+
+/// The frames of the run in `dir` from time `since` on (the last one without).
+fn frames_since(
+    dir: &std::path::Path,
+    since: Option<f64>,
+    dt: f64,
+) -> Result<Vec<varidem::io::vtk_reader::ParticleFrame>, Box<dyn std::error::Error>> {
+    let steps = frame_steps(dir);
+    let chosen: Vec<u64> = match since {
+        Some(t) => steps
+            .iter()
+            .copied()
+            .filter(|&s| s as f64 * dt >= t - 0.5 * dt)
+            .collect(),
+        None => steps.last().copied().into_iter().collect(),
+    };
+    Ok(chosen
+        .iter()
+        .map(|&s| load_frame(dir, Some(s)))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Prints how far the runs in `a` and `b` are apart: the maps' relative L2 distances
+/// over cells where both count at least 5 particles, and Table 2's means.
+fn compare(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    channel: &Channel,
+    (since, cell): (Option<f64>, f64),
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dt = run_scene(a)?.simulation.dt;
+    let (ma, mb) = (
+        Maps::of(&frames_since(a, since, dt)?, channel, cell),
+        Maps::of(&frames_since(b, since, dt)?, channel, cell),
+    );
+    let counts = (ma.count.as_slice(), mb.count.as_slice());
+    println!("\n{} against {}:", a.display(), b.display());
+    println!(
+        "| map distance |v| | {:.4} |",
+        Maps::distance(&ma.speed, &mb.speed, counts, 5)
+    );
+    println!(
+        "| map distance |Ω| | {:.4} |",
+        Maps::distance(&ma.spin, &mb.spin, counts, 5)
+    );
+    let t0 = since.unwrap_or(0.0);
+    let mean = |rows: &[varidem::io::channel::Sample],
+                f: &dyn Fn(&varidem::io::channel::Sample) -> f64| {
+        let kept: Vec<_> = rows.iter().filter(|s| s.t >= t0 - 0.5 * dt).collect();
+        kept.iter().map(|s| f(s)).sum::<f64>() / kept.len().max(1) as f64
+    };
+    let (ra, rb) = (samples(a)?, samples(b)?);
+    for (name, f) in [
+        (
+            "particles",
+            &(|s: &varidem::io::channel::Sample| s.particles as f64) as &dyn Fn(&_) -> f64,
+        ),
+        ("solid fraction", &|s: &varidem::io::channel::Sample| {
+            s.solid_fraction
+        }),
+        (
+            "contacts per particle",
+            &|s: &varidem::io::channel::Sample| s.contacts_per_particle,
+        ),
+    ] {
+        let (x, y) = (mean(&ra, f), mean(&rb, f));
+        println!(
+            "| {name} | {x:.4} vs {y:.4} ({:+.2} %) |",
+            200.0 * (x - y) / (x + y)
+        );
+    }
     Ok(())
 }
