@@ -59,21 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     std::fs::write(out.join("table2.csv"), csv)?;
 
-    let steps = frame_steps(&dir);
-    let last = *steps.last().ok_or("no VTK frames")?;
     let dt = scene.simulation.dt;
-    let chosen: Vec<u64> = match since {
-        Some(t) => steps
-            .iter()
-            .copied()
-            .filter(|&s| s as f64 * dt >= t - 0.5 * dt)
-            .collect(),
-        None => vec![last],
-    };
-    let frames = chosen
-        .iter()
-        .map(|&s| load_frame(&dir, Some(s)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let frames = frames_since(&dir, since, dt)?;
     let maps = Maps::of(&frames, &channel, cell);
     maps.write_csv(&out.join("maps.csv"))?;
     let top = |v: &[f64]| {
