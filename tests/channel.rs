@@ -67,8 +67,7 @@ fn accounted(scene: &Scene, dir: &Path) -> usize {
     for (k, ins) in scene.model.inserters.iter().enumerate() {
         let last = text
             .lines()
-            .filter(|l| l.contains(&format!("inserter[{k}]")))
-            .last()
+            .rfind(|l| l.contains(&format!("inserter[{k}]")))
             .unwrap();
         let inserted: u32 = last.split(',').nth(3).unwrap().parse().unwrap();
         placed.extend(ins.first..ins.first + inserted);

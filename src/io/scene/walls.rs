@@ -282,7 +282,7 @@ fn cylinder(key: &str, c: &super::schema::CylinderSection) -> Result<TriangleMes
         None => CYLINDER_SEGMENTS,
         Some(n) => u32::try_from(n)
             .ok()
-            .filter(|&n| n >= 8 && n <= 1 << 20 && (box_side.is_none() || n % 4 == 0))
+            .filter(|&n| (8..=1 << 20).contains(&n) && (box_side.is_none() || n % 4 == 0))
             .ok_or_else(|| {
                 scene_error(format!(
                     "{} = {n}: must be 8 to 2^20{}",
