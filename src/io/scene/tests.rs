@@ -1055,10 +1055,10 @@ fn the_channel_keys_are_read_and_written_back() {
         crate::model::Region::Grid {
             origin: DVec3::new(0.00047, 0.0005, 0.0005),
             spacing: DVec3::new(0.0, 0.001, 0.001),
-            counts: [1, 21, 10],
+            counts: [1, 21, 12],
         }
     );
-    assert_eq!(layer.batch, crate::model::Batch::Count(210));
+    assert_eq!(layer.batch, crate::model::Batch::Count(252));
     assert_eq!(layer.velocity_perturbation, DVec3::new(0.0, 0.5, 0.5));
     // Sites a fastest: site 21 is the second row in z.
     assert_eq!(layer.region.site(21), DVec3::new(0.00047, 0.0005, 0.0015));
@@ -1075,13 +1075,13 @@ fn bad_channel_keys_are_named() {
     let cases = [
         ("period = 9.4e-4", "period = -1.0", "wall[0].period = -1"),
         (
-            "counts = [1, 21, 10]",
-            "counts = [1, 0, 10]",
-            "inserter[1].grid.counts = [1, 0, 10]: each count must be >= 1",
+            "counts = [1, 21, 12]",
+            "counts = [1, 0, 12]",
+            "inserter[1].grid.counts = [1, 0, 12]: each count must be >= 1",
         ),
         (
-            "spacing = [0.0, 0.001, 0.001], counts = [1, 21, 10]",
-            "spacing = [0.0, 0.0009, 0.001], counts = [1, 21, 10]",
+            "spacing = [0.0, 0.001, 0.001], counts = [1, 21, 12]",
+            "spacing = [0.0, 0.0009, 0.001], counts = [1, 21, 12]",
             "inserter[1].grid.spacing = [0, 0.0009, 0.001]: along axis 1 (21 sites) the sites must be at least a sphere apart",
         ),
         (
