@@ -127,9 +127,9 @@ maxrel() {
 }
 
 if [ "$QUICK" = "1" ]; then
-    PARITY=("torus-impact 300" "pour 1500" "clump-pour 400" "hard-pile 200" "hopper 300")
+    PARITY=("torus-impact 300" "pour 1500" "clump-pour 400" "hard-pile 200" "hopper 300" "channel-small 100")
 else
-    PARITY=("torus-impact 1000" "pour 6000" "clump-pour 2000" "hard-pile 500" "hopper 2000")
+    PARITY=("torus-impact 1000" "pour 6000" "clump-pour 2000" "hard-pile 500" "hopper 2000" "channel-small 1000")
 fi
 # Tolerance of GPU f64 against the CPU: README's claim (≤ 1e-10, often bitwise).
 TOL=1e-10
@@ -240,7 +240,11 @@ bench() {
             ;;
         hard-bed) extra=(--hard-solver colored) ;;
     esac
-    step "bench $w $backend $prec n=$n" "$budget" "$VARIDEM" bench --workload "$workload" --n "$n" \
+    # What is timed: a generated workload of N, or (channel) scenes/channel-small.toml
+    # from its start (issue 48: the channel filled, the inflow running).
+    local what=(--workload "$workload" --n "$n")
+    [ "$w" = channel ] && what=(scenes/channel-small.toml)
+    step "bench $w $backend $prec n=$n" "$budget" "$VARIDEM" bench "${what[@]}" \
         --steps "$steps" --warmup 20 --profile-steps 5 --backend "$backend" --precision "$prec" "${extra[@]}"
     local rc=$?
     local status=ok
@@ -277,6 +281,12 @@ for w in "${WORKLOADS[@]}"; do
     done
     bench "$w" cpu f64 "$cpu_n" "$STEPS" 120
 done
+# Preclik et al. §4.3's channel (hard contacts, removal, the layered inflow), as its
+# scene stands: N is the scene's particles, reserved ones included.
+for prec in f32 f64; do
+    bench channel gpu "$prec" 0 "$STEPS" 90
+done
+bench channel cpu f64 0 "$STEPS" 120
 # The largest regular size once more in id order (sort_every = 0), f32.
 bench poured-bed-idorder gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
 # The largest N the device holds: each workload and precision up the ladder until a
@@ -296,7 +306,7 @@ done
     echo "## Real GPU: $(grep -m1 -E '^\s+\[0\]' "$OUT/info.txt" | sed 's/^ *\[0\] *//') ($(date -u +%Y-%m-%d))"
     echo
     echo "\`bench/device.sh\` (quick mode: $QUICK), $(nproc) CPU cores; $(tail -1 "$OUT/parity.txt") ($(grep -c ', ok' "$OUT/parity.txt") of $(($(wc -l <"$OUT/parity.txt") - 2)) parity lines ok)."
-    echo "Particle-steps/s (clump-bed: sphere-steps); GPU/CPU against the CPU backend at N = $CPU_N (hard-bed: $HARD_CPU_N) on all cores. Poured beds above $BASE spheres are tiled from the settled bed of $BASE (\`--tile-from\`) and sorted along the grid's cells at set-up; poured-bed-idorder is the same bed in id order (\`--sort-every 0\`); the hard bed uses the colored solver on both backends."
+    echo "Particle-steps/s (clump-bed: sphere-steps); GPU/CPU against the CPU backend at N = $CPU_N (hard-bed: $HARD_CPU_N) on all cores. Poured beds above $BASE spheres are tiled from the settled bed of $BASE (\`--tile-from\`) and sorted along the grid's cells at set-up; poured-bed-idorder is the same bed in id order (\`--sort-every 0\`); the hard bed uses the colored solver on both backends; channel is scenes/channel-small.toml from its start (N counts its reserved spheres)."
     echo
     echo "| workload | N | GPU f32 | GPU f64 | CPU f64 | f32/CPU | f64/CPU | status |"
     echo "|---|---|---|---|---|---|---|---|"
