@@ -213,3 +213,65 @@ fn coulomb_and_maximum_dissipation_run_the_channel_to_the_same_bits() {
     }
     assert!(read(&md.join("final.csv")) != read(&other.join("final.csv")));
 }
+
+/// A grid inserter with a velocity perturbation (issue 48): 10³ spheres on their sites
+/// in free space, their velocities `v + p ⊙ (2u − 1)` with the uniform numbers of the
+/// event's stream: x unperturbed, y and z within ±p, with the uniform law's mean 0 and
+/// variance p²/3 (bounds of about 3.5 standard errors for 1000 draws: 0.03 on the
+/// mean, 10 % on the variance).
+#[test]
+fn a_grid_layer_has_its_sites_and_perturbed_velocities() {
+    let text = r#"
+[simulation]
+dt = 1e-6
+steps = 1
+[contact]
+law = "hertz"
+[[material]]
+name = "grain"
+young = 1e7
+poisson = 0.3
+density = 2650.0
+restitution = 0.5
+friction_static = 0.4
+[[inserter]]
+grid = { origin = [0.0, 0.0, 0.0], spacing = [0.003, 0.003, 0.003], counts = [10, 10, 10] }
+interval = 1.0
+stop = 0.0
+radius = 0.001
+velocity = [1.0, 0.0, 0.0]
+velocity_perturbation = [0.0, 0.5, 0.5]
+seed = 7
+"#;
+    let s = parse_scene(text).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("grid");
+    run_with(&s, &mut CpuBackend::new(&s).unwrap(), &dir, &options(None)).unwrap();
+    let rows = varidem::io::read_final_csv(&dir.join("final.csv")).unwrap();
+    assert_eq!(rows.len(), 1000);
+    let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
+    for (k, p) in rows.iter().enumerate() {
+        assert_eq!(p.id as usize, k);
+        // Site k: a fastest, then b, then c; moved one step at its velocity.
+        let site = [k % 10, (k / 10) % 10, k / 100].map(|a| 0.003 * a as f64);
+        for a in 0..3 {
+            assert!((p.position[a] - site[a] - 1e-6 * p.velocity[a]).abs() < 1e-15);
+        }
+        assert_eq!(p.velocity[0], 1.0);
+        for (c, a) in [1, 2].into_iter().enumerate() {
+            let v = p.velocity[a];
+            assert!(v.abs() <= 0.5, "{v}");
+            mean[c] += v / 1000.0;
+            var[c] += v * v / 1000.0;
+        }
+    }
+    for c in 0..2 {
+        assert!(mean[c].abs() < 0.03, "mean {}", mean[c]);
+        let expected = 0.25 / 3.0;
+        assert!(
+            (var[c] - expected).abs() < 0.1 * expected,
+            "variance {}",
+            var[c]
+        );
+    }
+}
