@@ -254,8 +254,8 @@ seed = 7
         assert_eq!(p.id as usize, k);
         // Site k: a fastest, then b, then c; moved one step at its velocity.
         let site = [k % 10, (k / 10) % 10, k / 100].map(|a| 0.003 * a as f64);
-        for a in 0..3 {
-            assert!((p.position[a] - site[a] - 1e-6 * p.velocity[a]).abs() < 1e-15);
+        for (a, x) in site.into_iter().enumerate() {
+            assert!((p.position[a] - x - 1e-6 * p.velocity[a]).abs() < 1e-15);
         }
         assert_eq!(p.velocity[0], 1.0);
         for (c, a) in [1, 2].into_iter().enumerate() {
@@ -265,13 +265,9 @@ seed = 7
             var[c] += v * v / 1000.0;
         }
     }
-    for c in 0..2 {
-        assert!(mean[c].abs() < 0.03, "mean {}", mean[c]);
-        let expected = 0.25 / 3.0;
-        assert!(
-            (var[c] - expected).abs() < 0.1 * expected,
-            "variance {}",
-            var[c]
-        );
+    let expected = 0.25 / 3.0;
+    for (m, v) in mean.into_iter().zip(var) {
+        assert!(m.abs() < 0.03, "mean {m}");
+        assert!((v - expected).abs() < 0.1 * expected, "variance {v}");
     }
 }
