@@ -121,6 +121,46 @@ fn gpu_f64_writes_the_cpus_channel() {
     accounted(&s, &b);
 }
 
+/// The GPU in f64 takes up the CPU's checkpoint of step 150 (warm-start impulses on
+/// planes and on the obstacle's features included) and ends on the CPU's bits.
+#[test]
+fn gpu_f64_resumes_the_cpus_channel_checkpoint() {
+    let s = short_channel();
+    let Some(ctx) = gpu_common::context_for("channel_gpu_resume", Precision::F64) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (plain, ck) = (tmp.path().join("plain"), tmp.path().join("ck"));
+    run_with(
+        &s,
+        &mut CpuBackend::new(&s).unwrap(),
+        &plain,
+        &options(None),
+    )
+    .unwrap();
+    run_with(
+        &s,
+        &mut CpuBackend::new(&s).unwrap(),
+        &ck,
+        &options(Some(150)),
+    )
+    .unwrap();
+    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
+    let mesh_keys = (c.state.hard_impulses.iter())
+        .filter(|h| h.key[1] as usize >= c.state.position.len() + 5)
+        .count();
+    assert!(mesh_keys > 0, "warm starts on the obstacle");
+    let opts = varidem::gpu::GpuOptions {
+        precision: Precision::F64,
+        ..varidem::gpu::GpuOptions::default()
+    };
+    let mut gpu = varidem::gpu::GpuBackend::restore(ctx, c.scene.model.clone(), &c.state, &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fresh = tmp.path().join("fresh");
+    run_with(&c.scene, &mut gpu, &fresh, &options(None)).unwrap();
+    assert!(read(&plain.join("final.csv")) == read(&fresh.join("final.csv")));
+}
+
 #[test]
 fn a_checkpoint_mid_channel_resumes_to_the_same_files() {
     let s = short_channel();

@@ -627,7 +627,12 @@ impl GpuBackend {
         };
         let s = h.sections;
         let n = self.n as usize;
-        let bound = n + self.model.walls.len();
+        // Partners: particles, planes, then mesh features (8 keys a triangle), as the
+        // CPU keys them.
+        let triangles: usize = (self.model.meshes.iter())
+            .map(|m| m.mesh.triangles.len())
+            .sum();
+        let bound = n + self.model.walls.len() + 8 * triangles;
         let mut off = vec![0u32; n + 1];
         let mut prev: Option<[u32; 2]> = None;
         for (k, imp) in stored.iter().enumerate() {
@@ -639,7 +644,7 @@ impl GpuBackend {
                 || !imp.impulse.is_finite()
             {
                 return Err(Error::Snapshot(format!(
-                    "hard-contact impulse {k} (key {:?}, impulse {:?}) is invalid for {bound} particles and walls",
+                    "hard-contact impulse {k} (key {:?}, impulse {:?}) is invalid for {bound} particles, walls and mesh features",
                     imp.key,
                     imp.impulse.to_array()
                 )));
