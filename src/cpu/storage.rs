@@ -3,7 +3,7 @@
 //! systems), and the views by id that every boundary reads.
 //!
 //! Compaction: in a scene with `[[inserter]]`s or `[domain] on_exit = "remove"` (no
-//! clumps, no hard contacts, an explicit integrator), storage holds only the particles
+//! clumps, any integrator but the trapezoidal one), storage holds only the particles
 //! in the system. A reserved particle takes a slot when its inserter places it, and a
 //! removed one (without bonds, whose other ends it still pulls) leaves storage at the
 //! next neighbour-list rebuild. What is not stored lives in an archive by id: the
