@@ -12,6 +12,7 @@ mod gpu_common;
 
 use std::path::Path;
 
+use common::channel::short_channel;
 use common::stream::{final_ids, removed};
 use varidem::checkpoint::{checkpoint_path, Checkpoint};
 use varidem::cpu::CpuBackend;
@@ -19,24 +20,6 @@ use varidem::gpu::Precision;
 use varidem::io::parse_scene;
 use varidem::model::Scene;
 use varidem::run::{run_with, OutputOptions};
-
-/// The cut: a 2 cm channel (the fill 19 columns long), 200 steps.
-fn short_channel() -> Scene {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/channel-small.toml"),
-    )
-    .unwrap();
-    let cut = text
-        .replace("t_end = 0.2", "steps = 200")
-        .replace("output_every = 1000", "output_every = 50")
-        .replace(
-            "max = [0.05, 0.022667, 0.013]",
-            "max = [0.02, 0.022667, 0.013]",
-        )
-        .replace("counts = [49, 21, 12]", "counts = [19, 21, 12]");
-    assert_eq!(cut.matches("0.02,").count(), 1, "the domain was cut");
-    parse_scene(&cut).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn options(checkpoint_every: Option<u64>) -> OutputOptions {
     OutputOptions {
@@ -121,6 +104,24 @@ fn gpu_f64_writes_the_cpus_channel() {
     accounted(&s, &b);
 }
 
+/// The short channel run whole into `tmp/plain`, and again with a checkpoint at step
+/// 150 (after the first return, with exits before it and after): the plain run's
+/// directory and the checkpoint.
+fn plain_and_checkpoint(s: &Scene, tmp: &Path) -> (std::path::PathBuf, Checkpoint) {
+    let (plain, ck) = (tmp.join("plain"), tmp.join("ck"));
+    run_with(s, &mut CpuBackend::new(s).unwrap(), &plain, &options(None)).unwrap();
+    run_with(
+        s,
+        &mut CpuBackend::new(s).unwrap(),
+        &ck,
+        &options(Some(150)),
+    )
+    .unwrap();
+    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
+    assert!(!c.state.removed.is_empty());
+    (plain, c)
+}
+
 /// The GPU in f64 takes up the CPU's checkpoint of step 150 (warm-start impulses on
 /// planes and on the obstacle's features included) and ends on the CPU's bits.
 #[test]
@@ -130,22 +131,7 @@ fn gpu_f64_resumes_the_cpus_channel_checkpoint() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let (plain, ck) = (tmp.path().join("plain"), tmp.path().join("ck"));
-    run_with(
-        &s,
-        &mut CpuBackend::new(&s).unwrap(),
-        &plain,
-        &options(None),
-    )
-    .unwrap();
-    run_with(
-        &s,
-        &mut CpuBackend::new(&s).unwrap(),
-        &ck,
-        &options(Some(150)),
-    )
-    .unwrap();
-    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
+    let (plain, c) = plain_and_checkpoint(&s, tmp.path());
     let mesh_keys = (c.state.hard_impulses.iter())
         .filter(|h| h.key[1] as usize >= c.state.position.len() + 5)
         .count();
@@ -165,24 +151,7 @@ fn gpu_f64_resumes_the_cpus_channel_checkpoint() {
 fn a_checkpoint_mid_channel_resumes_to_the_same_files() {
     let s = short_channel();
     let tmp = tempfile::tempdir().unwrap();
-    let (plain, ck) = (tmp.path().join("plain"), tmp.path().join("ck"));
-    run_with(
-        &s,
-        &mut CpuBackend::new(&s).unwrap(),
-        &plain,
-        &options(None),
-    )
-    .unwrap();
-    run_with(
-        &s,
-        &mut CpuBackend::new(&s).unwrap(),
-        &ck,
-        &options(Some(150)),
-    )
-    .unwrap();
-    // Step 150: after the first return, with exits before it and after.
-    let c = Checkpoint::read(&checkpoint_path(&ck, 150)).unwrap();
-    assert!(!c.state.removed.is_empty());
+    let (plain, c) = plain_and_checkpoint(&s, tmp.path());
     let fresh = tmp.path().join("fresh");
     let mut b = CpuBackend::from_snapshot(c.scene.model.clone(), &c.state).unwrap();
     run_with(&c.scene, &mut b, &fresh, &options(None)).unwrap();

@@ -374,9 +374,8 @@ impl CpuBackend {
             bodies.saved.clone_from(&bodies.state);
         }
 
-        if !leaving.is_empty() {
-            self.mark_absent();
-        }
+        // (The neighbour list learns of them at its next build: `rebuild_sorted` marks
+        // the absent first.)
         // Warm start of the next step, in the world frame.
         let c = &hard.contacts;
         hard.warm.clear();
@@ -411,8 +410,9 @@ impl CpuBackend {
     fn kinetic(&self, bodies: &SolverBodies) -> f64 {
         let p = &self.model.particles;
         let mut e = 0.0;
-        // In id order, whatever the storage.
-        for i in self.storage.layout.slots_by_id(self.free) {
+        // In id order, whatever the storage (compacted, ids run past the slots).
+        let layout = &self.storage.layout;
+        for i in (layout.slots_by_id(layout.id_count(self.free))).filter(|&i| i < self.free) {
             if bodies.inv_mass[i] > 0.0 {
                 e += 0.5 * p.mass[i] * bodies.v[i].length_squared();
             }

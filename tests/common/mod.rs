@@ -7,6 +7,7 @@
 
 pub mod bead;
 pub mod bundled;
+pub mod channel;
 pub mod hard_problems;
 pub mod inserter;
 pub mod overlap;
