@@ -395,3 +395,18 @@ fn records_match_wgsl_layout() {
         offset_of!(varidem::model::Bond, rest_rotation)
     );
 }
+
+/// The storage permutation (`shaders/storage.wgsl`, standalone: no engine header)
+/// validates, binds 3 storage buffers and a uniform at group 0, and declares no
+/// workgroup memory.
+#[test]
+fn the_storage_permutation_validates() {
+    use varidem::gpu::sort::{storage_source, STORAGE_FILE};
+    let src = storage_source();
+    let (module, info) = validate(&src, Precision::F32).unwrap();
+    assert_eq!(workgroup_bytes(&module), 0);
+    for ep in STORAGE_FILE.entry_points {
+        assert_eq!(storage_buffers(&module, &info, ep), Some(3), "{ep}");
+        assert_eq!(used_bindings(&module, &info, ep), Some(vec![0, 1, 2, 3]));
+    }
+}

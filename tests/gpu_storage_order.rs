@@ -27,6 +27,8 @@ struct Outcome {
     files: Vec<(String, Vec<u8>)>,
     snapshot: StateSnapshot,
     identity: bool,
+    /// Sorts on the device during the run.
+    sorts: u64,
 }
 
 /// How a run stores its particles.
@@ -38,6 +40,11 @@ enum Storage {
     Sorted,
     /// Shuffled at set-up by this seed.
     Shuffled(u64),
+    /// Sorted at set-up and on the device every this many steps during the run.
+    SortedEvery(u64),
+    /// Shuffled at set-up and on the device every this many steps during the run (a
+    /// new random order each time: every sort moves every particle).
+    ShuffledEvery(u64),
 }
 
 /// The GPU options of a backend in `precision` stored as `storage` says.
@@ -46,6 +53,8 @@ fn options(precision: Precision, storage: Storage) -> GpuOptions {
         Storage::IdOrder => (Some(0), None),
         Storage::Sorted => (None, None),
         Storage::Shuffled(seed) => (None, Some(seed)),
+        Storage::SortedEvery(k) => (Some(k), None),
+        Storage::ShuffledEvery(k) => (Some(k), Some(0x5EED)),
     };
     GpuOptions {
         precision,
@@ -90,6 +99,7 @@ fn run(scene: &Scene, precision: Precision, storage: Storage, test: &str) -> Opt
         files,
         snapshot: b.checkpoint_state().unwrap(),
         identity,
+        sorts: b.sort_time().map_or(0, |t| t.0),
     })
 }
 
@@ -133,8 +143,27 @@ fn same_whatever_the_storage(name: &str, scene: &Scene, contacts: usize) {
             Storage::Sorted,
             Storage::Shuffled(0x9E37_79B9),
             Storage::Shuffled(7),
+            Storage::SortedEvery(40),
+            Storage::ShuffledEvery(40),
         ] {
             let o = run(scene, precision, storage, &test).unwrap();
+            match storage {
+                // Every random order moves particles; a sort moves them where they
+                // changed cells (the block moves as one: its order may stay).
+                Storage::ShuffledEvery(k) => {
+                    let steps = scene.simulation.steps();
+                    assert!(
+                        o.sorts >= steps / k / 2,
+                        "{test}: {} sorts during {steps} steps at every {k}",
+                        o.sorts
+                    );
+                    eprintln!("{test}, {storage:?}: {} sorts on the device", o.sorts);
+                }
+                Storage::SortedEvery(_) => {
+                    eprintln!("{test}, {storage:?}: {} sorts on the device", o.sorts);
+                }
+                _ => {}
+            }
             // A random order moves particles; the sort moves those of every scene here
             // (random clouds and inserter reserves, a lattice stored x fastest).
             assert!(
@@ -259,4 +288,130 @@ fn checkpoints_resume_in_any_storage_order() {
             );
         }
     }
+}
+
+/// A sort moves particles between row chunks: the pour with its rows split into
+/// chunks of 64 particles, shuffled on the device every 40 steps, gives the bytes of
+/// the run in id order in one chunk (f64 and f32).
+#[test]
+fn sorts_move_particles_between_row_chunks() {
+    let s = bundled::edited(
+        "pour.toml",
+        &[(
+            "box = { min = [-0.028, -0.028, 0.08], max = [0.028, 0.028, 0.09] }",
+            "box = { min = [-0.014, -0.014, 0.0], max = [0.014, 0.014, 0.012] }",
+        )],
+        "",
+        600,
+        300,
+    );
+    for precision in [Precision::F64, Precision::F32] {
+        let test = format!("gpu_storage_order chunks {precision:?}");
+        let Some(reference) = run(&s, precision, Storage::IdOrder, &test) else {
+            continue;
+        };
+        let ctx = gpu_common::context_for(&test, precision).unwrap();
+        let options = GpuOptions {
+            max_chunk_particles: Some(64),
+            ..options(precision, Storage::ShuffledEvery(40))
+        };
+        let sim = &s.simulation;
+        let mut b =
+            GpuBackend::with_context(ctx, s.model.clone(), sim.integrator, sim.dt, &options)
+                .unwrap_or_else(|e| panic!("{test}: {e}"));
+        assert!(b.row_chunk_count() > 1, "{test}: one row chunk");
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputOptions {
+            vtk: false,
+            checkpoint_every: None,
+            progress: false,
+            run_id: None,
+        };
+        run_with(&s, &mut b, dir.path(), &out).unwrap_or_else(|e| panic!("{test}: {e}"));
+        let sorts = b.sort_time().map_or(0, |t| t.0);
+        assert!(sorts >= 7, "{test}: {sorts} sorts");
+        for (name, bytes) in &reference.files {
+            let ours = std::fs::read(dir.path().join(name)).unwrap();
+            assert!(
+                &ours == bytes,
+                "{test}: {name} differs from the run in id order"
+            );
+        }
+        assert!(
+            b.checkpoint_state().unwrap() == reference.snapshot,
+            "{test}: the checkpointed state differs"
+        );
+        eprintln!(
+            "{test}: {} row chunks, {sorts} sorts on the device",
+            b.row_chunk_count()
+        );
+    }
+}
+
+/// `permute_slots` (shaders/storage.wgsl) against its CPU twin, word for word: random
+/// records moved between two chunks of a random permutation, with and without the
+/// neighbour rows' remap, at section offsets other than 0.
+#[test]
+fn permute_slots_matches_its_cpu_twin() {
+    use varidem::model::layout::{shuffled_order, Permute};
+    let Some(ctx) = gpu_common::context_for("permute_slots twin", Precision::F32) else {
+        return;
+    };
+    let n = 300u32;
+    let order = shuffled_order(n as usize, n as usize, 0xC0FFEE);
+    let mut table = order.clone();
+    table.resize(2 * n as usize, 0);
+    for (s, &o) in order.iter().enumerate() {
+        table[(n + o) as usize] = s as u32;
+    }
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut moved = 0;
+    for (stride, remap) in [(1u32, 0u32), (6, 0), (13, 1)] {
+        for (dst_first, dst_count, src_first, src_count) in
+            [(0, 180, 0, 180), (0, 180, 180, 120), (180, 120, 0, 180)]
+        {
+            let (src_offset, dst_offset) = (7 * stride, 3);
+            let mut src: Vec<u32> = (0..src_offset + src_count * stride + 5)
+                .map(|_| next() as u32)
+                .collect();
+            if remap == 1 {
+                // Neighbour rows: a count below the stride, then slots.
+                for p in 0..src_count {
+                    let at = (src_offset + p * stride) as usize;
+                    src[at] = (next() % u64::from(stride)) as u32;
+                    for k in 1..stride as usize {
+                        src[at + k] = (next() % u64::from(n)) as u32;
+                    }
+                }
+            }
+            let dst: Vec<u32> = (0..dst_offset + dst_count * stride + 4)
+                .map(|_| next() as u32)
+                .collect();
+            let permute = Permute {
+                dst_first,
+                dst_count,
+                src_first,
+                src_count,
+                dst_offset,
+                src_offset,
+                stride,
+                remap,
+                n,
+                pad: [0; 3],
+            };
+            let gpu =
+                varidem::gpu::sort::permute_on_device(&ctx, &permute, &table, &src, &dst).unwrap();
+            let mut cpu = dst.clone();
+            varidem::cpu::permute_slots(&permute, &table, &src, &mut cpu);
+            assert_eq!(gpu, cpu, "stride {stride}, remap {remap}, {permute:?}");
+            moved += cpu.iter().zip(&dst).filter(|(a, b)| a != b).count();
+        }
+    }
+    assert!(moved > 1000, "{moved} words moved");
 }

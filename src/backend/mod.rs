@@ -750,6 +750,12 @@ pub trait Backend: Send {
     fn storage_order(&self) -> Option<(u64, f64)> {
         None
     }
+    /// Sorts during the run that timed themselves and the seconds they took in all
+    /// (the GPU's device sorts, issue 44): printed by `bench`. `None` where the backend
+    /// does not time them (the CPU's are timed by `benches/cpu_step.rs`).
+    fn sort_time(&self) -> Option<(u64, f64)> {
+        None
+    }
     /// The kernel path this backend chose for the problem (`None` when it has one):
     /// printed by `bench`, since the figures depend on it.
     fn kernel_path(&self) -> Option<String> {

@@ -33,6 +33,7 @@ pub use walls::MESH_SLOTS;
 pub use crate::physics::granular::PairTables;
 pub use contact_history::{History, NO_PARTNER};
 pub use forces::ParticleForce;
+pub use kernels::storage::permute_slots;
 
 use glam::DVec3;
 

@@ -193,9 +193,16 @@ impl Backend for GpuBackend {
                 entries += 1;
             }
         }
-        // The set-up's sort is the only one so far.
-        let sorts = u64::from(!self.layout.is_identity());
+        // The set-up's sort (as the CPU counts it), then those during the run.
+        let sorts = match &self.sorting {
+            Some(s) => 1 + s.sorts,
+            None => u64::from(!self.layout.is_identity()),
+        };
         Some((sorts, total as f64 / entries.max(1) as f64))
+    }
+
+    fn sort_time(&self) -> Option<(u64, f64)> {
+        self.sorting.as_ref().map(|s| (s.sorts, s.seconds))
     }
 
     fn kernel_path(&self) -> Option<String> {
@@ -306,14 +313,17 @@ impl Backend for GpuBackend {
     fn advance(&mut self, n: u64) -> Result<()> {
         let end = self.steps + n;
         while self.steps < end {
+            // Runs end at insertion events and where a sort is due.
             let next = self
                 .insertion
                 .as_ref()
                 .and_then(|ins| ins.next_event(self.steps))
-                .map_or(end, |s| s.min(end));
+                .map_or(end, |s| s.min(end))
+                .min(self.sort_due().map_or(end, |d| d.max(self.steps + 1)));
             self.advance_steps(next - self.steps)?;
             self.insert_due()?;
             self.restore_storage()?;
+            self.sort_if_due()?;
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use super::plan::{grid_args, groups, Plan, TableCounts};
 use super::{STATUS_FIRST_INDEX, STATUS_REBUILD, STATUS_STEP, STATUS_WORDS};
 use crate::error::{Error, Result};
 use crate::integrators::IntegratorKind;
-use crate::model::{ContactLaw, Incidence, Model, ShearForm};
+use crate::model::{Bond, ContactLaw, Incidence, Model, ShearForm};
 
 /// One buffer's initial contents: its binding, label and bytes.
 pub(super) type Upload<L> = (u32, L, Vec<u8>);
@@ -475,18 +475,33 @@ impl<R: Real> Contents<R> {
 /// The `O_ID` and `O_SLOT` sections: the id of each slot, then the slot of each id
 /// (none when storage is in id order, `Plan::needs.ids` off).
 fn id_tables(layout: &crate::model::Layout, plan: &Plan) -> Vec<u32> {
-    if !plan.needs.ids {
+    id_table_words(
+        layout,
+        plan.n as usize,
+        plan.needs.ids,
+        plan.needs.id_count as usize,
+    )
+}
+
+/// The `O_ID` and `O_SLOT` sections of `layout` over `n` slots and `id_count` ids
+/// (empty unless `ids`, the tables being stored).
+pub(super) fn id_table_words(
+    layout: &crate::model::Layout,
+    n: usize,
+    ids: bool,
+    id_count: usize,
+) -> Vec<u32> {
+    if !ids {
         return Vec::new();
     }
-    let n = plan.n as usize;
-    let ids = layout.ids(n);
+    let by_slot = layout.ids(n);
     // Compacted storage: more ids than slots, NOT_STORED for those not stored.
-    let slots = (0..plan.needs.id_count as usize).map(|i| {
+    let slots = (0..id_count.max(n)).map(|i| {
         layout
             .try_slot(i, n)
             .map_or(crate::model::layout::NOT_STORED, |s| s as u32)
     });
-    ids.iter().copied().chain(slots).collect()
+    by_slot.iter().copied().chain(slots).collect()
 }
 
 fn params<R: Real>(
@@ -608,20 +623,8 @@ fn bond_chunks<R: Real>(
     let mut partial_base = groups(plan.n);
     for (c, bonds) in model.bonds.chunks(plan.bond_chunk_len).enumerate() {
         let range = bond_base as usize..bond_base as usize + bonds.len();
-        let records = match compact {
-            Some(cb) => bytemuck::cast_slice(&cb.records[range.clone()]).to_vec(),
-            None => {
-                let r: Vec<BondRecord<R>> = bonds.iter().map(BondRecord::from).collect();
-                bytemuck::cast_slice(&r).to_vec()
-            }
-        };
-        let inc = Incidence::build(model.particles.len(), bonds);
-        let incidence: Vec<u32> = inc
-            .offsets
-            .iter()
-            .chain(inc.entries.iter())
-            .copied()
-            .collect();
+        let (records, incidence) =
+            bond_chunk_bytes(&model.bonds, model.particles.len(), range.clone(), compact);
         let info = Chunk {
             n_bonds: bonds.len() as u32,
             first: u32::from(c == 0),
@@ -648,11 +651,7 @@ fn bond_chunks<R: Real>(
         out.push([
             (bind::BONDS, format!("bonds[{c}]"), records),
             (bind::BOND_OUT, format!("bond_out[{c}]"), bond_out),
-            (
-                bind::INCIDENCE,
-                format!("incidence[{c}]"),
-                bytemuck::cast_slice(&incidence).to_vec(),
-            ),
+            (bind::INCIDENCE, format!("incidence[{c}]"), incidence),
             (
                 bind::CHUNK,
                 format!("chunk[{c}]"),
@@ -663,6 +662,31 @@ fn bond_chunks<R: Real>(
         partial_base += groups(bonds.len() as u32);
     }
     out
+}
+
+/// One bond chunk's records (full or compact) and incidence lists: the bonds `range`
+/// of `bonds` (ends as slots of `n`).
+pub(super) fn bond_chunk_bytes<R: Real>(
+    bonds: &[Bond],
+    n: usize,
+    range: std::ops::Range<usize>,
+    compact: Option<&CompactBonds<R>>,
+) -> (Vec<u8>, Vec<u8>) {
+    let records = match compact {
+        Some(cb) => bytemuck::cast_slice(&cb.records[range.clone()]).to_vec(),
+        None => {
+            let r: Vec<BondRecord<R>> = bonds[range.clone()].iter().map(BondRecord::from).collect();
+            bytemuck::cast_slice(&r).to_vec()
+        }
+    };
+    let inc = Incidence::build(n, &bonds[range]);
+    let incidence: Vec<u32> = inc
+        .offsets
+        .iter()
+        .chain(inc.entries.iter())
+        .copied()
+        .collect();
+    (records, bytemuck::cast_slice(&incidence).to_vec())
 }
 
 /// One row buffer of a problem: what each of its row chunks holds.

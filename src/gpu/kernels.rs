@@ -308,7 +308,7 @@ pub(super) struct Kernel {
 /// Validates the WGSL text `source` of `file` against the device's limits (a named
 /// refusal rather than wgpu's validation error) and compiles a pipeline per entry
 /// point, in the file's order, with the bindings each uses.
-fn compile_file(
+pub(super) fn compile_file(
     ctx: &GpuContext,
     file: &shaders::KernelFile,
     source: String,

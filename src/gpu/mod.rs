@@ -39,6 +39,7 @@ pub mod placement;
 pub mod plan;
 mod profile;
 pub mod shaders;
+pub mod sort;
 mod storage;
 mod walls;
 
@@ -172,6 +173,9 @@ pub struct GpuBackend {
     /// Bond breakage (issue 47): the breaks read back so far; `None` when no bond can
     /// break.
     breakage: Option<breakage::Breakage>,
+    /// Sorting storage during the run (issue 44, `sort`): `None` when the run does not
+    /// sort (`sort_every` 0, hard contacts, nothing to move).
+    sorting: Option<sort::Sorting>,
 }
 
 impl GpuBackend {
@@ -491,14 +495,33 @@ impl GpuBackend {
         };
         let tables = Tables::<R>::new(&device, compact.as_ref());
         let software = ctx.summary.is_software();
+        // A run that sorts during the run stores the id tables from the start.
+        let sortable = storage::sortable(&device);
+        let sort_every = options
+            .sort_every
+            .unwrap_or(crate::model::DEFAULT_SORT_EVERY);
+        let sorts = sort_every > 0 && sortable > 1;
         let plan = Plan::new::<R>(
             &device,
             options,
             max_bind,
             software,
             tables.counts(),
-            (!layout.is_identity()).then_some(model.particles.len() as u32),
+            (sorts || !layout.is_identity()).then_some(model.particles.len() as u32),
         )?;
+        let sorting = sorts.then(|| sort::Sorting {
+            every: sort_every,
+            last: u64::from(start),
+            sorts: 0,
+            seconds: 0.0,
+            sortable,
+            cell: storage::cell_edge(&device),
+            slots: plan
+                .sections
+                .slot_sections(&plan.needs, std::mem::size_of::<R>() as u32),
+            rows: plan.row_sections(std::mem::size_of::<R>() as u64),
+            shuffle: options.shuffle_storage,
+        });
         let contents = Contents::<R>::new(
             &device,
             &plan,
@@ -600,6 +623,7 @@ impl GpuBackend {
             layout,
             compaction: None,
             breakage: None,
+            sorting,
         };
         // A restored run's breaks, before the set-up evaluation, which unloads those
         // of its own step.

@@ -233,6 +233,70 @@ pub struct Sections {
     pub ids: bool,
 }
 
+/// A section of a packed buffer with one record per storage slot: what a sort during
+/// a run moves (issue 44, `src/gpu/sort.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotSection {
+    /// The buffer's binding.
+    pub binding: u32,
+    /// Its first word.
+    pub first: u64,
+    /// Words per slot.
+    pub words: u32,
+}
+
+impl Sections {
+    /// Every section of the shared packed buffers that holds one record per storage
+    /// slot, for reals of `real_bytes` bytes, as [`Sections::new`] placed them for
+    /// `w`: the state in `body`, `vecs` and `motion`, the flags, materials and exit
+    /// steps in `particle_flags`. Not the id tables (the sort writes them), nor the
+    /// clumps' records (their spheres keep their slots), nor the rebuild shift.
+    pub fn slot_sections(&self, w: &SectionNeeds, real_bytes: u32) -> Vec<SlotSection> {
+        use super::bindings as bind;
+        // Words per element: a vec4 of reals in body, a real in vecs and motion.
+        let (vec4, real) = (real_bytes, real_bytes / 4);
+        let mut out = Vec::new();
+        let mut add = |present: bool, binding: u32, at: u32, element: u32, per_slot: u32| {
+            if present {
+                out.push(SlotSection {
+                    binding,
+                    first: u64::from(at) * u64::from(element),
+                    words: per_slot * element,
+                });
+            }
+        };
+        add(true, bind::BODY, 0, vec4, 1);
+        add(true, bind::BODY, self.vel, vec4, 1);
+        add(true, bind::BODY, self.omega, vec4, 1);
+        add(true, bind::BODY, self.force, vec4, 1);
+        add(w.motion, bind::BODY, self.motion_v[0], vec4, 1);
+        add(w.motion, bind::BODY, self.motion_v[1], vec4, 1);
+        add(w.pos_kahan, bind::BODY, self.pos_kahan, vec4, 1);
+        add(true, bind::VECS, 0, real, 3);
+        add(true, bind::VECS, self.moment, real, 3);
+        add(w.pendulum, bind::VECS, self.pendulum, real, 3);
+        add(w.contact, bind::VECS, self.ref_pos, real, 3);
+        add(true, bind::VECS, self.energy, real, 3);
+        add(w.pos_next, bind::VECS, self.pos_next, real, 3);
+        add(w.rot_next, bind::VECS, self.rot_next, real, 3);
+        add(
+            w.pos_kahan && w.pos_next,
+            bind::VECS,
+            self.pos_kahan_next,
+            real,
+            3,
+        );
+        add(true, bind::PARTICLE_FLAGS, 0, 1, 1);
+        add(w.material, bind::PARTICLE_FLAGS, self.material, 1, 1);
+        add(w.removal, bind::PARTICLE_FLAGS, self.exit_step, 1, 1);
+        for copy in 0..2 {
+            add(w.motion, bind::MOTION, self.motion_dx[copy], real, 3);
+            add(w.motion, bind::MOTION, self.motion_da[copy], real, 3);
+        }
+        out
+    }
+}
+
 /// Appends sections to one buffer: each starts where the previous ended.
 struct Cursor(u64);
 
@@ -725,6 +789,56 @@ impl Plan {
             needs,
             sections,
         })
+    }
+}
+
+impl Plan {
+    /// The sections of each row buffer (`bindings::ROW_BINDINGS` but the uniform, in
+    /// that order) for reals of `real_bytes` bytes: words per particle, in the order a
+    /// row chunk holds them, each section as many records long as the chunk has
+    /// particles (`contents::row_uniforms` places them). They add up to [`RowBytes`].
+    /// A sort during a run moves these records (issue 44, `src/gpu/sort.rs`).
+    pub fn row_sections(&self, real_bytes: u64) -> [Vec<u32>; 4] {
+        let slot = super::layout::hist_slot_bytes(real_bytes as usize) as u64 / 4;
+        let (k, ms) = (u64::from(self.max_contacts), u64::from(self.mesh_slots));
+        // Words per vec4 of reals.
+        let vec4 = real_bytes;
+        let ws = self.wall_stride;
+        let loads = if self.wall_loads {
+            u64::from(load_vec4(self.needs.rolling)) * self.load_stride
+        } else {
+            0
+        };
+        let granular_out = if self.granular { 3 } else { 0 };
+        let keep = |v: Vec<u64>| -> Vec<u32> {
+            v.into_iter().filter(|&w| w > 0).map(|w| w as u32).collect()
+        };
+        let mut hist = vec![k, k, ms, ms];
+        let mut row_vec = vec![ws, ws, granular_out, loads];
+        if self.roll_history {
+            hist.extend([k, k, ms, ms]);
+            row_vec.extend([ws, ws]);
+        }
+        let sections = [
+            keep(vec![self.rows.neighbors / 4]),
+            keep(vec![self.rows.kahan / 4]),
+            keep(hist.into_iter().map(|s| s * slot).collect()),
+            keep(row_vec.into_iter().map(|s| s * vec4).collect()),
+        ];
+        debug_assert_eq!(
+            sections
+                .iter()
+                .map(|s| 4 * s.iter().map(|&w| u64::from(w)).sum::<u64>())
+                .collect::<Vec<_>>(),
+            [
+                self.rows.neighbors,
+                self.rows.kahan,
+                self.rows.hist,
+                self.rows.row_vec
+            ],
+            "row sections against the row bytes"
+        );
+        sections
     }
 }
 

@@ -123,7 +123,7 @@ pub(super) fn compacted_order(device: &Model, stored: &[u32], options: &GpuOptio
 }
 
 /// The neighbour grid's cell edge (contents.rs, params): every pair the list holds.
-fn cell_edge(model: &Model) -> f64 {
+pub(super) fn cell_edge(model: &Model) -> f64 {
     let skin = model.contact.map_or(0.0, |c| c.skin);
     let near = model.near_field.map_or(0.0, |n| n.cutoff);
     (2.0 * model.particles.max_radius()).max(near) + skin
@@ -207,6 +207,12 @@ impl GpuBackend {
         let mut next = Self::restore_with(self.ctx.clone(), scene, &snapshot, &options, slots)?;
         if let Some(c) = &mut next.compaction {
             c.restores = restores;
+        }
+        // The new layout is sorted at its set-up; the count and time of the sorts
+        // during the run go on.
+        if let (Some(old), Some(new)) = (&self.sorting, &mut next.sorting) {
+            new.sorts = old.sorts;
+            new.seconds = old.seconds;
         }
         log::debug!(
             "step {}: storage set up again ({} slots for {} ids)",

@@ -320,6 +320,38 @@ pub fn permute_rows<T: Clone>(v: &mut Vec<T>, order: &[u32], stride: usize) {
     *v = out;
 }
 
+/// One dispatch of the GPU's storage permutation (`permute_slots` in
+/// `shaders/storage.wgsl`, `struct Permute` there; the CPU twin is
+/// `cpu::permute_slots`): the slots `dst_first .. dst_first + dst_count` of a
+/// destination take the records of their old slots that a source holding the slots
+/// `src_first .. src_first + src_count` has, `stride` words each, from the section
+/// starting at word `src_offset` to the one at `dst_offset`. `remap` 1 marks neighbour
+/// rows (a count, then slots), whose entries become the partners' new slots.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Permute {
+    /// First slot the dispatch writes.
+    pub dst_first: u32,
+    /// Slots it writes.
+    pub dst_count: u32,
+    /// First slot the source holds.
+    pub src_first: u32,
+    /// Slots the source holds.
+    pub src_count: u32,
+    /// First word of the section in the destination.
+    pub dst_offset: u32,
+    /// First word of the section in the source.
+    pub src_offset: u32,
+    /// Words per slot.
+    pub stride: u32,
+    /// 1: neighbour rows, whose entries are remapped.
+    pub remap: u32,
+    /// Slots in all (each half of the order table).
+    pub n: u32,
+    /// Padding (uniform blocks are 16-byte multiples).
+    pub pad: [u32; 3],
+}
+
 /// A seeded random order of the slots `0..n` in which the first `sortable` are shuffled
 /// (a xorshift Fisher–Yates) and the rest keep their places: the `order` of
 /// [`permute_rows`] with which the storage-independence tests store a scene at random

@@ -9,6 +9,7 @@
 //! | `granular.wgsl`, `common/contact.wgsl` | `granular_forces` (each particle's `granular_sum` over its full row) | [`granular`]: `granular_pairs` (each listed pair once, by its lower id, into a half-list slot), then `granular_sum` per particle |
 //! | `particles.wgsl` | `particle_forces`, `particle_forces_predict` (fused with the next step's predict) | [`particles`]: `particle_forces` (with `integrate_correct`), `particle_force` |
 //! | `reduce.wgsl` | `reduce_partials`, `reduce_bond_partials`, `reduce_final` | [`reduce`]: `potentials`, with [`crate::diagnostics::kinematic`] |
+//! | `storage.wgsl` | `permute_slots` (sorting during a run, issue 44) | [`storage`]: `permute_slots` |
 //! | `grid.wgsl` | `grid_gate`, `grid_clear`, `grid_insert`, `neighbor_build`, `grid_finish` | [`crate::neighbor`] (cell grid and Verlet list, sorted rows: the same list) |
 //!
 //! Where the loop structures differ it is on purpose: the CPU computes each granular
@@ -25,3 +26,4 @@ pub(super) mod hard;
 pub(super) mod integrate;
 pub(super) mod particles;
 pub(super) mod reduce;
+pub(super) mod storage;
