@@ -117,11 +117,24 @@ fn moved_contacts(snapshot: &StateSnapshot, free: usize) -> usize {
         .sum()
 }
 
-/// Runs `scene` in id order, sorted at set-up and in two random orders, in f64 and
-/// f32, and compares each run with the id-order run of its precision, byte for byte; at
-/// the end the particles storage moves have at least `contacts` contacts (so the runs
-/// reach what storage could change).
+/// Runs `scene` in id order, sorted at set-up and in two random orders, sorted and
+/// shuffled on the device every 40 steps, in f64 and f32, and compares each run with
+/// the id-order run of its precision, byte for byte; at the end the particles storage
+/// moves have at least `contacts` contacts (so the runs reach what storage could
+/// change).
 fn same_whatever_the_storage(name: &str, scene: &Scene, contacts: usize) {
+    let every = [
+        Storage::Sorted,
+        Storage::Shuffled(0x9E37_79B9),
+        Storage::Shuffled(7),
+        Storage::SortedEvery(40),
+        Storage::ShuffledEvery(40),
+    ];
+    same_in(name, scene, contacts, &every);
+}
+
+/// [`same_whatever_the_storage`] over the storage orders `storages` only.
+fn same_in(name: &str, scene: &Scene, contacts: usize, storages: &[Storage]) {
     for precision in [Precision::F64, Precision::F32] {
         let test = format!("gpu_storage_order {name} {precision:?}");
         let Some(reference) = run(scene, precision, Storage::IdOrder, &test) else {
@@ -139,13 +152,7 @@ fn same_whatever_the_storage(name: &str, scene: &Scene, contacts: usize) {
             reference.files.iter().any(|(n, _)| n == "final.csv"),
             "{test}: no final.csv"
         );
-        for storage in [
-            Storage::Sorted,
-            Storage::Shuffled(0x9E37_79B9),
-            Storage::Shuffled(7),
-            Storage::SortedEvery(40),
-            Storage::ShuffledEvery(40),
-        ] {
+        for &storage in storages {
             let o = run(scene, precision, storage, &test).unwrap();
             match storage {
                 // Every random order moves particles; a sort moves them where they
@@ -246,6 +253,29 @@ fn bonded_block() {
 fn clump_pour_with_free_spheres() {
     let s = bundled::clump_pour_with_free_spheres(3.0, 1200, 400);
     same_whatever_the_storage("clump-pour", &s, 1);
+}
+
+/// JKR cohesion with EPSD rolling springs (the heap's beads, 300 of them thrown onto
+/// the floor at 1 m/s): the rolling springs of pairs, walls and their held flags move
+/// with their particles at every sort on the device.
+#[test]
+fn cohesive_rolling_beads_sorted_during_the_run() {
+    let s = bundled::edited(
+        "cohesive-heap.toml",
+        &[(
+            "max = [0.008, 0.008, 0.101]\ncount = 1500",
+            "max = [0.008, 0.008, 0.021]\ncount = 300\nvelocity = [0.0, 0.0, -1.0]",
+        )],
+        "",
+        600,
+        200,
+    );
+    same_in(
+        "cohesive-heap",
+        &s,
+        20,
+        &[Storage::SortedEvery(40), Storage::ShuffledEvery(40)],
+    );
 }
 
 /// A checkpoint stores the state by id: taken from a run stored at random, it resumes
