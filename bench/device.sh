@@ -224,12 +224,12 @@ else
 fi
 WORKLOADS=(poured-bed block clump-bed hard-bed)
 CSV="$OUT/results.csv"
-echo "workload,backend,precision,n,particle_steps_per_s,steps,wall_s,gpu_ms_per_step,dispatches_per_step,kernel_families_ms_per_step,kernel_path,status" >"$CSV"
+echo "workload,backend,precision,n,particle_steps_per_s,steps,wall_s,gpu_ms_per_step,dispatches_per_step,kernel_families_ms_per_step,kernel_path,status,sort_ms" >"$CSV"
 
 # bench WORKLOAD BACKEND PRECISION N STEPS BUDGET: one `varidem bench`, its row in
 # results.csv. Returns bench's status (125: skipped, 124: out of its budget).
 bench() {
-    local w="$1" backend="$2" prec="$3" n="$4" steps="$5" budget="$6" extra=() workload="$1"
+    local w="$1" backend="$2" prec="$3" n="$4" steps="$5" budget="$6" extra=() workload="$1" pre=()
     case "$w" in
         poured-bed) [ "$n" -gt "$BASE" ] && extra=(--tile-from "$BASE") ;;
         # The poured bed stored in id order (issue 44): beside poured-bed, which the
@@ -238,13 +238,20 @@ bench() {
             workload=poured-bed extra=(--sort-every 0)
             [ "$n" -gt "$BASE" ] && extra+=(--tile-from "$BASE")
             ;;
+        # Sorting during the run (issue 44): a new random order every 50 steps
+        # (VARIDEM_SORT_CURVE=random), so that every sort moves every particle (a
+        # settled bed's sorts find them in place): what a sort costs on the device.
+        poured-bed-sorting)
+            workload=poured-bed extra=(--sort-every 50) pre=(env VARIDEM_SORT_CURVE=random)
+            [ "$n" -gt "$BASE" ] && extra+=(--tile-from "$BASE")
+            ;;
         hard-bed) extra=(--hard-solver colored) ;;
     esac
     # What is timed: a generated workload of N, or (channel) scenes/channel-small.toml
     # from its start (issue 48: the channel filled, the inflow running).
     local what=(--workload "$workload" --n "$n")
     [ "$w" = channel ] && what=(scenes/channel-small.toml)
-    step "bench $w $backend $prec n=$n" "$budget" "$VARIDEM" bench "${what[@]}" \
+    step "bench $w $backend $prec n=$n" "$budget" "${pre[@]}" "$VARIDEM" bench "${what[@]}" \
         --steps "$steps" --warmup 20 --profile-steps 5 --backend "$backend" --precision "$prec" "${extra[@]}"
     local rc=$?
     local status=ok
@@ -264,8 +271,9 @@ bench() {
         /^gpu time per step: [0-9]/ { gpu = $5; d = $0; sub(/.*, /, "", d); sub(/ dispatches.*/, "", d) }
         /^gpu time, / { f = $0; sub(/^gpu time, /, "", f); split(f, q, ":"); ms = q[2]; sub(/ ms.*/, "", ms); sub(/^ /, "", ms)
             fam = fam (fam == "" ? "" : ";") q[1] "=" ms }
+        /^sorts during the run: / { so = $0; sub(/ ms each.*/, "", so); sub(/.*, /, "", so) }
         END { if (parts != "") n = parts
-            printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", w, b, (b == "cpu" ? "f64" : p), n, rate, steps, wall, gpu, d, clean(fam), clean(path), clean(st) }' <<<"$STEP_OUT" >>"$CSV"
+            printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", w, b, (b == "cpu" ? "f64" : p), n, rate, steps, wall, gpu, d, clean(fam), clean(path), clean(st), so }' <<<"$STEP_OUT" >>"$CSV"
     return $rc
 }
 
@@ -289,6 +297,8 @@ done
 bench channel cpu f64 0 "$STEPS" 120
 # The largest regular size once more in id order (sort_every = 0), f32.
 bench poured-bed-idorder gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
+# And sorted on the device every 50 steps, each sort moving every particle, f32.
+bench poured-bed-sorting gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
 # The largest N the device holds: each workload and precision up the ladder until a
 # size is refused (DeviceTooSmall, memory) or does not fit the time left.
 for w in "${WORKLOADS[@]}"; do
@@ -328,6 +338,14 @@ done
     echo "|---|---|---|---|---|---|---|"
     tail -n +2 "$CSV" | sort -t, -s -k1,1 -k4,4n -k3,3 |
         awk -F, '$2 == "gpu" && $12 == "ok" { printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $4, $3, $8, $9, $10, $11 }'
+    echo
+    awk -F, 'NR > 1 && $2 == "gpu" && $3 == "f32" && $12 == "ok" {
+            if ($1 == "poured-bed" && $5 > 0) step[$4] = 1e3 * $4 / $5
+            if ($1 == "poured-bed-sorting" && $13 != "") { sort[$4] = $13; m[++k] = $4 } }
+        END { for (i = 1; i <= k; i++) { n = m[i]
+            printf "Sorting during the run (poured-bed-sorting, f32, N = %s): %s ms a sort (positions read back, the order on the host, every record moved on the device)", n, sort[n]
+            if (n in step) printf ", %.2f steps of the sorted bed (%.3f ms a step), %.2f %% of the 1000 steps between sorts at the default sort_every", sort[n] / step[n], step[n], 100 * sort[n] / (1000 * step[n])
+            print "." } }' "$CSV"
     echo
     echo "Skipped or refused: $(awk -F, 'NR > 1 && $12 != "ok"' "$CSV" | wc -l) runs (status column above; log.txt has every command and its output). Whole script: $(($(date +%s) - START)) s of a $BUDGET s budget."
 } >"$OUT/results.md"

@@ -99,7 +99,7 @@ fn run(scene: &Scene, precision: Precision, storage: Storage, test: &str) -> Opt
         files,
         snapshot: b.checkpoint_state().unwrap(),
         identity,
-        sorts: b.sort_time().map_or(0, |t| t.0),
+        sorts: b.sort_time().map_or(0, |t| t.1),
     })
 }
 
@@ -358,7 +358,7 @@ fn sorts_move_particles_between_row_chunks() {
             run_id: None,
         };
         run_with(&s, &mut b, dir.path(), &out).unwrap_or_else(|e| panic!("{test}: {e}"));
-        let sorts = b.sort_time().map_or(0, |t| t.0);
+        let sorts = b.sort_time().map_or(0, |t| t.1);
         assert!(sorts >= 7, "{test}: {sorts} sorts");
         for (name, bytes) in &reference.files {
             let ours = std::fs::read(dir.path().join(name)).unwrap();

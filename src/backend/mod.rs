@@ -750,10 +750,11 @@ pub trait Backend: Send {
     fn storage_order(&self) -> Option<(u64, f64)> {
         None
     }
-    /// Sorts during the run that timed themselves and the seconds they took in all
+    /// Sorts during the run that timed themselves, those of them that moved particles
+    /// (a sort of a bed at rest finds them in place), and the seconds they all took
     /// (the GPU's device sorts, issue 44): printed by `bench`. `None` where the backend
     /// does not time them (the CPU's are timed by `benches/cpu_step.rs`).
-    fn sort_time(&self) -> Option<(u64, f64)> {
+    fn sort_time(&self) -> Option<(u64, u64, f64)> {
         None
     }
     /// The kernel path this backend chose for the problem (`None` when it has one):

@@ -900,9 +900,9 @@ fn bench_command(
     if let Some((sorts, distance)) = backend.storage_order() {
         out!("storage sorts: {sorts}, mean slot distance to a listed neighbour: {distance:.1}");
     }
-    if let Some((sorts, seconds)) = backend.sort_time().filter(|&(k, _)| k > 0) {
+    if let Some((sorts, moved, seconds)) = backend.sort_time().filter(|&(k, _, _)| k > 0) {
         out!(
-            "sorts during the run: {sorts}, {:.3} ms each (read-back, order, device moves)",
+            "sorts during the run: {sorts} ({moved} moved particles), {:.3} ms each (read-back, order, moves on the device)",
             1e3 * seconds / sorts as f64
         );
     }

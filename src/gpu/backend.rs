@@ -201,8 +201,8 @@ impl Backend for GpuBackend {
         Some((sorts, total as f64 / entries.max(1) as f64))
     }
 
-    fn sort_time(&self) -> Option<(u64, f64)> {
-        self.sorting.as_ref().map(|s| (s.sorts, s.seconds))
+    fn sort_time(&self) -> Option<(u64, u64, f64)> {
+        (self.sorting.as_ref()).map(|s| (s.attempts, s.sorts, s.seconds))
     }
 
     fn kernel_path(&self) -> Option<String> {

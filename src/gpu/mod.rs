@@ -513,6 +513,7 @@ impl GpuBackend {
             every: sort_every,
             last: u64::from(start),
             sorts: 0,
+            attempts: 0,
             seconds: 0.0,
             sortable,
             cell: storage::cell_edge(&device),

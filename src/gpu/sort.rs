@@ -53,8 +53,10 @@ pub(super) struct Sorting {
     pub every: u64,
     /// The step of the last sort (or of the set-up).
     pub last: u64,
-    /// Sorts during the run so far.
+    /// Sorts during the run so far that moved particles.
     pub sorts: u64,
+    /// Sorts during the run so far, those that found every particle in place too.
+    pub attempts: u64,
     /// Seconds they took (host and device, from the read-back to the last upload).
     pub seconds: f64,
     /// The slots that move: those before the clumps' spheres.
@@ -118,6 +120,7 @@ impl GpuBackend {
         if let Some(s) = &mut self.sorting {
             s.last = self.steps;
             s.sorts += u64::from(moved);
+            s.attempts += 1;
             s.seconds += started.elapsed().as_secs_f64();
         }
         log::debug!(

@@ -11,7 +11,8 @@
 //! (`tests/gpu_storage_order.rs`). Only the particles before the clumps' spheres move,
 //! and scenes with hard contacts or without contacts keep storage in id order, as on
 //! the CPU. The set-up sorts storage along the neighbour grid's cells (`[simulation]
-//! sort_every` above 0, the default); the GPU does not sort again during a run yet.
+//! sort_every` above 0, the default), and the run sorts again every `sort_every`
+//! steps on the device (`src/gpu/sort.rs`).
 //!
 //! Compaction (open systems, `model::layout::compacts`): the device stores the
 //! particles in the system (removed ones with bonds too) and the reserved ones that the
@@ -212,6 +213,7 @@ impl GpuBackend {
         // during the run go on.
         if let (Some(old), Some(new)) = (&self.sorting, &mut next.sorting) {
             new.sorts = old.sorts;
+            new.attempts = old.attempts;
             new.seconds = old.seconds;
         }
         log::debug!(

@@ -378,13 +378,20 @@ pub enum Curve {
     Cells,
     /// The Morton (Z-order) curve over the same cells.
     Morton,
+    /// No curve: a random order, a new one at each sort (seeded by the positions), so
+    /// that every sort moves every particle. For measuring what a sort's moves cost
+    /// (a settled bed's sorts move nothing) and for showing that results do not
+    /// depend on storage; it scatters partners through memory.
+    Random,
 }
 
 impl Curve {
-    /// The curve `VARIDEM_SORT_CURVE` names (`cells` or `morton`), else the default.
+    /// The curve `VARIDEM_SORT_CURVE` names (`cells`, `morton` or `random`), else the
+    /// default.
     pub fn from_env() -> Self {
         match std::env::var("VARIDEM_SORT_CURVE").as_deref() {
             Ok("morton") => Self::Morton,
+            Ok("random") => Self::Random,
             _ => Self::Cells,
         }
     }
@@ -414,6 +421,15 @@ pub fn spatial_order(
     curve: Curve,
 ) -> Vec<u32> {
     let head = &position[..sortable.min(position.len())];
+    if curve == Curve::Random {
+        // A seed from the positions' bits: another order at every sort.
+        let seed = (head.iter().take(64))
+            .fold(position.len() as u64, |h, x| {
+                (h ^ x.x.to_bits() ^ x.y.to_bits().rotate_left(21) ^ x.z.to_bits().rotate_left(42))
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            });
+        return shuffled_order(position.len(), head.len(), seed);
+    }
     let lo = head
         .iter()
         .filter(|x| x.is_finite())
@@ -438,17 +454,59 @@ pub fn spatial_order(
         match curve {
             Curve::Cells => (cz << (2 * AXIS_BITS)) | (cy << AXIS_BITS) | cx,
             Curve::Morton => spread(cx) | (spread(cy) << 1) | (spread(cz) << 2),
+            Curve::Random => 0,
         }
     };
+    let mut order = if curve == Curve::Cells {
+        let cells: Vec<[u64; 3]> = (head.iter())
+            .map(|x| [axis(x.x, lo.x), axis(x.y, lo.y), axis(x.z, lo.z)])
+            .collect();
+        counting_order(&cells).unwrap_or_else(|| sorted_by_key(head, key))
+    } else {
+        sorted_by_key(head, key)
+    };
+    order.extend(head.len() as u32..position.len() as u32);
+    order
+}
+
+/// The slots of `head` ordered by `key`, ties in slot order.
+fn sorted_by_key(head: &[glam::DVec3], key: impl Fn(&glam::DVec3) -> u64) -> Vec<u32> {
     let mut keyed: Vec<(u64, u32)> = head
         .iter()
         .enumerate()
         .map(|(s, x)| (key(x), s as u32))
         .collect();
     keyed.sort_unstable();
-    let mut order: Vec<u32> = keyed.into_iter().map(|(_, s)| s).collect();
-    order.extend(head.len() as u32..position.len() as u32);
-    order
+    keyed.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The slots ordered by cell (`[cx, cy, cz]` each), in z, then y, then x order, ties in
+/// slot order, by a counting sort over the cells of their bounding box: the order of
+/// [`Curve::Cells`]' keys, sorted in O(slots + cells). `None` when the box has more
+/// than 4 cells a slot (particles far apart), where a comparison sort is cheaper.
+fn counting_order(cells: &[[u64; 3]]) -> Option<Vec<u32>> {
+    let dims = cells.iter().fold([0u64; 3], |d, c| {
+        [d[0].max(c[0] + 1), d[1].max(c[1] + 1), d[2].max(c[2] + 1)]
+    });
+    let total = dims[0].checked_mul(dims[1])?.checked_mul(dims[2])?;
+    if total > 4 * cells.len() as u64 + 1024 {
+        return None;
+    }
+    let index = |c: &[u64; 3]| ((c[2] * dims[1] + c[1]) * dims[0] + c[0]) as usize;
+    let mut start = vec![0u32; total as usize + 1];
+    for c in cells {
+        start[index(c) + 1] += 1;
+    }
+    for k in 1..start.len() {
+        start[k] += start[k - 1];
+    }
+    let mut order = vec![0u32; cells.len()];
+    for (s, c) in cells.iter().enumerate() {
+        let at = &mut start[index(c)];
+        order[*at as usize] = s as u32;
+        *at += 1;
+    }
+    Some(order)
 }
 
 #[cfg(test)]
@@ -515,6 +573,54 @@ mod tests {
 
     /// Points along a line in reverse come out in space order on both curves; the
     /// unsorted tail stays; cells order z before y before x; NaN sorts last.
+    /// The counting sort over cells gives the order of the comparison sort of the
+    /// cell keys (ties in slot order), on a packed cloud and on one with outliers (the
+    /// comparison sort's fallback); the random curve is a permutation that moves the
+    /// sortable slots and keeps the rest.
+    #[test]
+    fn the_cell_orders_agree_and_random_is_a_permutation() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut r = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut packed: Vec<glam::DVec3> = (0..5000)
+            .map(|_| glam::DVec3::new(r(), r(), 0.5 * r()) * 0.05)
+            .collect();
+        let edge = 0.0022;
+        let key = |x: &glam::DVec3, lo: glam::DVec3| -> u64 {
+            let c = ((*x - lo) / edge).floor();
+            ((c.z as u64) << (2 * AXIS_BITS)) | ((c.y as u64) << AXIS_BITS) | c.x as u64
+        };
+        for outliers in [false, true] {
+            if outliers {
+                packed[17] = glam::DVec3::splat(40.0);
+                packed[3001] = glam::DVec3::splat(-40.0);
+            }
+            let mut got = spatial_order(&packed, 4990, edge, Curve::Cells);
+            let tail = got.split_off(4990);
+            assert_eq!(tail, (4990..5000).collect::<Vec<u32>>());
+            // The expected order of the first 4990 alone (the bounding box is theirs).
+            let lo = packed[..4990]
+                .iter()
+                .fold(glam::DVec3::INFINITY, |a, x| a.min(*x));
+            let mut keyed: Vec<(u64, u32)> = (packed[..4990].iter().enumerate())
+                .map(|(s, x)| (key(x, lo), s as u32))
+                .collect();
+            keyed.sort_unstable();
+            let head_expected: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+            assert_eq!(got, head_expected, "outliers {outliers}");
+        }
+        let random = spatial_order(&packed, 4990, edge, Curve::Random);
+        let mut sorted = random.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..5000).collect::<Vec<u32>>());
+        assert_eq!(&random[4990..], &(4990..5000).collect::<Vec<u32>>()[..]);
+        assert!(random.iter().enumerate().filter(|(s, &o)| *s as u32 != o).count() > 4900);
+    }
+
     #[test]
     fn spatial_order_follows_space() {
         let pos: Vec<DVec3> = (0..10)
