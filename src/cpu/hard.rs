@@ -232,11 +232,13 @@ impl CpuBackend {
                 .is_stale(&self.model.particles.position, shift)
         };
         if stale {
-            // With compaction the removed particles leave storage here: the solver's
-            // bodies, by slot, are then taken again.
-            let dropped = self.storage.dropped;
-            self.rebuild_sorted(false, self.step);
-            if self.storage.dropped != dropped {
+            // With compaction the removed particles leave storage here, and a due sort
+            // reorders it (`sort_every`; contacts are built and keyed by id below):
+            // the solver's bodies, by slot, are then taken again.
+            let (dropped, sorts) = (self.storage.dropped, self.storage.sorts);
+            let sort = self.storage.due(self.step);
+            self.rebuild_sorted(sort, self.step);
+            if self.storage.dropped != dropped || self.storage.sorts != sorts {
                 self.free_velocities(&mut hard.bodies, &mut hard.speed, h);
             }
         }

@@ -16,7 +16,7 @@
 //! The sort moves the particles that are not clumps' spheres (an inserter's reserved
 //! ones included); the clumps' spheres (after them) keep their slots for now. Hard
 //! contacts are built in id order and keyed by ids, so their scenes sort too, at set-up
-//! only (the hard step rebuilds its list without sorting). Whatever the layout, the
+//! and at the hard step's rebuilds (which then take the solver's bodies again). Whatever the layout, the
 //! results are the same bits: each particle sums its contacts in ascending partner id
 //! (the neighbour list orders rows by id), a pair is computed by its lower id, and the
 //! global sums (energies, momenta, wall loads) and the particle a fault names follow

@@ -423,11 +423,10 @@ pub fn spatial_order(
     let head = &position[..sortable.min(position.len())];
     if curve == Curve::Random {
         // A seed from the positions' bits: another order at every sort.
-        let seed = (head.iter().take(64))
-            .fold(position.len() as u64, |h, x| {
-                (h ^ x.x.to_bits() ^ x.y.to_bits().rotate_left(21) ^ x.z.to_bits().rotate_left(42))
-                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            });
+        let seed = (head.iter().take(64)).fold(position.len() as u64, |h, x| {
+            (h ^ x.x.to_bits() ^ x.y.to_bits().rotate_left(21) ^ x.z.to_bits().rotate_left(42))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        });
         return shuffled_order(position.len(), head.len(), seed);
     }
     let lo = head
@@ -618,7 +617,14 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..5000).collect::<Vec<u32>>());
         assert_eq!(&random[4990..], &(4990..5000).collect::<Vec<u32>>()[..]);
-        assert!(random.iter().enumerate().filter(|(s, &o)| *s as u32 != o).count() > 4900);
+        assert!(
+            random
+                .iter()
+                .enumerate()
+                .filter(|(s, &o)| *s as u32 != o)
+                .count()
+                > 4900
+        );
     }
 
     #[test]
