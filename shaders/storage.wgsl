@@ -50,7 +50,7 @@ fn permute_slots(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var k = 0u; k < permute.stride; k++) {
         dst[dst_at + k] = src[src_at + k];
     }
-    if (permute.remap != 0u) {
+    if (permute.remap != 0u && permute.stride > 0u) {
         let count = min(src[src_at], permute.stride - 1u);
         for (var k = 1u; k <= count; k++) {
             dst[dst_at + k] = order[permute.n + src[src_at + k]];

@@ -902,7 +902,7 @@ fn bench_command(
     }
     if let Some((sorts, moved, seconds)) = backend.sort_time().filter(|&(k, _, _)| k > 0) {
         out!(
-            "sorts during the run: {sorts} ({moved} moved particles), {:.3} ms each (read-back, order, moves on the device)",
+            "sorts during the run: {sorts} ({moved} of them moved particles), {:.3} ms each (read-back, order, moves on the device)",
             1e3 * seconds / sorts as f64
         );
     }

@@ -195,7 +195,7 @@ impl Backend for GpuBackend {
         }
         // The set-up's sort (as the CPU counts it), then those during the run.
         let sorts = match &self.sorting {
-            Some(s) => 1 + s.sorts,
+            Some(s) => u64::from(s.set_up) + s.sorts,
             None => u64::from(!self.layout.is_identity()),
         };
         Some((sorts, total as f64 / entries.max(1) as f64))

@@ -514,6 +514,7 @@ impl GpuBackend {
             last: u64::from(start),
             sorts: 0,
             attempts: 0,
+            set_up: !layout.is_identity(),
             seconds: 0.0,
             sortable,
             cell: storage::cell_edge(&device),

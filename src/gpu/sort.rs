@@ -55,9 +55,12 @@ pub(super) struct Sorting {
     pub last: u64,
     /// Sorts during the run so far that moved particles.
     pub sorts: u64,
+    /// Whether the set-up sorted (its layout is not id order).
+    pub set_up: bool,
     /// Sorts during the run so far, those that found every particle in place too.
     pub attempts: u64,
-    /// Seconds they took (host and device, from the read-back to the last upload).
+    /// Seconds they took (the read-back, the order, the moves on the device until
+    /// they ended, the uploads).
     pub seconds: f64,
     /// The slots that move: those before the clumps' spheres.
     pub sortable: usize,
@@ -77,6 +80,16 @@ impl Sorting {
     pub(super) fn due(&self) -> u64 {
         self.last.saturating_add(self.every)
     }
+}
+
+/// A sort's scratch buffers, made before anything moves (so that a device without room
+/// for them leaves the run as it was): one the size of the largest shared buffer the
+/// sort moves, which takes each in turn, and per row chunk one the size of its largest
+/// row buffer, which takes each row buffer in turn (every chunk's copy at once: a chunk
+/// takes its records from every chunk).
+struct Scratch {
+    shared: wgpu::Buffer,
+    rows: Vec<wgpu::Buffer>,
 }
 
 /// One dispatch of `permute_slots`: the source and destination buffers, and what it
@@ -115,7 +128,18 @@ impl GpuBackend {
         };
         let moved = order.iter().enumerate().any(|(s, &o)| s as u32 != o);
         if moved {
-            self.permute_storage(&order, &sorting)?;
+            let Some(scratch) = self.sort_scratch(&sorting) else {
+                // The copies a sort makes do not fit beside the run: it goes on unsorted
+                // (results do not depend on storage), and says so.
+                log::warn!(
+                    "step {}: sorting storage needs room for a copy of the largest buffers beside them, and the device has none; the run goes on without sorting",
+                    self.steps
+                );
+                self.sorting = None;
+                return Ok(());
+            };
+            self.permute_storage(&order, &sorting, &scratch)?;
+            self.wait_for_device()?;
         }
         if let Some(s) = &mut self.sorting {
             s.last = self.steps;
@@ -133,7 +157,12 @@ impl GpuBackend {
 
     /// Moves the particle of old slot `order[s]` to slot `s`, for every slot: the
     /// records on the device, the id tables, the bonds' ends, the host's layout.
-    fn permute_storage(&mut self, order: &[u32], sorting: &Sorting) -> Result<()> {
+    fn permute_storage(
+        &mut self,
+        order: &[u32],
+        sorting: &Sorting,
+        scratch: &Scratch,
+    ) -> Result<()> {
         let n = self.n as usize;
         let mut table = order.to_vec();
         table.resize(2 * n, 0);
@@ -144,15 +173,15 @@ impl GpuBackend {
         let pipeline = permute_pipeline(&self.ctx)?;
         let layout = self.layout.kept(order, n);
 
-        // The shared buffers, one submission each (a copy of one buffer at a time).
+        // The shared buffers, one submission each (copied into the one scratch buffer).
         let mut bindings: Vec<u32> = sorting.slots.iter().map(|s| s.binding).collect();
         bindings.dedup();
         for b in bindings {
             let buffer = &self.buffers[b as usize];
-            let copy = self.copy_of(buffer);
+            let copy = &scratch.shared;
             let moves: Vec<Move> = (sorting.slots.iter().filter(|s| s.binding == b))
                 .map(|s| Move {
-                    src: &copy,
+                    src: copy,
                     dst: buffer,
                     permute: Permute {
                         dst_first: 0,
@@ -168,7 +197,10 @@ impl GpuBackend {
                     },
                 })
                 .collect();
-            self.run_moves(&pipeline, &order_buffer, buffer, &copy, &moves)?;
+            let mut encoder = self.encoder();
+            encoder.copy_buffer_to_buffer(buffer, 0, copy, 0, buffer.size());
+            encode_moves(&self.ctx, &mut encoder, &pipeline, &order_buffer, &moves);
+            self.submit("the storage sort", encoder)?;
         }
 
         // The row buffers: each chunk takes its slots' records from every chunk.
@@ -176,12 +208,10 @@ impl GpuBackend {
             if sections.is_empty() {
                 continue;
             }
-            let copies: Vec<wgpu::Buffer> = (self.row_buffers.iter())
-                .map(|chunk| self.copy_of(&chunk[k]))
-                .collect();
+            let copies = &scratch.rows;
             let mut encoder = self.encoder();
-            for (chunk, src) in self.row_buffers.iter().zip(&copies) {
-                encoder.copy_buffer_to_buffer(&chunk[k], 0, src, 0, src.size());
+            for (chunk, src) in self.row_buffers.iter().zip(copies) {
+                encoder.copy_buffer_to_buffer(&chunk[k], 0, src, 0, chunk[k].size());
             }
             let mut moves = Vec::new();
             for (d, &(dst_first, dst_count)) in self.rows.iter().enumerate() {
@@ -231,30 +261,47 @@ impl GpuBackend {
         self.ctx.check("sorting storage")
     }
 
-    /// Runs `moves` (all from `copy`, a fresh copy of `buffer`, into `buffer`) in one
-    /// submission that makes the copy first.
-    fn run_moves(
-        &self,
-        pipeline: &wgpu::ComputePipeline,
-        order: &wgpu::Buffer,
-        buffer: &wgpu::Buffer,
-        copy: &wgpu::Buffer,
-        moves: &[Move],
-    ) -> Result<()> {
-        let mut encoder = self.encoder();
-        encoder.copy_buffer_to_buffer(buffer, 0, copy, 0, copy.size());
-        encode_moves(&self.ctx, &mut encoder, pipeline, order, moves);
-        self.submit("the storage sort", encoder)
+    /// Waits until the device has run what was submitted: the sort's time then counts
+    /// its moves.
+    fn wait_for_device(&self) -> Result<()> {
+        (self.ctx.device)
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu {
+                during: "sorting storage".into(),
+                message: format!("device lost or timed out: {e}"),
+            })
     }
 
-    /// An empty buffer the size of `buffer`, to copy it into.
-    fn copy_of(&self, buffer: &wgpu::Buffer) -> wgpu::Buffer {
-        self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("storage sort copy"),
-            size: buffer.size(),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
+    /// The scratch buffers of a sort (see [`Scratch`]), or `None` when the device has
+    /// no room for them.
+    fn sort_scratch(&self, sorting: &Sorting) -> Option<Scratch> {
+        let device = &self.ctx.device;
+        let make = |size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("storage sort copy"),
+                size: size.max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let shared = (sorting.slots.iter())
+            .map(|s| self.buffers[s.binding as usize].size())
+            .max()
+            .unwrap_or(0);
+        let moved: Vec<usize> = (0..sorting.rows.len())
+            .filter(|&k| !sorting.rows[k].is_empty())
+            .collect();
+        let scratch = Scratch {
+            shared: make(shared),
+            rows: (self.row_buffers.iter())
+                .map(|chunk| make(moved.iter().map(|&k| chunk[k].size()).max().unwrap_or(0)))
+                .collect(),
+        };
+        pollster::block_on(out_of_memory.pop())
+            .is_none()
+            .then_some(scratch)
     }
 
     /// A storage buffer holding `words`.

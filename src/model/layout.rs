@@ -570,8 +570,6 @@ mod tests {
         assert!(empty.is_empty());
     }
 
-    /// Points along a line in reverse come out in space order on both curves; the
-    /// unsorted tail stays; cells order z before y before x; NaN sorts last.
     /// The counting sort over cells gives the order of the comparison sort of the
     /// cell keys (ties in slot order), on a packed cloud and on one with outliers (the
     /// comparison sort's fallback); the random curve is a permutation that moves the
@@ -627,6 +625,8 @@ mod tests {
         );
     }
 
+    /// Points along a line in reverse come out in space order on both curves; the
+    /// unsorted tail stays; cells order z before y before x; NaN sorts last.
     #[test]
     fn spatial_order_follows_space() {
         let pos: Vec<DVec3> = (0..10)

@@ -21,7 +21,7 @@ pub fn permute_slots(permute: &Permute, order: &[u32], src: &[u32], dst: &mut [u
         let dst_at = (permute.dst_offset + p * permute.stride) as usize;
         let stride = permute.stride as usize;
         dst[dst_at..dst_at + stride].copy_from_slice(&src[src_at..src_at + stride]);
-        if permute.remap != 0 {
+        if permute.remap != 0 && permute.stride > 0 {
             let count = src[src_at].min(permute.stride - 1) as usize;
             for k in 1..=count {
                 dst[dst_at + k] = order[(permute.n + src[src_at + k]) as usize];
