@@ -55,8 +55,13 @@ fn body_inv_d(b: u32) -> vec4<real> { return contacts[H_BODY_I + 2u * b]; }
 fn body_inv_o(b: u32) -> vec4<real> { return contacts[H_BODY_I + 2u * b + 1u]; }
 fn key_i(c: u32) -> u32 { return hard_words[W_KEY + 2u * c]; }
 fn key_j(c: u32) -> u32 { return hard_words[W_KEY + 2u * c + 1u]; }
-fn own_first(i: u32) -> u32 { return hard_words[W_OFF + i]; }
-fn inc_first(i: u32) -> u32 { return hard_words[W_INC + i]; }
+// The contact lists are laid out by id (issue 44: the CPU's order, whatever the storage):
+// contacts are keyed by ids (a particle's, then its partner's or n + wall), and the
+// offsets of a particle's own contacts and of its incidence list are at its id.
+fn own_first(k: u32) -> u32 { return hard_words[W_OFF + k]; }
+fn inc_first(k: u32) -> u32 { return hard_words[W_INC + k]; }
+// The slot of the particle a contact key names.
+fn key_slot(k: u32) -> u32 { return slot_of(k); }
 fn state(k: u32) -> u32 { return hard_words[W_STATE + k]; }
 fn set_state(k: u32, v: u32) { hard_words[W_STATE + k] = v; }
 fn set_args(entry: u32, groups: u32) {
@@ -360,7 +365,7 @@ fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
     var upper = 0u;
     for (var s = 0u; s < neighbor_count(li); s++) {
         let j = neighbor_at(li, s);
-        if (j > i) {
+        if (id_of(j) > id_of(i)) {
             if (pair_active(i, j)) { own++; }
         } else if (pair_active(j, i)) {
             upper++;
@@ -378,8 +383,8 @@ fn hard_count(@builtin(global_invocation_id) gid: vec3<u32>) {
             if (mesh_hard_contact(i, near, nc, s).h.key != MESH_NONE) { own++; }
         }
     }
-    hard_words[W_OFF + i] = own;
-    hard_words[W_INC + i] = own + upper;
+    hard_words[W_OFF + id_of(i)] = own;
+    hard_words[W_INC + id_of(i)] = own + upper;
 }
 
 var<workgroup> scan_rows: array<vec2<u32>, WG>;
@@ -463,21 +468,22 @@ fn project_cone(x: vec3<real>, mu: real) -> vec3<real> {
     return vec3<real>(xn, k * x.y, k * x.z);
 }
 
-// Writes contact c of particle i with partner `partner` (a particle id, or n + wall):
+// Writes contact c of particle i (a slot) with partner `partner` (a particle id, or n +
+// wall), keyed by i's id and `partner`:
 // key, normal and gap term, the warm-start impulse (also its first δ), μ and the wall's
 // surface velocity `vw` (zero for a pair or a wall at rest).
 fn write_contact(c: u32, i: u32, partner: u32, n: vec3<real>, gap: real, mu: real,
                  vw: vec3<real>) {
     contacts[H_WALL_V + c] = vec4<real>(vw, 0.0);
-    hard_words[W_KEY + 2u * c] = i;
+    hard_words[W_KEY + 2u * c] = id_of(i);
     hard_words[W_KEY + 2u * c + 1u] = partner;
     var gap_term = -hard.eps * gap / hard.h;
     if (gap > 0.0) { gap_term = -gap / hard.h; }
     contacts[H_NORMAL + c] = vec4<real>(n, gap_term);
     var lam = vec3<real>(0.0);
     if (flag(HARD_WARM)) {
-        let last = hard_words[W_WARM_OFF + i + 1u];
-        for (var k = hard_words[W_WARM_OFF + i]; k < last; k++) {
+        let last = hard_words[W_WARM_OFF + id_of(i) + 1u];
+        for (var k = hard_words[W_WARM_OFF + id_of(i)]; k < last; k++) {
             if (hard_words[W_WARM_KEY + k] == partner) {
                 let pw = contacts[H_WARM + k].xyz;
                 let f = contact_frame(n);
@@ -499,19 +505,20 @@ fn hard_build(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let i = rows.first + li;
-    let first = own_first(i);
-    let own = own_first(i + 1u) - first;
-    let upper = (inc_first(i + 1u) - inc_first(i)) - own;
-    let list = inc_first(i) + upper;
+    let ki = id_of(i);
+    let first = own_first(ki);
+    let own = own_first(ki + 1u) - first;
+    let upper = (inc_first(ki + 1u) - inc_first(ki)) - own;
+    let list = inc_first(ki) + upper;
     let m = params.n_materials;
     let mat_i = material_of(i);
     var k = 0u;
     for (var s = 0u; s < neighbor_count(li); s++) {
         let j = neighbor_at(li, s);
-        if (j <= i || !pair_active(i, j)) { continue; }
+        if (id_of(j) <= ki || !pair_active(i, j)) { continue; }
         let g = pair_geometry(i, j);
         let c = first + k;
-        write_contact(c, i, j, g.n, g.gap, pair_mat(mat_i * m + material_of(j)).mu_s,
+        write_contact(c, i, id_of(j), g.n, g.gap, pair_mat(mat_i * m + material_of(j)).mu_s,
                       vec3<real>(0.0));
         hard_words[W_LIST + list + k] = 2u * c;
         k++;
@@ -555,13 +562,14 @@ fn hard_incidence(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = gid.x;
     if (li >= rows.count || failed()) { return; }
     let b = rows.first + li;
-    var u = inc_first(b);
+    let kb = id_of(b);
+    var u = inc_first(kb);
     for (var s = 0u; s < neighbor_count(li); s++) {
-        let j = neighbor_at(li, s);
-        if (j >= b) { break; }
-        let last = own_first(j + 1u);
-        for (var c = own_first(j); c < last; c++) {
-            if (key_j(c) == b) {
+        let kj = id_of(neighbor_at(li, s));
+        if (kj >= kb) { break; }
+        let last = own_first(kj + 1u);
+        for (var c = own_first(kj); c < last; c++) {
+            if (key_j(c) == kb) {
                 hard_words[W_LIST + u] = 2u * c + 1u;
                 u++;
                 break;
@@ -573,10 +581,10 @@ fn hard_incidence(@builtin(global_invocation_id) gid: vec3<u32>) {
 // The bodies [a, b] of contact c: b is the side n points to (the higher particle, or
 // the particle of a wall contact), a the other (WALL for a wall).
 fn contact_bodies(c: u32) -> vec2<u32> {
-    let i = key_i(c);
+    let i = key_slot(key_i(c));
     let j = key_j(c);
     if (j >= params.n_particles) { return vec2<u32>(WALL, solver_body(i)); }
-    return vec2<u32>(solver_body(i), solver_body(j));
+    return vec2<u32>(solver_body(i), solver_body(key_slot(j)));
 }
 
 // Whether contact c2 (priority p2) comes before c (priority p) in the colouring.
@@ -596,8 +604,9 @@ fn earlier_colors(c: u32) -> Taken {
         if (body == WALL) { continue; }
         let range = body_particles(body);
         for (var q = range.x; q < range.x + range.y; q++) {
-            let last = inc_first(q + 1u);
-            for (var e = inc_first(q); e < last; e++) {
+            let kq = id_of(q);
+            let last = inc_first(kq + 1u);
+            for (var e = inc_first(kq); e < last; e++) {
                 let c2 = hard_words[W_LIST + e] >> 1u;
                 if (c2 == c) { continue; }
                 if (!colored_first(contact_priority(key_i(c2), key_j(c2)), c2, p, c)) { continue; }
@@ -726,8 +735,9 @@ fn hard_gather(@builtin(global_invocation_id) gid: vec3<u32>) {
     var v = sv.xyz;
     var w = sw.xyz;
     let r = radius_of(b);
-    let last = inc_first(b + 1u);
-    for (var e = inc_first(b); e < last; e++) {
+    let kb = id_of(b);
+    let last = inc_first(kb + 1u);
+    for (var e = inc_first(kb); e < last; e++) {
         let entry = hard_words[W_LIST + e];
         let c = entry >> 1u;
         let n = h_normal(c).xyz;
@@ -757,8 +767,9 @@ fn gather_clump(b: u32) {
     for (var q = range.x; q < range.x + range.y; q++) {
         let lever = body_lever(q);
         let r = radius_of(q);
-        let last = inc_first(q + 1u);
-        for (var e = inc_first(q); e < last; e++) {
+        let kq = id_of(q);
+        let last = inc_first(kq + 1u);
+        for (var e = inc_first(kq); e < last; e++) {
             let entry = hard_words[W_LIST + e];
             let c = entry >> 1u;
             let n = h_normal(c).xyz;
@@ -854,8 +865,7 @@ fn delassus_add(a: ptr<function, array<vec3<real>, 3>>, k: u32, r: vec3<real>, e
 // the block from the bodies' masses, inverse tensors and levers, b = Aλ − u + gap term,
 // the single-contact solver of the scene's friction model (common/hard_solve.wgsl).
 fn general_update(c: u32, ab: vec2<u32>) -> Update {
-    let i = key_i(c);
-    let j = key_j(c);
+    let i = key_slot(key_i(c));
     let nv = h_normal(c);
     let n = nv.xyz;
     let f = contact_frame(n);
@@ -867,6 +877,7 @@ fn general_update(c: u32, ab: vec2<u32>) -> Update {
     if (ab.x == WALL) {
         rb = body_lever(i) - radius_of(i) * n;
     } else {
+        let j = key_slot(key_j(c));
         ra = body_lever(i) + radius_of(i) * n;
         rb = body_lever(j) - radius_of(j) * n;
     }
@@ -1147,7 +1158,7 @@ fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
     let li = h_impulse(c);
     let lam = li.xyz;
     contacts[H_WARM + c] = vec4<real>(world_of(lam, nv.xyz), 0.0);
-    let i = key_i(c);
+    let i = key_slot(key_i(c));
     let j = key_j(c);
     hard_words[W_WARM_KEY + c] = j;
     let tangential = sqrt(pm(lam.y, lam.y) + pm(lam.z, lam.z));
@@ -1166,7 +1177,7 @@ fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else if (j >= params.n_particles) {
         gap = wall_gap(j - params.n_particles, i);
     } else {
-        gap = pair_geometry(i, j).gap;
+        gap = pair_geometry(i, key_slot(j)).gap;
     }
     contacts[H_NORMAL + c].w = -gap;
 }
@@ -1177,8 +1188,9 @@ fn hard_save(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn hard_row(@builtin(local_invocation_id) lid: vec3<u32>) {
     let total = state(S_TOTAL);
     var q = vec4<real>(0.0);
-    for (var i = lid.x; i < params.n_particles; i += WG) {
-        let e = contacts[H_BODY_E + i];
+    // Over ids (the same sums whatever the storage).
+    for (var k = lid.x; k < params.n_particles; k += WG) {
+        let e = contacts[H_BODY_E + slot_of(k)];
         q.x += e.y;
         q.y += e.z;
     }

@@ -32,7 +32,7 @@ use super::{GpuBackend, GpuOptions};
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::model::layout::{bonded_ids, out_of_system, shuffled_order, spatial_order, Curve};
-use crate::model::{ContactLaw, Layout, Model, DEFAULT_SORT_EVERY};
+use crate::model::{Layout, Model, DEFAULT_SORT_EVERY};
 use crate::neighbor::Insertion;
 
 /// A compacted run's slot count is a multiple of this: it changes (and the kernels,
@@ -148,11 +148,11 @@ pub(super) fn store(device: &mut Model, order: &[u32]) -> Layout {
     layout
 }
 
-/// The particles that may move: those before the clumps' spheres, in scenes whose
-/// contacts are not hard (0 otherwise).
+/// The particles that may move: those before the clumps' spheres, in scenes with
+/// contacts (0 otherwise). Hard contacts are keyed and laid out by id
+/// (`shaders/hard.wgsl`), so their scenes sort too.
 pub(super) fn sortable(model: &Model) -> usize {
-    let hard = matches!(model.contact.map(|c| c.law), Some(ContactLaw::Hard(_)));
-    if hard || model.contact.is_none() {
+    if model.contact.is_none() {
         return 0;
     }
     let spheres: usize = (model.clumps.iter())
