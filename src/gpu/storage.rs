@@ -9,8 +9,8 @@
 //! partner id, the diagnostics' tree sums leaves in id order and faults name ids. So a
 //! run gives the same bits whatever the order its particles are stored in
 //! (`tests/gpu_storage_order.rs`). Only the particles before the clumps' spheres move,
-//! and scenes with hard contacts or without contacts keep storage in id order, as on
-//! the CPU. The set-up sorts storage along the neighbour grid's cells (`[simulation]
+//! and scenes without contacts keep storage in id order, as on the CPU; hard contacts
+//! are laid out and keyed by id (`shaders/hard.wgsl`), so their scenes sort too. The set-up sorts storage along the neighbour grid's cells (`[simulation]
 //! sort_every` above 0, the default), and the run sorts again every `sort_every`
 //! steps on the device (`src/gpu/sort.rs`).
 //!
