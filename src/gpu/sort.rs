@@ -6,7 +6,7 @@
 //! ([`spatial_order`], the CPU's and the set-up's order) and uploads the order (8 B a
 //! particle). The records move on the device: `permute_slots` (`shaders/storage.wgsl`,
 //! twin `cpu::permute_slots`) copies every section that holds a record per slot, of
-//! the shared buffers ([`Sections::slot_sections`]) and of the row chunks
+//! the shared buffers ([`Sections::slot_sections`](super::plan::Sections::slot_sections)) and of the row chunks
 //! ([`Plan::row_sections`](super::plan::Plan::row_sections): neighbour rows, whose
 //! entries it turns into new slots, Kahan terms, contact histories with their mesh and
 //! rolling springs, wall springs and loads), from a copy of each buffer made on the
