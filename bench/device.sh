@@ -238,11 +238,11 @@ bench() {
             workload=poured-bed extra=(--sort-every 0)
             [ "$n" -gt "$BASE" ] && extra+=(--tile-from "$BASE")
             ;;
-        # Sorting during the run (issue 44): a new random order every 50 steps
+        # Sorting during the run (issue 44): a new random order every STEPS/4 steps
         # (VARIDEM_SORT_CURVE=random), so that every sort moves every particle (a
         # settled bed's sorts find them in place): what a sort costs on the device.
         poured-bed-sorting)
-            workload=poured-bed extra=(--sort-every 50) pre=(env VARIDEM_SORT_CURVE=random)
+            workload=poured-bed extra=(--sort-every $((STEPS / 4))) pre=(env VARIDEM_SORT_CURVE=random)
             [ "$n" -gt "$BASE" ] && extra+=(--tile-from "$BASE")
             ;;
         hard-bed) extra=(--hard-solver colored) ;;
@@ -297,7 +297,8 @@ done
 bench channel cpu f64 0 "$STEPS" 120
 # The largest regular size once more in id order (sort_every = 0), f32.
 bench poured-bed-idorder gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
-# And sorted on the device every 50 steps, each sort moving every particle, f32.
+# And sorted on the device every STEPS/4 steps (50; quick mode 5), each sort moving
+# every particle, f32.
 bench poured-bed-sorting gpu f32 "${SIZES[-1]}" "$STEPS" "$(budget_for "${SIZES[-1]}")"
 # The largest N the device holds: each workload and precision up the ladder until a
 # size is refused (DeviceTooSmall, memory) or does not fit the time left.
