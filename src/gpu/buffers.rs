@@ -197,42 +197,7 @@ impl GpuBackend {
         offset: u64,
         bytes: u64,
     ) -> Result<Vec<u8>> {
-        let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.encoder();
-        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
-        self.submit("a read-back", encoder)?;
-        let slice = staging.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.ctx
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Gpu {
-                during: "waiting for a read-back".into(),
-                message: format!("device lost or timed out: {e}"),
-            })?;
-        let failed = |e: String| Error::Gpu {
-            during: "reading back".into(),
-            message: e,
-        };
-        rx.recv()
-            .map_err(|e| failed(e.to_string()))?
-            .map_err(|e| failed(e.to_string()))?;
-        let data = slice
-            .get_mapped_range()
-            .map_err(|e| failed(e.to_string()))?
-            .to_vec();
-        self.ctx.check("reading back")?;
-        staging.unmap();
-        Ok(data)
+        self.ctx.read_buffer_at(buffer, offset, bytes)
     }
 
     pub(super) fn read_reals(&self, binding: u32, count: usize) -> Result<Vec<f64>> {

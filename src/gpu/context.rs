@@ -299,6 +299,55 @@ impl GpuContext {
         })
     }
 
+    /// Copies `bytes` of `buffer` from byte `offset` (a multiple of 4) to the host
+    /// (blocking); the length is rounded up to the copy alignment.
+    pub(super) fn read_buffer_at(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<Vec<u8>> {
+        let bytes = bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = (self.device).create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read-back"),
+        });
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
+        self.scoped("submitting a read-back", || {
+            self.queue.submit([encoder.finish()]);
+        })?;
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu {
+                during: "waiting for a read-back".into(),
+                message: format!("device lost or timed out: {e}"),
+            })?;
+        let failed = |e: String| Error::Gpu {
+            during: "reading back".into(),
+            message: e,
+        };
+        rx.recv()
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
+        let data = slice
+            .get_mapped_range()
+            .map_err(|e| failed(e.to_string()))?
+            .to_vec();
+        self.check("reading back")?;
+        staging.unmap();
+        Ok(data)
+    }
+
     /// The limits the device was opened with.
     pub fn limits(&self) -> wgpu::Limits {
         self.device.limits()

@@ -170,7 +170,12 @@ impl GpuBackend {
         for (s, &o) in order.iter().enumerate() {
             table[n + o as usize] = s as u32;
         }
-        let order_buffer = self.upload_storage("storage order", &table);
+        let order_buffer = upload_words(
+            &self.ctx,
+            "storage order",
+            &table,
+            wgpu::BufferUsages::empty(),
+        );
         let pipeline = permute_pipeline(&self.ctx)?;
         let layout = self.layout.kept(order, n);
 
@@ -305,22 +310,6 @@ impl GpuBackend {
             .then_some(scratch)
     }
 
-    /// A storage buffer holding `words`.
-    fn upload_storage(&self, label: &str, words: &[u32]) -> wgpu::Buffer {
-        let bytes: &[u8] = bytemuck::cast_slice(words);
-        let size = (bytes.len() as u64)
-            .max(16)
-            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let buffer = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.ctx.queue.write_buffer(&buffer, 0, bytes);
-        buffer
-    }
-
     /// Uploads the bonds' records and incidence lists again with their ends in the
     /// current layout's slots (they are static on the device).
     fn upload_bonds<R: super::layout::Real>(&self) -> Result<()> {
@@ -448,52 +437,42 @@ pub fn permute_on_device(
     src: &[u32],
     dst: &[u32],
 ) -> Result<Vec<u32>> {
-    let device = &ctx.device;
-    let buffer = |label: &str, words: &[u32], usage: wgpu::BufferUsages| {
-        let bytes: &[u8] = bytemuck::cast_slice(words);
-        let b = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: (bytes.len() as u64).max(16).next_multiple_of(4),
-            usage: usage | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&b, 0, bytes);
-        b
-    };
-    let storage = wgpu::BufferUsages::STORAGE;
-    let order = buffer("order", order, storage);
-    let src = buffer("src", src, storage);
-    let out = buffer("dst", dst, storage | wgpu::BufferUsages::COPY_SRC);
+    let none = wgpu::BufferUsages::empty();
+    let order = upload_words(ctx, "order", order, none);
+    let src = upload_words(ctx, "src", src, none);
+    let out = upload_words(ctx, "dst", dst, wgpu::BufferUsages::COPY_SRC);
     let pipeline = permute_pipeline(ctx)?;
-    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
     let moves = [Move {
         src: &src,
         dst: &out,
         permute: *permute,
     }];
     encode_moves(ctx, &mut encoder, &pipeline, &order, &moves);
-    let bytes = 4 * dst.len() as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size: bytes.max(16),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+    ctx.scoped("the storage permutation's test", || {
+        ctx.queue.submit([encoder.finish()]);
+    })?;
+    let bytes = ctx.read_buffer_at(&out, 0, 4 * dst.len() as u64)?;
+    Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&bytes)[..dst.len()].to_vec())
+}
+
+/// A storage buffer holding `words` (at least 16 bytes), with the usages `extra` too.
+fn upload_words(
+    ctx: &GpuContext,
+    label: &str,
+    words: &[u32],
+    extra: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    let bytes: &[u8] = bytemuck::cast_slice(words);
+    let size = (bytes.len() as u64)
+        .max(16)
+        .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
         mapped_at_creation: false,
     });
-    encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, bytes.max(16));
-    ctx.queue.submit([encoder.finish()]);
-    let slice = staging.slice(..);
-    slice.map_async(wgpu::MapMode::Read, |_| {});
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu {
-            during: "the storage permutation's test".into(),
-            message: e.to_string(),
-        })?;
-    let words: Vec<u32> =
-        bytemuck::pod_collect_to_vec(&slice.get_mapped_range().map_err(|e| Error::Gpu {
-            during: "the storage permutation's test".into(),
-            message: e.to_string(),
-        })?);
-    ctx.check("the storage permutation's test")?;
-    Ok(words[..dst.len()].to_vec())
+    ctx.queue.write_buffer(&buffer, 0, bytes);
+    buffer
 }
